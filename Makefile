@@ -1,0 +1,32 @@
+# The two commands: `make demo` (fill the built-in suite, open the dashboard) and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch==2.13.0: on these machines pip takes the local CPU build (a plain `torch` pulls CUDA).
+TORCH := torch==2.13.0
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint clean bench
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q -e ".[models,test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6
+	$(BIN)/geneb-tui
+
+test: $(STAMP)
+	$(BIN)/ruff check engine store geneb_tui tests bench
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/probe.py
+	$(BIN)/python bench/embed.py
+	$(BIN)/python bench/tui_startup.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,13 @@
+"""One module per `geneb-engine` subcommand; each exposes `register(subparsers)`.
+
+A subcommand's handler takes the parsed args and returns an exit code. Human output goes
+through rich; `--json` prints one JSON document (or, for `fill`, one JSON event per line).
+"""
+
+COMMANDS: tuple[str, ...] = (
+    "fill",
+    "status",
+    "export",
+    "tasks",
+    "models",
+)
