@@ -1,0 +1,1 @@
+"""geneb-tui: the terminal dashboard over the GENEB store (reads the store, never computes)."""

@@ -1,0 +1,111 @@
+"""The current selection of the dashboard as plain, hashable data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+REGIMES: tuple[str, ...] = ("full", "10shot", "1shot")
+METRICS: tuple[str, ...] = ("mcc", "acc", "f1_macro")
+METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "Acc", "f1_macro": "F1"}
+SCALE_BANDS: tuple[str, ...] = ("<100M", "100M-1B", ">1B", "custom")
+DEFAULT_SUITE = "geneb-v1"
+
+
+def parse_params(text: str) -> int | None:
+    """'50M', '1.5B', '2e8', '' -> a parameter count (None when empty)."""
+    t = text.strip().upper().replace("_", "").replace(",", "")
+    if not t:
+        return None
+    mult = 1
+    for suffix, m in (("K", 10**3), ("M", 10**6), ("B", 10**9), ("G", 10**9)):
+        if t.endswith(suffix):
+            t, mult = t[:-1], m
+            break
+    value = float(t)  # ValueError for junk: the caller reports it
+    if value < 0:
+        raise ValueError("negative parameter count")
+    return int(round(value * mult))
+
+
+def format_params(n: int | None) -> str:
+    if n is None or n <= 0:
+        return "n/a"
+    for div, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
+        if n >= div:
+            v = n / div
+            return f"{v:.1f}{suffix}" if v < 10 and v != int(v) else f"{v:.0f}{suffix}"
+    return str(n)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the main table shows. Every field combines with every other (AND)."""
+
+    suite: str = DEFAULT_SUITE
+    category: str | None = None          # None: macro, micro and the categories; else its tasks
+    regime: str = "full"
+    metric: str = "mcc"
+    architecture_family: str | None = None
+    scale_band: str | None = None        # one of SCALE_BANDS
+    params_min: int | None = None        # with scale_band == "custom" (inclusive)
+    params_max: int | None = None
+    pretraining_data: str | None = None
+    source: str | None = None            # official / verified / self-reported / local ...
+    search: str = ""                     # case-insensitive substring of model id or display
+
+    def cleared(self) -> Filters:
+        """Back to the defaults, keeping the suite (which store slice we look at)."""
+        return Filters(suite=self.suite)
+
+    def with_(self, **changes) -> Filters:
+        return replace(self, **changes)
+
+    @property
+    def is_default(self) -> bool:
+        return self == self.cleared()
+
+    def describe(self) -> str:
+        """A one-line summary of the selection, always shown above the table."""
+        parts = [
+            f"suite {self.suite}",
+            f"regime {self.regime}",
+            f"metric {METRIC_LABELS.get(self.metric, self.metric)}",
+            f"category {self.category}" if self.category else "all categories",
+        ]
+        if self.architecture_family:
+            parts.append(f"arch {self.architecture_family}")
+        if self.scale_band == "custom":
+            lo = format_params(self.params_min) if self.params_min else "0"
+            hi = format_params(self.params_max) if self.params_max else "∞"
+            parts.append(f"params {lo}–{hi}")
+        elif self.scale_band:
+            parts.append(f"params {self.scale_band}")
+        if self.pretraining_data:
+            parts.append(f"pretraining {self.pretraining_data}")
+        if self.source:
+            parts.append(f"source {self.source}")
+        if self.search:
+            parts.append(f"search “{self.search}”")
+        return " · ".join(parts)
+
+    def model_matches(self, model: dict) -> bool:
+        """Does one model (a row of the models catalog) pass the model filters?"""
+        if self.architecture_family and model.get("architecture_family") != self.architecture_family:
+            return False
+        if self.pretraining_data and model.get("pretraining_data") != self.pretraining_data:
+            return False
+        params = model.get("params") or 0
+        if self.scale_band == "custom":
+            if self.params_min is not None and params < self.params_min:
+                return False
+            if self.params_max is not None and params > self.params_max:
+                return False
+        elif self.scale_band and model.get("scale_band") != self.scale_band:
+            return False
+        if self.search:
+            s = self.search.lower()
+            if s not in str(model.get("model_id", "")).lower() and s not in str(
+                model.get("display", "")
+            ).lower():
+                return False
+        return True
