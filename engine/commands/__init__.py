@@ -10,4 +10,6 @@ COMMANDS: tuple[str, ...] = (
     "export",
     "tasks",
     "models",
+    "import_",
+    "report",
 )

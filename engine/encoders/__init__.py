@@ -9,11 +9,27 @@ writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from store.catalog import ModelMeta
-from store.embeddings import SplitWriter
 from store.errors import GenebError
+
+if TYPE_CHECKING:
+    from store.catalog import ModelMeta
+    from store.embeddings import SplitWriter
+
+# Families the generic encoder cannot reproduce: what each one needs. None is implemented in
+# this version; `fill` reports the reason instead of failing obscurely.
+ADAPTERS: dict[str, str] = {
+    "evo": "the StripedHyena code of the `evo-model` package (pip install evo-model; CUDA and "
+           "flash-attention only), batch size 1",
+    "lucaone": "the LucaOne model code (`lucaone` package / LucaGroup repository): a mixed "
+               "nucleotide/protein tokenizer the hub checkpoint does not ship",
+    "biofm": "the `biofm_eval` package (BioToken tokenization of variants and annotations)",
+    "enformer": "the `enformer-pytorch` package; the official recipe averages Enformer's "
+                "predicted tracks over bins, not a hidden layer",
+    "space": "the SPACE repository code (one-hot input, N-padded, mean of trunk embeddings)",
+    "eccdnamamba": "the eccDNAMamba repository code (bidirectional Mamba-2 with CUDA kernels)",
+}
 
 
 class Encoder(Protocol):
@@ -24,6 +40,12 @@ class Encoder(Protocol):
 
 
 def build_encoder(model: ModelMeta, **options) -> Encoder:
+    """The encoder for a catalog entry.
+
+    Options for Hugging Face models: trust_remote_code (bool), device ('cuda', 'cpu', None =
+    auto), batch_size (int), revision (overrides the entry's), dtype ('auto' | 'float32' | ...),
+    progress (callable(done, total)). Unknown options are ignored by weight-free encoders.
+    """
     if model.encoder == "kmer":
         from engine.encoders.kmer import KmerEncoder
 
@@ -35,4 +57,40 @@ def build_encoder(model: ModelMeta, **options) -> Encoder:
             f"model {model.model_id}: its weights are not published on the Hugging Face hub "
             f"({model.notes or 'see the GENEB README'}); add a registry entry with 'path' "
             "pointing at a local checkpoint to run it")
-    raise GenebError(f"model {model.model_id}: unknown encoder {model.encoder!r}")
+    if model.encoder == "hf":
+        return _build_hf(model, **options)
+    if model.encoder in ADAPTERS:
+        need = f" (install: pip install {model.requires})" if model.requires else ""
+        raise GenebError(
+            f"model {model.model_id}: the generic Hugging Face encoder cannot reproduce its "
+            f"official recipe; it needs {ADAPTERS[model.encoder]}{need}. That adapter is not "
+            "part of this version of geneb-engine; skip the model with --models, or evaluate "
+            "it with the official extractor and import its submission")
+    raise GenebError(f"model {model.model_id}: unknown encoder {model.encoder!r} (known: hf, "
+                     f"kmer, external, {', '.join(ADAPTERS)})")
+
+
+def _build_hf(model: ModelMeta, **options) -> Encoder:
+    source = model.path or model.hub_id
+    if not source:
+        raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry entry")
+    try:
+        from engine.encoders.hf import HFEncoder
+    except ImportError as exc:
+        raise GenebError(f"model {model.model_id}: the model side is not installed ({exc}); "
+                         "pip install 'geneb[models]'") from None
+    batch_size = options.get("batch_size") or model.batch_size
+    return HFEncoder(
+        source,
+        model_id=model.model_id,
+        revision=options.get("revision") or model.revision,
+        pooling=model.pooling,
+        padding_side=model.padding_side,
+        max_tokens=model.max_tokens,
+        batch_size=batch_size,
+        device=options.get("device"),
+        dtype=options.get("dtype") or "auto",
+        trust_remote_code=bool(options.get("trust_remote_code")),
+        remote_code=model.remote_code,
+        progress=options.get("progress"),
+    )

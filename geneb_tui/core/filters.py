@@ -90,7 +90,8 @@ class Filters:
 
     def model_matches(self, model: dict) -> bool:
         """Does one model (a row of the models catalog) pass the model filters?"""
-        if self.architecture_family and model.get("architecture_family") != self.architecture_family:
+        arch = self.architecture_family
+        if arch and model.get("architecture_family") != arch:
             return False
         if self.pretraining_data and model.get("pretraining_data") != self.pretraining_data:
             return False

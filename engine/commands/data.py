@@ -1,0 +1,140 @@
+"""`geneb-engine data download | verify | where`: the geneb-v1 task data.
+
+`download` fetches the pinned revision of the official dataset (`DeepPavlov/geneb-tasks`, else
+its mirror `darlednik/geneb-tasks`) with huggingface_hub into
+`<store>/data/geneb-v1/<revision>/` (or `--data-dir`); an interrupted download resumes; every file's
+sha256 goes into `geneb-data.json`. Offline, it says what to download and where to put it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.commands.common import console, emit_json, store_of
+from engine.hub_data import (
+    DATA_MANIFEST,
+    DATASET_REPO,
+    MIRROR_REPO,
+    PINNED_REVISION,
+    data_dir_for,
+    read_data_manifest,
+    task_sources,
+    verify_data,
+    write_data_manifest,
+)
+from store.errors import GenebError
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("data", parents=[common], help="download and check the geneb-v1 task data")
+    verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
+    d = verbs.add_parser("download", parents=[common],
+                         help=f"fetch {DATASET_REPO} at the pinned revision (resumable)")
+    d.add_argument("--revision", default=PINNED_REVISION,
+                   help=f"dataset revision (default: the pinned geneb-v1 one, {PINNED_REVISION})")
+    d.add_argument("--data-dir", metavar="PATH",
+                   help="download here instead of <store>/data/geneb-v1/<revision>")
+    d.set_defaults(handler=download)
+    v = verbs.add_parser("verify", parents=[common],
+                         help="check the downloaded files against their recorded sha256")
+    v.add_argument("--revision", default=PINNED_REVISION)
+    v.add_argument("--data-dir", metavar="PATH")
+    v.set_defaults(handler=verify)
+    w = verbs.add_parser("where", parents=[common],
+                         help="where geneb-v1 data is looked for, and what is there")
+    w.add_argument("--revision", default=PINNED_REVISION)
+    w.add_argument("--data-dir", metavar="PATH")
+    w.set_defaults(handler=where)
+
+
+def offline_message(repo: str, revision: str, target: Path, reason: str) -> str:
+    return (
+        f"cannot download dataset {repo} at revision {revision} ({reason}). On a machine with "
+        f"internet run `hf download {repo} --repo-type dataset --revision {revision} "
+        f"--local-dir <folder>` (or the harness's downloader), then copy the folder to "
+        f"{target} (it must hold tasks/<task_id>/train.csv and test.csv) or pass "
+        f"--data-dir <folder> to fill; flat <task_id>.csv files (text,label,split) work too")
+
+
+def _snapshot(repo: str, revision: str, target: Path) -> None:
+    from huggingface_hub import snapshot_download
+
+    snapshot_download(repo_id=repo, repo_type="dataset", revision=revision, local_dir=target,
+                      allow_patterns=["tasks/*/*.csv", "*.md", "*.json"])
+
+
+def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
+    """Download (or resume) the snapshot into `target` and record its checksums."""
+    from huggingface_hub import constants, errors
+
+    if constants.HF_HUB_OFFLINE:
+        raise GenebError(offline_message(DATASET_REPO, revision, target,
+                                         "HF_HUB_OFFLINE is set"))
+    target.mkdir(parents=True, exist_ok=True)
+    reasons = []
+    for repo in (DATASET_REPO, MIRROR_REPO):
+        try:
+            _snapshot(repo, revision, target)
+        except (errors.RepositoryNotFoundError, errors.RevisionNotFoundError,
+                errors.GatedRepoError) as exc:
+            reasons.append(f"{repo}: {type(exc).__name__}")
+            continue
+        except (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError, OSError,
+                errors.HfHubHTTPError) as exc:
+            reasons.append(f"{repo}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            continue
+        except Exception as exc:    # httpx connection errors and the like
+            if "connect" in type(exc).__name__.lower() or "timeout" in type(exc).__name__.lower():
+                reasons.append(f"{repo}: {type(exc).__name__}")
+                continue
+            raise
+        manifest = write_data_manifest(target, repo, revision)
+        if manifest["n_tasks"] == 0:
+            raise GenebError(f"{target}: the download holds no tasks/<task_id>/ folders; check "
+                             f"the revision ({revision})")
+        return manifest
+    raise GenebError(offline_message(DATASET_REPO, revision, target, "; ".join(reasons)))
+
+
+def download(args) -> int:
+    paths = store_of(args)
+    target = data_dir_for(paths.root, args.data_dir, args.revision)
+    manifest = fetch(target, args.revision)
+    summary = {"data_dir": str(target), "dataset": manifest["dataset"],
+               "revision": manifest["revision"], "n_tasks": manifest["n_tasks"],
+               "n_files": len(manifest["files"]), "manifest": str(target / DATA_MANIFEST)}
+    if args.json:
+        emit_json(summary)
+    else:
+        console.print(f"geneb-v1 data: {summary['n_tasks']} tasks, {summary['n_files']} files "
+                      f"from {summary['dataset']}@{summary['revision'][:12]} in {target} "
+                      f"(checksums in {DATA_MANIFEST})")
+    return 0
+
+
+def verify(args) -> int:
+    target = data_dir_for(store_of(args).root, args.data_dir, args.revision)
+    bad = verify_data(target)
+    if args.json:
+        emit_json({"data_dir": str(target), "problems": bad})
+    elif bad:
+        console.print(f"{len(bad)} file(s) differ from {target / DATA_MANIFEST}:")
+        for line in bad[:50]:
+            console.print(f"  {line}")
+    else:
+        console.print(f"{target}: every file matches its recorded checksum")
+    return 1 if bad else 0
+
+
+def where(args) -> int:
+    target = data_dir_for(store_of(args).root, args.data_dir, args.revision)
+    n = len(task_sources(target)) if target.is_dir() else 0
+    manifest = read_data_manifest(target) if target.is_dir() else None
+    info = {"data_dir": str(target), "n_tasks": n,
+            "revision": manifest["revision"] if manifest else None}
+    if args.json:
+        emit_json(info)
+    else:
+        rev = f", revision {info['revision']}" if info["revision"] else ""
+        console.print(f"{target}: {n} task(s){rev}")
+    return 0

@@ -1,0 +1,58 @@
+"""`geneb-engine import`: official submissions (schema 1.0) and leaderboard.json into the store."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from rich.table import Table
+
+from engine.commands.common import console, emit_json, store_of
+from store.errors import GenebError
+
+
+def register(sub, common) -> None:
+    from store.official_fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
+
+    p = sub.add_parser(
+        "import", parents=[common], help="import official submissions or leaderboard.json",
+        description="Import official GENEB submission files (schema 1.0) and the official "
+                    "leaderboard.json. Every file is validated first; one problem per line "
+                    "names the file, the field and the rule, and nothing is stored unless all "
+                    "files are valid. Re-importing the same content stores nothing new.")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="submission files, leaderboard.json, or folders of *.json files")
+    p.add_argument("--official", action="store_true",
+                   help=f"download the 40 official submissions (github.com/{OFFICIAL_REPO} at "
+                        f"{OFFICIAL_COMMIT[:10]}) into <store>/reference/official-submissions/ "
+                        "and import them")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from store.official_fetch import fetch_official_submissions
+    from store.submission import import_files
+
+    if not args.paths and not args.official:
+        raise GenebError("nothing to import: give submission files, leaderboard.json or folders "
+                         "of them, or --official for the 40 official submissions")
+    paths = store_of(args)
+    files = [*args.paths, *(fetch_official_submissions(paths) if args.official else [])]
+    outcomes = import_files(paths, files)
+    if args.json:
+        emit_json({"store": str(paths.root),
+                   "files": [{**asdict(o), "path": str(o.path)} for o in outcomes]})
+        return 0
+    table = Table(title=f"imported into {paths.root}")
+    for col, justify in (("file", "left"), ("model", "left"), ("source", "left"),
+                         ("rows", "right"), ("status", "left")):
+        table.add_column(col, justify=justify)
+    for o in outcomes:
+        colour = "green" if o.status == "imported" else "dim"
+        table.add_row(o.path.name, o.model or "(leaderboard)", o.source or "reference",
+                      str(o.rows), f"[{colour}]{o.status}[/]")
+    console.print(table)
+    written = sum(o.rows for o in outcomes if o.kind == "submission")
+    unchanged = sum(o.status == "unchanged" for o in outcomes)
+    console.print(f"{len(outcomes)} file(s): {written} result rows written"
+                  + (f", {unchanged} already in the store unchanged" if unchanged else ""))
+    return 0

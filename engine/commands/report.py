@@ -1,0 +1,263 @@
+"""`geneb-engine report`: every GENEB analysis of the store, as rich tables or one JSON document.
+
+Single-regime analyses (aggregates, rankings and Borda, category agreement, scale, controlled
+pairs, task difficulty) use `--regime`; cross-regime ones (rank shift, Spearman between regimes,
+few-shot degradation, category leaders) use all three regimes. On a store without results it
+says how to fill it and exits 1 (nothing to report).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+from engine.commands.common import emit_json, store_of
+from store.protocol import GENEB_V1, REGIMES
+from store.results import METRICS
+
+REPORT_WIDTH = 200  # columns when stdout is not a terminal (piped to a file or a pager)
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser(
+        "report", parents=[common], help="the GENEB analyses of the store",
+        description="Aggregates, rankings and Borda count, rank shifts, Spearman agreement, "
+                    "few-shot degradation, scale, controlled pairs, task difficulty and "
+                    "category leaders, computed from the store (protocol geneb-v1).")
+    p.add_argument("--regime", choices=REGIMES, default="full",
+                   help="regime of the single-regime analyses (default: full)")
+    p.add_argument("--metric", choices=METRICS, default="mcc", help="default: mcc")
+    p.add_argument("--source", metavar="SOURCE",
+                   help="only this source (local, official, verified, reproduced, "
+                        "self-reported); default: all, entries keyed by model and source")
+    p.set_defaults(handler=run)
+
+
+def _models(paths) -> pl.DataFrame:
+    """The store's model catalog, completed with the built-in and user entries it lacks."""
+    from store.catalog import load_models, models_frame
+    from store.db import read_catalog
+
+    stored = read_catalog(paths, "models")
+    extra = [m for m in load_models(paths.user_models).values()
+             if m.model_id not in set(stored["model_id"])]
+    return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
+
+
+def compute(paths, models: pl.DataFrame, *, regime: str, metric: str,
+            source: str | None) -> dict[str, pl.DataFrame]:
+    """Every analysis frame of the report, by name; empty when the store has no results."""
+    from store import analyses as A
+
+    means = A.seed_means(paths, protocol_hash=GENEB_V1.hash, source=source)
+    if means.is_empty():
+        return {}
+    scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=source is None)
+              for r in REGIMES}
+    aggs = {r: A.aggregates(s) for r, s in scores.items()}
+    agg = aggs[regime]
+    leaders = A.category_leaders(aggs)
+    degradation = A.degradation(aggs)
+    return {
+        "aggregates": agg,
+        "rankings": A.rankings(agg),
+        "borda": A.borda(agg),
+        **{f"rank_shift_full_{r}": A.rank_shift(aggs["full"], aggs[r]) for r in REGIMES[1:]},
+        "spearman_regimes": A.spearman_regimes(aggs),
+        "category_agreement": A.category_agreement(agg),
+        "degradation": degradation,
+        "degradation_summary": A.degradation_summary(degradation),
+        "scale": A.scale_correlation(agg, models),
+        "controlled_pairs": A.controlled_pairs(agg, models),
+        "task_difficulty": A.task_difficulty(scores[regime]),
+        "category_leaders": leaders,
+        "leader_changes": A.leader_changes(leaders),
+    }
+
+
+def _f(value, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _signed(value: int | None) -> str:
+    if value is None:
+        return "—"
+    return f"[green]+{value}[/]" if value > 0 else f"[red]{value}[/]" if value < 0 else "0"
+
+
+def _key(row: dict) -> tuple[str, str | None]:
+    return row["model"], row.get("source")
+
+
+def _table(title: str, columns: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", pad_edge=False)
+    for name, justify in columns:
+        table.add_column(name, justify=justify, overflow="fold")
+    return table
+
+
+class _Names:
+    """Entry labels for the tables: the catalog's display name, plus the source when the
+    report mixes sources."""
+
+    def __init__(self, models: pl.DataFrame, mixed: bool):
+        self.display = dict(zip(models["model_id"], models["display"], strict=True))
+        self.mixed = mixed
+
+    def __call__(self, row: dict, key: str = "model") -> str:
+        name = self.display.get(row[key]) or row[key]
+        return f"{name} [{row['source']}]" if self.mixed and "source" in row else name
+
+
+def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
+           regime: str, metric: str) -> None:
+    from store.catalog import CATEGORY_ORDER
+
+    where = f"{regime}, {metric}"
+    agg = frames["aggregates"]
+    cats = [c for c in CATEGORY_ORDER if c in agg.columns]
+
+    t = _table(f"Aggregates ({where}): category = mean of its tasks, micro = mean of the "
+               "tasks, macro = mean of the categories; — where a task is missing",
+               [("#", "right"), ("model", "left"), ("macro", "right"), ("micro", "right"),
+                *((c, "right") for c in cats), ("missing", "right")])
+    ranks = {_key(r): r for r in frames["rankings"].iter_rows(named=True)}
+    for r in agg.iter_rows(named=True):
+        t.add_row(str(ranks[_key(r)]["macro"] or "—"), names(r),
+                  _f(r["macro"]), _f(r["micro"]), *(_f(r[c]) for c in cats),
+                  str(r["n_missing"]))
+    console.print(t)
+
+    t = _table(f"Rankings per category ({where}) and Borda count (n - rank points per "
+               "category, summed)",
+               [("#", "right"), ("model", "left"), ("Borda", "right"), ("mean rank", "right"),
+                *((c, "right") for c in cats)])
+    for r in frames["borda"].iter_rows(named=True):
+        rk = ranks[_key(r)]
+        t.add_row(str(r["borda_rank"] or "—"), names(r), str(r["borda"] or "—"),
+                  _f(r["mean_rank"], 1), *(str(rk[c] or "—") for c in cats))
+    console.print(t)
+
+    shifts = {r: {_key(x): x for x in frames[f"rank_shift_full_{r}"].iter_rows(named=True)}
+              for r in REGIMES[1:]}
+    t = _table(f"Rank shift of macro ({metric}) from full: + climbs, - falls",
+               [("model", "left"), ("full", "right"),
+                *((f"{r} rank", "right") for r in REGIMES[1:]),
+                *((f"full→{r}", "right") for r in REGIMES[1:])])
+    for r in frames["rank_shift_full_10shot"].iter_rows(named=True):
+        rows = [shifts[k].get(_key(r)) for k in REGIMES[1:]]
+        t.add_row(names(r), str(r["rank_a"]),
+                  *(str(x["rank_b"]) if x else "—" for x in rows),
+                  *(_signed(x["shift"]) if x else "—" for x in rows))
+    console.print(t)
+
+    t = _table(f"Spearman rho between the regimes' macro rankings ({metric})",
+               [("regimes", "left"), ("rho", "right"), ("p-value", "right"), ("n", "right")])
+    for r in frames["spearman_regimes"].iter_rows(named=True):
+        t.add_row(f"{r['regime_a']} vs {r['regime_b']}", _f(r["rho"]),
+                  "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
+    console.print(t)
+
+    t = _table(f"Spearman rho between category rankings ({where})",
+               [("", "left"), *((c, "right") for c in cats)])
+    for r in frames["category_agreement"].iter_rows(named=True):
+        t.add_row(r["category"], *(_f(r[c], 2) for c in cats))
+    console.print(t)
+
+    few = REGIMES[1:]
+    deg_cols = [("full", "right"), *((k, "right") for k in few),
+                *(c for k in few for c in ((f"drop {k}", "right"), (f"rel. drop {k}", "right"),
+                                           (f"retention {k}", "right")))]
+
+    def deg_cells(r: dict) -> list[str]:
+        return [_f(r["full"]), *(_f(r[k]) for k in few),
+                *(_f(r[f"{m}_{k}"]) for k in few for m in ("drop", "rel_drop", "retention"))]
+
+    t = _table(f"Few-shot degradation of macro ({metric}): drop = full - k, rel. drop = "
+               "drop / full, retention = k / full", [("model", "left"), *deg_cols])
+    for r in (frames["degradation"].filter(pl.col("scope") == "macro")
+              .sort("full", descending=True, nulls_last=True).iter_rows(named=True)):
+        t.add_row(names(r), *deg_cells(r))
+    console.print(t)
+    t = _table(f"Few-shot degradation per category ({metric}): means over the models",
+               [("scope", "left"), ("n", "right"), *deg_cols])
+    for r in frames["degradation_summary"].iter_rows(named=True):
+        t.add_row(r["scope"], str(r["n"]), *deg_cells(r))
+    console.print(t)
+
+    t = _table(f"Scale ({where}): Spearman rho between parameter count and score",
+               [*([("source", "left")] if "source" in frames["scale"].columns else []),
+                ("scope", "left"), ("rho", "right"), ("p-value", "right"), ("n", "right")])
+    for r in frames["scale"].iter_rows(named=True):
+        t.add_row(*([r["source"]] if "source" in r else []), r["scope"], _f(r["rho"]),
+                  "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
+    console.print(t)
+
+    pairs = frames["controlled_pairs"].sort("attribute", "model_a", "model_b")
+    t = _table(f"Controlled pairs ({where}): models differing in exactly one attribute; "
+               "Δ = a - b, wins over the categories",
+               [("attribute", "left"), ("model a", "left"), ("model b", "left"),
+                ("a vs b", "left"), ("Δ macro", "right"), ("wins a-b-ties", "right")])
+    for r in pairs.iter_rows(named=True):
+        t.add_row(r["attribute"], names(r, "model_a"), names(r, "model_b"),
+                  f"{r['value_a']} vs {r['value_b']}", _f(r["macro"]),
+                  f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
+    console.print(t)
+
+    difficulty = frames["task_difficulty"]
+    flagged = difficulty.filter(pl.col("easy") | pl.col("hard") | pl.col("high_variance"))
+    t = _table(f"Task difficulty ({where}): easy = mean > 0.70, hard = mean < 0.35, "
+               f"high variance = sd > 0.12 (sample sd); {difficulty['easy'].sum()} easy, "
+               f"{difficulty['hard'].sum()} hard, {difficulty['high_variance'].sum()} "
+               "high-variance tasks",
+               [("task", "left"), ("category", "left"), ("mean", "right"), ("sd", "right"),
+                ("best model", "left"), ("best", "right"), ("flags", "left")])
+    for r in flagged.iter_rows(named=True):
+        flags = ", ".join(f for f, on in (("easy", r["easy"]), ("hard", r["hard"]),
+                                          ("high variance", r["high_variance"])) if on)
+        t.add_row(r["label"], r["category"], _f(r["mean"]), _f(r["sd"]),
+                  names({"model": r["best_model"], "source": r.get("best_source")}),
+                  _f(r["best_value"]), flags)
+    console.print(t)
+
+    leaders = {(r["regime"], r["scope"]): r
+               for r in frames["category_leaders"].iter_rows(named=True)}
+    t = _table(f"Category leaders ({metric}) per regime; * where the leader changes",
+               [("", "left"), ("scope", "left"), *((r, "left") for r in REGIMES)])
+    for r in frames["leader_changes"].iter_rows(named=True):
+        cells = []
+        for regime_ in REGIMES:
+            lead = leaders.get((regime_, r["scope"]))
+            cells.append(f"{names(lead)} ({_f(lead['value'])})" if lead else "—")
+        t.add_row("*" if r["changed"] else "", r["scope"], *cells)
+    console.print(t)
+
+
+def run(args) -> int:
+    paths = store_of(args)
+    models = _models(paths)
+    frames = compute(paths, models, regime=args.regime, metric=args.metric, source=args.source)
+    if not frames:
+        what = f"{args.source} results" if args.source else "results"
+        message = (f"no {what} for protocol {GENEB_V1.name} in {paths.root}: import the "
+                   "official results with `geneb-engine import --official` (or "
+                   "`geneb-engine import FILE..` for submission files you have), or compute "
+                   "your own with `geneb-engine fill --models MODEL..`")
+        if args.json:
+            emit_json({"store": str(paths.root), "empty": True, "message": message})
+        else:
+            print(message, file=sys.stderr)
+        return 1
+    if args.json:
+        emit_json({"store": str(paths.root), "protocol": GENEB_V1.name,
+                   "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
+                   "source": args.source, **{k: f.to_dicts() for k, f in frames.items()}})
+        return 0
+    console = Console(width=None if sys.stdout.isatty() else REPORT_WIDTH)
+    mixed = args.source is None and frames["aggregates"]["source"].n_unique() > 1
+    render(console, frames, _Names(models, mixed), regime=args.regime,
+           metric=args.metric)
+    return 0

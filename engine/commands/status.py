@@ -1,0 +1,86 @@
+"""`geneb-engine status`: done / missing cells per model and category."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from engine.commands.common import console, emit_json, store_of
+from store.db import query
+from store.protocol import GENEB_V1, REGIMES
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("status", parents=[common], help="done / missing cells per model",
+                       description="Cells (task, regime) done and missing per model and "
+                                   "category for a suite, protocol geneb-v1.")
+    p.add_argument("--suite", default="geneb-v1",
+                   help="geneb-v1 (default), geneb-mini, or a directory of <task_id>.csv files")
+    p.add_argument("--models", nargs="+", metavar="MODEL",
+                   help="these models (default: every model with results on the suite)")
+    p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES))
+    p.add_argument("--source", default="local",
+                   help="local (default), official, verified, reproduced, self-reported")
+    p.set_defaults(handler=run)
+
+
+STATUS_SQL = """
+WITH cells AS (
+  SELECT model, task, regime FROM results
+  WHERE source = ? AND protocol_hash = ? AND list_contains(?, task) AND list_contains(?, regime)
+  GROUP BY model, task, regime
+  HAVING count(DISTINCT seed) >= ? OR bool_or(seed IS NULL)
+)
+SELECT model, task, count(*) AS done FROM cells GROUP BY model, task
+"""
+
+
+def status_frame(paths, tasks, regimes, source, models=None):
+    """Per (model, category): cells done and total (tasks × regimes)."""
+    import polars as pl
+
+    done = query(paths, STATUS_SQL, [source, GENEB_V1.hash, [t.task_id for t in tasks],
+                                     list(regimes), len(GENEB_V1.seeds)])
+    names = models or sorted(done["model"].unique().to_list())
+    grid = pl.DataFrame(
+        [(m, t.task_id, t.category) for m in names for t in tasks],
+        schema=["model", "task", "category"], orient="row")
+    return (grid.join(done, on=["model", "task"], how="left")
+            .with_columns(pl.col("done").fill_null(0))
+            .group_by("model", "category", maintain_order=True)
+            .agg(pl.col("done").sum(), (pl.len() * len(regimes)).alias("total")))
+
+
+def run(args) -> int:
+    from engine.suites import resolve_suite
+
+    paths = store_of(args)
+    tasks = resolve_suite(args.suite, paths).tasks
+    frame = status_frame(paths, tasks, args.regimes, args.source, args.models)
+    if args.json:
+        emit_json({"suite": args.suite, "source": args.source, "protocol": GENEB_V1.name,
+                   "rows": frame.to_dicts()})
+        return 0
+    if frame.is_empty():
+        console.print(f"no {args.source} results for suite {args.suite} in {paths.root}; "
+                      f"run `geneb-engine fill --suite {args.suite} --models ...` "
+                      "or `geneb-engine import --official`")
+        return 0
+    categories = list(dict.fromkeys(t.category for t in tasks))
+    table = Table(title=f"{args.suite}: cells done / total ({args.source}, {GENEB_V1.name}, "
+                        f"regimes {', '.join(args.regimes)})")
+    table.add_column("model", style="bold")
+    for c in categories:
+        table.add_column(c, justify="right")
+    table.add_column("all", justify="right", style="bold")
+    for model in dict.fromkeys(frame["model"]):
+        sub = {r["category"]: r for r in frame.filter(model=model).iter_rows(named=True)}
+        cells = [_cell(sub[c]["done"], sub[c]["total"]) for c in categories]
+        done, total = (sum(r[k] for r in sub.values()) for k in ("done", "total"))
+        table.add_row(model, *cells, _cell(done, total))
+    console.print(table)
+    return 0
+
+
+def _cell(done: int, total: int) -> str:
+    colour = "green" if done == total else ("yellow" if done else "red")
+    return f"[{colour}]{done}/{total}[/]"

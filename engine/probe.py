@@ -1,0 +1,86 @@
+"""The geneb-v1 probe, exactly as the official harness computes it.
+
+`LogisticRegression(max_iter=1000, random_state=seed)` with scikit-learn's other defaults (lbfgs,
+L2, C=1.0), no feature scaling, on the embeddings as stored (float32; scikit-learn's lbfgs
+converts them to float64 itself, as it does in the official harness). Seeds 13, 17, 42, 123, 997.
+
+- full: the whole train split. lbfgs is deterministic and `random_state` does not enter it, so the
+  five seeds' fits are identical: we fit once and record the result for every seed
+  (`shared_fit=True`).
+- 10shot / 1shot: for each seed a fresh `numpy.random.RandomState(seed)`; for each class in sorted
+  order, `choice(indices_of_class, min(k, class_size), replace=False)` over the train rows in
+  file order; the per-class picks are concatenated in that order. The test split is always whole.
+
+Metrics are scikit-learn's: MCC, accuracy and macro-F1. A fit that stops at `max_iter`
+(ConvergenceWarning) is flagged `converged=False`; a prediction with fewer than two classes is
+flagged `degenerate=True`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
+
+from store.protocol import GENEB_V1, REGIME_K, SEEDS, Protocol
+
+
+def few_shot_indices(y_train: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Train-row indices of one k-shot draw, in the official harness's order."""
+    rng = np.random.RandomState(seed)
+    return np.concatenate([
+        rng.choice(np.where(y_train == cls)[0], size=min(k, int(np.sum(y_train == cls))),
+                   replace=False)
+        for cls in np.unique(y_train)
+    ])
+
+
+def evaluate(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
+    return {
+        "mcc": float(matthews_corrcoef(y_true, y_pred)),
+        "acc": float(accuracy_score(y_true, y_pred)),
+        "f1_macro": float(f1_score(y_true, y_pred, average="macro")),
+        "degenerate": bool(np.unique(y_pred).size < 2),
+    }
+
+
+def fit_predict(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, seed: int,
+                protocol: Protocol = GENEB_V1) -> tuple[np.ndarray, dict]:
+    """One scikit-learn fit; returns test predictions and the fit's flags."""
+    clf = LogisticRegression(max_iter=protocol.max_iter, C=protocol.C, random_state=seed)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        clf.fit(X, y)
+    seconds = time.perf_counter() - start
+    n_iter = int(np.max(clf.n_iter_))
+    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return clf.predict(X_test), {"converged": converged, "n_iter": n_iter,
+                                 "fit_seconds": seconds}
+
+
+def probe_cell(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+               regimes: Sequence[str], seeds: Sequence[int] = SEEDS,
+               protocol: Protocol = GENEB_V1) -> list[dict]:
+    """Result rows (regime, seed, metrics, flags) for one (model, task) cell, geneb-v1 exact."""
+    rows = []
+    for regime in regimes:
+        k = REGIME_K[regime]
+        if k is None:
+            pred, info = fit_predict(X_train, y_train, X_test, seeds[0], protocol)
+            scored = {**evaluate(y_test, pred), **info, "n_train": len(y_train)}
+            rows += [{"regime": regime, "seed": s, "shared_fit": True, **scored} for s in seeds]
+            continue
+        for seed in seeds:
+            idx = few_shot_indices(y_train, k, seed)
+            pred, info = fit_predict(X_train[idx], y_train[idx], X_test, seed, protocol)
+            rows.append({"regime": regime, "seed": seed, "shared_fit": False,
+                         **evaluate(y_test, pred), **info, "n_train": len(idx)})
+    for r in rows:
+        r.update(probe=protocol.probe, n_test=len(y_test))
+    return rows

@@ -1,0 +1,154 @@
+"""Result rows of one (model, task) cell under protocol variants, fitted with the batched solvers.
+
+All fits of a cell run as two batches per probe configuration: the full-regime problems (one per
+protocol for the logistic probe, whose fit does not depend on the seed; one per protocol and seed
+for the seeded MLP) on the shared train matrix, and every k-shot problem (protocol x regime x
+seed) stacked. The k-shot rows are the geneb-v1 draws (`engine.probe.few_shot_indices`) and the
+metrics are geneb-v1's (`engine.probe.evaluate`), so variant rows line up with official ones.
+
+`fit_seconds` of a row is the wall time of the batch that fitted it divided by the number of
+problems in that batch (an amortised share); rows of one shared fit carry the same value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.probe import evaluate, few_shot_indices
+from engine.probes.batched import BatchedLogisticRegression
+from engine.probes.mlp import BatchedMLPClassifier
+from engine.probes.problems import resolve_device
+from store.protocol import REGIME_K, SEEDS, Protocol
+
+SOLVERS = ("torch-lbfgs",)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    protocol: int            # index into the protocols of the call
+    regime: str
+    seed: int                # the seed that drew the rows (and initialises an MLP)
+    rows: np.ndarray | None  # None: the whole train split
+
+
+def run_variant_cell(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    protocol: Protocol,
+    regimes: Sequence[str],
+    seeds: Sequence[int] = SEEDS,
+    device: str | torch.device | None = None,
+) -> list[dict]:
+    """Result rows (regime, seed, probe, metrics, flags) of one cell under one variant protocol."""
+    return run_variant_cells(X_train, y_train, X_test, y_test, [protocol], regimes, seeds,
+                             device)[0]
+
+
+def run_variant_cells(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    protocols: Sequence[Protocol],
+    regimes: Sequence[str],
+    seeds: Sequence[int] = SEEDS,
+    device: str | torch.device | None = None,
+) -> list[list[dict]]:
+    """Rows of one cell under several variant protocols (e.g. a C sweep), one list per protocol.
+
+    Protocols that differ only in C share batches (C is per problem). Keys of a row: regime,
+    seed, probe, mcc, acc, f1_macro, degenerate, n_train, n_test, converged, n_iter, shared_fit,
+    fit_seconds. `device` None picks CUDA where available.
+    """
+    for p in protocols:
+        if p.solver not in SOLVERS or p.tol is None:
+            raise ValueError(f"protocol {p.name}: solver {p.solver!r} with tol {p.tol} is not a "
+                             f"batched-solver protocol ({', '.join(SOLVERS)} with a tolerance); "
+                             "geneb-v1 cells go through engine.probe")
+    out: list[list[dict]] = [[] for _ in protocols]
+    groups: dict[tuple, list[int]] = {}
+    for i, p in enumerate(protocols):
+        groups.setdefault((p.probe, p.standardize, p.tol, p.max_iter, p.hidden), []).append(i)
+    for members in groups.values():
+        full, shots = _problems(y_train, [protocols[i] for i in members], members, regimes, seeds)
+        for problems in (full, shots):
+            if problems:
+                for problem, row in _fit_batch(X_train, y_train, X_test, y_test, protocols,
+                                               problems, device):
+                    out[problem.protocol].extend(_expand(problem, row, seeds, protocols))
+    for rows in out:
+        for r in rows:
+            r["n_test"] = len(y_test)
+    return out
+
+
+def _problems(
+    y_train: np.ndarray, protocols: list[Protocol], indices: list[int],
+    regimes: Sequence[str], seeds: Sequence[int],
+) -> tuple[list[_Problem], list[_Problem]]:
+    """The full-regime and the k-shot problems of protocols that share a batch."""
+    full: list[_Problem] = []
+    shots: list[_Problem] = []
+    for p, i in zip(protocols, indices, strict=True):
+        for regime in regimes:
+            k = REGIME_K[regime]
+            if k is None:
+                full += ([_Problem(i, regime, s, None) for s in seeds] if p.probe == "mlp"
+                         else [_Problem(i, regime, seeds[0], None)])
+            else:
+                shots += [_Problem(i, regime, s, few_shot_indices(y_train, k, s)) for s in seeds]
+    return full, shots
+
+
+def _fit_batch(
+    X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+    protocols: Sequence[Protocol], problems: list[_Problem], device: str | torch.device | None,
+) -> list[tuple[_Problem, dict]]:
+    """Fit one batch of problems (same probe configuration) and score each on the test split."""
+    p = protocols[problems[0].protocol]
+    device = resolve_device(device)
+    rows = None if problems[0].rows is None else [q.rows for q in problems]
+    Cs = [protocols[q.protocol].C for q in problems]
+    start = time.perf_counter()
+    if p.probe == "mlp":
+        est = BatchedMLPClassifier(hidden=p.hidden, C=Cs, tol=p.tol, max_iter=p.max_iter,
+                                   standardize=p.standardize, device=device)
+        if rows is None:
+            est.fit(X_train, np.broadcast_to(y_train, (len(problems), len(y_train))),
+                    [q.seed for q in problems])
+        else:
+            est.fit(X_train, y_train, [q.seed for q in problems], rows)
+    elif p.probe == "logreg":
+        est = BatchedLogisticRegression(C=Cs, tol=p.tol, max_iter=p.max_iter,
+                                        standardize=p.standardize, device=device)
+        if rows is None:
+            est.fit(X_train, np.broadcast_to(y_train, (len(problems), len(y_train))))
+        else:
+            est.fit(X_train, y_train, rows)
+    else:
+        raise ValueError(f"protocol {p.name}: unknown probe {p.probe!r} (logreg or mlp)")
+    predictions = est.predict(X_test)
+    seconds = (time.perf_counter() - start) / len(problems)
+    return [
+        (q, {**evaluate(y_test, pred), "probe": p.probe, "converged": bool(conv),
+             "n_iter": int(it), "fit_seconds": seconds,
+             "n_train": len(y_train) if q.rows is None else len(q.rows)})
+        for q, pred, conv, it in zip(problems, predictions, est.converged_, est.n_iter_,
+                                     strict=True)
+    ]
+
+
+def _expand(problem: _Problem, row: dict, seeds: Sequence[int],
+            protocols: Sequence[Protocol]) -> list[dict]:
+    """The rows one fitted problem stands for: every seed for a seed-independent full fit."""
+    shared = problem.rows is None and protocols[problem.protocol].probe == "logreg"
+    if shared:
+        return [{"regime": problem.regime, "seed": s, "shared_fit": True, **row} for s in seeds]
+    return [{"regime": problem.regime, "seed": problem.seed, "shared_fit": False, **row}]

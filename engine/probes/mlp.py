@@ -1,0 +1,110 @@
+"""Batched one-hidden-layer MLP probe (the paper's appendix E.1 variant) on the L-BFGS machinery.
+
+Model per problem b: logits = relu(x̃ @ W1 + c1) @ W2 + c2, with x̃ the (optionally standardised)
+features, `hidden` ReLU units and K' outputs (1 for binary problems, as the logistic probe).
+Objective, in the same C convention as the logistic probe: C · Σ_i w_i · loss_i + ½ (‖W1‖² +
+‖W2‖²) (biases unpenalised), minimised in mean form by full-batch L-BFGS to a gradient max-norm
+`tol` or `max_iter` iterations. Initial weights are drawn per problem from a CPU
+`torch.Generator` seeded with that problem's seed, uniform on ±1/sqrt(fan_in) (PyTorch's Linear
+default), so a fit is deterministic given the seed on every device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from engine.probes.lbfgs import minimize_lbfgs, value_and_grad
+from engine.probes.problems import Design, build_batch, decide, mean_loss, resolve_device
+
+
+class BatchedMLPClassifier:
+    """Many one-hidden-layer MLP probes at once; `fit` takes one seed per problem.
+
+    C: one value for all problems or one per problem. device: "cpu", "cuda", or "auto"/None.
+    """
+
+    def __init__(
+        self,
+        hidden: int = 256,
+        C: float | Sequence[float] = 1.0,
+        tol: float = 1e-5,
+        max_iter: int = 500,
+        standardize: bool = True,
+        history: int = 10,
+        device: str | torch.device | None = "cpu",
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        self.hidden = hidden
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.standardize = standardize
+        self.history = history
+        self.device = device
+        self.dtype = dtype
+
+    def fit(
+        self,
+        X: np.ndarray | Tensor,
+        y: np.ndarray,
+        seeds: Sequence[int],
+        rows: Sequence[np.ndarray] | None = None,
+    ) -> BatchedMLPClassifier:
+        """Fit one MLP per seed (and per row set; `seeds` has one entry per problem).
+
+        Learned state: classes_, n_iter_ (B,), converged_ (B,); `predict` uses the fitted nets.
+        """
+        device = resolve_device(self.device)
+        batch = build_batch(X, y, rows, standardize=self.standardize, device=device,
+                            dtype=self.dtype)
+        if len(seeds) != batch.n_problems:
+            raise ValueError(f"{len(seeds)} seeds for {batch.n_problems} problems")
+        d, h, k = batch.design.X.shape[-1], self.hidden, batch.n_outputs
+        self._shape = (d, h, k)
+        C = torch.as_tensor(self.C, dtype=self.dtype, device=device).expand(batch.n_problems)
+        penalty = 1.0 / (2.0 * C * batch.n_train)
+
+        def objective(theta: Tensor) -> Tensor:
+            W1, c1, W2, c2 = self._unpack(theta)
+            Z = self._logits(batch.design, W1, c1, W2, c2)
+            return mean_loss(Z, batch) + penalty * ((W1 * W1).sum((1, 2)) + (W2 * W2).sum((1, 2)))
+
+        theta0 = torch.stack([self._init(seed) for seed in seeds]).to(device)
+        result = minimize_lbfgs(value_and_grad(objective), theta0, tol=self.tol,
+                                max_iter=self.max_iter, history=self.history)
+        self.theta_ = result.x
+        self.classes_ = batch.classes
+        self._standardisation = (batch.design.mean, batch.design.scale)
+        self.n_iter_ = result.n_iter.cpu().numpy()
+        self.converged_ = result.converged.cpu().numpy()
+        return self
+
+    def _init(self, seed: int) -> Tensor:
+        """Flat initial parameters [W1, c1, W2, c2] for one seed."""
+        d, h, k = self._shape
+        gen = torch.Generator().manual_seed(int(seed))
+        parts = [((d, h), d), ((h,), d), ((h, k), h), ((k,), h)]
+        return torch.cat([
+            ((torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) / fan_in**0.5)
+            .reshape(-1) for shape, fan_in in parts
+        ]).to(self.dtype)
+
+    def _unpack(self, theta: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        d, h, k = self._shape
+        W1, c1, W2, c2 = torch.split(theta, [d * h, h, h * k, k], dim=1)
+        b = theta.shape[0]
+        return W1.view(b, d, h), c1.view(b, 1, h), W2.view(b, h, k), c2.view(b, 1, k)
+
+    @staticmethod
+    def _logits(design: Design, W1: Tensor, c1: Tensor, W2: Tensor, c2: Tensor) -> Tensor:
+        return torch.bmm(torch.relu(design.linear(W1) + c1), W2) + c2
+
+    def predict(self, X: np.ndarray | Tensor) -> np.ndarray:
+        """Predicted labels (B, m) of every problem on features X (m, d)."""
+        Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, Tensor) else X)
+        design = Design(Xt.to(self.theta_.device, self.dtype), *self._standardisation)
+        return decide(self._logits(design, *self._unpack(self.theta_)), self.classes_)

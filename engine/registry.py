@@ -1,0 +1,125 @@
+"""What `--models` names: a catalog id, a Hugging Face hub id or a local checkpoint directory.
+
+- a catalog id (built-in or the user's `<store>/models.toml`) → that entry;
+- a hub id `org/name` (optionally `org/name@<commit>`) → the catalog entry with that hub id, else
+  a one-off entry with the generic encoder;
+- an existing directory with a `config.json` → a one-off entry for that local checkpoint
+  (architecture family and parameter count read from its files when they say);
+- anything else → one error listing the closest ids.
+
+No network and no torch here: resolution only reads local files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import struct
+from pathlib import Path
+
+from store.catalog import ModelMeta
+from store.errors import GenebError
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
+
+# model_type (config.json) → architecture family, for one-off models.
+_FAMILIES: dict[str, str] = {
+    **dict.fromkeys(("bert", "roberta", "esm", "distilbert", "electra", "deberta", "deberta-v2",
+                     "modernbert", "nomic_bert", "albert", "xlm-roberta"),
+                    "Transformer encoder"),
+    **dict.fromkeys(("gpt2", "gpt_neox", "llama", "mistral", "mixtral", "qwen2", "qwen3", "olmo",
+                     "olmo2", "gemma", "gemma2", "phi", "phi3", "gptj", "opt", "bloom", "falcon"),
+                    "Transformer decoder"),
+    **dict.fromkeys(("mamba", "mamba2", "falcon_mamba", "caduceus"), "Mamba"),
+    "hyenadna": "Hyena",
+    "stripedhyena": "StripedHyena",
+}
+_ARCH_ABBREV = {"Transformer encoder": "T-enc", "Transformer decoder": "T-dec"}
+_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+                "U8": 1, "BOOL": 1}
+
+
+def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
+    """The catalog entry or one-off entry `spec` names (see the module docstring)."""
+    spec = spec.strip()
+    if spec in catalog:
+        return catalog[spec]
+    folded = {k.casefold(): m for k, m in catalog.items()}
+    if spec.casefold() in folded:
+        return folded[spec.casefold()]
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return local_model(path, catalog)
+    if _HUB_ID.match(spec) and not path.exists():
+        hub_id, _, revision = spec.partition("@")
+        for m in catalog.values():
+            if m.hub_id and m.hub_id.casefold() == hub_id.casefold():
+                return m if not revision else _replace(m, revision=revision)
+        return ModelMeta(
+            model_id=hub_id, display=hub_id.split("/", 1)[1], params=0, architecture="unknown",
+            architecture_family="Other", tokenization="unknown",
+            tokenization_family="mixed/other", pretraining_data="unknown", provenance="local",
+            hub_id=hub_id, revision=revision or None, encoder="hf",
+            notes="one-off run from a hub id")
+    names = list(catalog) + [m.display for m in catalog.values()]
+    close = difflib.get_close_matches(spec, names, n=5, cutoff=0.5)
+    close_ids = list(dict.fromkeys(
+        next((k for k, m in catalog.items() if n in (k, m.display)), n) for n in close))
+    hint = f" (did you mean {', '.join(close_ids)}?)" if close_ids else ""
+    if path.exists() or "/" in spec or spec.startswith((".", "~")):
+        what = f"{spec} is neither a catalog id, a hub id (org/name) nor a checkpoint directory"
+    else:
+        what = f"unknown model {spec!r}"
+    raise GenebError(f"{what}{hint}; `geneb-engine models` lists the catalog; a hub id "
+                     "(org/name) or a local checkpoint directory also works")
+
+
+def local_model(path: Path, catalog: dict[str, ModelMeta] | None = None) -> ModelMeta:
+    """A one-off entry for a local Hugging Face checkpoint directory."""
+    path = path.expanduser().resolve()
+    config_file = path / "config.json"
+    if not config_file.is_file():
+        raise GenebError(f"{path}: not a Hugging Face checkpoint (no config.json); give a "
+                         "directory written by save_pretrained, a hub id or a catalog id")
+    try:
+        config = json.loads(config_file.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise GenebError(f"{config_file}: not valid JSON ({exc})") from None
+    model_type = str(config.get("model_type") or "unknown")
+    family = _FAMILIES.get(model_type, "Other")
+    model_id = path.name
+    if catalog and model_id in catalog and catalog[model_id].path != str(path):
+        model_id = f"{path.parent.name}-{path.name}"
+    return ModelMeta(
+        model_id=model_id, display=path.name, params=count_params(path),
+        architecture=_ARCH_ABBREV.get(family, model_type), architecture_family=family,
+        tokenization="unknown", tokenization_family="mixed/other", pretraining_data="unknown",
+        provenance="local", path=str(path), encoder="hf",
+        remote_code="required" if config.get("auto_map") else "no",
+        notes="one-off run from a local checkpoint")
+
+
+def count_params(path: Path) -> int:
+    """Parameters in the checkpoint's safetensors files (0 when it has none)."""
+    total = 0
+    for file in sorted(path.glob("*.safetensors")):
+        try:
+            with open(file, "rb") as f:
+                (size,) = struct.unpack("<Q", f.read(8))
+                header = json.loads(f.read(size))
+        except (OSError, struct.error, json.JSONDecodeError, UnicodeDecodeError):
+            return 0
+        for name, info in header.items():
+            if name != "__metadata__" and isinstance(info, dict):
+                n = 1
+                for d in info.get("shape", []):
+                    n *= int(d)
+                total += n
+    return total
+
+
+def _replace(m: ModelMeta, **changes) -> ModelMeta:
+    from dataclasses import replace
+
+    return replace(m, **changes)

@@ -1,0 +1,33 @@
+"""`geneb-tui [--store PATH]`: the dashboard over a GENEB store (same store rules as the engine)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="geneb-tui",
+                                description="Explore the GENEB results in a store.")
+    p.add_argument("--store", metavar="PATH",
+                   help="store folder (default: $GENEB_HOME or ~/.geneb)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from geneb_tui.app import GenebApp
+    from store.paths import resolve_store
+
+    paths = resolve_store(args.store)
+    if args.store is not None and not paths.root.exists():
+        print(f"geneb-tui: store {paths.root} does not exist; create it with `geneb-engine "
+              f"fill --store {paths.root} ...` or `geneb-engine import --official --store "
+              f"{paths.root}`", file=sys.stderr)
+        return 2
+    GenebApp(paths).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

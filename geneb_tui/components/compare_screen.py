@@ -1,0 +1,130 @@
+"""Comparison views in tabs: ranks per category, rank shift, agreement, scale, few-shot, tasks.
+
+Each view is computed off the UI thread from the snapshot with `store.analyses`; a result that
+arrives after the options changed again is dropped.
+"""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+
+from geneb_tui.components.scale_plot import ScalePlot
+from geneb_tui.components.view_table import ViewTable
+from geneb_tui.core.compare import VIEWS, CompareOptions, compute
+from geneb_tui.core.filters import REGIMES, Filters
+from geneb_tui.core.query import StoreSnapshot
+from geneb_tui.messages import ComparisonReady
+from store.paths import StorePaths
+
+
+def _next(values, current):
+    values = list(values)
+    return values[(values.index(current) + 1) % len(values)] if current in values else values[0]
+
+
+class CompareScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape,v", "close", "Back"),
+        Binding("a", "regime_a", "Regime A"),
+        Binding("b", "regime_b", "Regime B"),
+        Binding("o", "column", "Column"),
+        *(Binding(str(i), f"tab('{name}')", title, show=False)
+          for i, (name, title) in enumerate(VIEWS, 1)),
+    ]
+
+    def __init__(self, paths: StorePaths, snapshot: StoreSnapshot, filters: Filters,
+                 initial: str = "leaders") -> None:
+        super().__init__()
+        self.paths = paths
+        self.snapshot = snapshot
+        self.filters = filters
+        other = "10shot" if filters.regime == "full" else "full"
+        column = filters.category or "macro"
+        self.options = CompareOptions(regime_a=filters.regime, regime_b=other, column=column)
+        self.initial = initial
+        self._token = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial=self.initial, id="compare-tabs"):
+            for name, title in VIEWS:
+                with TabPane(title, id=name):
+                    yield Static("computing…", id=f"{name}-note", classes="view-note")
+                    if name == "scale":
+                        yield ScalePlot(id="scale-plot")
+                    else:
+                        yield ViewTable(id=f"{name}-table", classes="view-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.filters.describe()
+        self.recompute()
+
+    def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
+        self.snapshot = snapshot
+        self.recompute()
+
+    def filters_updated(self, filters: Filters) -> None:
+        """The app's selection changed (r, m, c, f, x work here too): follow it."""
+        self.filters = filters
+        self.sub_title = filters.describe()
+        if filters.category and self.options.column in ("macro", "micro"):
+            from dataclasses import replace
+
+            self.options = replace(self.options, column=filters.category)
+        self.recompute()
+
+    # -- computing -----------------------------------------------------------------------------
+    @property
+    def active(self) -> str:
+        return self.query_one(TabbedContent).active or self.initial
+
+    def recompute(self) -> None:
+        self._token += 1
+        first = self.active
+        order = [first, *(n for n, _ in VIEWS if n != first)]
+        self._compute(order, self.snapshot, self.filters, self.options, self._token)
+
+    @work(thread=True, exclusive=True, group="compare")
+    def _compute(self, names, snap, filters, options, token) -> None:
+        for name in names:
+            self.post_message(ComparisonReady(name, compute(name, snap, filters, options), token))
+
+    @on(ComparisonReady)
+    def _ready(self, msg: ComparisonReady) -> None:
+        if msg.token != self._token:
+            return
+        self.query_one(f"#{msg.name}-note", Static).update(msg.payload.note)
+        if msg.name == "scale":
+            self.query_one(ScalePlot).show(msg.payload)
+        else:
+            self.query_one(f"#{msg.name}-table", ViewTable).show(msg.payload)
+
+    # -- options -------------------------------------------------------------------------------
+    def _set(self, **changes) -> None:
+        from dataclasses import replace
+
+        self.options = replace(self.options, **changes)
+        self.notify(f"regimes {self.options.regime_a} → {self.options.regime_b}, "
+                    f"column {self.options.column}", timeout=2)
+        self.recompute()
+
+    def action_regime_a(self) -> None:
+        self._set(regime_a=_next(REGIMES, self.options.regime_a))
+
+    def action_regime_b(self) -> None:
+        self._set(regime_b=_next(REGIMES, self.options.regime_b))
+
+    def action_column(self) -> None:
+        cols = ["macro", "micro", *self.snapshot.categories(self.filters.suite)]
+        self._set(column=_next(cols, self.options.column))
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+
+    def action_close(self) -> None:
+        self.dismiss()

@@ -1,0 +1,52 @@
+"""The export modal: asks for a path, returns it (writing happens in a worker)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+
+class ExportScreen(ModalScreen[Path | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, default: Path, n_rows: int, n_cols: int) -> None:
+        super().__init__()
+        self.default = default
+        self.n_rows, self.n_cols = n_rows, n_cols
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="export-dialog", classes="dialog"):
+            yield Label(f"[b]Export to CSV[/b] — {self.n_rows} rows × {self.n_cols} columns as "
+                        "shown (full precision, one rank column after each score)")
+            yield Input(str(self.default), id="export-path", placeholder="path/to/file.csv")
+            yield Label("", id="export-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Export", variant="primary", id="export-ok")
+                yield Button("Cancel", id="export-cancel")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#export-ok")
+    def _ok(self) -> None:
+        text = self.query_one("#export-path", Input).value.strip()
+        if not text:
+            self.query_one("#export-error", Label).update("Give a file path.")
+            return
+        path = Path(text).expanduser()
+        if path.is_dir():
+            self.query_one("#export-error", Label).update(
+                f"{path} is a folder; add a file name, e.g. {path / 'geneb.csv'}")
+            return
+        self.dismiss(path)
+
+    @on(Button.Pressed, "#export-cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,67 @@
+"""The main table: models × score columns, value and rank per cell, heat-shaded per column."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.widgets import DataTable
+
+from geneb_tui.core.heat import heat_color
+from geneb_tui.core.query import TableView
+from geneb_tui.messages import SortRequested
+
+
+class ResultsTable(DataTable):
+    """Shows a `TableView`; a click on a header (or `s`) asks the app to sort by that column."""
+
+    DEFAULT_CSS = ""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="cell", zebra_stripes=False, fixed_columns=1, **kwargs)
+        self.view: TableView | None = None
+
+    def show(self, view: TableView) -> None:
+        old_row, old_col = self.cursor_coordinate
+        self.view = view
+        self.clear(columns=True)
+        ranges = {}
+        for c in view.score_columns:
+            vals = [r.values.get(c.key) for r in view.rows if r.values.get(c.key) is not None]
+            ranges[c.key] = (min(vals), max(vals)) if vals else (0.0, 0.0)
+        for c in view.columns:
+            arrow = ""
+            if c.key == view.sort_key:
+                arrow = " ▼" if view.descending else " ▲"
+            self.add_column(Text(c.label + arrow, style="bold" if arrow else ""), key=c.key)
+        for r in view.rows:
+            cells = []
+            for c in view.columns:
+                text = view.cell_text(r, c)
+                if c.kind == "score":
+                    v = r.values.get(c.key)
+                    if v is None:
+                        cells.append(Text(text, style="dim italic", justify="center"))
+                    else:
+                        lo, hi = ranges[c.key]
+                        cells.append(Text(text, style=f"#101010 on {heat_color(v, lo, hi)}",
+                                          justify="right"))
+                elif c.key == "source":
+                    cells.append(Text(text, style="bold"))
+                elif c.key == "params":
+                    cells.append(Text(text, justify="right"))
+                else:
+                    cells.append(text)
+            self.add_row(*cells, key=r.key)
+        if view.rows:
+            self.move_cursor(row=min(old_row, len(view.rows) - 1),
+                             column=min(old_col, len(view.columns) - 1), animate=False)
+
+    def cursor_column_key(self) -> str | None:
+        if self.view is None or not self.view.columns:
+            return None
+        return self.view.columns[min(self.cursor_column, len(self.view.columns) - 1)].key
+
+    @on(DataTable.HeaderSelected)
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.post_message(SortRequested(str(event.column_key.value)))

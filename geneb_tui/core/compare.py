@@ -1,0 +1,215 @@
+"""The comparison views, computed from the selection with `store.analyses` (no own statistics).
+
+Each function returns a `Table` (header, rows, a note) or, for the scale view, a `Scatter`; the
+screens only render them. Entries follow the main table's filters (model, source, metric).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from geneb_tui.core.filters import METRIC_LABELS, Filters
+from geneb_tui.core.query import (
+    StoreSnapshot,
+    selection_aggregates,
+    selection_scores,
+    suite_task_metas,
+)
+from store.analyses import (
+    borda,
+    category_agreement,
+    category_leaders,
+    degradation,
+    rank_shift,
+    rankings,
+    scale_correlation,
+    task_difficulty,
+)
+from store.protocol import REGIMES
+
+VIEWS: tuple[tuple[str, str], ...] = (
+    ("leaders", "Ranks"),
+    ("shift", "Rank shift"),
+    ("agreement", "Agreement"),
+    ("scale", "Scale"),
+    ("degradation", "Few-shot"),
+    ("tasks", "Tasks"),
+)
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list]
+    note: str = ""
+    heat: dict[int, tuple[float, float]] = field(default_factory=dict)  # col -> (lo, hi)
+    low_is_good: set[int] = field(default_factory=set)   # rank columns: 1 is green
+
+
+@dataclass
+class Scatter:
+    labels: list[str]
+    params: list[int]
+    values: list[float]
+    column: str
+    rho: float | None
+    p_value: float | None
+    n: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What the comparison tabs can change: the two regimes and the score column."""
+
+    regime_a: str = "full"
+    regime_b: str = "10shot"
+    column: str = "macro"
+
+
+def _names(snap: StoreSnapshot, frame: pl.DataFrame) -> list[str]:
+    multi = frame["source"].n_unique() > 1 if "source" in frame.columns and frame.height else False
+    out = []
+    for r in frame.iter_rows(named=True):
+        name = snap.model_meta(r["model"]).get("display") or r["model"]
+        out.append(f"{name} [{r['source']}]" if multi else name)
+    return out
+
+
+def _fmt_rho(rho: float | None) -> str:
+    return "n/a" if rho is None or (isinstance(rho, float) and math.isnan(rho)) else f"{rho:+.2f}"
+
+
+def columns_of(snap: StoreSnapshot, filters: Filters) -> list[str]:
+    return ["macro", "micro", *snap.categories(filters.suite)]
+
+
+def leaders(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
+    """Ranks per category side by side, entries ordered by their Borda count."""
+    agg = selection_aggregates(snap, filters)
+    cats = snap.categories(filters.suite)
+    if agg.is_empty():
+        return Table(["Model"], [], "No results in this selection.")
+    ranks = rankings(agg, ["macro", *cats])
+    order = borda(agg, cats)
+    frame = order.join(ranks, on=["model", "source"], how="left", maintain_order="left")
+    header = ["Model", "Borda", "Macro", *cats]
+    rows = [[n, r["borda_rank"], r["macro"], *(r[c] for c in cats)]
+            for n, r in zip(_names(snap, frame), frame.iter_rows(named=True), strict=True)]
+    n = frame.height
+    heat = {i: (1.0, float(max(n, 2))) for i in range(1, len(header))}
+    lead = category_leaders({filters.regime: agg})
+    wins = lead.filter(pl.col("scope").is_in(cats)).group_by("model").len().sort(
+        ["len", "model"], descending=[True, False])
+    top = ", ".join(f"{snap.model_meta(m).get('display') or m} ×{n}"
+                    for m, n in wins.head(3).iter_rows())
+    note = (f"Rank (1 = best) per category, {filters.regime}, {METRIC_LABELS[filters.metric]}; "
+            f"ordered by Borda count. Most category wins: {top}.")
+    return Table(header, rows, note, heat, low_is_good=set(heat))
+
+
+def shift(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
+    a = selection_aggregates(snap, filters, regime=opts.regime_a)
+    b = selection_aggregates(snap, filters, regime=opts.regime_b)
+    col = opts.column
+    if a.is_empty() or b.is_empty() or col not in a.columns:
+        return Table(["Model"], [], f"No entries scored in both {opts.regime_a} and "
+                                    f"{opts.regime_b}.")
+    frame = rank_shift(a, b, col)
+    header = ["Model", f"{opts.regime_a}", f"#{opts.regime_a}", f"{opts.regime_b}",
+              f"#{opts.regime_b}", "Shift"]
+    rows = [[n, r["value_a"], r["rank_a"], r["value_b"], r["rank_b"], r["shift"]]
+            for n, r in zip(_names(snap, frame), frame.iter_rows(named=True), strict=True)]
+    shifts = [abs(r[-1]) for r in rows] or [1]
+    m = float(max(max(shifts), 1))
+    note = (f"{col}: rank in {opts.regime_a} vs {opts.regime_b} ({METRIC_LABELS[filters.metric]});"
+            " shift > 0 climbs. Keys: a/b change the regimes, o the column.")
+    return Table(header, rows, note, heat={5: (-m, m)})
+
+
+def agreement(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
+    agg = selection_aggregates(snap, filters)
+    cats = snap.categories(filters.suite)
+    if agg.height < 3:
+        return Table(["Category"], [], "Spearman ρ needs at least three models.")
+    frame = category_agreement(agg, cats)
+    header = ["Category", *cats]
+    rows = [[r["category"], *(r[c] for c in cats)] for r in frame.iter_rows(named=True)]
+    note = (f"Spearman ρ between the model rankings of two categories ({agg.height} entries, "
+            f"{filters.regime}, {METRIC_LABELS[filters.metric]}).")
+    return Table(header, rows, note, heat={i: (-1.0, 1.0) for i in range(1, len(header))})
+
+
+def scale(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Scatter:
+    agg = selection_aggregates(snap, filters)
+    col = opts.column if opts.column in agg.columns else "macro"
+    if agg.is_empty():
+        return Scatter([], [], [], col, None, None, 0, "No results in this selection.")
+    corr = scale_correlation(agg, snap.models, columns=[col])
+    sized = (agg.join(snap.models.select(pl.col("model_id").alias("model"), "params"),
+                      on="model", how="left")
+             .filter((pl.col("params") > 0) & pl.col(col).is_not_null()))
+    row = corr.row(0, named=True) if corr.height else {"rho": None, "p_value": None, "n": 0}
+    if "source" in corr.columns and corr.height > 1:
+        row = max(corr.iter_rows(named=True), key=lambda r: r["n"])
+    note = (f"{col} vs parameters (log scale), {filters.regime}, "
+            f"{METRIC_LABELS[filters.metric]}: Spearman ρ = {_fmt_rho(row['rho'])}"
+            + (f" (p = {row['p_value']:.3g}, n = {row['n']})" if row["p_value"] is not None
+               else f" (n = {row['n']})"))
+    return Scatter(_names(snap, sized), sized["params"].to_list(), sized[col].to_list(), col,
+                   row["rho"], row["p_value"], row["n"], note)
+
+
+def few_shot(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
+    aggs = {r: selection_aggregates(snap, filters, regime=r) for r in REGIMES}
+    col = opts.column
+    if all(a.is_empty() for a in aggs.values()):
+        return Table(["Model"], [], "No results in this selection.")
+    deg = degradation(aggs).filter(pl.col("scope") == col)
+    deg = deg.sort(["retention_1shot", "model"], descending=[True, False], nulls_last=True)
+    header = ["Model", "full", "10shot", "1shot", "Δ10", "Δ1", "keep10", "keep1"]
+    rows = [[n, r["full"], r["10shot"], r["1shot"], r["drop_10shot"], r["drop_1shot"],
+             r["retention_10shot"], r["retention_1shot"]]
+            for n, r in zip(_names(snap, deg), deg.iter_rows(named=True), strict=True)]
+    note = (f"{col} per regime ({METRIC_LABELS[filters.metric]}): Δ = full − few-shot, keep = "
+            "few-shot / full; ordered by what a model keeps with one example per class.")
+    heat = {}
+    for i in (1, 2, 3, 6, 7):
+        vals = [r[i] for r in rows if r[i] is not None]
+        if vals:
+            heat[i] = (min(vals), max(vals))
+    return Table(header, rows, note, heat)
+
+
+def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
+    long = selection_scores(snap, filters)
+    metas = suite_task_metas(snap, filters.suite)
+    if filters.category:
+        metas = [t for t in metas if t.category == filters.category]
+    frame = task_difficulty(long, tasks=metas)
+    header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks"]
+    rows = []
+    for r in frame.iter_rows(named=True):
+        marks = " ".join(m for m, on in (("easy", r["easy"]), ("hard", r["hard"]),
+                                         ("high-var", r["high_variance"])) if on)
+        best = r.get("best_model")
+        best = (snap.model_meta(best).get("display") or best) if best else ""
+        rows.append([r["label"], r["category"], r["n_models"], r["mean"], r["sd"], best,
+                     r["best_value"], marks])
+    note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
+            f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > 0.70, hard = "
+            "mean < 0.35, high-var = sd > 0.12.")
+    means = [r[3] for r in rows if r[3] is not None]
+    heat = {3: (min(means), max(means))} if means else {}
+    return Table(header, rows, note, heat)
+
+
+BUILDERS = {"leaders": leaders, "shift": shift, "agreement": agreement, "scale": scale,
+            "degradation": few_shot, "tasks": tasks}
+
+
+def compute(name: str, snap: StoreSnapshot, filters: Filters, opts: CompareOptions):
+    return BUILDERS[name](snap, filters, opts)

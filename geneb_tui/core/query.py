@@ -1,0 +1,373 @@
+"""Read the store once into a snapshot, then build the main table for any selection.
+
+`StoreSnapshot.load` is the only place that touches the store (one DuckDB read of the `results`,
+`tasks` and `models` views); `build_view` is pure and cheap, so a filter change never re-reads.
+Seed means, aggregates and ranks come from `store.analyses` (the official rules: a category is the
+mean of its tasks, micro of all tasks, macro of the categories; any missing task makes it missing).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from geneb_tui.core.filters import METRIC_LABELS, Filters, format_params
+from store.analyses.aggregates import aggregates
+from store.analyses.rankings import rankings
+from store.analyses.scores import scores_of, seed_means
+from store.catalog import (
+    CATEGORY_ORDER,
+    TaskMeta,
+    geneb_v1_tasks,
+    load_models,
+    models_frame,
+    tasks_frame,
+)
+from store.db import query
+from store.paths import StorePaths
+from store.protocol import GENEB_V1, REGIMES
+
+# Suites the engine knows without a path (their tasks appear once materialised in the store).
+BUILTIN_SUITES = frozenset({"geneb-mini"})
+
+META_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("display", "Model"),
+    ("source", "Source"),
+    ("params", "Params"),
+)
+TRAILING_META: tuple[tuple[str, str], ...] = (
+    ("architecture", "Arch"),
+    ("tokenization", "Tok"),
+    ("pretraining_data", "Pretraining"),
+)
+
+SOURCE_BADGES: dict[str, str] = {
+    "official": "official",
+    "verified": "verified",
+    "reproduced": "reprod.",
+    "self-reported": "self-rep",
+    "local": "local",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    kind: str  # "meta" or "score"
+
+
+@dataclass
+class Row:
+    model: str
+    source: str
+    meta: dict
+    values: dict[str, float | None] = field(default_factory=dict)
+    ranks: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}\u241f{self.source}"
+
+
+def _materialised_suites(paths: StorePaths) -> list[TaskMeta]:
+    """Tasks of the suites materialised under `<store>/suites/<name>/manifest.csv` (known to the
+    dashboard before any of their results exist, so their missing cells can be listed)."""
+    out: list[TaskMeta] = []
+    if not paths.suites.is_dir():
+        return out
+    for manifest in sorted(paths.suites.glob("*/manifest.csv")):
+        name = manifest.parent.name
+        try:
+            with open(manifest, newline="", encoding="utf-8") as f:
+                for r in csv.DictReader(f):
+                    if r.get("task_id"):
+                        out.append(TaskMeta(r["task_id"], r.get("label") or r["task_id"],
+                                            r.get("category") or r["task_id"], name, name))
+        except (OSError, csv.Error):
+            continue
+    return out
+
+
+@dataclass
+class StoreSnapshot:
+    """Everything the dashboard shows, read from the store in one go."""
+
+    root: Path
+    scores: pl.DataFrame   # `store.analyses.seed_means`: one row per (model, source, task, regime)
+    tasks: pl.DataFrame    # task_id, label, category, suite, source_benchmark
+    models: pl.DataFrame   # the models catalog (store's, then built-in and user entries)
+
+    @classmethod
+    def load(cls, paths: StorePaths, protocol_hash: str = GENEB_V1.hash) -> StoreSnapshot:
+        scores = seed_means(paths, protocol_hash=protocol_hash)
+        tasks = query(paths, "SELECT * FROM tasks")
+        if tasks.is_empty() or "geneb-v1" not in set(tasks["suite"].to_list()):
+            tasks = pl.concat([tasks, tasks_frame(geneb_v1_tasks())], how="diagonal_relaxed")
+            tasks = tasks.unique("task_id", keep="first", maintain_order=True)
+        suite_tasks = _materialised_suites(paths)
+        if suite_tasks:
+            tasks = pl.concat([tasks, tasks_frame(suite_tasks)], how="diagonal_relaxed")
+            tasks = tasks.unique("task_id", keep="first", maintain_order=True)
+        models = query(paths, "SELECT * FROM models")
+        try:
+            known = load_models(paths.user_models)
+        except Exception:  # a broken user file must not keep the dashboard from opening
+            known = load_models(None)
+        extra = models_frame([m for mid, m in known.items()
+                              if mid not in set(models["model_id"].to_list())])
+        models = pl.concat([models, extra], how="diagonal_relaxed")
+        return cls(paths.root, scores, tasks, models)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.scores.is_empty()
+
+    # -- vocabularies for the filter choices -------------------------------------------------
+    def suites(self) -> list[str]:
+        with_results = set(
+            self.tasks.filter(pl.col("task_id").is_in(self.scores["task"].unique().implode()))
+            ["suite"].to_list()
+        )
+        known = set(self.tasks["suite"].to_list()) - {"geneb-v1"}
+        return ["geneb-v1", *sorted((with_results | known | BUILTIN_SUITES) - {"geneb-v1"})]
+
+    def categories(self, suite: str) -> list[str]:
+        present = set(self.tasks.filter(pl.col("suite") == suite)["category"].to_list())
+        ordered = [c for c in CATEGORY_ORDER if c in present]
+        return ordered + sorted(present - set(ordered))
+
+    def suite_tasks(self, suite: str, category: str | None = None) -> pl.DataFrame:
+        t = self.tasks.filter(pl.col("suite") == suite)
+        if category:
+            t = t.filter(pl.col("category") == category)
+        order = {c: i for i, c in enumerate(self.categories(suite))}
+        return (t.with_columns(pl.col("category").replace_strict(order, default=99).alias("_o"))
+                .with_row_index("_i").sort(["_o", "_i"]).drop(["_o", "_i"]))
+
+    def sources(self) -> list[str]:
+        return sorted(set(self.scores["source"].to_list()))
+
+    def model_values(self, column: str) -> list[str]:
+        vals = {v for v in self.models[column].to_list() if v}
+        return sorted(vals)
+
+    def model_meta(self, model_id: str) -> dict:
+        hit = self.models.filter(pl.col("model_id") == model_id)
+        if hit.is_empty():
+            return {"model_id": model_id, "display": model_id, "params": 0,
+                    "architecture": "?", "architecture_family": "Other", "tokenization": "?",
+                    "tokenization_family": "mixed/other", "pretraining_data": "?",
+                    "scale_band": "n/a"}
+        return hit.row(0, named=True)
+
+
+@dataclass
+class TableView:
+    """The main table as shown: columns, rows (in display order), values and ranks."""
+
+    filters: Filters
+    columns: tuple[Column, ...]
+    rows: list[Row]
+    sort_key: str
+    descending: bool
+    n_rows_unfiltered: int
+
+    @property
+    def score_columns(self) -> list[Column]:
+        return [c for c in self.columns if c.kind == "score"]
+
+    def cell(self, row: Row, col: Column):
+        """The raw value of one cell (a float/None for scores, plain data for meta)."""
+        if col.kind == "score":
+            return row.values.get(col.key)
+        if col.key == "source":
+            return row.source
+        return row.meta.get(col.key)
+
+    def cell_text(self, row: Row, col: Column) -> str:
+        v = self.cell(row, col)
+        if col.kind == "score":
+            if v is None:
+                return "—"
+            return f"{v:.3f} {'#' + str(row.ranks.get(col.key)):>3}"
+        if col.key == "params":
+            return format_params(v)
+        if col.key == "source":
+            return SOURCE_BADGES.get(str(v), str(v))
+        return "" if v is None else str(v)
+
+    def export_header(self) -> list[str]:
+        header = []
+        for c in self.columns:
+            header.append(c.label)
+            if c.kind == "score":
+                header.append(f"{c.label} rank")
+        return header
+
+    def export_rows(self) -> list[list]:
+        out = []
+        for r in self.rows:
+            line = []
+            for c in self.columns:
+                v = self.cell(r, c)
+                line.append(v)
+                if c.kind == "score":
+                    line.append(r.ranks.get(c.key))
+            out.append(line)
+        return out
+
+
+def score_columns(snap: StoreSnapshot, filters: Filters) -> tuple[list[Column], pl.DataFrame]:
+    """The score columns of a selection and the tasks behind them."""
+    tasks = snap.suite_tasks(filters.suite, filters.category)
+    if filters.category:
+        cols = [Column(f"cat:{filters.category}", filters.category, "score")]
+        cols += [Column(f"task:{t}", lbl, "score")
+                 for t, lbl in zip(tasks["task_id"], tasks["label"], strict=True)]
+    else:
+        cols = [Column("macro", "Macro", "score"), Column("micro", "Micro", "score")]
+        cols += [Column(f"cat:{c}", c, "score") for c in snap.categories(filters.suite)]
+    return cols, tasks
+
+
+def selection_scores(snap: StoreSnapshot, filters: Filters,
+                     regime: str | None = None) -> pl.DataFrame:
+    """The selection in the shape of `store.analyses.scores(source=None)`: [model, task,
+    category, value, source] for the regime and metric, suite tasks only, model and source
+    filters applied, NULL values left out (they count as missing downstream)."""
+    regime = regime or filters.regime
+    tasks = snap.suite_tasks(filters.suite).select(pl.col("task_id").alias("task"), "category")
+    s = (scores_of(snap.scores, regime=regime, metric=filters.metric).drop("category")
+         .join(tasks, on="task", how="inner")
+         .select("model", "task", "category", "value", "source"))
+    if filters.source:
+        s = s.filter(pl.col("source") == filters.source)
+    keep = [m for m in s["model"].unique().to_list() if filters.model_matches(snap.model_meta(m))]
+    return s.filter(pl.col("model").is_in(keep))
+
+
+def _task_metas(tasks: pl.DataFrame) -> list[TaskMeta]:
+    return [TaskMeta(r["task_id"], r["label"], r["category"], r["suite"],
+                     r.get("source_benchmark") or "")
+            for r in tasks.iter_rows(named=True)]
+
+
+def suite_task_metas(snap: StoreSnapshot, suite: str) -> list[TaskMeta]:
+    return _task_metas(snap.suite_tasks(suite))
+
+
+def selection_aggregates(snap: StoreSnapshot, filters: Filters,
+                         long: pl.DataFrame | None = None,
+                         regime: str | None = None) -> pl.DataFrame:
+    """`store.analyses.aggregates` of the selection (entries keyed by model and source)."""
+    if long is None:
+        long = selection_scores(snap, filters, regime)
+    return aggregates(long, tasks=suite_task_metas(snap, filters.suite))
+
+
+def _score_field(col: Column) -> str:
+    """The column of the analyses' frames behind a score column."""
+    return col.key.split(":", 1)[1] if ":" in col.key else col.key
+
+
+def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = None,
+               descending: bool = True) -> TableView:
+    """The table for a selection; aggregates and ranks come from `store.analyses` (ranks are
+    taken among the rows shown, 'min' ties, missing values unranked)."""
+    cols, _ = score_columns(snap, filters)
+    columns = [Column(k, lbl, "meta") for k, lbl in META_COLUMNS]
+    columns += cols
+    columns += [Column(k, lbl, "meta") for k, lbl in TRAILING_META]
+
+    long = selection_scores(snap, filters)
+    agg = selection_aggregates(snap, filters, long)
+    fields = [_score_field(c) for c in cols]
+    if filters.category:
+        per_task = (long.filter(pl.col("category") == filters.category)
+                    .select("model", "source", "task", "value"))
+        wide = agg.select("model", "source", filters.category)
+        for task in fields[1:]:
+            one = per_task.filter(pl.col("task") == task).select(
+                "model", "source", pl.col("value").alias(task))
+            wide = wide.join(one, on=["model", "source"], how="left")
+    else:
+        wide = agg.select("model", "source", *fields)
+    ranks = rankings(wide, fields)
+    rank_of = {(r["model"], r["source"]): r for r in ranks.iter_rows(named=True)}
+    rows: list[Row] = []
+    for rec in wide.sort("model", "source").iter_rows(named=True):
+        rk = rank_of[(rec["model"], rec["source"])]
+        row = Row(rec["model"], rec["source"], snap.model_meta(rec["model"]))
+        for c, f in zip(cols, fields, strict=True):
+            row.values[c.key] = rec[f]
+            row.ranks[c.key] = rk[f]
+        rows.append(row)
+    keys = {c.key for c in columns}
+    if sort_key not in keys:
+        sort_key, descending = cols[0].key, True
+    view = TableView(filters, tuple(columns), rows, sort_key, descending,
+                     n_rows_unfiltered=snap.scores.select("model", "source").unique().height)
+    view.rows = sort_rows(view, sort_key, descending)
+    return view
+
+
+def sort_rows(view: TableView, key: str, descending: bool) -> list[Row]:
+    """Sort by one column; missing values always last; model id breaks ties."""
+    col = next(c for c in view.columns if c.key == key)
+
+    def present(r: Row):
+        v = view.cell(r, col)
+        return v is not None and v != ""
+
+    have = [r for r in view.rows if present(r)]
+    lack = sorted((r for r in view.rows if not present(r)), key=lambda r: (r.model, r.source))
+    have.sort(key=lambda r: (r.model, r.source))
+    if col.key == "display":
+        have.sort(key=lambda r: str(view.cell(r, col)).lower(), reverse=descending)
+    else:
+        have.sort(key=lambda r: view.cell(r, col), reverse=descending)
+    return have + lack
+
+
+def missing_cells(snap: StoreSnapshot, filters: Filters, models: list[str],
+                  regimes: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
+    """(model, task, regime) cells of the selection with no result from any source."""
+    regimes = regimes or (filters.regime,)
+    tasks = snap.suite_tasks(filters.suite, filters.category)["task_id"].to_list()
+    have = set(
+        snap.scores.filter(pl.col(filters.metric).is_not_null())
+        .select("model", "task", "regime").unique().iter_rows()
+    )
+    return [(m, t, r) for m in models for t in tasks for r in regimes if (m, t, r) not in have]
+
+
+def candidate_models(snap: StoreSnapshot, filters: Filters) -> list[str]:
+    """Catalog models that pass the model filters (what a fill could run)."""
+    return [m["model_id"] for m in snap.models.iter_rows(named=True) if filters.model_matches(m)]
+
+
+__all__ = [
+    "METRIC_LABELS", "REGIMES", "Column", "Row", "StoreSnapshot", "TableView", "build_view",
+    "candidate_models", "missing_cells", "selection_scores", "sort_rows",
+]
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    """The values each filter can take in this store (for the filter dialog)."""
+
+    suites: tuple[str, ...]
+    categories: tuple[str, ...]
+    architecture_families: tuple[str, ...]
+    pretraining_data: tuple[str, ...]
+    sources: tuple[str, ...]
+
+    @classmethod
+    def of(cls, snap: StoreSnapshot, suite: str) -> FilterChoices:
+        return cls(tuple(snap.suites()), tuple(snap.categories(suite)),
+                   tuple(snap.model_values("architecture_family")),
+                   tuple(snap.model_values("pretraining_data")), tuple(snap.sources()))

@@ -1,0 +1,64 @@
+"""Messages that workers and modals post; the app's `@on` handlers own the state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+from geneb_tui.core.fill import FillEvent
+from geneb_tui.core.query import StoreSnapshot, TableView
+
+
+@dataclass
+class SnapshotLoaded(Message):
+    """The store was read (worker) — `token` tells a late result from the current one."""
+
+    snapshot: StoreSnapshot
+    token: int
+
+
+@dataclass
+class StoreLoadFailed(Message):
+    error: str
+    token: int
+
+
+@dataclass
+class ViewBuilt(Message):
+    view: TableView
+    token: int
+
+
+@dataclass
+class ComparisonReady(Message):
+    """One comparison view computed: `payload` is what its widget shows."""
+
+    name: str
+    payload: object
+    token: int
+
+
+@dataclass
+class ExportFinished(Message):
+    path: Path
+    rows: int
+    error: str | None = None
+
+
+@dataclass
+class FillProgress(Message):
+    event: FillEvent
+
+
+@dataclass
+class FillFinished(Message):
+    returncode: int
+    cancelled: bool
+    stderr: str
+
+
+@dataclass
+class SortRequested(Message):
+    column_key: str

@@ -1,0 +1,28 @@
+"""The analyses of GENEB, computed from the store: each function returns a polars frame.
+
+Start from `scores(paths, regime=..., metric=...)` (per-task seed means), aggregate with
+`aggregates`, then rank, correlate and compare. Definitions are in each function's docstring.
+"""
+
+from store.analyses.aggregates import SCOPES, aggregates, aggregates_by_regime, by_regime
+from store.analyses.controlled import ATTRIBUTES, controlled_pairs
+from store.analyses.degradation import degradation, degradation_summary
+from store.analyses.difficulty import task_difficulty
+from store.analyses.leaders import category_leaders, leader_changes
+from store.analyses.rankings import (
+    borda,
+    category_agreement,
+    rank_shift,
+    rankings,
+    spearman,
+    spearman_regimes,
+)
+from store.analyses.scale import scale_correlation
+from store.analyses.scores import scores, scores_of, seed_means
+
+__all__ = [
+    "ATTRIBUTES", "SCOPES", "aggregates", "aggregates_by_regime", "borda", "by_regime",
+    "category_agreement", "category_leaders", "controlled_pairs", "degradation",
+    "degradation_summary", "leader_changes", "rank_shift", "rankings", "scale_correlation",
+    "scores", "scores_of", "seed_means", "spearman", "spearman_regimes", "task_difficulty",
+]

@@ -1,0 +1,94 @@
+"""Aggregates: category scores, micro and macro per model, as GENEB defines them.
+
+- category score = mean of the category's task scores;
+- micro = mean over all tasks of the suite; macro = mean of the category scores.
+A score is NULL when any task it covers is missing (never an average over what happens to
+exist); `n_missing` counts the suite's tasks without a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import polars as pl
+
+from store.analyses.scores import scores_of, seed_means
+from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
+from store.paths import StorePaths
+from store.protocol import GENEB_V1, REGIMES
+
+SCOPES: tuple[str, ...] = ("micro", "macro", *CATEGORY_ORDER)
+
+
+def entry_keys(frame: pl.DataFrame) -> list[str]:
+    """What identifies an entry: the model, and its source when the frame mixes sources."""
+    return ["model", "source"] if "source" in frame.columns else ["model"]
+
+
+def score_columns(frame: pl.DataFrame) -> list[str]:
+    """The aggregate columns of a frame, in the order micro, macro, categories."""
+    return [c for c in SCOPES if c in frame.columns]
+
+
+def _complete_mean(values: pl.Expr) -> pl.Expr:
+    return pl.when(values.null_count() == 0).then(values.mean())
+
+
+def aggregates(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
+               missing_by_category: bool = False) -> pl.DataFrame:
+    """[model, (source), micro, macro, <categories in CATEGORY_ORDER>, n_missing].
+
+    `scores_df` is a `scores()` frame. The expected tasks are `tasks` (default: the 100 geneb-v1
+    tasks) with their categories; scores of other tasks are ignored. With `missing_by_category`
+    a column `<category> missing` counts each category's missing tasks. Sorted by macro
+    (descending, NULL last), then model.
+    """
+    expected = list(tasks if tasks is not None else geneb_v1_tasks())
+    categories = [c for c in CATEGORY_ORDER if any(t.category == c for t in expected)]
+    categories += list(dict.fromkeys(t.category for t in expected if t.category not in categories))
+    keys = entry_keys(scores_df)
+    grid = (scores_df.select(keys).unique()
+            .join(pl.DataFrame({"task": [t.task_id for t in expected],
+                                "category": [t.category for t in expected]},
+                               schema={"task": pl.String, "category": pl.String}), how="cross")
+            .join(scores_df.select(*keys, "task", "value"), on=[*keys, "task"], how="left"))
+    in_category = {c: pl.col("value").filter(pl.col("category") == c) for c in categories}
+    extra = ([in_category[c].null_count().cast(pl.Int64).alias(f"{c} missing")
+              for c in categories]
+             if missing_by_category else [])
+    return (grid.group_by(keys)
+            .agg(_complete_mean(pl.col("value")).alias("micro"),
+                 *(_complete_mean(in_category[c]).alias(c) for c in categories),
+                 pl.col("value").null_count().cast(pl.Int64).alias("n_missing"),
+                 *extra)
+            .with_columns(pl.when(pl.all_horizontal(pl.col(categories).is_not_null()))
+                          .then(pl.mean_horizontal(categories)).alias("macro"))
+            .select(*keys, "micro", "macro", *categories, "n_missing",
+                    *(f"{c} missing" for c in categories if missing_by_category))
+            .sort(["macro", *keys], descending=[True] + [False] * len(keys), nulls_last=True))
+
+
+def aggregates_by_regime(paths: StorePaths, *, metric: str = "mcc", source: str | None = None,
+                         protocol_hash: str = GENEB_V1.hash,
+                         regimes: Iterable[str] = REGIMES) -> dict[str, pl.DataFrame]:
+    """`aggregates(scores(...))` for each regime (one read of the store): the input of the
+    cross-regime analyses."""
+    means = seed_means(paths, protocol_hash=protocol_hash, source=source)
+    return {r: aggregates(scores_of(means, regime=r, metric=metric, with_source=source is None))
+            for r in regimes}
+
+
+def unpivot_scopes(agg_df: pl.DataFrame, value_name: str = "value") -> pl.DataFrame:
+    """[keys..., scope, value]: one row per entry and aggregate column."""
+    return agg_df.unpivot(on=score_columns(agg_df), index=entry_keys(agg_df),
+                          variable_name="scope", value_name=value_name)
+
+
+def by_regime(aggs: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """[keys..., scope, <one column per regime>] from aggregates of several regimes."""
+    frames = [unpivot_scopes(agg, regime) for regime, agg in aggs.items()]
+    keys = [*entry_keys(frames[0]), "scope"]
+    wide = frames[0]
+    for frame in frames[1:]:
+        wide = wide.join(frame, on=keys, how="full", coalesce=True)
+    return wide

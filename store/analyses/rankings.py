@@ -1,0 +1,113 @@
+"""Rankings: per column ranks, a Borda count across categories, rank shifts and Spearman rho.
+
+Conventions:
+- higher scores rank better; rank 1 is the best;
+- ties share the best rank of the tie ('min': 1, 2, 2, 4), as leaderboards print them;
+- NULL scores get no rank;
+- Spearman rho is computed by `scipy.stats.spearmanr` (ties take average ranks there, as the
+  coefficient's definition requires) over the entries that have both values; with fewer than 3
+  such entries, or a constant input, rho and its p-value are NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import combinations, combinations_with_replacement
+
+import polars as pl
+
+from store.analyses.aggregates import entry_keys, score_columns
+from store.catalog import CATEGORY_ORDER
+
+
+def _rank(column: str) -> pl.Expr:
+    return pl.col(column).rank(method="min", descending=True).cast(pl.Int64)
+
+
+def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> tuple[
+        float | None, float | None, int]:
+    """(rho, two-sided p-value, n) over the pairs where both values are present."""
+    from scipy.stats import spearmanr
+
+    pairs = [(a, b) for a, b in zip(x, y, strict=True) if a is not None and b is not None]
+    n = len(pairs)
+    if n < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
+        return None, None, n
+    result = spearmanr([a for a, _ in pairs], [b for _, b in pairs])
+    return float(result.statistic), float(result.pvalue), n
+
+
+def rankings(agg_df: pl.DataFrame, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """[keys..., <one rank column per aggregate column>]: the rank of each entry in each column
+    (micro, macro and every category by default), 'min' ties, NULL for a NULL score."""
+    columns = list(columns) if columns is not None else score_columns(agg_df)
+    return agg_df.select(*entry_keys(agg_df), *(_rank(c) for c in columns))
+
+
+def borda(agg_df: pl.DataFrame, categories: Sequence[str] | None = None) -> pl.DataFrame:
+    """[keys..., borda, borda_rank, mean_rank]: a Borda count across categories.
+
+    Only entries with a score in every category take part (NULL otherwise). Among those n
+    entries, a category gives an entry n - rank points (rank 'min': the number of entries
+    strictly below it); `borda` sums the points over the categories, `borda_rank` ranks that sum
+    ('min' ties) and `mean_rank` is the mean category rank. Sorted by borda, best first.
+    """
+    categories = list(categories) if categories is not None else [
+        c for c in CATEGORY_ORDER if c in agg_df.columns]
+    keys = entry_keys(agg_df)
+    complete = agg_df.filter(pl.all_horizontal(pl.col(categories).is_not_null()))
+    n = complete.height
+    ranked = complete.select(*keys, *(_rank(c) for c in categories))
+    scored = ranked.select(
+        *keys,
+        pl.sum_horizontal(n - pl.col(c) for c in categories).cast(pl.Int64).alias("borda"),
+        pl.mean_horizontal(categories).alias("mean_rank"),
+    ).with_columns(_rank("borda").alias("borda_rank"))
+    return (agg_df.select(keys).join(scored, on=keys, how="left")
+            .select(*keys, "borda", "borda_rank", "mean_rank")
+            .sort(["borda", *keys], descending=[True] + [False] * len(keys), nulls_last=True))
+
+
+def rank_shift(agg_a: pl.DataFrame, agg_b: pl.DataFrame, column: str = "macro") -> pl.DataFrame:
+    """[keys..., value_a, value_b, rank_a, rank_b, shift] for the entries scored in both frames.
+
+    Ranks are taken among those common entries ('min' ties); shift = rank_a - rank_b, so a
+    positive shift is a climb from a to b. Sorted by rank_a.
+    """
+    keys = entry_keys(agg_a)
+    both = (agg_a.select(*keys, pl.col(column).alias("value_a"))
+            .join(agg_b.select(*keys, pl.col(column).alias("value_b")), on=keys)
+            .drop_nulls(["value_a", "value_b"]))
+    return (both.with_columns(_rank("value_a").alias("rank_a"), _rank("value_b").alias("rank_b"))
+            .with_columns((pl.col("rank_a") - pl.col("rank_b")).alias("shift"))
+            .sort(["rank_a", *keys]))
+
+
+def spearman_regimes(aggs: Mapping[str, pl.DataFrame], column: str = "macro") -> pl.DataFrame:
+    """[regime_a, regime_b, rho, p_value, n]: Spearman rho between the `column` rankings of
+    every pair of regimes (in the mapping's order), over the entries scored in both."""
+    rows = []
+    for (ra, a), (rb, b) in combinations(aggs.items(), 2):
+        keys = entry_keys(a)
+        both = a.select(*keys, pl.col(column).alias("a")).join(
+            b.select(*keys, pl.col(column).alias("b")), on=keys)
+        rho, p, n = spearman(both["a"].to_list(), both["b"].to_list())
+        rows.append({"regime_a": ra, "regime_b": rb, "rho": rho, "p_value": p, "n": n})
+    return pl.DataFrame(rows, schema={"regime_a": pl.String, "regime_b": pl.String,
+                                      "rho": pl.Float64, "p_value": pl.Float64, "n": pl.Int64})
+
+
+def category_agreement(agg_df: pl.DataFrame,
+                       categories: Sequence[str] | None = None) -> pl.DataFrame:
+    """A square frame [category, <one column per category>] of Spearman rho between the
+    rankings of two categories, over the entries scored in both (the diagonal is 1.0 wherever
+    rho is defined)."""
+    categories = list(categories) if categories is not None else [
+        c for c in CATEGORY_ORDER if c in agg_df.columns]
+    values = {c: agg_df[c].to_list() for c in categories}
+    rho = {(a, b): spearman(values[a], values[b])[0]
+           for a, b in combinations_with_replacement(categories, 2)}
+    return pl.DataFrame(
+        [{"category": a, **{b: rho.get((a, b), rho.get((b, a))) for b in categories}}
+         for a in categories],
+        schema={"category": pl.String, **{c: pl.Float64 for c in categories}})

@@ -1,0 +1,338 @@
+"""The official GENEB file formats: submissions (schema 1.0) and `leaderboard.json`.
+
+Reading validates every rule of the official validator (`tools/validate_submission.py`) and the
+stricter ones it misses: wrong types are reported instead of crashing, booleans are not numbers,
+NaN and infinities are rejected, each regime covers exactly the geneb-v1 task ids, unknown
+regimes are refused and the schema version must be "1.0". Every problem is one line
+`<file>: <field>: <rule>`; `read_official_files` collects the problems of all files and raises
+one `GenebError` listing them, so a caller stores nothing unless every file is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from store.catalog import CATEGORY_ORDER, geneb_v1_tasks, load_models
+from store.errors import GenebError
+from store.protocol import REGIMES
+from store.results import safe_name
+
+SCHEMA_VERSION = "1.0"
+# Provenances a submission may declare; 'official' only for the benchmark authors' 40 models.
+SUBMISSION_PROVENANCES: tuple[str, ...] = ("official", "verified", "reproduced", "self-reported")
+# Official metric name -> result column.
+METRIC_COLUMNS: dict[str, str] = {"MCC": "mcc", "Acc": "acc", "F1": "f1_macro"}
+RANGES: dict[str, tuple[float, float]] = {"MCC": (-1.0, 1.0), "Acc": (0.0, 1.0), "F1": (0.0, 1.0)}
+RANGE_TOLERANCE = 1e-6
+_SHOWN = 5  # ids listed in a missing/unknown-ids problem before "... (N in all)"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A valid submission: seed-mean scores per regime and task, official metric names."""
+
+    path: Path
+    model_id: str
+    harness_version: str
+    meta: dict
+    results: dict[str, dict[str, dict[str, float]]]
+
+    @property
+    def provenance(self) -> str:
+        return self.meta.get("provenance", "self-reported")
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """A valid leaderboard: one row per (model, regime, metric), `leaderboard_schema()` columns."""
+
+    path: Path
+    frame: pl.DataFrame
+
+
+def leaderboard_schema() -> dict[str, pl.DataType]:
+    return {"model": pl.String, "display": pl.String, "params": pl.Int64,
+            "provenance": pl.String, "regime": pl.String, "metric": pl.String,
+            "micro": pl.Float64, "macro": pl.Float64,
+            **{c: pl.Float64 for c in CATEGORY_ORDER}}
+
+
+def official_model_ids() -> frozenset[str]:
+    """The benchmark authors' curated models (the only ones that may claim 'official')."""
+    return frozenset(m.model_id for m in load_models().values() if m.provenance == "official")
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _listing(ids: Iterable[str]) -> str:
+    ids = sorted(ids)
+    shown = ", ".join(ids[:_SHOWN])
+    return shown if len(ids) <= _SHOWN else f"{shown}, ... ({len(ids)} in all)"
+
+
+class _Problems:
+    """Problems of one file, each one line naming the file, the field and the rule."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.lines: list[str] = []
+
+    def add(self, field: str, rule: str) -> None:
+        self.lines.append(f"{self.path}: {field}: {rule}")
+
+    def non_empty_string(self, obj: dict, key: str, field: str) -> None:
+        value = obj.get(key)
+        if key not in obj:
+            self.add(field, "required (a non-empty string)")
+        elif not isinstance(value, str) or not value.strip():
+            self.add(field, f"must be a non-empty string, got {_kind(value)} {value!r}")
+
+    def count(self, value, field: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            self.add(field, f"must be an integer >= 0 (a parameter count), "
+                            f"got {_kind(value)} {value!r}")
+
+    def score(self, value, metric: str, field: str) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.add(field, f"must be a number, got {_kind(value)} {value!r}")
+            return False
+        try:
+            finite = math.isfinite(float(value))
+        except OverflowError:
+            finite = False
+        if not finite:
+            self.add(field, f"must be a finite number, got {value!r}")
+            return False
+        lo, hi = RANGES[metric]
+        if not lo - RANGE_TOLERANCE <= value <= hi + RANGE_TOLERANCE:
+            self.add(field, f"{value!r} out of range [{lo:g}, {hi:g}] (tolerance 1e-6)")
+            return False
+        return True
+
+    def key_set(self, got: Iterable[str], expected: Iterable[str], field: str, what: str) -> None:
+        got, expected = set(got), set(expected)
+        if missing := expected - got:
+            self.add(field, f"missing {len(missing)} {what}: {_listing(missing)}")
+        if unknown := got - expected:
+            self.add(field, f"{len(unknown)} unknown {what}: {_listing(unknown)}")
+
+
+def _load_json(path: Path, problems: _Problems):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.add("(file)", f"cannot be read ({exc})")
+        return None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.add("(file)", f"not valid JSON ({exc.msg} at line {exc.lineno} "
+                               f"column {exc.colno})")
+        return None
+    if not isinstance(doc, dict):
+        problems.add("(top level)", f"must be a JSON object, got {_kind(doc)}")
+        return None
+    return doc
+
+
+def _check_submission(path: Path, doc: dict, p: _Problems) -> Submission | None:
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        p.add("schema_version", f"must be {SCHEMA_VERSION!r} (the schema this tool reads), "
+                                f"got {doc.get('schema_version')!r}")
+    p.non_empty_string(doc, "model_id", "model_id")
+    model_id = doc.get("model_id")
+    named = isinstance(model_id, str) and model_id.strip()
+    if named and path.name != f"{safe_name(model_id)}.json":
+        p.add("model_id", f"the file name must be the model id with characters outside "
+                          f"A-Za-z0-9._- replaced by _, plus .json: expected "
+                          f"{safe_name(model_id)}.json, got {path.name}")
+    p.non_empty_string(doc, "harness_version", "harness_version")
+
+    meta = doc.get("meta")
+    if not isinstance(meta, dict):
+        p.add("meta", f"must be an object with display, params and provenance, "
+                      f"got {_kind(meta)}")
+        meta = {}
+    p.non_empty_string(meta, "display", "meta.display")
+    p.count(meta.get("params"), "meta.params")
+    provenance = meta.get("provenance", "self-reported")
+    if provenance not in SUBMISSION_PROVENANCES:
+        p.add("meta.provenance", f"must be one of {', '.join(SUBMISSION_PROVENANCES)}, "
+                                 f"got {_kind(provenance)} {provenance!r}")
+    elif provenance == "official" and model_id not in official_model_ids():
+        p.add("meta.provenance", "'official' is reserved for the benchmark authors' 40 curated "
+                                 "models; an external submission uses 'self-reported'")
+    if not isinstance(meta.get("zero_shot", False), bool):
+        p.add("meta.zero_shot", f"must be true or false, got {_kind(meta['zero_shot'])}")
+
+    results = doc.get("results")
+    if not isinstance(results, dict):
+        p.add("results", f"must be an object with the regimes {', '.join(REGIMES)}, "
+                         f"got {_kind(results)}")
+        return None
+    p.key_set(results, REGIMES, "results", "regime(s)")
+    task_ids = [t.task_id for t in geneb_v1_tasks()]
+    for regime in REGIMES:
+        per_task = results.get(regime)
+        if regime not in results:
+            continue
+        if not isinstance(per_task, dict):
+            p.add(f"results.{regime}", f"must be an object mapping task ids to scores, "
+                                       f"got {_kind(per_task)}")
+            continue
+        p.key_set(per_task, task_ids, f"results.{regime}", "task id(s) of the geneb-v1 spec")
+        for task, scores in per_task.items():
+            field = f"results.{regime}.{task}"
+            if not isinstance(scores, dict):
+                p.add(field, f"must be an object with {', '.join(METRIC_COLUMNS)}, "
+                             f"got {_kind(scores)}")
+                continue
+            for metric in METRIC_COLUMNS:
+                if metric not in scores:
+                    p.add(f"{field}.{metric}", "missing (every task needs MCC, Acc and F1)")
+                else:
+                    p.score(scores[metric], metric, f"{field}.{metric}")
+    if p.lines:
+        return None
+    return Submission(path, model_id, doc["harness_version"], meta,
+                      {r: results[r] for r in REGIMES})
+
+
+def _check_leaderboard(path: Path, doc: dict, p: _Problems) -> Leaderboard | None:
+    data = doc.get("data")
+    if not isinstance(data, dict):
+        p.add("data", f"must be an object with the regimes {', '.join(REGIMES)}, "
+                      f"got {_kind(data)}")
+        return None
+    p.key_set(data, REGIMES, "data", "regime(s)")
+    rows = []
+    for regime in REGIMES:
+        entries = data.get(regime)
+        if regime not in data:
+            continue
+        if not isinstance(entries, list):
+            p.add(f"data.{regime}", f"must be an array of model rows, got {_kind(entries)}")
+            continue
+        seen: set[str] = set()
+        for i, entry in enumerate(entries):
+            field = f"data.{regime}[{i}]"
+            if not isinstance(entry, dict):
+                p.add(field, f"must be an object, got {_kind(entry)}")
+                continue
+            p.non_empty_string(entry, "model", f"{field}.model")
+            model = entry.get("model")
+            if isinstance(model, str) and model.strip():
+                if model in seen:
+                    p.add(f"{field}.model", f"{model!r} appears twice in the regime")
+                seen.add(model)
+                field = f"data.{regime}.{model}"
+            display = entry.get("disp", model)
+            if not isinstance(display, str):
+                p.add(f"{field}.disp", f"must be a string, got {_kind(display)}")
+            p.count(entry.get("params"), f"{field}.params")
+            provenance = entry.get("submitted")
+            if provenance not in SUBMISSION_PROVENANCES:
+                p.add(f"{field}.submitted", f"must be one of {', '.join(SUBMISSION_PROVENANCES)},"
+                                            f" got {_kind(provenance)} {provenance!r}")
+            for metric, column in METRIC_COLUMNS.items():
+                row = {"model": model, "display": display, "params": entry.get("params"),
+                       "provenance": provenance, "regime": regime, "metric": column}
+                for scope in ("micro", "macro"):
+                    key = f"{scope}_{metric}"
+                    if key not in entry:
+                        p.add(f"{field}.{key}", "missing")
+                    elif p.score(entry[key], metric, f"{field}.{key}"):
+                        row[scope] = entry[key]
+                cats = entry.get(f"cat_{metric}")
+                if not isinstance(cats, dict):
+                    p.add(f"{field}.cat_{metric}", f"must be an object with the 13 category "
+                                                   f"scores, got {_kind(cats)}")
+                    continue
+                p.key_set(cats, CATEGORY_ORDER, f"{field}.cat_{metric}", "category(ies)")
+                for cat in CATEGORY_ORDER:
+                    if cat in cats and p.score(cats[cat], metric, f"{field}.cat_{metric}.{cat}"):
+                        row[cat] = cats[cat]
+                rows.append(row)
+    if p.lines:
+        return None
+    return Leaderboard(path, pl.DataFrame(rows, schema=leaderboard_schema()))
+
+
+def read_official_file(path: Path) -> tuple[Submission | Leaderboard | None, list[str]]:
+    """One file, told apart by its content (`leaderboard.json` has `data`, no `results`)."""
+    problems = _Problems(path)
+    doc = _load_json(path, problems)
+    if doc is None:
+        return None, problems.lines
+    if "data" in doc and "results" not in doc and "model_id" not in doc:
+        return _check_leaderboard(path, doc, problems), problems.lines
+    return _check_submission(path, doc, problems), problems.lines
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given; a folder stands for the `*.json` files directly inside it."""
+    out: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                raise GenebError(f"{path}: no *.json files in this folder")
+            out.extend(found)
+        elif path.exists():
+            out.append(path)
+        else:
+            raise GenebError(f"{path}: no such file or folder")
+    unique = {p.resolve(): p for p in out}
+    return list(unique.values())
+
+
+def read_official_files(paths: Iterable[str | Path]) -> list[Submission | Leaderboard]:
+    """Validate every file first; raise one `GenebError` listing all problems of all files."""
+    problems: list[str] = []
+    docs: list[Submission | Leaderboard] = []
+    owners: dict[tuple[str, str], Path] = {}
+    for path in expand_paths(paths):
+        doc, lines = read_official_file(path)
+        problems += lines
+        if isinstance(doc, Submission):
+            owner = owners.setdefault((doc.model_id, doc.provenance), path)
+            if owner != path:
+                problems.append(f"{path}: model_id: {doc.model_id!r} with provenance "
+                                f"{doc.provenance!r} is also in {owner}; import one of them")
+        if doc is not None:
+            docs.append(doc)
+    if sum(isinstance(d, Leaderboard) for d in docs) > 1:
+        problems.append("leaderboard files: more than one given; import one leaderboard.json")
+    if problems:
+        raise GenebError(f"{len(problems)} problem(s), nothing imported:\n  "
+                         + "\n  ".join(problems))
+    return docs
+
+
+def submission_document(model_id: str, harness_version: str, meta: dict,
+                        results: dict[str, dict[str, dict[str, float]]]) -> dict:
+    """A schema-1.0 submission as the official tools write it (regimes, then tasks in order)."""
+    return {"schema_version": SCHEMA_VERSION, "model_id": model_id,
+            "harness_version": harness_version, "meta": meta, "results": results}

@@ -1,0 +1,46 @@
+"""Reference tables beside the results: the official leaderboard's published aggregates.
+
+`leaderboard.json` holds only aggregates (micro, macro and the 13 category scores per model,
+regime and metric), never per-task scores, so it is not a source of result rows. It is kept as
+one table, `<store>/reference/leaderboard.parquet`, replaced as a whole by each import (the
+leaderboard is one document), and read back in the shape of `store.analyses.aggregates` so it
+can stand beside aggregates computed from the results.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from store.catalog import CATEGORY_ORDER
+from store.official import Leaderboard, leaderboard_schema
+from store.paths import StorePaths
+
+
+def leaderboard_file(paths: StorePaths):
+    return paths.root / "reference" / "leaderboard.parquet"
+
+
+def write_leaderboard(paths: StorePaths, board: Leaderboard) -> bool:
+    """Store the leaderboard (atomically); False when the stored one is already identical."""
+    path = leaderboard_file(paths)
+    frame = board.frame.sort("regime", "metric", "model")
+    if path.exists() and pl.read_parquet(path).equals(frame):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    frame.write_parquet(tmp)
+    tmp.replace(path)
+    return True
+
+
+def read_leaderboard(paths: StorePaths, *, regime: str = "full",
+                     metric: str = "mcc") -> pl.DataFrame:
+    """[model, display, params, provenance, micro, macro, <13 categories>] for one regime and
+    metric (result column names: mcc, acc, f1_macro); empty when no leaderboard was imported."""
+    path = leaderboard_file(paths)
+    columns = ["model", "display", "params", "provenance", "micro", "macro", *CATEGORY_ORDER]
+    if not path.exists():
+        return pl.DataFrame(schema={c: leaderboard_schema()[c] for c in columns})
+    return (pl.read_parquet(path)
+            .filter((pl.col("regime") == regime) & (pl.col("metric") == metric))
+            .select(columns))

@@ -1,0 +1,54 @@
+"""Seed means: one value per (source, protocol, model, task, regime), from the `results` view.
+
+mean = arithmetic mean over the stored seeds; sd = sample standard deviation (ddof = 1) over
+seeds, NULL with fewer than two seeds. Imported rows are already seed means (seed NULL): they
+pass through with `n_seeds` 0 and NULL sd. Full-regime rows share one fit (sd 0).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from store.db import query
+from store.paths import StorePaths
+
+SEED_MEANS_SQL = """
+SELECT r.model, r.task, t.category, r.regime, r.source, r.protocol, r.protocol_hash,
+       count(r.seed) AS n_seeds,
+       avg(r.mcc) AS mcc, stddev_samp(r.mcc) AS mcc_sd,
+       avg(r.acc) AS acc, stddev_samp(r.acc) AS acc_sd,
+       avg(r.f1_macro) AS f1_macro, stddev_samp(r.f1_macro) AS f1_macro_sd,
+       bool_and(r.converged) AS converged, bool_or(r.degenerate) AS degenerate,
+       max(r.n_test) AS n_test, any_value(r.data_hash) AS data_hash
+FROM results r LEFT JOIN tasks t ON t.task_id = r.task
+WHERE {where}
+GROUP BY ALL
+ORDER BY r.model, t.category, r.task, r.regime, r.source
+"""
+
+PER_SEED_SQL = """
+SELECT r.*, t.category FROM results r LEFT JOIN tasks t ON t.task_id = r.task
+WHERE {where} ORDER BY r.model, t.category, r.task, r.regime, r.source, r.seed
+"""
+
+
+def _where(filters: dict[str, list[str] | None]) -> tuple[str, list]:
+    """`column IN list` for every filter given (columns: model, task, category, regime,
+    source, protocol_hash)."""
+    clauses, params = ["true"], []
+    for column, values in filters.items():
+        if values:
+            col = "t.category" if column == "category" else f"r.{column}"
+            clauses.append(f"list_contains(?, {col})")
+            params.append(list(values))
+    return " AND ".join(clauses), params
+
+
+def seed_means(paths: StorePaths, **filters: list[str] | None) -> pl.DataFrame:
+    where, params = _where(filters)
+    return query(paths, SEED_MEANS_SQL.format(where=where), params)
+
+
+def per_seed(paths: StorePaths, **filters: list[str] | None) -> pl.DataFrame:
+    where, params = _where(filters)
+    return query(paths, PER_SEED_SQL.format(where=where), params)

@@ -1,0 +1,41 @@
+"""Engine fixtures: small task folders in the official flat layout, built in the test."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+def write_task(path: Path, n_train: int, n_test: int, n_classes: int, seed: int,
+               length: int = 120) -> Path:
+    """A task whose classes differ in base composition (learnable by a k-mer probe)."""
+    rng = np.random.default_rng(seed)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["text", "label", "split"])
+        for split, n in (("train", n_train), ("test", n_test)):
+            labels = np.arange(n) % n_classes
+            rng.shuffle(labels)
+            for lab in labels:
+                p = np.full(4, 0.25)
+                p[lab % 4] += 0.04
+                p /= p.sum()
+                w.writerow(["".join(rng.choice(list("ACGT"), size=length, p=p)), int(lab), split])
+    return path
+
+
+@pytest.fixture
+def task_dir(tmp_path: Path) -> Path:
+    """Three tasks: binary, 3-class and 4-class, with a manifest."""
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    write_task(folder / "bin_task.csv", 200, 80, 2, 1)
+    write_task(folder / "tri_task.csv", 240, 90, 3, 2)
+    write_task(folder / "quad_task.csv", 200, 80, 4, 3)
+    (folder / "manifest.csv").write_text(
+        "task_id,category,label\nbin_task,Promoters,Binary\ntri_task,Enhancers,Three\n"
+        "quad_task,Promoters,Four\n")
+    return folder
