@@ -10,13 +10,12 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e ".[models,test]"
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6
+	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --jobs 2
 	$(BIN)/geneb-tui
 
 test: $(STAMP)

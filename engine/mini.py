@@ -330,11 +330,11 @@ def _chromatin(rng: Rng, labels: np.ndarray, length: int) -> np.ndarray:
     """Open chromatin (1): higher GC, a CTCF-like site in some, poly(dA:dT) nucleosome
     exclusion tracts; closed (0): background with rare decoys. A few N bases in both."""
     n = len(labels)
-    gc = rng.normal(np.where(labels == 1, 0.45, 0.41), 0.04)[:, None]
+    gc = rng.normal(np.where(labels == 1, 0.435, 0.41), 0.04)[:, None]
     x = _background(rng, n, length, np.hstack([1 - gc, gc, gc, 1 - gc]) / 2)
     for i, y in enumerate(labels):
         if y == 1:
-            if rng.random() < 0.4:
+            if rng.random() < 0.3:
                 _plant(x[i], rng, "CCGCGNGGNGGCAG", None, 0.1)
             if rng.random() < 0.3:
                 _plant(x[i], rng, "AAAAAAAAAAA", None, 0.1)

@@ -1,6 +1,7 @@
 """What `--models` names: a catalog id, a Hugging Face hub id or a local checkpoint directory.
 
-- a catalog id (built-in or the user's `<store>/models.toml`) → that entry;
+- a catalog id (built-in or the user's `<store>/models.toml`) → that entry; `<id>@<commit>`
+  pins its revision (what `--trust-remote-code` needs);
 - a hub id `org/name` (optionally `org/name@<commit>`) → the catalog entry with that hub id, else
   a one-off entry with the generic encoder;
 - an existing directory with a `config.json` → a one-off entry for that local checkpoint
@@ -45,6 +46,9 @@ def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
     spec = spec.strip()
     if spec in catalog:
         return catalog[spec]
+    base, at, rev = spec.rpartition("@")
+    if at and base in catalog and rev:          # `<catalog id>@<commit>` pins a revision
+        return _replace(catalog[base], revision=rev)
     folded = {k.casefold(): m for k, m in catalog.items()}
     if spec.casefold() in folded:
         return folded[spec.casefold()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from textual import on, work
@@ -26,7 +27,6 @@ from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core.export import write_csv
 from geneb_tui.core.filters import METRICS, REGIMES, Filters
-from geneb_tui.core.query import FilterChoices, StoreSnapshot, TableView, build_view
 from geneb_tui.messages import (
     ExportFinished,
     SnapshotLoaded,
@@ -35,6 +35,10 @@ from geneb_tui.messages import (
     ViewBuilt,
 )
 from store.paths import StorePaths
+
+if TYPE_CHECKING:
+    # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
+    from geneb_tui.core.query import StoreSnapshot, TableView
 
 
 def _cycle(values, current, step: int = 1):
@@ -84,6 +88,13 @@ class GenebApp(App[None]):
                 continue  # Textual's own palette entries already cover these
             yield SystemCommand(a.title, a.help, lambda a=a: self.run_action(a.action))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """On the empty-store screen only reload, help, palette and quit make sense."""
+        if isinstance(self.screen, EmptyStoreScreen) and action not in (
+                "refresh", "help", "quit", "command_palette"):
+            return False
+        return True
+
     # -- store reads (workers) ----------------------------------------------------------------
     def action_refresh(self) -> None:
         self._store_token += 1
@@ -92,6 +103,8 @@ class GenebApp(App[None]):
     @work(thread=True, exclusive=True, group="store")
     def _load_store(self, token: int) -> None:
         try:
+            from geneb_tui.core.query import StoreSnapshot
+
             snap = StoreSnapshot.load(self.paths)
         except Exception as exc:  # shown to the user, never a traceback over the UI
             self.post_message(StoreLoadFailed(f"{type(exc).__name__}: {exc}", token))
@@ -111,9 +124,11 @@ class GenebApp(App[None]):
         if msg.snapshot.is_empty:
             if not empty_shown:
                 self.push_screen(EmptyStoreScreen(self.paths.root))
+            self.refresh_bindings()
             return
         if empty_shown:
             self.pop_screen()
+        self.refresh_bindings()
         if self.filters.suite not in msg.snapshot.suites():
             self.filters = self.filters.with_(suite="geneb-v1", category=None)
         self.rebuild()
@@ -135,6 +150,8 @@ class GenebApp(App[None]):
     @work(thread=True, exclusive=True, group="view")
     def _build_view(self, snap: StoreSnapshot, filters: Filters, sort_key: str | None,
                     descending: bool, token: int) -> None:
+        from geneb_tui.core.query import build_view
+
         self.post_message(ViewBuilt(build_view(snap, filters, sort_key, descending), token))
 
     @on(ViewBuilt)
@@ -166,6 +183,8 @@ class GenebApp(App[None]):
     def action_filters(self) -> None:
         if self.snapshot is None:
             return
+        from geneb_tui.core.query import FilterChoices
+
         choices = FilterChoices.of(self.snapshot, self.filters.suite)
         self.push_screen(FilterScreen(self.filters, choices), self.set_filters)
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from geneb_tui.core.fill import FillEvent
-from geneb_tui.core.query import StoreSnapshot, TableView
+if TYPE_CHECKING:  # the store stack (polars, duckdb) loads in a worker, after the first frame
+    from geneb_tui.core.fill import FillEvent
+    from geneb_tui.core.query import StoreSnapshot, TableView
 
 
 @dataclass

@@ -46,6 +46,13 @@ TOKENIZATION_FAMILIES: tuple[str, ...] = ("single-nucleotide", "k-mer", "BPE", "
 PROVENANCES: tuple[str, ...] = (
     "official", "verified", "reproduced", "self-reported", "baseline", "local",
 )
+# How a model runs (closed vocabularies, checked for every entry).
+POOLINGS: tuple[str, ...] = ("mean", "mean-with-padding", "cls")
+PADDING_SIDES: tuple[str, ...] = ("left", "right", "none")   # none: batch by exact length
+REMOTE_CODE: tuple[str, ...] = ("no", "required", "custom", "package")
+ENCODERS: tuple[str, ...] = (
+    "hf", "kmer", "external", "evo", "lucaone", "biofm", "enformer", "space", "eccdnamamba",
+)
 
 
 def source_benchmark(task_id: str) -> str:
@@ -142,6 +149,16 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
             e.setdefault(k, "unknown" if k != "architecture_family" else "Other")
         if isinstance(e["params"], bool) or not isinstance(e["params"], int) or e["params"] < 0:
             raise GenebError(f"{where}: 'params' must be a non-negative integer")
+        for key, allowed in (("pooling", POOLINGS), ("padding_side", PADDING_SIDES),
+                             ("remote_code", REMOTE_CODE), ("encoder", ENCODERS)):
+            if key in e and e[key] is not None and e[key] not in allowed:
+                raise GenebError(f"{where}: {key} = {e[key]!r} is not one of "
+                                 f"{', '.join(allowed)}")
+        for key in ("max_tokens", "batch_size", "encoder_k"):
+            value = e.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+                raise GenebError(f"{where}: '{key}' must be a positive integer")
         out.append(ModelMeta(**e))
     return out
 

@@ -157,6 +157,20 @@ def _load_json(path: Path, problems: _Problems):
     return doc
 
 
+def _check_meta(meta: dict, model_id: str | None, p: _Problems) -> None:
+    p.non_empty_string(meta, "display", "meta.display")
+    p.count(meta.get("params"), "meta.params")
+    provenance = meta.get("provenance", "self-reported")
+    if provenance not in SUBMISSION_PROVENANCES:
+        p.add("meta.provenance", f"must be one of {', '.join(SUBMISSION_PROVENANCES)}, "
+                                 f"got {_kind(provenance)} {provenance!r}")
+    elif provenance == "official" and model_id and model_id not in official_model_ids():
+        p.add("meta.provenance", "'official' is reserved for the benchmark authors' 40 curated "
+                                 "models; an external submission uses 'self-reported'")
+    if not isinstance(meta.get("zero_shot", False), bool):
+        p.add("meta.zero_shot", f"must be true or false, got {_kind(meta['zero_shot'])}")
+
+
 def _check_submission(path: Path, doc: dict, p: _Problems) -> Submission | None:
     if doc.get("schema_version") != SCHEMA_VERSION:
         p.add("schema_version", f"must be {SCHEMA_VERSION!r} (the schema this tool reads), "
@@ -171,21 +185,11 @@ def _check_submission(path: Path, doc: dict, p: _Problems) -> Submission | None:
     p.non_empty_string(doc, "harness_version", "harness_version")
 
     meta = doc.get("meta")
-    if not isinstance(meta, dict):
+    if isinstance(meta, dict):
+        _check_meta(meta, model_id if named else None, p)
+    else:
         p.add("meta", f"must be an object with display, params and provenance, "
                       f"got {_kind(meta)}")
-        meta = {}
-    p.non_empty_string(meta, "display", "meta.display")
-    p.count(meta.get("params"), "meta.params")
-    provenance = meta.get("provenance", "self-reported")
-    if provenance not in SUBMISSION_PROVENANCES:
-        p.add("meta.provenance", f"must be one of {', '.join(SUBMISSION_PROVENANCES)}, "
-                                 f"got {_kind(provenance)} {provenance!r}")
-    elif provenance == "official" and model_id not in official_model_ids():
-        p.add("meta.provenance", "'official' is reserved for the benchmark authors' 40 curated "
-                                 "models; an external submission uses 'self-reported'")
-    if not isinstance(meta.get("zero_shot", False), bool):
-        p.add("meta.zero_shot", f"must be true or false, got {_kind(meta['zero_shot'])}")
 
     results = doc.get("results")
     if not isinstance(results, dict):

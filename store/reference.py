@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from store.analyses.aggregates import entry_keys, unpivot_scopes
 from store.catalog import CATEGORY_ORDER
 from store.official import Leaderboard, leaderboard_schema
 from store.paths import StorePaths
@@ -44,3 +45,15 @@ def read_leaderboard(paths: StorePaths, *, regime: str = "full",
     return (pl.read_parquet(path)
             .filter((pl.col("regime") == regime) & (pl.col("metric") == metric))
             .select(columns))
+
+
+def leaderboard_differences(agg_df: pl.DataFrame, board: pl.DataFrame) -> pl.DataFrame:
+    """[keys..., scope, value, published, difference]: an `aggregates` frame beside a
+    `read_leaderboard` frame of the same regime and metric, for the models in both
+    (difference = value - published; NULL where either is missing)."""
+    keys = entry_keys(agg_df)
+    return (unpivot_scopes(agg_df)
+            .join(unpivot_scopes(board.select("model", "micro", "macro", *CATEGORY_ORDER),
+                                 "published"), on=["model", "scope"])
+            .with_columns((pl.col("value") - pl.col("published")).alias("difference"))
+            .select(*keys, "scope", "value", "published", "difference"))

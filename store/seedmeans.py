@@ -1,8 +1,10 @@
 """Seed means: one value per (source, protocol, model, task, regime), from the `results` view.
 
-mean = arithmetic mean over the stored seeds; sd = sample standard deviation (ddof = 1) over
-seeds, NULL with fewer than two seeds. Imported rows are already seed means (seed NULL): they
-pass through with `n_seeds` 0 and NULL sd. Full-regime rows share one fit (sd 0).
+mean = arithmetic mean over the stored seeds, summed in seed order (a plain `avg` sums in
+whatever order DuckDB's threads meet the rows, so the last bit could change between reads);
+sd = sample standard deviation (ddof = 1) over seeds, NULL with fewer than two seeds. Imported
+rows are already seed means (seed NULL): they pass through with `n_seeds` 0 and NULL sd.
+Full-regime rows share one fit (sd 0).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from store.paths import StorePaths
 SEED_MEANS_SQL = """
 SELECT r.model, r.task, t.category, r.regime, r.source, r.protocol, r.protocol_hash,
        count(r.seed) AS n_seeds,
-       avg(r.mcc) AS mcc, stddev_samp(r.mcc) AS mcc_sd,
-       avg(r.acc) AS acc, stddev_samp(r.acc) AS acc_sd,
-       avg(r.f1_macro) AS f1_macro, stddev_samp(r.f1_macro) AS f1_macro_sd,
+       list_avg(list(r.mcc ORDER BY r.seed)) AS mcc, stddev_samp(r.mcc) AS mcc_sd,
+       list_avg(list(r.acc ORDER BY r.seed)) AS acc, stddev_samp(r.acc) AS acc_sd,
+       list_avg(list(r.f1_macro ORDER BY r.seed)) AS f1_macro,
+       stddev_samp(r.f1_macro) AS f1_macro_sd,
        bool_and(r.converged) AS converged, bool_or(r.degenerate) AS degenerate,
        max(r.n_test) AS n_test, any_value(r.data_hash) AS data_hash
 FROM results r LEFT JOIN tasks t ON t.task_id = r.task

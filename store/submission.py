@@ -86,14 +86,26 @@ def import_files(paths: StorePaths, files) -> list[ImportOutcome]:
     """Import official submissions and/or a leaderboard.json; all-or-nothing validation."""
     docs = read_official_files(files)
     subs = [d for d in docs if isinstance(d, Submission)]
+    outcomes = _import_submissions(paths, subs) if subs else []
+    for board in (d for d in docs if isinstance(d, Leaderboard)):
+        written = write_leaderboard(paths, board)
+        outcomes.append(ImportOutcome(board.path, "leaderboard", None, None,
+                                      board.frame.height if written else 0,
+                                      "imported" if written else "unchanged"))
+    return outcomes
+
+
+def _import_submissions(paths: StorePaths, subs: list[Submission]) -> list[ImportOutcome]:
+    """Catalog entries first (only what the catalogs lack), then one fragment per submission
+    whose rows differ from those the store holds."""
+    tasks = set(read_catalog(paths, "tasks")["task_id"])
+    register_tasks(paths, [t for t in geneb_v1_tasks() if t.task_id not in tasks])
+    known = load_models(paths.user_models)
+    registered = set(read_catalog(paths, "models")["model_id"])
+    register_models(paths, [known.get(s.model_id) or _catalog_entry(s) for s in subs
+                            if s.model_id not in registered])
+    existing = _imported_rows(paths)
     outcomes = []
-    if subs:
-        register_tasks(paths, geneb_v1_tasks())
-        known = load_models(paths.user_models)
-        registered = set(read_catalog(paths, "models")["model_id"])
-        register_models(paths, [known.get(s.model_id) or _catalog_entry(s) for s in subs
-                                if s.model_id not in registered])
-        existing = _imported_rows(paths)
     for sub in subs:
         rows = submission_rows(sub)
         new = pl.DataFrame(rows).select(_COMPARED).sort("regime", "task")
@@ -106,11 +118,6 @@ def import_files(paths: StorePaths, files) -> list[ImportOutcome]:
         outcomes.append(ImportOutcome(sub.path, "submission", sub.model_id, sub.provenance,
                                       0 if unchanged else len(rows),
                                       "unchanged" if unchanged else "imported"))
-    for board in (d for d in docs if isinstance(d, Leaderboard)):
-        written = write_leaderboard(paths, board)
-        outcomes.append(ImportOutcome(board.path, "leaderboard", None, None,
-                                      board.frame.height if written else 0,
-                                      "imported" if written else "unchanged"))
     return outcomes
 
 

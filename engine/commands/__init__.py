@@ -12,4 +12,5 @@ COMMANDS: tuple[str, ...] = (
     "models",
     "import_",
     "report",
+    "data",
 )

@@ -81,7 +81,8 @@ def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
             continue
         except (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError, OSError,
                 errors.HfHubHTTPError) as exc:
-            reasons.append(f"{repo}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            reasons.append(f"{repo}: {first}")
             continue
         except Exception as exc:    # httpx connection errors and the like
             if "connect" in type(exc).__name__.lower() or "timeout" in type(exc).__name__.lower():
@@ -93,6 +94,8 @@ def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
             raise GenebError(f"{target}: the download holds no tasks/<task_id>/ folders; check "
                              f"the revision ({revision})")
         return manifest
+    if target.is_dir() and not any(target.iterdir()):
+        target.rmdir()          # leave no empty snapshot folder behind
     raise GenebError(offline_message(DATASET_REPO, revision, target, "; ".join(reasons)))
 
 

@@ -1,4 +1,5 @@
-"""`geneb-engine export`: results to CSV (seed means, or raw per-seed rows)."""
+"""`geneb-engine export`: results to CSV (seed means, or raw per-seed rows), or one model's
+local results as an official submission file (schema 1.0)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,19 @@ from store.protocol import REGIMES
 def register(sub, common) -> None:
     p = sub.add_parser("export", parents=[common], help="export results",
                        description="Export results to CSV: seed means (mean and sample sd over "
-                                   "seeds) by default, raw per-seed rows with --per-seed.")
-    p.add_argument("--csv", metavar="PATH", required=True, help="the CSV file to write")
+                                   "seeds) by default, raw per-seed rows with --per-seed. Or, "
+                                   "with --submission MODEL -o FILE, the model's local geneb-v1 "
+                                   "results as an official submission (refused, with the "
+                                   "missing cells listed, unless complete).")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--csv", metavar="PATH", help="the CSV file to write")
+    what.add_argument("--submission", metavar="MODEL",
+                      help="write this model's official submission file (needs -o)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="the submission file, named <model id>.json (or a folder for it)")
+    p.add_argument("--provenance", choices=("self-reported", "reproduced", "verified"),
+                   default="self-reported", help="the submission's provenance "
+                                                 "(default: self-reported)")
     p.add_argument("--per-seed", action="store_true", help="one row per seed")
     p.add_argument("--models", nargs="+", metavar="MODEL")
     p.add_argument("--tasks", nargs="+", metavar="TASK")
@@ -28,6 +40,8 @@ def run(args) -> int:
     from store.seedmeans import per_seed, seed_means
 
     paths = store_of(args)
+    if args.submission:
+        return _submission(paths, args)
     filters = {"model": args.models, "task": args.tasks, "category": args.categories,
                "regime": args.regimes, "source": args.sources}
     frame = (per_seed if args.per_seed else seed_means)(paths, **filters)
@@ -42,4 +56,21 @@ def run(args) -> int:
     else:
         console.print(f"wrote {frame.height} rows to {out}"
                       + ("" if frame.height else " (no results match: header only)"))
+    return 0
+
+
+def _submission(paths, args) -> int:
+    from engine import __version__
+    from store.submission import export_submission
+
+    if not args.output:
+        raise GenebError(f"--submission {args.submission}: give the file to write with -o "
+                         "FILE (named <model id>.json) or -o FOLDER")
+    out = export_submission(paths, args.submission, args.output, provenance=args.provenance,
+                            harness_version=f"geneb-engine {__version__}")
+    if args.json:
+        emit_json({"path": str(out), "model": args.submission, "provenance": args.provenance})
+    else:
+        console.print(f"wrote the {args.provenance} submission of {args.submission} to {out} "
+                      "(schema 1.0, 3 regimes x 100 tasks, seed means)")
     return 0

@@ -85,7 +85,8 @@ def run(args) -> int:
     try:
         the_plan = run_fill(paths, suite, models, tasks, args.regimes, options, on_event)
     finally:
-        progress.stop()
+        if bar is not None:
+            progress.stop()
     if the_plan.cells_missing == 0:
         console.print("nothing to compute: every requested cell is already in the store")
     else:

@@ -40,7 +40,8 @@ def run(args) -> int:
         emit_json([{**asdict(m), "scale_band": m.scale_band} for m in models])
         return 0
     table = Table(title=f"{len(models)} models")
-    for col, just in (("model", "left"), ("display", "left"), ("params", "right"),
+    table.add_column("model", no_wrap=True)
+    for col, just in ( ("display", "left"), ("params", "right"),
                       ("architecture", "left"), ("tokenization", "left"),
                       ("pretraining", "left"), ("runs with", "left")):
         table.add_column(col, justify=just)

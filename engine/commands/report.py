@@ -51,6 +51,7 @@ def compute(paths, models: pl.DataFrame, *, regime: str, metric: str,
             source: str | None) -> dict[str, pl.DataFrame]:
     """Every analysis frame of the report, by name; empty when the store has no results."""
     from store import analyses as A
+    from store.reference import leaderboard_differences, read_leaderboard
 
     means = A.seed_means(paths, protocol_hash=GENEB_V1.hash, source=source)
     if means.is_empty():
@@ -61,8 +62,10 @@ def compute(paths, models: pl.DataFrame, *, regime: str, metric: str,
     agg = aggs[regime]
     leaders = A.category_leaders(aggs)
     degradation = A.degradation(aggs)
+    board = read_leaderboard(paths, regime=regime, metric=metric)
     return {
         "aggregates": agg,
+        "leaderboard_differences": leaderboard_differences(agg, board),
         "rankings": A.rankings(agg),
         "borda": A.borda(agg),
         **{f"rank_shift_full_{r}": A.rank_shift(aggs["full"], aggs[r]) for r in REGIMES[1:]},
@@ -93,9 +96,15 @@ def _key(row: dict) -> tuple[str, str | None]:
 
 
 def _table(title: str, columns: list[tuple[str, str]]) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold", pad_edge=False)
+    """Left-justified columns are names (one line, cut with … past 28 characters);
+    right-justified ones are numbers, their headers broken into one word per line."""
+    table = Table(title=title, title_justify="left", title_style="bold", pad_edge=False,
+                  collapse_padding=True)
     for name, justify in columns:
-        table.add_column(name, justify=justify, overflow="fold")
+        if justify == "left":
+            table.add_column(name, no_wrap=True, max_width=28, overflow="ellipsis")
+        else:
+            table.add_column(name.replace(" ", "\n"), justify="right", no_wrap=True)
     return table
 
 
@@ -114,6 +123,7 @@ class _Names:
 
 def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
            regime: str, metric: str) -> None:
+    from store.analyses.difficulty import EASY, HARD, HIGH_VAR
     from store.catalog import CATEGORY_ORDER
 
     where = f"{regime}, {metric}"
@@ -130,6 +140,12 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                   _f(r["macro"]), _f(r["micro"]), *(_f(r[c]) for c in cats),
                   str(r["n_missing"]))
     console.print(t)
+    published = frames["leaderboard_differences"]
+    if published.height:
+        worst = published["difference"].abs().max()
+        console.print(f"Imported leaderboard.json: {published['model'].n_unique()} models in "
+                      f"common; largest |aggregate - published| = "
+                      f"{'—' if worst is None else f'{worst:.1e}'}\n")
 
     t = _table(f"Rankings per category ({where}) and Borda count (n - rank points per "
                "category, summed)",
@@ -188,11 +204,12 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         t.add_row(r["scope"], str(r["n"]), *deg_cells(r))
     console.print(t)
 
+    by_source = names.mixed and "source" in frames["scale"].columns
     t = _table(f"Scale ({where}): Spearman rho between parameter count and score",
-               [*([("source", "left")] if "source" in frames["scale"].columns else []),
+               [*([("source", "left")] if by_source else []),
                 ("scope", "left"), ("rho", "right"), ("p-value", "right"), ("n", "right")])
     for r in frames["scale"].iter_rows(named=True):
-        t.add_row(*([r["source"]] if "source" in r else []), r["scope"], _f(r["rho"]),
+        t.add_row(*([r["source"]] if by_source else []), r["scope"], _f(r["rho"]),
                   "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
     console.print(t)
 
@@ -200,17 +217,17 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     t = _table(f"Controlled pairs ({where}): models differing in exactly one attribute; "
                "Δ = a - b, wins over the categories",
                [("attribute", "left"), ("model a", "left"), ("model b", "left"),
-                ("a vs b", "left"), ("Δ macro", "right"), ("wins a-b-ties", "right")])
+                ("a", "left"), ("b", "left"), ("Δ macro", "right"),
+                ("wins a-b-ties", "right")])
     for r in pairs.iter_rows(named=True):
-        t.add_row(r["attribute"], names(r, "model_a"), names(r, "model_b"),
-                  f"{r['value_a']} vs {r['value_b']}", _f(r["macro"]),
-                  f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
+        t.add_row(r["attribute"], names(r, "model_a"), names(r, "model_b"), r["value_a"],
+                  r["value_b"], _f(r["macro"]), f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
     console.print(t)
 
     difficulty = frames["task_difficulty"]
     flagged = difficulty.filter(pl.col("easy") | pl.col("hard") | pl.col("high_variance"))
-    t = _table(f"Task difficulty ({where}): easy = mean > 0.70, hard = mean < 0.35, "
-               f"high variance = sd > 0.12 (sample sd); {difficulty['easy'].sum()} easy, "
+    t = _table(f"Task difficulty ({where}): easy = mean > {EASY}, hard = mean < {HARD}, "
+               f"high variance = sd > {HIGH_VAR} (sample sd); {difficulty['easy'].sum()} easy, "
                f"{difficulty['hard'].sum()} hard, {difficulty['high_variance'].sum()} "
                "high-variance tasks",
                [("task", "left"), ("category", "left"), ("mean", "right"), ("sd", "right"),
@@ -226,12 +243,13 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     leaders = {(r["regime"], r["scope"]): r
                for r in frames["category_leaders"].iter_rows(named=True)}
     t = _table(f"Category leaders ({metric}) per regime; * where the leader changes",
-               [("", "left"), ("scope", "left"), *((r, "left") for r in REGIMES)])
+               [("", "left"), ("scope", "left"),
+                *(c for r in REGIMES for c in ((r, "left"), ("score", "right")))])
     for r in frames["leader_changes"].iter_rows(named=True):
         cells = []
         for regime_ in REGIMES:
             lead = leaders.get((regime_, r["scope"]))
-            cells.append(f"{names(lead)} ({_f(lead['value'])})" if lead else "—")
+            cells += [names(lead), _f(lead["value"])] if lead else ["—", "—"]
         t.add_row("*" if r["changed"] else "", r["scope"], *cells)
     console.print(t)
 

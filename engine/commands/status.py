@@ -65,18 +65,20 @@ def run(args) -> int:
                       f"run `geneb-engine fill --suite {args.suite} --models ...` "
                       "or `geneb-engine import --official`")
         return 0
-    categories = list(dict.fromkeys(t.category for t in tasks))
-    table = Table(title=f"{args.suite}: cells done / total ({args.source}, {GENEB_V1.name}, "
-                        f"regimes {', '.join(args.regimes)})")
-    table.add_column("model", style="bold")
-    for c in categories:
-        table.add_column(c, justify="right")
-    table.add_column("all", justify="right", style="bold")
+    table = Table(title=f"{args.suite}: cells (task × regime) done ({args.source}, "
+                        f"{GENEB_V1.name}, regimes {', '.join(args.regimes)})")
+    table.add_column("model", style="bold", no_wrap=True)
+    table.add_column("done", justify="right")
+    table.add_column("missing, by category")
     for model in dict.fromkeys(frame["model"]):
-        sub = {r["category"]: r for r in frame.filter(model=model).iter_rows(named=True)}
-        cells = [_cell(sub[c]["done"], sub[c]["total"]) for c in categories]
-        done, total = (sum(r[k] for r in sub.values()) for k in ("done", "total"))
-        table.add_row(model, *cells, _cell(done, total))
+        rows = frame.filter(model=model).iter_rows(named=True)
+        done = total = 0
+        missing = []
+        for r in rows:
+            done, total = done + r["done"], total + r["total"]
+            if r["done"] < r["total"]:
+                missing.append(f"{r['category']} {r['total'] - r['done']}")
+        table.add_row(model, _cell(done, total), ", ".join(missing) or "[green]none[/]")
     console.print(table)
     return 0
 

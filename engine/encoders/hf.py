@@ -155,8 +155,9 @@ class HFEncoder:
         if not is_pinned(self.revision) and not Path(self.source).is_dir():
             raise GenebError(
                 f"model {self.model_id}: --trust-remote-code needs a pinned revision (a 40-hex "
-                f"commit of {self.source}); set revision = \"<commit>\" in its entry in "
-                "<store>/models.toml, so the code that runs is the code you reviewed")
+                f"commit of {self.source}): name it as --models {self.model_id}@<commit>, or set "
+                "revision = \"<commit>\" in its entry in <store>/models.toml, so the code that "
+                "runs is the code you reviewed")
 
     def _from_pretrained(self, cls, **kwargs):
         kwargs = {"revision": self.revision, **kwargs}
@@ -291,7 +292,7 @@ class HFEncoder:
         kwargs: dict[str, Any] = {"input_ids": input_ids}
         if self.padding_side != "none":
             kwargs["attention_mask"] = mask
-            if self.padding_side == "left":
+            if self.padding_side == "left" and self._takes_positions:
                 kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
         if self._takes_cache:
             kwargs["use_cache"] = False

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Center, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -25,7 +25,7 @@ or import submission files you have (official JSON format):
 
     geneb-engine import PATH.. --store {store}
 
-or compute the built-in mini suite with the k-mer baselines (a minute on a CPU):
+or compute the built-in mini suite with the k-mer baselines (minutes on a CPU):
 
     geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --store {store}
 
@@ -43,6 +43,5 @@ class EmptyStoreScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="empty-store"):
-            with Center():
-                yield Static(empty_store_text(self.root), id="empty-text", markup=True)
+            yield Static(empty_store_text(self.root), id="empty-text", markup=True)
         yield Footer()

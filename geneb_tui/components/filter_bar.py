@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
 from textual.widgets import Static
 
-from geneb_tui.core.query import TableView
+if TYPE_CHECKING:
+    from geneb_tui.core.query import TableView
 
 
 class FilterBar(Static):
@@ -13,4 +17,4 @@ class FilterBar(Static):
         shown = len(view.rows)
         total = view.n_rows_unfiltered
         hint = "" if f.is_default else "  [dim](x clears)[/]"
-        self.update(f"[b]{f.describe()}[/b] · {shown}/{total} rows{hint}")
+        self.update(f"[b]{escape(f.describe())}[/b] · {shown}/{total} rows{hint}")

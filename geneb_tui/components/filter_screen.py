@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,7 +19,9 @@ from geneb_tui.core.filters import (
     format_params,
     parse_params,
 )
-from geneb_tui.core.query import FilterChoices
+
+if TYPE_CHECKING:
+    from geneb_tui.core.query import FilterChoices
 
 
 def _select(id_: str, values, current, labels=None, blank=True) -> Select:

@@ -44,6 +44,7 @@ class MissingScreen(Screen[None]):
         self.cancelled = False
         self.running = False
         self.last_command: list[str] = []
+        self.events: list[fill.FillEvent] = []   # every event of the current run, in order
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -135,7 +136,7 @@ class MissingScreen(Screen[None]):
                 "Nothing to run: select models with missing cells first.")
             return
         self.running, self.cancelled = True, False
-        self.last_command = cmd
+        self.last_command, self.events = cmd, []
         self.query_one("#run-fill", Button).disabled = True
         self.query_one("#cancel-fill", Button).disabled = False
         bar = self.query_one(ProgressBar)
@@ -170,6 +171,7 @@ class MissingScreen(Screen[None]):
     @on(FillProgress)
     def _progress(self, msg: FillProgress) -> None:
         ev = msg.event
+        self.events.append(ev)
         bar = self.query_one(ProgressBar)
         status = self.query_one("#fill-status", Static)
         if ev.kind == "plan":

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import on
 from textual.widgets import DataTable
 
 from geneb_tui.core.heat import heat_color
-from geneb_tui.core.query import TableView
 from geneb_tui.messages import SortRequested
+
+if TYPE_CHECKING:
+    from geneb_tui.core.query import TableView
 
 
 class ResultsTable(DataTable):

@@ -47,16 +47,19 @@ def aggregates(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = No
     categories = [c for c in CATEGORY_ORDER if any(t.category == c for t in expected)]
     categories += list(dict.fromkeys(t.category for t in expected if t.category not in categories))
     keys = entry_keys(scores_df)
-    grid = (scores_df.select(keys).unique()
+    # Orders kept throughout, so every mean sums its values in catalog order (same last bit on
+    # every run).
+    grid = (scores_df.select(keys).unique(maintain_order=True)
             .join(pl.DataFrame({"task": [t.task_id for t in expected],
                                 "category": [t.category for t in expected]},
                                schema={"task": pl.String, "category": pl.String}), how="cross")
-            .join(scores_df.select(*keys, "task", "value"), on=[*keys, "task"], how="left"))
+            .join(scores_df.select(*keys, "task", "value"), on=[*keys, "task"], how="left",
+                  maintain_order="left"))
     in_category = {c: pl.col("value").filter(pl.col("category") == c) for c in categories}
     extra = ([in_category[c].null_count().cast(pl.Int64).alias(f"{c} missing")
               for c in categories]
              if missing_by_category else [])
-    return (grid.group_by(keys)
+    return (grid.group_by(keys, maintain_order=True)
             .agg(_complete_mean(pl.col("value")).alias("micro"),
                  *(_complete_mean(in_category[c]).alias(c) for c in categories),
                  pl.col("value").null_count().cast(pl.Int64).alias("n_missing"),

@@ -15,9 +15,11 @@ import polars as pl
 from store.analyses.aggregates import entry_keys
 from store.catalog import TaskMeta, geneb_v1_tasks
 
+EASY, HARD, HIGH_VAR = 0.70, 0.35, 0.12
 
-def task_difficulty(scores_df: pl.DataFrame, easy: float = 0.70, hard: float = 0.35,
-                    high_var: float = 0.12, *,
+
+def task_difficulty(scores_df: pl.DataFrame, easy: float = EASY, hard: float = HARD,
+                    high_var: float = HIGH_VAR, *,
                     tasks: Iterable[TaskMeta] | None = None) -> pl.DataFrame:
     """[task, label, category, n_models, mean, sd, best_model, (best_source), best_value, easy,
     hard, high_variance], one row per expected task (default: geneb-v1) in catalog order."""

@@ -1,7 +1,7 @@
 """Scale: does a bigger model score better? Spearman rho between parameter count and score.
 
 Models with an unknown parameter count (NULL or 0, e.g. the k-mer baselines) are left out, as are
-the models named in `exclude`. rho and its two-sided p-value come from `scipy.stats.spearmanr`
+the models named in `exclude`. rho and its two-sided p-value are those of `scipy.stats.spearmanr`
 (`store.analyses.rankings.spearman`): NULL with fewer than 3 models.
 """
 
@@ -15,8 +15,8 @@ from store.analyses.aggregates import score_columns
 from store.analyses.rankings import spearman
 
 
-def scale_correlation(agg_df: pl.DataFrame, models_df: pl.DataFrame, *,
-                      exclude: Iterable[str] = (),
+def scale_correlation(agg_df: pl.DataFrame, models_df: pl.DataFrame,
+                      exclude: Iterable[str] = (), *,
                       columns: Sequence[str] | None = None) -> pl.DataFrame:
     """[(source), scope, rho, p_value, n] for macro, micro and every category (or `columns`).
 

@@ -4,6 +4,7 @@ not trivially so, materialised idempotently and completed after an interruption.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import warnings
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from store.catalog import CATEGORY_ORDER
 
 # sha256 over every file of the suite (sorted by name). A change here means the generated
 # content changed: bump mini.REVISION and update this digest.
-DIGEST = None
+DIGEST = "6fd06916f706f279d6ca2de174666a86c3d9980c96544f7188e7f5186d12a7ff"
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -78,21 +79,19 @@ def test_train_rows_come_first(suite):
 def test_materialize_is_deterministic(suite, tmp_path):
     again = mini.materialize(tmp_path / "again")
     assert digest(again) == digest(suite)
-    if DIGEST is not None:
-        combined = hashlib.sha256("".join(digest(suite).values()).encode()).hexdigest()
-        assert combined == DIGEST, "generated content changed: bump mini.REVISION and DIGEST"
+    combined = hashlib.sha256("".join(digest(suite).values()).encode()).hexdigest()
+    assert combined == DIGEST, "generated content changed: bump mini.REVISION and DIGEST"
 
 
-def test_second_materialize_rewrites_nothing(tmp_path):
-    folder = mini.materialize(tmp_path / "m")
+def test_second_materialize_rewrites_nothing(suite, tmp_path):
+    folder = shutil.copytree(suite, tmp_path / "m")
     before = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
     assert mini.materialize(folder) == folder
     assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == before
 
 
 def test_half_written_folder_is_completed(suite, tmp_path):
-    folder = tmp_path / "half"
-    mini.materialize(folder)
+    folder = shutil.copytree(suite, tmp_path / "half")
     (folder / mini.STAMP).unlink()                   # interrupted before the stamp
     (folder / f"{mini.TASKS[5].task_id}.csv").write_text("text,label,split\nAC")
     (folder / f"{mini.TASKS[-1].task_id}.csv").unlink()
@@ -102,8 +101,7 @@ def test_half_written_folder_is_completed(suite, tmp_path):
 
 
 def test_stale_revision_is_replaced(suite, tmp_path):
-    folder = tmp_path / "old"
-    mini.materialize(folder)
+    folder = shutil.copytree(suite, tmp_path / "old")
     (folder / mini.STAMP).write_text("geneb-mini-0\n")
     (folder / f"{mini.TASKS[0].task_id}.csv").write_text("stale")
     mini.materialize(folder)

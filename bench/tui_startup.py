@@ -1,0 +1,94 @@
+"""Time to the first rendered frame of geneb-tui on the official 40-model store.
+
+Prints, from the same run: the median wall time of `python -c "import textual"`, the median time
+from launching `geneb-tui` (headless, 100x30) to its first frame with the table filled, and the
+ratio. Each figure counts the whole process start, interpreter included.
+
+    .venv/bin/python bench/tui_startup.py [--store PATH] [--runs 5]
+
+Without --store, a temporary store is built by importing the official submissions from
+../shared/data/geneb-submissions (the project's sibling `shared` folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBMISSIONS = ROOT.parent / "shared" / "data" / "geneb-submissions"
+
+CHILD = r"""
+import asyncio, sys, time
+from geneb_tui.app import GenebApp
+from store.paths import resolve_store
+
+async def main():
+    app = GenebApp(resolve_store(sys.argv[1]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        while app.view is None:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        await pilot.pause()          # the table painted once with its rows
+        print(f"FIRST_FRAME {time.time():.6f} rows={len(app.view.rows)}", flush=True)
+
+asyncio.run(main())
+"""
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    start = time.time()
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    return time.time() - start, out
+
+
+def first_frame(store: Path) -> float:
+    start = time.time()
+    out = subprocess.run([sys.executable, "-c", CHILD, str(store)], capture_output=True,
+                         text=True, cwd=ROOT, check=True).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("FIRST_FRAME"))
+    rows = int(line.split("rows=")[1])
+    if rows != 40:
+        raise SystemExit(f"expected the 40 official models, the table shows {rows}")
+    return float(line.split()[1]) - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", type=Path, help="a store holding the official results")
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    tmp = None
+    store = args.store
+    if store is None:
+        from store.paths import resolve_store
+        from store.submission import import_files
+
+        tmp = tempfile.TemporaryDirectory(prefix="geneb-bench-")
+        store = Path(tmp.name) / "store"
+        import_files(resolve_store(store), sorted(SUBMISSIONS.glob("*.json")))
+    timed([sys.executable, "-c", "import textual"])   # warm the file cache for both
+    first_frame(store)
+    imports, frames = [], []
+    for _ in range(args.runs):
+        imports.append(timed([sys.executable, "-c", "import textual"])[0])
+        frames.append(first_frame(store))
+    t_import, t_frame = statistics.median(imports), statistics.median(frames)
+    print(f"store: {store} (40 official models)")
+    print(f"python -c 'import textual'           : {t_import * 1000:7.0f} ms (median of "
+          f"{args.runs})")
+    print(f"geneb-tui first frame (table filled)   : {t_frame * 1000:7.0f} ms (median of "
+          f"{args.runs})")
+    print(f"ratio first frame / import textual     : {t_frame / t_import:7.1f}x")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""status, export, tasks and models on a filled store, human and --json."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from engine.cli import main
+from store.catalog import CATEGORY_ORDER
+
+
+@pytest.fixture
+def filled(tmp_path, task_dir):
+    store = tmp_path / "store"
+    assert main(["fill", "--store", str(store), "--suite", str(task_dir),
+                 "--models", "kmer-3", "--regimes", "full", "1shot"]) == 0
+    return store, task_dir
+
+
+def run_json(capsys, *argv):
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_status_counts_done_and_missing_cells(filled, capsys):
+    store, suite = filled
+    out = run_json(capsys, "status", "--store", str(store), "--suite", str(suite),
+                   "--models", "kmer-3", "kmer-4")
+    got = {(r["model"], r["category"]): (r["done"], r["total"]) for r in out["rows"]}
+    # manifest: Promoters holds bin_task and quad_task, Enhancers tri_task; 3 regimes asked
+    assert got == {("kmer-3", "Promoters"): (4, 6), ("kmer-3", "Enhancers"): (2, 3),
+                   ("kmer-4", "Promoters"): (0, 6), ("kmer-4", "Enhancers"): (0, 3)}
+    assert main(["status", "--store", str(store), "--suite", str(suite)]) == 0
+
+
+def test_export_seed_means_agree_with_per_seed_rows(filled, tmp_path, capsys):
+    store, _ = filled
+    means, raw = tmp_path / "means.csv", tmp_path / "raw.csv"
+    assert main(["export", "--store", str(store), "--csv", str(means)]) == 0
+    assert main(["export", "--store", str(store), "--csv", str(raw), "--per-seed"]) == 0
+    m, r = pl.read_csv(means), pl.read_csv(raw)
+    assert m.height == 3 * 2 and r.height == 3 * 2 * 5
+    for row in m.iter_rows(named=True):
+        seeds = r.filter(task=row["task"], regime=row["regime"])["mcc"].to_numpy()
+        assert row["mcc"] == pytest.approx(np.mean(seeds), abs=1e-15)
+        assert row["mcc_sd"] == pytest.approx(np.std(seeds, ddof=1), abs=1e-15)
+        assert row["n_seeds"] == 5
+    assert set(m["category"]) == {"Promoters", "Enhancers"}
+
+
+def test_export_filters_and_header_only_when_nothing_matches(filled, tmp_path):
+    store, _ = filled
+    out = tmp_path / "x.csv"
+    main(["export", "--store", str(store), "--csv", str(out), "--categories", "Enhancers",
+          "--regimes", "1shot"])
+    f = pl.read_csv(out)
+    assert f["task"].to_list() == ["tri_task"] and f["regime"].to_list() == ["1shot"]
+    main(["export", "--store", str(store), "--csv", str(out), "--models", "nobody"])
+    assert out.read_text().startswith("model,task,category,regime") \
+        and len(out.read_text().splitlines()) == 1
+    assert main(["export", "--store", str(store), "--csv", str(tmp_path / "no" / "x.csv")]) == 2
+
+
+def test_tasks_and_models_list_the_catalogs(capsys, tmp_path):
+    tasks = run_json(capsys, "tasks", "--suite", "geneb-mini", "--store", str(tmp_path))
+    assert [t["category"] for t in tasks] == list(CATEGORY_ORDER)
+    models = run_json(capsys, "models", "--scale", "<100M", "--architecture", "Hyena")
+    assert {m["model_id"] for m in models} == {"hyenadna-large-1m-seqlen-hf",
+                                               "hyenadna-medium-160k-seqlen-hf"}
+    kmers = run_json(capsys, "models", "--search", "kmer")
+    assert [m["model_id"] for m in kmers] == ["kmer-3", "kmer-4", "kmer-6"]

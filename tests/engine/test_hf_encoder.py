@@ -1,0 +1,233 @@
+"""The generic Hugging Face encoder on tiny checkpoints built here, loaded the way users load them.
+
+Every model goes through a `path` entry in the user's `<store>/models.toml` (or `--models <dir>`),
+`load_models` / `resolve_model` and `build_encoder`, exactly as `fill` does.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from engine.encoders import ADAPTERS, build_encoder  # noqa: E402
+from engine.encoders.hf import HFEncoder  # noqa: E402
+from engine.registry import resolve_model  # noqa: E402
+from store.catalog import ENCODERS, PADDING_SIDES, POOLINGS, ModelMeta, load_models  # noqa: E402
+from store.embeddings import EmbeddingStore  # noqa: E402
+from store.errors import GenebError  # noqa: E402
+from store.paths import StorePaths  # noqa: E402
+from tests.engine.tiny_models import build, random_dna  # noqa: E402
+
+KINDS = ("bert", "gpt2", "llama", "mamba")
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory) -> dict:
+    """Four tiny checkpoints and a user models.toml naming them by path."""
+    root = tmp_path_factory.mktemp("zoo")
+    dirs = {kind: build(kind, root / kind) for kind in KINDS}
+    entries = "".join(
+        f'[[model]]\nmodel_id = "tiny-{kind}"\npath = "{d}"\nparams = 1000\n\n'
+        for kind, d in dirs.items())
+    entries += (f'[[model]]\nmodel_id = "tiny-bert-trunc"\npath = "{dirs["bert"]}"\n'
+                "max_tokens = 20\nbatch_size = 4\n\n")
+    entries += (f'[[model]]\nmodel_id = "tiny-gpt2-padmean"\npath = "{dirs["gpt2"]}"\n'
+                'pooling = "mean-with-padding"\n\n')
+    entries += f'[[model]]\nmodel_id = "tiny-bert-cls"\npath = "{dirs["bert"]}"\npooling = "cls"\n'
+    store = root / "store"
+    store.mkdir()
+    (store / "models.toml").write_text(entries)
+    return {"dirs": dirs, "catalog": load_models(store / "models.toml")}
+
+
+def encoder(zoo, model_id: str, **options) -> HFEncoder:
+    return build_encoder(resolve_model(model_id, zoo["catalog"]), device="cpu", **options)
+
+
+SEQS = random_dna(13, 20, 90, seed=7)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_alone_equals_padded_length_bucketed_batch(zoo, kind):
+    enc = encoder(zoo, f"tiny-{kind}", batch_size=4)
+    together = enc.encode(SEQS)
+    alone = np.stack([enc.encode([s])[0] for s in SEQS])
+    assert together.shape == (len(SEQS), enc.model.config.hidden_size)
+    assert together.dtype == np.float32
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_padding_sides_follow_the_architecture(zoo):
+    sides = {kind: encoder(zoo, f"tiny-{kind}").padding_side for kind in KINDS}
+    assert sides == {"bert": "right", "gpt2": "left", "llama": "left", "mamba": "none"}
+
+
+def test_models_without_a_usable_mask_are_batched_by_exact_length(zoo):
+    enc = encoder(zoo, "tiny-mamba", batch_size=8)
+    lengths = np.array([5, 7, 5, 9, 7, 5])
+    for batch in enc.plan_batches(lengths, 8):
+        assert len(set(lengths[batch])) == 1
+
+
+def test_batch_order_is_restored(zoo):
+    enc = encoder(zoo, "tiny-bert", batch_size=3)
+    base = enc.encode(SEQS)
+    perm = np.random.default_rng(0).permutation(len(SEQS))
+    shuffled = enc.encode([SEQS[i] for i in perm])
+    np.testing.assert_allclose(shuffled, base[perm], atol=1e-5)
+
+
+def test_truncation_is_counted_and_cuts_at_the_context(zoo):
+    enc = encoder(zoo, "tiny-bert-trunc")
+    assert enc.max_tokens == 20 and enc.settings["max_tokens"] == 20
+    seqs = ["ACGT" * 3, "ACGTTGCA" * 5, "A" * 18, "C" * 19]
+    sink = _Sink(len(seqs))
+    stats = enc.encode_into(seqs, sink)
+    assert stats["n_truncated"] == 2            # 40 and 19 nt + [CLS] [SEP] exceed 20 tokens
+    cut = enc.encode([seqs[1][:18]])[0]         # 18 nt + [CLS] [SEP] = 20 tokens
+    np.testing.assert_allclose(sink.array[1], cut, atol=1e-5)
+
+
+def test_cls_and_mean_with_padding_recipes(zoo):
+    cls = encoder(zoo, "tiny-bert-cls")
+    assert cls.settings["pooling"] == "cls"
+    emb = cls.encode(SEQS[:4])
+    with torch.inference_mode():
+        ids = cls.tokenizer(SEQS[0], return_tensors="pt")
+        first = cls.model(**ids).last_hidden_state[0, 0].numpy()
+    np.testing.assert_allclose(emb[0], first, atol=1e-5)
+    padmean = encoder(zoo, "tiny-gpt2-padmean", batch_size=4)
+    assert padmean.padding_side == "none"       # the official mean over padding, batch 1
+    plain = encoder(zoo, "tiny-gpt2")
+    np.testing.assert_allclose(padmean.encode(SEQS), plain.encode(SEQS), atol=1e-5)
+
+
+class Counting(torch.nn.Module):
+    """Wraps a model: counts forward calls and rows, fails on call `fail_at`, or raises an
+    out-of-memory error for batches larger than `oom_above`."""
+
+    def __init__(self, inner, fail_at: int | None = None, oom_above: int | None = None):
+        super().__init__()
+        self.inner, self.fail_at, self.oom_above = inner, fail_at, oom_above
+        self.calls: list[int] = []
+
+    def forward(self, **kwargs):
+        n = kwargs["input_ids"].shape[0]
+        if self.oom_above is not None and n > self.oom_above:
+            raise torch.OutOfMemoryError(f"simulated: batch of {n}")
+        self.calls.append(n)
+        if self.fail_at is not None and len(self.calls) == self.fail_at:
+            raise RuntimeError("simulated crash")
+        return self.inner(**kwargs)
+
+
+def test_out_of_memory_halves_the_batch_and_completes(zoo):
+    enc = encoder(zoo, "tiny-gpt2", batch_size=8)
+    expected = enc.encode(SEQS)
+    enc.batch_size = 8
+    enc.model = Counting(enc.model, oom_above=2)
+    sink = _Sink(len(SEQS))
+    stats = enc.encode_into(SEQS, sink)
+    assert stats["batch_size"] == 2
+    assert max(enc.model.calls) == 2 and sum(enc.model.calls) == len(SEQS)
+    np.testing.assert_allclose(sink.array, expected, atol=1e-5)
+
+
+def test_out_of_memory_on_one_sequence_is_a_clear_error(zoo):
+    enc = encoder(zoo, "tiny-bert", batch_size=2)
+    enc.model = Counting(enc.model, oom_above=0)
+    with pytest.raises(GenebError, match="tiny-bert: out of memory on a single sequence"):
+        enc.encode(SEQS[:3])
+
+
+def test_interrupted_embedding_resumes_without_recomputing(zoo, tmp_path):
+    model = resolve_model("tiny-bert", zoo["catalog"])
+    enc = build_encoder(model, device="cpu", batch_size=4)
+    seqs = random_dna(30, 20, 90, seed=3)
+    labels = np.arange(30) % 2
+    expect = {"model_id": model.model_id, "model_revision": enc.revision,
+              "encoder": enc.settings, "data_hash": "h", "dtype": "float32"}
+    store = EmbeddingStore(StorePaths(tmp_path))
+    full = enc.encode(seqs)
+
+    inner = enc.model
+    enc.model = Counting(inner, fail_at=4)        # 3 batches finish, the 4th crashes
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        enc.encode_into(seqs, store.writer(model.model_id, "t", "train", labels, expect))
+    writer = store.writer(model.model_id, "t", "train", labels, expect)
+    assert writer.pending().size == 30 - 12       # the finished batches were written
+
+    enc.model = Counting(inner)
+    stats = enc.encode_into(seqs, writer)
+    assert sum(enc.model.calls) == 18 and stats["n_encoded"] == 18
+    writer.finish()
+    emb, _ = store.load(model.model_id, "t", "train", expect)
+    np.testing.assert_allclose(emb, full, atol=1e-5)
+
+
+def test_one_off_directory_resolves_to_the_generic_encoder(zoo):
+    meta = resolve_model(str(zoo["dirs"]["llama"]), zoo["catalog"])
+    assert meta.encoder == "hf" and meta.path == str(zoo["dirs"]["llama"].resolve())
+    assert meta.architecture_family == "Transformer decoder" and meta.params > 0
+    enc = build_encoder(meta, device="cpu")
+    assert enc.settings["source"] == meta.path and enc.encode(SEQS[:2]).shape == (2, 32)
+
+
+def test_remote_code_needs_the_flag_and_a_pinned_revision():
+    meta = ModelMeta("remote-x", "X", 1, "T-enc", "Transformer encoder", "BPE", "BPE", "human",
+                     hub_id="org/remote-x", remote_code="required")
+    with pytest.raises(GenebError, match=r"model remote-x: .*--trust-remote-code"):
+        build_encoder(meta)
+    with pytest.raises(GenebError, match=r"remote-x: --trust-remote-code needs a pinned revision"):
+        build_encoder(meta, trust_remote_code=True)
+
+
+def test_adapters_and_external_weights_explain_what_they_need():
+    catalog = load_models()
+    with pytest.raises(GenebError, match=r"enformer-official-rough: .*enformer-pytorch"):
+        build_encoder(catalog["enformer-official-rough"])
+    with pytest.raises(GenebError, match=r"deepgene: its weights are not published"):
+        build_encoder(catalog["deepgene"])
+    assert set(ADAPTERS) | {"hf", "kmer", "external"} == set(ENCODERS)
+
+
+def test_encoder_vocabularies_match_the_catalog():
+    from engine.encoders import hf
+
+    assert hf.POOLINGS == POOLINGS and hf.PADDING_SIDES == PADDING_SIDES
+
+
+def test_a_missing_checkpoint_is_one_clear_error(tmp_path):
+    meta = ModelMeta("gone", "gone", 0, "?", "Other", "?", "mixed/other", "?",
+                     path=str(tmp_path / "nope"))
+    with pytest.raises(GenebError, match="model gone: cannot load"):
+        build_encoder(meta, device="cpu")
+
+
+class _Sink:
+    def __init__(self, n: int):
+        self.array = None
+        self.done = np.zeros(n, dtype=bool)
+
+    def pending(self):
+        return np.flatnonzero(~self.done)
+
+    def write(self, rows, block):
+        if self.array is None:
+            self.array = np.zeros((self.done.size, block.shape[1]), np.float32)
+        self.array[rows] = block
+        self.done[rows] = True
+
+
+def test_settings_are_the_identity(zoo):
+    s = encoder(zoo, "tiny-bert").settings
+    assert s == {"encoder": "hf", "source": str(Path(zoo["dirs"]["bert"])), "revision": None,
+                 "pooling": "mean", "max_tokens": 128, "padding_side": "right",
+                 "dtype": "float32", "layer": "last"}

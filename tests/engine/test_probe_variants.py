@@ -1,0 +1,85 @@
+"""Protocol variants: their identity, their result rows, and the seeded MLP probe."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from engine.probe import few_shot_indices
+from engine.probes.cell import run_variant_cell, run_variant_cells
+from engine.probes.mlp import BatchedMLPClassifier
+from engine.probes.variants import GENEB_V1_CONVERGED, MLP, named_variants, sweep_protocols
+from store.protocol import GENEB_V1, REGIMES, SEEDS
+
+ROW_KEYS = {"regime", "seed", "probe", "mcc", "acc", "f1_macro", "degenerate", "n_train",
+            "n_test", "converged", "n_iter", "shared_fit", "fit_seconds"}
+
+
+@pytest.fixture(scope="module")
+def cell() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 16)).astype(np.float32) * 2 + 1
+    y = (X[:, 0] - X[:, 1] + rng.normal(size=400) > 2).astype(int)
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+def test_variant_hashes_differ_from_geneb_v1_and_from_each_other() -> None:
+    variants = named_variants()
+    hashes = [p.hash for p in variants.values()]
+    assert GENEB_V1.hash not in hashes
+    assert len(set(hashes)) == len(hashes)
+    assert variants["geneb-v1-converged"] == GENEB_V1_CONVERGED
+    assert [p.C for p in sweep_protocols()] == [0.01, 0.1, 1.0, 10.0, 100.0]
+
+
+def test_converged_rows_cover_every_regime_and_seed_with_the_official_draws(cell) -> None:
+    X, y, X_test, y_test = cell
+    rows = run_variant_cell(X, y, X_test, y_test, GENEB_V1_CONVERGED, REGIMES, SEEDS)
+    assert len(rows) == len(REGIMES) * len(SEEDS)
+    assert all(set(r) == ROW_KEYS and r["probe"] == "logreg" and r["converged"] for r in rows)
+    full = [r for r in rows if r["regime"] == "full"]
+    assert all(r["shared_fit"] and r["n_train"] == 300 for r in full)
+    assert len({r["mcc"] for r in full}) == 1
+    for r in rows:
+        if r["regime"] != "full":
+            k = {"10shot": 10, "1shot": 1}[r["regime"]]
+            assert not r["shared_fit"]
+            assert r["n_train"] == len(few_shot_indices(y, k, r["seed"]))
+            assert r["n_test"] == 100
+
+
+def test_a_sweep_batched_over_C_gives_the_rows_of_separate_runs(cell) -> None:
+    X, y, X_test, y_test = cell
+    protocols = sweep_protocols((0.1, 1.0, 10.0))
+    together = run_variant_cells(X, y, X_test, y_test, protocols, REGIMES, SEEDS)
+    for p, rows in zip(protocols, together, strict=True):
+        alone = run_variant_cell(X, y, X_test, y_test, p, REGIMES, SEEDS)
+        assert [r["mcc"] for r in rows] == pytest.approx([r["mcc"] for r in alone], abs=1e-12)
+
+
+def test_geneb_v1_is_not_a_variant(cell) -> None:
+    with pytest.raises(ValueError, match="engine.probe"):
+        run_variant_cell(*cell, GENEB_V1, REGIMES, SEEDS)
+
+
+def test_mlp_is_deterministic_given_the_seed(cell) -> None:
+    X, y, X_test, _ = cell
+    fit = dict(hidden=8, max_iter=30)
+    a = BatchedMLPClassifier(**fit).fit(X, np.stack([y, y]), seeds=[13, 17])
+    b = BatchedMLPClassifier(**fit).fit(X, np.stack([y, y]), seeds=[13, 17])
+    single = BatchedMLPClassifier(**fit).fit(X, y, seeds=[17])
+    assert np.array_equal(a.theta_.numpy(), b.theta_.numpy())
+    assert not np.array_equal(a.theta_.numpy()[0], a.theta_.numpy()[1])
+    np.testing.assert_allclose(a.theta_.numpy()[1], single.theta_.numpy()[0], rtol=1e-6, atol=1e-9)
+    assert np.array_equal(a.predict(X_test), b.predict(X_test))
+
+
+def test_mlp_rows_carry_the_mlp_probe_and_seeded_full_fits(cell) -> None:
+    X, y, X_test, y_test = cell
+    small = dataclasses.replace(MLP, hidden=8, max_iter=20)
+    rows = run_variant_cell(X, y, X_test, y_test, small, ("full", "1shot"), SEEDS)
+    assert len(rows) == 2 * len(SEEDS)
+    assert all(set(r) == ROW_KEYS and r["probe"] == "mlp" and not r["shared_fit"] for r in rows)
+    assert small.hash != MLP.hash

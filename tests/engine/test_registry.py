@@ -1,0 +1,130 @@
+"""The model registry as a whole (MTEB-style) and what `--models` resolves to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.encoders import ADAPTERS
+from engine.hub_data import PINNED_REVISION
+from engine.registry import resolve_model
+from store.catalog import (
+    ARCHITECTURE_FAMILIES,
+    ENCODERS,
+    PADDING_SIDES,
+    POOLINGS,
+    PROVENANCES,
+    REMOTE_CODE,
+    TOKENIZATION_FAMILIES,
+    load_models,
+    parse_model_entries,
+)
+from store.errors import GenebError
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "geneb-benchmark"
+OFFICIAL = json.loads((SHARED / "model_meta.json").read_text())
+
+
+def official_models():
+    return {k: m for k, m in load_models().items() if m.provenance == "official"}
+
+
+def test_every_official_model_is_present_with_its_exact_params_and_display():
+    models = official_models()
+    assert set(models) == set(OFFICIAL) and len(models) == 40
+    for model_id, meta in OFFICIAL.items():
+        assert models[model_id].params == meta["params"], model_id
+        assert models[model_id].display == meta["display"], model_id
+
+
+def test_every_entry_uses_the_closed_vocabularies():
+    for m in load_models().values():
+        assert m.architecture_family in ARCHITECTURE_FAMILIES, m.model_id
+        assert m.tokenization_family in TOKENIZATION_FAMILIES, m.model_id
+        assert m.provenance in PROVENANCES, m.model_id
+        assert m.pooling in POOLINGS and m.remote_code in REMOTE_CODE, m.model_id
+        assert m.padding_side in (None, *PADDING_SIDES), m.model_id
+        assert m.encoder in ENCODERS, m.model_id
+
+
+def test_every_entry_says_how_it_runs():
+    for m in load_models().values():
+        if m.encoder == "hf":
+            assert m.hub_id and "/" in m.hub_id, m.model_id
+        elif m.encoder == "kmer":
+            assert m.encoder_k in (3, 4, 6)
+        elif m.encoder in ADAPTERS:
+            assert m.remote_code != "no" and m.notes, m.model_id
+        else:
+            assert m.encoder == "external" and m.remote_code != "no" and m.notes
+        if m.revision is not None:
+            assert len(m.revision) == 40, m.model_id
+
+
+def test_recipes_from_the_official_extractors():
+    models = load_models()
+    # Hyena: the official mean includes padding (one sequence per batch: every token).
+    assert models["hyenadna-large-1m-seqlen-hf"].pooling == "mean-with-padding"
+    assert models["PlantCaduceus_l32"].padding_side == "none"
+    assert models["GenomeOcean-4B"].padding_side == "left"
+    assert models["GenomeOcean-4B"].max_tokens == 1024
+    assert models["Omni-DNA-1B"].max_tokens == 250
+    assert models["enformer-official-rough"].requires == "enformer-pytorch"
+
+
+@pytest.mark.parametrize("entry, field", [
+    ({"model_id": "x", "hub_id": "o/x", "pooling": "max"}, "pooling"),
+    ({"model_id": "x", "hub_id": "o/x", "padding_side": "middle"}, "padding_side"),
+    ({"model_id": "x", "hub_id": "o/x", "remote_code": "yes"}, "remote_code"),
+    ({"model_id": "x", "hub_id": "o/x", "max_tokens": 0}, "max_tokens"),
+    ({"model_id": "x", "hub_id": "o/x", "encoder": "magic"}, "encoder"),
+])
+def test_a_bad_user_entry_names_the_file_entry_and_field(entry, field):
+    with pytest.raises(GenebError, match=rf"models.toml: model entry 1 \(x\).*{field}"):
+        parse_model_entries([entry], "models.toml")
+
+
+def test_one_user_entry_adds_a_model(tmp_path):
+    user = tmp_path / "models.toml"
+    user.write_text('[[model]]\nmodel_id = "my-model"\nhub_id = "me/my-dna-model"\n'
+                    'max_tokens = 512\n')
+    m = load_models(user)["my-model"]
+    assert (m.hub_id, m.encoder, m.pooling, m.max_tokens) == ("me/my-dna-model", "hf", "mean",
+                                                              512)
+    assert resolve_model("my-model", load_models(user)) == m
+
+
+def test_resolve_catalog_id_hub_id_and_revision():
+    catalog = load_models()
+    assert resolve_model("GROVER", catalog).model_id == "GROVER"
+    assert resolve_model("grover", catalog).model_id == "GROVER"
+    by_hub = resolve_model("PoetschLab/GROVER", catalog)
+    assert by_hub.model_id == "GROVER"
+    pinned = resolve_model(f"PoetschLab/GROVER@{PINNED_REVISION}", catalog)
+    assert pinned.model_id == "GROVER" and pinned.revision == PINNED_REVISION
+    assert resolve_model(f"GROVER@{PINNED_REVISION}", catalog).revision == PINNED_REVISION
+    new = resolve_model("someone/dna-encoder", catalog)
+    assert (new.model_id, new.hub_id, new.encoder, new.provenance) == (
+        "someone/dna-encoder", "someone/dna-encoder", "hf", "local")
+
+
+def test_resolve_local_checkpoint_directory(tmp_path):
+    ckpt = tmp_path / "my-ckpt"
+    ckpt.mkdir()
+    with pytest.raises(GenebError, match="my-ckpt: not a Hugging Face checkpoint"):
+        resolve_model(str(ckpt), load_models())
+    (ckpt / "config.json").write_text('{"model_type": "bert"}')
+    m = resolve_model(str(ckpt), load_models())
+    assert (m.model_id, m.path, m.architecture_family, m.remote_code) == (
+        "my-ckpt", str(ckpt.resolve()), "Transformer encoder", "no")
+    (ckpt / "config.json").write_text('{"model_type": "x", "auto_map": {"AutoModel": "m.M"}}')
+    assert resolve_model(str(ckpt), load_models()).remote_code == "required"
+
+
+def test_unknown_model_lists_close_matches():
+    with pytest.raises(GenebError, match=r"unknown model 'GROVR' \(did you mean GROVER"):
+        resolve_model("GROVR", load_models())
+    with pytest.raises(GenebError, match="neither a catalog id"):
+        resolve_model("./no/such/dir", load_models())

@@ -1,0 +1,98 @@
+"""CSV export: exactly the rows and columns shown, full precision, formula-safe."""
+
+from __future__ import annotations
+
+import csv
+
+from conftest import local_rows, settle
+from fixture_store import SUBMISSIONS, build_official_store
+from test_main_view import apply_filters
+from textual.widgets import Input
+
+from geneb_tui.components.export_screen import ExportScreen
+from geneb_tui.core.export import safe_cell, write_csv
+from store.catalog import geneb_v1_tasks
+from store.results import write_fragment
+
+
+async def export_to(pilot, path) -> None:
+    await pilot.press("e")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, ExportScreen)
+    pilot.app.screen.query_one("#export-path", Input).value = str(path)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+def read(path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+async def test_export_writes_exactly_the_shown_rows_and_columns(official_store, tmp_path):
+    from geneb_tui.app import GenebApp
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")                       # 10-shot
+        await apply_filters(pilot, architecture_family="Transformer encoder",
+                            scale_band="<100M")
+        view = app.view
+        out = tmp_path / "view.csv"
+        await export_to(pilot, out)
+        lines = read(out)
+        header, body = lines[0], lines[1:]
+        labels = [c.label for c in view.columns]
+        assert [h for h in header if not h.endswith(" rank")] == labels
+        assert header == view.export_header()
+        assert len(body) == len(view.rows) > 0
+        for line, row in zip(body, view.rows, strict=True):
+            assert line[0] == row.meta["display"]
+            macro = header.index("Macro")
+            assert float(line[macro]) == row.values["macro"]          # full precision
+            assert int(line[macro + 1]) == row.ranks["macro"]
+            assert line[header.index("Params")] == str(row.meta["params"])
+
+        # an empty view writes the header only
+        await apply_filters(pilot, search="no-such-model")
+        assert app.view.rows == []
+        empty = tmp_path / "empty.csv"
+        await export_to(pilot, empty)
+        assert read(empty) == [header]
+
+
+async def test_export_escapes_formulas_but_keeps_negative_numbers(tmp_path):
+    paths = build_official_store(tmp_path / "store", [SUBMISSIONS / "GROVER.json"])
+    tasks = [t.task_id for t in geneb_v1_tasks()]
+    rows = local_rows("=HYPERLINK(evil)", tasks, value=-0.2)
+    write_fragment(paths, rows, "local/evil")
+    from geneb_tui.app import GenebApp
+
+    app = GenebApp(paths)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        out = tmp_path / "x.csv"
+        await export_to(pilot, out)
+        text = out.read_text()
+        body = read(out)[1:]
+        evil = next(r for r in body if "HYPERLINK" in r[0])
+        assert evil[0] == "'=HYPERLINK(evil)"
+        assert "\n=" not in text and ",=" not in text
+        negative = [c for c in evil if c.startswith("-")]
+        assert negative and all(float(c) < 0 for c in negative)   # numbers stay numbers
+
+
+def test_safe_cell_rules(tmp_path):
+    assert safe_cell("=1+1") == "'=1+1"
+    assert safe_cell("+cmd") == "'+cmd"
+    assert safe_cell("-cmd") == "'-cmd"
+    assert safe_cell("@SUM(A1)") == "'@SUM(A1)"
+    assert safe_cell("\tx") == "'\tx" and safe_cell("\rx") == "'\rx"
+    assert safe_cell(-0.25) == "-0.25" and safe_cell(-3) == -3
+    assert safe_cell(0.1 + 0.2) == "0.30000000000000004"
+    assert safe_cell(None) == "" and safe_cell("GROVER") == "GROVER"
+    out = tmp_path / "h.csv"
+    assert write_csv(out, ["a", "b"], []) == 0
+    assert out.read_bytes() == b"a,b\r\n"
+    assert not list(tmp_path.glob("*.tmp"))

@@ -1,0 +1,110 @@
+"""Missing evaluations: list the cells, run a real `geneb-engine fill` (geneb-mini), cancel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import settle
+from textual.widgets import DataTable, ProgressBar, SelectionList, Static
+
+from geneb_tui.components.missing_screen import MissingScreen
+from store.db import query
+from store.results import KEY
+
+
+def materialise_mini(paths) -> None:
+    """What `geneb-engine tasks --suite geneb-mini` does: write the suite into the store."""
+    subprocess.run([sys.executable, "-m", "engine.cli", "tasks", "--suite", "geneb-mini",
+                    "--store", str(paths.root), "--json"], check=True, capture_output=True)
+
+
+async def open_missing_for(pilot, search: str, category_steps: int = 0) -> MissingScreen:
+    app = pilot.app
+    await pilot.press("u")                             # suite: geneb-mini
+    await settle(pilot)
+    assert app.filters.suite == "geneb-mini"
+    for _ in range(category_steps):
+        await pilot.press("c")
+    await pilot.press("slash", *search, "enter")
+    await settle(pilot)
+    await pilot.press("g")
+    await pilot.pause()
+    assert isinstance(app.screen, MissingScreen)
+    return app.screen
+
+
+def assert_consistent(paths) -> None:
+    """Readers see whole fragments only, and each key once in `results`."""
+    assert not list(paths.results.rglob("*.tmp")), "a temporary fragment was left behind"
+    keys = ", ".join(KEY)
+    dup = query(paths, f"SELECT {keys}, count(*) AS n FROM results GROUP BY {keys} HAVING n > 1")
+    assert dup.is_empty()
+    query(paths, "SELECT * FROM results")             # every fragment readable
+
+
+async def test_missing_cells_run_a_real_fill_and_the_results_appear(small_store):
+    from geneb_tui.app import GenebApp
+
+    materialise_mini(small_store)
+    app = GenebApp(small_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_missing_for(pilot, "kmer-3", category_steps=2)  # Promoters
+        assert app.filters.category == "Promoters"
+        assert screen.candidates == ["kmer-3"]
+        await pilot.press("space")                      # select kmer-3
+        await pilot.pause()
+        assert screen.query_one(SelectionList).selected == ["kmer-3"]
+        assert screen.cells == [("kmer-3", "mini_promoter_tata", "full")]
+        assert screen.query_one("#missing-cells", DataTable).row_count == 1
+
+        await pilot.press("g")                          # run
+        await settle(pilot)
+        kinds = [e.kind for e in screen.events]
+        assert kinds[0] == "plan" and "cell" in kinds and kinds[-1] == "done", kinds
+        bar = screen.query_one(ProgressBar)
+        assert bar.total == 1 and bar.progress == 1
+        assert screen.last_command[1:4] == ["-m", "engine.cli", "fill"]
+        assert "--json" in screen.last_command
+        await settle(pilot)
+        assert screen.cells == []                       # refreshed: nothing missing any more
+        await pilot.press("escape")
+        await settle(pilot)
+        rows = {r.model: r for r in app.view.rows}
+        assert rows["kmer-3"].values["cat:Promoters"] is not None
+        assert rows["kmer-3"].source == "local"
+    assert_consistent(small_store)
+
+
+async def test_cancel_mid_run_leaves_a_consistent_store(small_store):
+    from geneb_tui.app import GenebApp
+
+    materialise_mini(small_store)
+    app = GenebApp(small_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_missing_for(pilot, "kmer-6")
+        await pilot.press("space")
+        await pilot.pause()
+        assert len(screen.cells) == 13                  # the 13 geneb-mini tasks, full regime
+        await pilot.press("g")
+        # wait (bounded) for the first finished cell, then cancel
+        for _ in range(600):
+            if any(e.kind == "cell" for e in screen.events) or not screen.running:
+                break
+            await pilot.pause(0.05)
+        assert screen.running, "the run ended before it could be cancelled"
+        await pilot.press("k")
+        await settle(pilot)
+        assert not screen.running
+        status = str(screen.query_one("#fill-status", Static).render())
+        assert "Cancelled" in status
+        done = sum(e.kind == "cell" for e in screen.events)
+        assert 1 <= done < 13
+        await settle(pilot)
+        # what was finished is in the store and the views; the rest is still missing
+        assert 0 < 13 - len(screen.cells) <= 13
+    assert_consistent(small_store)
+    local = query(small_store, "SELECT model, task, regime FROM results WHERE source = 'local'")
+    assert local.height >= 1 and set(local["model"]) == {"kmer-6"}

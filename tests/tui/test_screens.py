@@ -1,0 +1,125 @@
+"""The empty-store screen, the comparison views, and what start-up imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import settle
+from fixture_store import leaderboard
+from textual.widgets import TabbedContent
+
+from geneb_tui.app import GenebApp
+from geneb_tui.capture import screen_text
+from geneb_tui.components.compare_screen import CompareScreen
+from geneb_tui.components.empty_store_screen import EmptyStoreScreen
+from geneb_tui.components.view_table import ViewTable
+from store.paths import resolve_store
+
+
+async def test_empty_store_says_how_to_fill_or_import(tmp_path):
+    app = GenebApp(resolve_store(tmp_path / "empty"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, EmptyStoreScreen)
+        text = " ".join(screen_text(app).split())
+        assert "geneb-engine import --official" in text
+        assert "geneb-engine import PATH.." in text
+        assert "geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6" in text
+
+
+async def test_comparison_views(official_store):
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        lb = {r["model"]: r for r in leaderboard()["full"]}
+        lb10 = {r["model"]: r for r in leaderboard()["10shot"]}
+        official = {m: r for m, r in lb.items() if r["submitted"] == "official"}
+
+        ranks = screen.query_one("#leaders-table", ViewTable).data
+        assert len(ranks.rows) == 40
+        best_promoters = max(official, key=lambda m: official[m]["cat_MCC"]["Promoters"])
+        col = ranks.header.index("Promoters")
+        winner = next(r for r in ranks.rows if r[col] == 1)
+        assert winner[0] == screen.snapshot.model_meta(best_promoters)["display"]
+
+        shift = screen.query_one("#shift-table", ViewTable).data
+        first = shift.rows[0]                         # rank 1 in full
+        best_full = max(official, key=lambda m: official[m]["macro_MCC"])
+        assert first[0] == screen.snapshot.model_meta(best_full)["display"]
+        assert first[3] == pytest.approx(lb10[best_full]["macro_MCC"], abs=1e-9)
+        assert first[5] == first[2] - first[4]
+
+        agree = screen.query_one("#agreement-table", ViewTable).data
+        assert len(agree.rows) == 13 and all(agree.rows[i][i + 1] == pytest.approx(1.0)
+                                             for i in range(13))
+        from scipy.stats import spearmanr
+
+        cats = agree.header[1:]
+        want = spearmanr([official[m]["cat_MCC"][cats[0]] for m in official],
+                         [official[m]["cat_MCC"][cats[1]] for m in official]).statistic
+        assert agree.rows[0][2] == pytest.approx(want)
+
+        assert "Spearman ρ = +" in str(screen.query_one("#scale-note").render())
+        deg = screen.query_one("#degradation-table", ViewTable).data
+        assert len(deg.rows) == 40 and deg.header[1:4] == ["full", "10shot", "1shot"]
+        tasks = screen.query_one("#tasks-table", ViewTable).data
+        assert len(tasks.rows) == 100
+        assert {m for r in tasks.rows for m in r[-1].split()} <= {"easy", "hard", "high-var"}
+
+        await pilot.press("b")                         # regime B: 10shot -> 1shot
+        await settle(pilot)
+        assert screen.options.regime_b == "1shot"
+        assert screen.query_one("#shift-table", ViewTable).data.header[3] == "1shot"
+        await pilot.press("4")
+        await pilot.pause()
+        assert screen.query_one(TabbedContent).active == "scale"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CompareScreen)
+
+
+def test_startup_imports_no_torch_transformers_or_engine(official_store):
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        from geneb_tui.app import GenebApp
+        from store.paths import resolve_store
+
+        async def main():
+            app = GenebApp(resolve_store({str(official_store.root)!r}))
+            async with app.run_test(size=(100, 30)) as pilot:
+                for _ in range(3):
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+                assert app.view is not None and len(app.view.rows) == 40
+                await pilot.press("v")
+                for _ in range(3):
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+
+        asyncio.run(main())
+        bad = sorted(m for m in sys.modules
+                     if m.split(".")[0] in ("torch", "transformers", "engine"))
+        print("BAD", bad)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "BAD []" in out.stdout, out.stdout
+
+
+def test_core_never_imports_textual():
+    script = ("import sys; import geneb_tui.core.query, geneb_tui.core.compare, "
+              "geneb_tui.core.export, geneb_tui.core.fill, geneb_tui.core.filters, "
+              "geneb_tui.core.heat; "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('textual', 'textual_plotext', 'torch', 'transformers', 'engine')))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
