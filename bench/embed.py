@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=32, help="the encoder's batch size")
     args = ap.parse_args(argv)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
     n = args.n or (100 if args.quick else 1000)
     device = pick_device(args.device)
     rng = random.Random(0)

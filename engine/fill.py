@@ -95,8 +95,6 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     if not the_plan.work:
         return the_plan
-    register_tasks(paths, tasks)
-    register_models(paths, models)
     load = lru_cache(maxsize=4)(suite.load)
     embeddings = EmbeddingStore(paths)
     pool = None
@@ -119,6 +117,8 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
             if not model_work:
                 continue
             encoder = build_encoder(model, **options.encoder_options)
+            register_models(paths, [model])
+            register_tasks(paths, tasks)
             for work in model_work:
                 data = load(work.task.task_id)
                 expect = embed_pair(embeddings, model, encoder, data)

@@ -30,7 +30,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("sort_column", "s", "Sort by column",
            "Sort by the column under the cursor (again: reverse)"),
     Action("compare", "v", "Comparison views",
-           "Ranks per category, rank shift, agreement, scale, degradation, tasks"),
+           "Ranks, rank shift, agreement, scale, few-shot, tasks, controlled pairs"),
     Action("missing", "g", "Missing evaluations…",
            "List the missing cells of the selection and run geneb-engine fill"),
     Action("export", "e", "Export CSV…", "Export the table as shown to CSV"),

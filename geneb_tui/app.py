@@ -51,7 +51,7 @@ def _cycle(values, current, step: int = 1):
 class GenebApp(App[None]):
     """`GenebApp(paths)`: the dashboard over one store."""
 
-    CSS_PATH = "geneb.tcss"
+    CSS_PATH = Path(__file__).with_name("geneb.tcss")
     TITLE = "GENEB"
     BINDINGS = bindings()
 
@@ -78,7 +78,8 @@ class GenebApp(App[None]):
 
     def on_mount(self) -> None:
         self.query_one(ResultsTable).focus()
-        self.action_refresh()
+        # paint the first frame, then read the store (its imports run in the worker)
+        self.call_after_refresh(self.action_refresh)
 
     # -- command palette: every action of the registry ----------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

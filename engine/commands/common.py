@@ -28,3 +28,21 @@ def emit_json(obj) -> None:
     json.dump(obj, sys.stdout, default=str)
     sys.stdout.write("\n")
     sys.stdout.flush()
+
+
+def add_suite_args(p) -> None:
+    p.add_argument("--suite", default="geneb-v1",
+                   help="geneb-v1 (default), geneb-mini, or a directory of task CSVs (flat "
+                        "<task_id>.csv or the hub layout tasks/<task_id>/{train,test}.csv)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="where the geneb-v1 task files are (default: $GENEB_DATA_DIR, else the "
+                        "snapshot `geneb-engine data download` put in the store)")
+    p.add_argument("--subsample", type=int, metavar="N",
+                   help="cap each task at N sequences (deterministic, stratified; changes the "
+                        "data revision; off for geneb-v1 unless asked)")
+
+
+def suite_of(args, paths: StorePaths):
+    from engine.suites import resolve_suite
+
+    return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample)

@@ -14,7 +14,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from engine.commands.common import console, emit_json, models_of, store_of
+from engine.commands.common import add_suite_args, console, emit_json, models_of, store_of, suite_of
 from store.protocol import GENEB_V1, REGIMES
 
 
@@ -22,14 +22,22 @@ def register(sub, common) -> None:
     p = sub.add_parser("fill", parents=[common], help="compute the missing results",
                        description="Compute only the cells (model, task, regime) the store lacks; "
                                    "each (model, task) is embedded once.")
-    p.add_argument("--suite", default="geneb-v1",
-                   help="geneb-v1 (default), geneb-mini, or a directory of <task_id>.csv files")
+    add_suite_args(p)
     p.add_argument("--models", nargs="+", required=True, metavar="MODEL",
                    help="catalog ids (see `geneb-engine models`)")
     p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES))
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="only the first N tasks of the suite (a smoke run; complete results are "
+                        "never overwritten)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="probe N (model, task) pairs in parallel worker processes")
+    enc = p.add_argument_group("model encoders")
+    enc.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
+    enc.add_argument("--batch-size", type=int, metavar="N",
+                     help="start batch size (halved on out-of-memory)")
+    enc.add_argument("--trust-remote-code", action="store_true",
+                     help="allow models whose code lives on the hub (needs a pinned revision)")
     p.set_defaults(handler=run)
 
 
@@ -42,14 +50,15 @@ def _stop_on_sigterm() -> None:
 
 def run(args) -> int:
     from engine.fill import FillOptions, run_fill
-    from engine.suites import resolve_suite
-
     _stop_on_sigterm()
     paths = store_of(args)
-    suite = resolve_suite(args.suite, paths)
-    tasks = list(suite.select(args.tasks))
+    suite = suite_of(args, paths)
+    tasks = list(suite.select(args.tasks))[:args.limit]
     models = models_of(paths, args.models)
-    options = FillOptions(protocol=GENEB_V1, jobs=max(1, args.jobs))
+    encoder_options = {"device": args.device, "batch_size": args.batch_size,
+                       "trust_remote_code": args.trust_remote_code}
+    options = FillOptions(protocol=GENEB_V1, jobs=max(1, args.jobs),
+                          encoder_options={k: v for k, v in encoder_options.items() if v})
     start = time.perf_counter()
     if args.json:
         def on_event(event: dict) -> None:

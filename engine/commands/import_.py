@@ -43,13 +43,13 @@ def run(args) -> int:
                    "files": [{**asdict(o), "path": str(o.path)} for o in outcomes]})
         return 0
     table = Table(title=f"imported into {paths.root}")
-    for col, justify in (("file", "left"), ("model", "left"), ("source", "left"),
-                         ("rows", "right"), ("status", "left")):
+    for col, justify in (("file", "left"), ("source", "left"), ("rows", "right"),
+                         ("status", "left")):
         table.add_column(col, justify=justify)
     for o in outcomes:
         colour = "green" if o.status == "imported" else "dim"
-        table.add_row(o.path.name, o.model or "(leaderboard)", o.source or "reference",
-                      str(o.rows), f"[{colour}]{o.status}[/]")
+        table.add_row(o.path.name, o.source or "leaderboard (reference table)", str(o.rows),
+                      f"[{colour}]{o.status}[/]")
     console.print(table)
     written = sum(o.rows for o in outcomes if o.kind == "submission")
     unchanged = sum(o.status == "unchanged" for o in outcomes)

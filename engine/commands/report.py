@@ -118,7 +118,7 @@ class _Names:
 
     def __call__(self, row: dict, key: str = "model") -> str:
         name = self.display.get(row[key]) or row[key]
-        return f"{name} [{row['source']}]" if self.mixed and "source" in row else name
+        return f"{name} ({row['source']})" if self.mixed and "source" in row else name
 
 
 def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,

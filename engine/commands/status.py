@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from engine.commands.common import console, emit_json, store_of
+from engine.commands.common import add_suite_args, console, emit_json, store_of, suite_of
 from store.db import query
 from store.protocol import GENEB_V1, REGIMES
 
@@ -13,8 +13,7 @@ def register(sub, common) -> None:
     p = sub.add_parser("status", parents=[common], help="done / missing cells per model",
                        description="Cells (task, regime) done and missing per model and "
                                    "category for a suite, protocol geneb-v1.")
-    p.add_argument("--suite", default="geneb-v1",
-                   help="geneb-v1 (default), geneb-mini, or a directory of <task_id>.csv files")
+    add_suite_args(p)
     p.add_argument("--models", nargs="+", metavar="MODEL",
                    help="these models (default: every model with results on the suite)")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES))
@@ -43,7 +42,7 @@ def status_frame(paths, tasks, regimes, source, models=None):
     names = models or sorted(done["model"].unique().to_list())
     grid = pl.DataFrame(
         [(m, t.task_id, t.category) for m in names for t in tasks],
-        schema=["model", "task", "category"], orient="row")
+        schema={"model": pl.String, "task": pl.String, "category": pl.String}, orient="row")
     return (grid.join(done, on=["model", "task"], how="left")
             .with_columns(pl.col("done").fill_null(0))
             .group_by("model", "category", maintain_order=True)
@@ -51,10 +50,8 @@ def status_frame(paths, tasks, regimes, source, models=None):
 
 
 def run(args) -> int:
-    from engine.suites import resolve_suite
-
     paths = store_of(args)
-    tasks = resolve_suite(args.suite, paths).tasks
+    tasks = suite_of(args, paths).tasks
     frame = status_frame(paths, tasks, args.regimes, args.source, args.models)
     if args.json:
         emit_json({"suite": args.suite, "source": args.source, "protocol": GENEB_V1.name,

@@ -6,21 +6,18 @@ from dataclasses import asdict
 
 from rich.table import Table
 
-from engine.commands.common import console, emit_json, store_of
+from engine.commands.common import add_suite_args, console, emit_json, store_of, suite_of
 
 
 def register(sub, common) -> None:
     p = sub.add_parser("tasks", parents=[common], help="list the tasks of a suite")
-    p.add_argument("--suite", default="geneb-v1",
-                   help="geneb-v1 (default), geneb-mini, or a directory of <task_id>.csv files")
+    add_suite_args(p)
     p.add_argument("--category", nargs="+", metavar="CATEGORY", help="only these categories")
     p.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from engine.suites import resolve_suite
-
-    suite = resolve_suite(args.suite, store_of(args))
+    suite = suite_of(args, store_of(args))
     tasks = [t for t in suite.tasks if not args.category or t.category in args.category]
     if args.json:
         emit_json([asdict(t) for t in tasks])

@@ -16,7 +16,9 @@ one sequence at a time. This encoder computes the same numbers faster:
 - pooling: `mean` (masked mean over every non-pad token, special tokens included, as the
   official extractors do), `mean-with-padding` (see above) or `cls` (the first token);
 - `torch.inference_mode`; on CUDA bf16 autocast (fp16 where bf16 is unsupported), fp32 on CPU;
-- an out-of-memory error halves the batch and retries (down to one sequence);
+- an out-of-memory error halves the batch and retries (down to one sequence): from then on a
+  batch holds at most half the padded tokens of the one that failed, so the shorter sequences
+  that follow still share larger batches;
 - finished batches are streamed into the split writer (buffered a little to keep Zarr writes
   large, always flushed on an error or interrupt), so an interrupted task resumes where it stopped.
 
@@ -29,6 +31,7 @@ import inspect
 import logging
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -87,6 +90,7 @@ class HFEncoder:
     def __init__(self, source: str, *, model_id: str | None = None, revision: str | None = None,
                  pooling: str = "mean", padding_side: str | None = None,
                  max_tokens: int | None = None, batch_size: int | None = None,
+                 max_batch_tokens: int | None = None,
                  device: str | None = None, dtype: str = "auto",
                  trust_remote_code: bool = False, remote_code: str = "no",
                  flush_rows: int = DEFAULT_FLUSH_ROWS, flush_seconds: float = 30.0,
@@ -136,6 +140,7 @@ class HFEncoder:
         self.padding_side = padding_side
         self.max_tokens = self._context(max_tokens)
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
+        self.max_batch_tokens = int(max_batch_tokens) if max_batch_tokens else None
         self.pad_id = _pad_id(self.tokenizer)
         self.autocast_dtype = self._autocast_dtype(dtype)
 
@@ -150,8 +155,9 @@ class HFEncoder:
         if not trust:
             raise GenebError(
                 f"model {self.model_id}: its checkpoint runs Python code from its repository "
-                "(trust_remote_code); rerun with --trust-remote-code to allow that, with the "
-                "'revision' pinned to a commit in its registry entry")
+                "(trust_remote_code); rerun with --trust-remote-code to allow that, with its "
+                f"revision pinned to a commit (--models {self.model_id}@<commit>, or 'revision' "
+                "in its registry entry)")
         if not is_pinned(self.revision) and not Path(self.source).is_dir():
             raise GenebError(
                 f"model {self.model_id}: --trust-remote-code needs a pinned revision (a 40-hex "
@@ -260,16 +266,28 @@ class HFEncoder:
                 truncated[long] = True
         return ids, truncated
 
-    def plan_batches(self, lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
-        """Positions (into `lengths`) per batch: longest first; equal lengths only if unpadded."""
+    def plan_batches(self, lengths: np.ndarray) -> list[np.ndarray]:
+        """Positions (into `lengths`) per batch, longest first.
+
+        At most `batch_size` rows, and at most `max_batch_tokens` padded tokens once an
+        out-of-memory error has set that budget (short sequences then still share big batches);
+        equal lengths only when the model is never padded.
+        """
         order = np.argsort(-lengths, kind="stable")
-        if self.padding_side != "none":
-            return [order[i:i + batch_size] for i in range(0, order.size, batch_size)]
+        if self.padding_side == "none":
+            cuts = np.flatnonzero(np.diff(lengths[order])) + 1
+            groups = np.split(order, cuts)
+        else:
+            groups = [order]
         batches = []
-        sorted_len = lengths[order]
-        cuts = np.flatnonzero(np.diff(sorted_len)) + 1
-        for group in np.split(order, cuts):
-            batches.extend(group[i:i + batch_size] for i in range(0, group.size, batch_size))
+        for group in groups:
+            i = 0
+            while i < group.size:
+                n = self.batch_size
+                if self.max_batch_tokens:
+                    n = max(1, min(n, self.max_batch_tokens // max(1, int(lengths[group[i]]))))
+                batches.append(group[i:i + n])
+                i += n
         return batches
 
     def _collate(self, ids: list[list[int]]) -> dict[str, torch.Tensor]:
@@ -320,19 +338,19 @@ class HFEncoder:
         ids, truncated = self.tokenize(sequences)
         rows = np.asarray(writer.pending(), dtype=np.int64)
         stats = {"n_truncated": int(truncated.sum()), "n_sequences": len(sequences),
-                 "n_encoded": int(rows.size), "n_batches": 0, "batch_size": self.batch_size,
+                 "n_encoded": int(rows.size), "n_batches": 0, "n_oom_retries": 0,
                  "n_tokens": 0, "n_padded_tokens": 0}
         if rows.size == 0:
             stats["seconds"] = 0.0
             return stats
         lengths = np.fromiter((len(ids[r]) for r in rows), dtype=np.int64, count=rows.size)
-        queue = [rows[p] for p in self.plan_batches(lengths, self.batch_size)]
+        queue = deque(rows[p] for p in self.plan_batches(lengths))
         buffer = _Buffer(writer, self.flush_rows, self.flush_seconds)
         done = 0
         try:
             with torch.inference_mode():
                 while queue:
-                    batch_rows = queue.pop(0)
+                    batch_rows = queue.popleft()
                     batch = self._collate([ids[r] for r in batch_rows])
                     try:
                         pooled = self.forward(batch)
@@ -344,14 +362,14 @@ class HFEncoder:
                                 "max_tokens in its registry entry or use a larger device")\
                                 from None
                         self._release()
-                        self.batch_size = max(1, batch_rows.size // 2)
-                        halves = [batch_rows[i:i + self.batch_size]
-                                  for i in range(0, batch_rows.size, self.batch_size)]
-                        rest = np.concatenate(queue) if queue else np.empty(0, np.int64)
-                        queue = halves + [rest[i:i + self.batch_size]
-                                          for i in range(0, rest.size, self.batch_size)]
-                        if self.padding_side == "none":   # keep batches of equal length
-                            queue = [q for h in queue for q in self._split_equal(h, ids)]
+                        # Halve the padded tokens per batch and re-plan what is left.
+                        width = max(len(ids[r]) for r in batch_rows)
+                        self.max_batch_tokens = max(1, batch_rows.size * width // 2)
+                        stats["n_oom_retries"] += 1
+                        left = np.concatenate([batch_rows, *queue])
+                        left_len = np.fromiter((len(ids[r]) for r in left), dtype=np.int64,
+                                               count=left.size)
+                        queue = deque(left[p] for p in self.plan_batches(left_len))
                         continue
                     buffer.add(batch_rows, pooled.cpu().numpy())
                     stats["n_batches"] += 1
@@ -362,13 +380,9 @@ class HFEncoder:
                         self.progress(done, rows.size)
         finally:
             buffer.flush()
-        stats["batch_size"] = self.batch_size
+        stats["max_batch_tokens"] = self.max_batch_tokens
         stats["seconds"] = round(time.perf_counter() - start, 3)
         return stats
-
-    def _split_equal(self, rows: np.ndarray, ids: list[list[int]]) -> list[np.ndarray]:
-        lengths = np.fromiter((len(ids[r]) for r in rows), dtype=np.int64, count=rows.size)
-        return [rows[p] for p in self.plan_batches(lengths, self.batch_size)]
 
     def _release(self) -> None:
         if self.device.type == "cuda":

@@ -104,6 +104,23 @@ class CompareScreen(Screen[None]):
         else:
             self.query_one(f"#{msg.name}-table", ViewTable).show(msg.payload)
 
+    @on(TabbedContent.TabActivated)
+    def _focus_view(self, event: TabbedContent.TabActivated) -> None:
+        """Arrow keys and Enter go to the view of the tab just shown."""
+        name = event.pane.id
+        if name and name != "scale":
+            self.query_one(f"#{name}-table", ViewTable).focus()
+
+    @on(ViewTable.RowSelected, "#tasks-table")
+    def _drill_down(self, event: ViewTable.RowSelected) -> None:
+        data = self.query_one("#tasks-table", ViewTable).data
+        if data is None or not data.row_keys:
+            return
+        from geneb_tui.components.task_screen import TaskScreen
+
+        self.app.push_screen(TaskScreen(self.snapshot, self.filters,
+                                        data.row_keys[event.cursor_row]))
+
     # -- options -------------------------------------------------------------------------------
     def _set(self, **changes) -> None:
         from dataclasses import replace

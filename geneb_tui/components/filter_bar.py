@@ -17,4 +17,6 @@ class FilterBar(Static):
         shown = len(view.rows)
         total = view.n_rows_unfiltered
         hint = "" if f.is_default else "  [dim](x clears)[/]"
+        if shown == 0:
+            hint += "  [b]no results here[/b]: g lists the missing evaluations"
         self.update(f"[b]{escape(f.describe())}[/b] · {shown}/{total} rows{hint}")

@@ -11,13 +11,13 @@ from textual.widgets import Static
 
 from geneb_tui.actions import ACTIONS, key_label
 
-ABOUT = """\
-[b]geneb-tui[/b] shows the GENEB results in the store: official imports and your local runs.
-Rows are models (one per source); columns are macro, micro and the 13 categories, or the
-tasks of one category (c). Each cell is the value and its rank (#1 = best) among the rows
-shown; [i]—[/i] is a missing result, never a zero. Colours run red → yellow → green over each
-column's range. Ctrl+P opens the command palette with every action.
-"""
+ABOUT = (
+    "[b]geneb-tui[/b] shows the GENEB results in the store: official imports and your local "
+    "runs. Rows are models (one per source); columns are macro, micro and the 13 categories, or "
+    "the tasks of one category (c). Each cell is the value and its rank (#1 = best) among the "
+    "rows shown; [i]—[/i] is a missing result, never a zero. Colours run red → yellow → green "
+    "over each column's range. Ctrl+P opens the command palette with every action.\n"
+)
 
 
 def keys_table() -> Table:

@@ -158,8 +158,7 @@ class MissingScreen(Screen[None]):
             if line.strip():
                 self.post_message(FillProgress(fill.parse_line(line)))
         rc = proc.wait()
-        stderr = proc.stderr.read() if proc.stderr else ""
-        self.post_message(FillFinished(rc, self.cancelled, stderr))
+        self.post_message(FillFinished(rc, self.cancelled, fill.stderr_text(proc)))
 
     def action_cancel_fill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -206,6 +205,12 @@ class MissingScreen(Screen[None]):
             status.update(f"[b]geneb-engine fill failed[/b] (exit {msg.returncode}): "
                           + escape(" ".join(tail)))
         self.app.action_refresh()
+
+    def on_unmount(self) -> None:
+        """Leaving the app mid-run stops the engine (it keeps what it finished)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.cancelled = True
+            self.proc.terminate()
 
     # -- buttons -----------------------------------------------------------------------------
     @on(Button.Pressed, "#run-fill")

@@ -22,6 +22,7 @@ from store.analyses import (
     borda,
     category_agreement,
     category_leaders,
+    controlled_pairs,
     degradation,
     rank_shift,
     rankings,
@@ -37,6 +38,7 @@ VIEWS: tuple[tuple[str, str], ...] = (
     ("scale", "Scale"),
     ("degradation", "Few-shot"),
     ("tasks", "Tasks"),
+    ("pairs", "Pairs"),
 )
 
 
@@ -46,6 +48,7 @@ class Table:
     rows: list[list]
     note: str = ""
     heat: dict[int, tuple[float, float]] = field(default_factory=dict)  # col -> (lo, hi)
+    row_keys: list[str] | None = None   # e.g. task ids, for a drill-down
     low_is_good: set[int] = field(default_factory=set)   # rank columns: 1 is green
 
 
@@ -191,8 +194,9 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
         metas = [t for t in metas if t.category == filters.category]
     frame = task_difficulty(long, tasks=metas)
     header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks"]
-    rows = []
+    rows, keys = [], []
     for r in frame.iter_rows(named=True):
+        keys.append(r["task"])
         marks = " ".join(m for m, on in (("easy", r["easy"]), ("hard", r["hard"]),
                                          ("high-var", r["high_variance"])) if on)
         best = r.get("best_model")
@@ -201,14 +205,61 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
                      r["best_value"], marks])
     note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
             f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > 0.70, hard = "
-            "mean < 0.35, high-var = sd > 0.12.")
+            "mean < 0.35, high-var = sd > 0.12. Enter: the task across models.")
     means = [r[3] for r in rows if r[3] is not None]
     heat = {3: (min(means), max(means))} if means else {}
-    return Table(header, rows, note, heat)
+    return Table(header, rows, note, heat, row_keys=keys)
+
+
+def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
+    """One task across the models shown: value, rank and distance from the task mean."""
+    long = selection_scores(snap, filters).filter(pl.col("task") == task)
+    meta = snap.tasks.filter(pl.col("task_id") == task)
+    label = meta["label"][0] if meta.height else task
+    header = ["Model", "Source", "Value", "Rank", "vs mean"]
+    if long.is_empty():
+        return Table(header, [], f"{label}: no results in this selection.")
+    stats = task_difficulty(long, tasks=suite_task_metas(snap, filters.suite)).filter(
+        pl.col("task") == task).row(0, named=True)
+    wide = long.select("model", "source", "value")
+    ranked = wide.join(rankings(wide, ["value"]).rename({"value": "rank"}),
+                       on=["model", "source"]).sort(["rank", "model"])
+    rows = [[snap.model_meta(r["model"]).get("display") or r["model"], r["source"], r["value"],
+             r["rank"], r["value"] - stats["mean"]] for r in ranked.iter_rows(named=True)]
+    marks = [m for m, on in (("easy", stats["easy"]), ("hard", stats["hard"]),
+                             ("high-variance", stats["high_variance"])) if on]
+    sd = "n/a" if stats["sd"] is None else f"{stats['sd']:.3f}"
+    note = (f"[b]{label}[/b] ({stats['category']}): mean {stats['mean']:.3f}, sd {sd}, "
+            f"{stats['n_models']} models" + (f" — {', '.join(marks)}" if marks else "")
+            + f"; {filters.regime}, {METRIC_LABELS[filters.metric]}.")
+    vals = [r[2] for r in rows]
+    return Table(header, rows, note, heat={2: (min(vals), max(vals))})
+
+
+def pairs(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
+    """Controlled pairs: models that differ in exactly one catalog attribute."""
+    agg = selection_aggregates(snap, filters)
+    header = ["Model A", "Model B", "Differs in", "A", "B", "Δ macro", "A wins", "B wins"]
+    if agg.height < 2:
+        return Table(header, [], "Controlled pairs need at least two models.")
+    frame = controlled_pairs(agg, snap.models).sort(
+        pl.col("macro").abs(), descending=True, nulls_last=True)
+
+    def name(m: str) -> str:
+        return snap.model_meta(m).get("display") or m
+
+    rows = [[name(r["model_a"]), name(r["model_b"]), r["attribute"], r["value_a"], r["value_b"],
+             r["macro"], r["wins_a"], r["wins_b"]] for r in frame.iter_rows(named=True)]
+    deltas = [abs(r[5]) for r in rows if r[5] is not None] or [1.0]
+    m = max(deltas)
+    note = (f"{len(rows)} pairs of models that differ in exactly one of architecture, "
+            "tokenization, pretraining data and scale band; Δ macro = A − B, wins count "
+            f"categories ({filters.regime}, {METRIC_LABELS[filters.metric]}).")
+    return Table(header, rows, note, heat={5: (-m, m)})
 
 
 BUILDERS = {"leaders": leaders, "shift": shift, "agreement": agreement, "scale": scale,
-            "degradation": few_shot, "tasks": tasks}
+            "degradation": few_shot, "tasks": tasks, "pairs": pairs}
 
 
 def compute(name: str, snap: StoreSnapshot, filters: Filters, opts: CompareOptions):

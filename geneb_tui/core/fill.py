@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,22 @@ def parse_line(line: str) -> FillEvent:
 
 
 def start(cmd: list[str], cwd: Path | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, cwd=cwd,
+    """Start the engine; stdout (the events) is a pipe read line by line, stderr goes to a
+    temporary file (a pipe nobody reads could fill up and stall the engine)."""
+    err = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, cwd=cwd,
         stdin=subprocess.DEVNULL,
     )
+    proc.stderr_file = err  # type: ignore[attr-defined]
+    return proc
+
+
+def stderr_text(proc: subprocess.Popen) -> str:
+    err = getattr(proc, "stderr_file", None)
+    if err is None:
+        return ""
+    err.seek(0)
+    text = err.read()
+    err.close()
+    return text

@@ -88,10 +88,11 @@ def unpivot_scopes(agg_df: pl.DataFrame, value_name: str = "value") -> pl.DataFr
 
 
 def by_regime(aggs: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """[keys..., scope, <one column per regime>] from aggregates of several regimes."""
+    """[keys..., scope, <one column per regime>] from aggregates of several regimes, in the
+    first frame's order (scopes in the order micro, macro, categories)."""
     frames = [unpivot_scopes(agg, regime) for regime, agg in aggs.items()]
     keys = [*entry_keys(frames[0]), "scope"]
     wide = frames[0]
     for frame in frames[1:]:
-        wide = wide.join(frame, on=keys, how="full", coalesce=True)
+        wide = wide.join(frame, on=keys, how="full", coalesce=True, maintain_order="left_right")
     return wide

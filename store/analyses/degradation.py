@@ -39,7 +39,5 @@ def degradation_summary(degradation_df: pl.DataFrame) -> pl.DataFrame:
     the entries with a full score)."""
     keys = entry_keys(degradation_df)
     values = [c for c in degradation_df.columns if c not in (*keys, "scope")]
-    order = {s: i for i, s in enumerate(dict.fromkeys(degradation_df["scope"]))}
     return (degradation_df.group_by("scope", maintain_order=True)
-            .agg(pl.col(values[0]).count().cast(pl.Int64).alias("n"), pl.col(values).mean())
-            .sort(pl.col("scope").replace_strict(order)))
+            .agg(pl.col(values[0]).count().cast(pl.Int64).alias("n"), pl.col(values).mean()))

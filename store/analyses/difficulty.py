@@ -29,7 +29,7 @@ def task_difficulty(scores_df: pl.DataFrame, easy: float = EASY, hard: float = H
             .group_by("task", maintain_order=True).first()
             .select("task", *(pl.col(k).alias(f"best_{k}") for k in keys),
                     pl.col("value").alias("best_value")))
-    stats = scores_df.group_by("task").agg(
+    stats = scores_df.sort("task", *keys).group_by("task", maintain_order=True).agg(
         pl.col("value").count().cast(pl.Int64).alias("n_models"),
         pl.col("value").mean().alias("mean"),
         pl.col("value").std(ddof=1).alias("sd"))

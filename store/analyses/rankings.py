@@ -60,9 +60,10 @@ def borda(agg_df: pl.DataFrame, categories: Sequence[str] | None = None) -> pl.D
     """[keys..., borda, borda_rank, mean_rank]: a Borda count across categories.
 
     Only entries with a score in every category take part (NULL otherwise). Among those n
-    entries, a category gives an entry n - rank points (rank 'min': the number of entries
-    strictly below it); `borda` sums the points over the categories, `borda_rank` ranks that sum
-    ('min' ties) and `mean_rank` is the mean category rank. Sorted by borda, best first.
+    entries, a category gives an entry n - rank points (n - 1 for the best; tied entries all get
+    the points of the tie's best rank); `borda` sums the points over the categories,
+    `borda_rank` ranks that sum ('min' ties) and `mean_rank` is the mean category rank. Sorted
+    by borda, best first.
     """
     categories = list(categories) if categories is not None else [
         c for c in CATEGORY_ORDER if c in agg_df.columns]

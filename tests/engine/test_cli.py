@@ -73,3 +73,9 @@ def test_tasks_and_models_list_the_catalogs(capsys, tmp_path):
                                                "hyenadna-medium-160k-seqlen-hf"}
     kmers = run_json(capsys, "models", "--search", "kmer")
     assert [m["model_id"] for m in kmers] == ["kmer-3", "kmer-4", "kmer-6"]
+
+
+def test_status_on_a_store_without_results_says_what_to_do(tmp_path, capsys):
+    assert main(["status", "--store", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no local results for suite geneb-v1" in out and "geneb-engine fill" in out

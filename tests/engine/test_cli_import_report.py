@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.error
 
 from engine.cli import main
@@ -94,3 +95,15 @@ def test_export_submission_then_import_it(tmp_path, capsys):
     assert main(["export", "--store", store, "--submission", "kmer-4", "-o",
                  str(tmp_path / "kmer-4.json")]) == 2
     assert "kmer-4: no local results" in capsys.readouterr().err
+
+
+def test_report_keeps_local_and_official_entries_apart(official_store, tmp_path, capsys):
+    shutil.copytree(official_store.root, tmp_path / "store")
+    local_store(tmp_path / "store", "GROVER", local_rows("GROVER"))
+    assert main(["report", "--store", str(tmp_path / "store")]) == 0
+    out = capsys.readouterr().out
+    assert "GROVER (local)" in out and "GROVER (official)" in out
+    assert main(["report", "--store", str(tmp_path / "store"), "--json",
+                 "--source", "local"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["model"] for r in doc["aggregates"]] == ["GROVER"]

@@ -72,7 +72,7 @@ def test_padding_sides_follow_the_architecture(zoo):
 def test_models_without_a_usable_mask_are_batched_by_exact_length(zoo):
     enc = encoder(zoo, "tiny-mamba", batch_size=8)
     lengths = np.array([5, 7, 5, 9, 7, 5])
-    for batch in enc.plan_batches(lengths, 8):
+    for batch in enc.plan_batches(lengths):
         assert len(set(lengths[batch])) == 1
 
 
@@ -113,16 +113,22 @@ class Counting(torch.nn.Module):
     """Wraps a model: counts forward calls and rows, fails on call `fail_at`, or raises an
     out-of-memory error for batches larger than `oom_above`."""
 
-    def __init__(self, inner, fail_at: int | None = None, oom_above: int | None = None):
+    def __init__(self, inner, fail_at: int | None = None, oom_above: int | None = None,
+                 oom_tokens_above: int | None = None):
         super().__init__()
         self.inner, self.fail_at, self.oom_above = inner, fail_at, oom_above
+        self.oom_tokens_above = oom_tokens_above
         self.calls: list[int] = []
+        self.tokens: list[int] = []
 
     def forward(self, **kwargs):
-        n = kwargs["input_ids"].shape[0]
+        n, numel = kwargs["input_ids"].shape[0], kwargs["input_ids"].numel()
         if self.oom_above is not None and n > self.oom_above:
             raise torch.OutOfMemoryError(f"simulated: batch of {n}")
+        if self.oom_tokens_above is not None and numel > self.oom_tokens_above:
+            raise torch.OutOfMemoryError(f"simulated: {numel} tokens")
         self.calls.append(n)
+        self.tokens.append(numel)
         if self.fail_at is not None and len(self.calls) == self.fail_at:
             raise RuntimeError("simulated crash")
         return self.inner(**kwargs)
@@ -135,9 +141,20 @@ def test_out_of_memory_halves_the_batch_and_completes(zoo):
     enc.model = Counting(enc.model, oom_above=2)
     sink = _Sink(len(SEQS))
     stats = enc.encode_into(SEQS, sink)
-    assert stats["batch_size"] == 2
+    assert stats["n_oom_retries"] >= 2               # 8 -> 4 -> 2 rows
     assert max(enc.model.calls) == 2 and sum(enc.model.calls) == len(SEQS)
     np.testing.assert_allclose(sink.array, expected, atol=1e-5)
+
+
+def test_after_out_of_memory_short_sequences_still_share_larger_batches(zoo):
+    enc = encoder(zoo, "tiny-bert", batch_size=16)
+    seqs = ["ACGT" * 25] * 4 + ["ACGTA" * 4] * 12          # 102 and 22 tokens
+    expected = enc.encode(seqs)
+    enc.model = Counting(enc.model, oom_tokens_above=250)
+    got = enc.encode(seqs)
+    assert max(enc.model.tokens) <= 250
+    assert enc.model.calls[:2] == [2, 2] and max(enc.model.calls) > 2
+    np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
 def test_out_of_memory_on_one_sequence_is_a_clear_error(zoo):
@@ -231,3 +248,83 @@ def test_settings_are_the_identity(zoo):
     assert s == {"encoder": "hf", "source": str(Path(zoo["dirs"]["bert"])), "revision": None,
                  "pooling": "mean", "max_tokens": 128, "padding_side": "right",
                  "dtype": "float32", "layer": "last"}
+
+
+def test_fill_runs_a_checkpoint_directory_on_a_hub_layout_suite(zoo, tmp_path):
+    """The user's path end to end: `geneb-engine fill --suite <dir> --models <checkpoint>`."""
+    import csv
+
+    from engine.cli import main
+    from store.db import query
+
+    for t, seed in (("task_a", 1), ("task_b", 2)):
+        folder = tmp_path / "suite" / "tasks" / t
+        folder.mkdir(parents=True)
+        for split, n in (("train", 24), ("test", 10)):
+            with open(folder / f"{split}.csv", "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["text", "label"])
+                w.writerows((s, i % 2) for i, s in enumerate(random_dna(n, 20, 60, seed)))
+    store = tmp_path / "store"
+    argv = ["fill", "--store", str(store), "--suite", str(tmp_path / "suite"),
+            "--models", str(zoo["dirs"]["bert"]), "--regimes", "full"]
+    assert main(argv) == 0
+    rows = query(StorePaths(store.resolve()), "SELECT model, task FROM results")
+    assert sorted(set(rows["task"].to_list())) == ["task_a", "task_b"]
+    assert set(rows["model"].to_list()) == {"bert"}
+
+
+REMOTE_CODE = '''
+import torch
+from transformers import PretrainedConfig, PreTrainedModel
+from transformers.modeling_outputs import BaseModelOutput
+
+
+class TinyRemoteConfig(PretrainedConfig):
+    model_type = "tiny-remote"
+
+    def __init__(self, vocab_size=16, hidden_size=8, **kwargs):
+        self.vocab_size, self.hidden_size = vocab_size, hidden_size
+        super().__init__(**kwargs)
+
+
+class TinyRemoteModel(PreTrainedModel):
+    config_class = TinyRemoteConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.emb = torch.nn.Embedding(config.vocab_size, config.hidden_size)
+        self.post_init()
+
+    def forward(self, input_ids, attention_mask=None, **kwargs):
+        return BaseModelOutput(last_hidden_state=self.emb(input_ids))
+'''
+
+
+def test_remote_code_checkpoint_runs_only_with_the_opt_in(zoo, tmp_path):
+    import importlib.util
+    import shutil
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tiny_remote.py").write_text(REMOTE_CODE)
+    spec = importlib.util.spec_from_file_location("tiny_remote", src / "tiny_remote.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tiny_remote"] = module
+    spec.loader.exec_module(module)
+    module.TinyRemoteConfig.register_for_auto_class()
+    module.TinyRemoteModel.register_for_auto_class("AutoModel")
+    ckpt = tmp_path / "remote-ckpt"
+    module.TinyRemoteModel(module.TinyRemoteConfig()).save_pretrained(ckpt)
+    for f in zoo["dirs"]["bert"].iterdir():
+        if "token" in f.name or f.name == "special_tokens_map.json":
+            shutil.copy(f, ckpt / f.name)
+    del sys.modules["tiny_remote"]
+
+    meta = resolve_model(str(ckpt), zoo["catalog"])
+    assert meta.remote_code == "required"
+    with pytest.raises(GenebError, match=r"model remote-ckpt: .*--trust-remote-code"):
+        build_encoder(meta, device="cpu")
+    enc = build_encoder(meta, device="cpu", trust_remote_code=True)   # local code: no pin needed
+    assert enc.encode(SEQS[:3]).shape == (3, 8)

@@ -269,3 +269,18 @@ async def test_works_at_80x24_and_help_and_palette(official_store, make_app):
                 assert a.title in titles
         assert "Quit the application" in {c.help for c in app.get_system_commands(app.screen)} \
             or any("Quit" in t for t in titles)
+
+
+async def test_a_late_result_of_a_superseded_query_is_dropped(official_store, make_app):
+    from geneb_tui.core.query import build_view
+    from geneb_tui.messages import ViewBuilt
+
+    app = make_app(official_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        current = app.view
+        stale = build_view(app.snapshot, app.filters.with_(regime="1shot"))
+        app.post_message(ViewBuilt(stale, app._view_token - 1))
+        await settle(pilot)
+        assert app.view is current and app.filters.regime == "full"
+        assert str(app.query_one("#filter-bar").render()).count("regime full") == 1

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 
 import pytest
 from conftest import settle
-from fixture_store import leaderboard
+from fixture_store import SUBMISSIONS, leaderboard
 from textual.widgets import TabbedContent
 
 from geneb_tui.app import GenebApp
@@ -73,6 +74,9 @@ async def test_comparison_views(official_store):
         assert len(tasks.rows) == 100
         assert {m for r in tasks.rows for m in r[-1].split()} <= {"easy", "hard", "high-var"}
 
+        pairs = screen.query_one("#pairs-table", ViewTable).data
+        assert pairs.rows and all(r[2] for r in pairs.rows)
+
         await pilot.press("b")                         # regime B: 10shot -> 1shot
         await settle(pilot)
         assert screen.options.regime_b == "1shot"
@@ -80,7 +84,19 @@ async def test_comparison_views(official_store):
         await pilot.press("4")
         await pilot.pause()
         assert screen.query_one(TabbedContent).active == "scale"
-        await pilot.press("escape")
+        # task drill-down: Enter on a task row lists the task across the models
+        await pilot.press("6", "down", "enter")
+        await settle(pilot)
+        from geneb_tui.components.task_screen import TaskScreen
+
+        assert isinstance(app.screen, TaskScreen)
+        task = tasks.row_keys[1]
+        detail = app.screen.query_one(ViewTable).data
+        sub = json.loads((SUBMISSIONS / "GROVER.json").read_text())["results"]["full"][task]
+        grover = next(r for r in detail.rows if r[0] == "GROVER")
+        assert grover[2] == sub["MCC"] and len(detail.rows) == 40
+        assert [r[3] for r in detail.rows] == sorted(r[3] for r in detail.rows)
+        await pilot.press("escape", "escape")
         await pilot.pause()
         assert not isinstance(app.screen, CompareScreen)
 

@@ -30,6 +30,7 @@ def snapshot_store():
 
 
 async def _ready(pilot) -> None:
+    pilot.app.animation_level = "none"   # e.g. the tab underline slides otherwise
     for inp in pilot.app.query(Input):
         inp.cursor_blink = False
     await settle(pilot)

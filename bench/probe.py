@@ -1,0 +1,137 @@
+"""Probe benchmark: the official harness loop, our geneb-v1 path and the batched torch solver.
+
+Synthetic embedding-like features (float32, as the official extractors return them: a decaying
+spectrum under a random rotation, per-feature offsets, a planted linear signal) for one
+(model, task) cell with 2 and with 10 classes. Each comparison prints one line ending in a ratio
+`<label>: <ours> s vs <reference> s: <reference / ours>x` (above 1x: ours is faster):
+
+- official loop: the harness's `fit_eval` for full, 10-shot and 1-shot (5 full fits + 10 k-shot
+  fits, scikit-learn `LogisticRegression(max_iter=1000, random_state=seed)`, sequential, on the
+  float32 embeddings; scikit-learn's lbfgs keeps float32, so its loss and gradient run in float32)
+  vs our geneb-v1 path (`engine.probe.probe_cell`: the full fit once, same k-shot fits); the
+  metrics must be identical.
+- scikit-learn converged (StandardScaler + `LogisticRegression(max_iter=10_000)`, 1 full + 10
+  k-shot fits, sequential) vs the batched solver (`geneb-v1-converged`, all fits of the cell in
+  two batches, tolerance 1e-6, float64), on the CPU and, where present, on CUDA; and the same for
+  the five-protocol C sweep.
+
+    python bench/probe.py            # n=30,000 train rows, d=1,024 (several minutes on 2 cores)
+    python bench/probe.py --quick    # small shapes, seconds (smoke test)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.probe import evaluate, few_shot_indices, probe_cell  # noqa: E402
+from engine.probes.cell import run_variant_cell, run_variant_cells  # noqa: E402
+from engine.probes.variants import GENEB_V1_CONVERGED, sweep_protocols  # noqa: E402
+from store.protocol import REGIME_K, REGIMES, SEEDS  # noqa: E402
+
+Cell = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def synthetic_cell(n: int, n_test: int, d: int, k: int, seed: int = 0) -> Cell:
+    """Train/test embeddings (float32) and labels with a planted linear signal."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n + n_test, d))
+    spectrum = 4.0 / (1.0 + np.arange(d)) ** 0.7
+    rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    X = ((Z * spectrum) @ rotation + rng.normal(size=d)).astype(np.float32)
+    logits = Z[:, :32] @ rng.normal(size=(32, k)) * 0.6 + rng.gumbel(size=(n + n_test, k))
+    y = np.argmax(logits, axis=1)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def official_loop(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray) -> list:
+    """The official harness's fit_eval over full, 10-shot and 1-shot: 15 sequential fits."""
+    scores = []
+    for regime in REGIMES:
+        k = REGIME_K[regime]
+        for seed in SEEDS:
+            idx = np.arange(len(y)) if k is None else few_shot_indices(y, k, seed)
+            clf = LogisticRegression(max_iter=1000, random_state=seed).fit(X[idx], y[idx])
+            scores.append(evaluate(y_test, clf.predict(X_test))["mcc"])
+    return scores
+
+
+def sklearn_converged(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+                      Cs: tuple[float, ...]) -> list:
+    """StandardScaler + LogisticRegression(max_iter=10_000): 1 full + 10 k-shot fits per C."""
+    scores = []
+    for C in Cs:
+        for regime in REGIMES:
+            k = REGIME_K[regime]
+            for seed in SEEDS[:1] if k is None else SEEDS:
+                idx = np.arange(len(y)) if k is None else few_shot_indices(y, k, seed)
+                clf = make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=10_000))
+                clf.fit(X[idx], y[idx])
+                scores.append(evaluate(y_test, clf.predict(X_test))["mcc"])
+    return scores
+
+
+def timed(fn: Callable[..., list], *args: object) -> tuple[float, list]:
+    """Wall seconds of fn(*args), and its result."""
+    start = time.perf_counter()
+    out = fn(*args)
+    return time.perf_counter() - start, out
+
+
+def line(label: str, ours: float, reference: float) -> None:
+    """`<label>: <ours> s vs <reference> s: <reference / ours>x` (x > 1: ours is faster)."""
+    print(f"{label}: {ours:.2f} s vs {reference:.2f} s: {reference / ours:.1f}x", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small shapes (smoke test)")
+    ap.add_argument("--classes", type=int, nargs="+", default=[2, 10])
+    ap.add_argument("--device", default="auto", help="auto (CPU, plus CUDA where present), cpu, "
+                                                     "or cuda for the batched solver")
+    a = ap.parse_args()
+    n, n_test, d = (600, 200, 32) if a.quick else (30_000, 3_000, 1_024)
+    devices = (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]) \
+        if a.device == "auto" else [a.device]
+    print(f"# n={n} train, {n_test} test, d={d}; torch threads {torch.get_num_threads()}; "
+          f"batched solver on {', '.join(devices)}", flush=True)
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    for k in a.classes:
+        X, y, X_test, y_test = synthetic_cell(n, n_test, d, k)
+        cell = (X, y, X_test, y_test)
+        t_official, official = timed(official_loop, *cell)
+        t_ours, rows = timed(probe_cell, *cell, REGIMES, SEEDS)
+        same = [r["mcc"] for r in rows] == official
+        print(f"# {k} classes: geneb-v1 path metrics identical to the official loop: {same}")
+        line(f"{k} classes: geneb-v1 path vs official loop", t_ours, t_official)
+
+        t_sk, sk = timed(sklearn_converged, *cell, (GENEB_V1_CONVERGED.C,))
+        Cs = tuple(p.C for p in sweep_protocols())
+        t_sk_sweep, sk_sweep = timed(sklearn_converged, *cell, Cs)
+        for device in devices:
+            t_b, rows = timed(run_variant_cell, *cell, GENEB_V1_CONVERGED, REGIMES, SEEDS, device)
+            mcc = [r["mcc"] for r in rows if r["seed"] == SEEDS[0] or r["regime"] != "full"]
+            print(f"# {k} classes, {device}: max |MCC difference| batched vs scikit-learn "
+                  f"converged {np.max(np.abs(np.subtract(mcc, sk))):.4f}; batched iterations "
+                  f"max {max(r['n_iter'] for r in rows)}")
+            line(f"{k} classes: batched solver ({device}) vs scikit-learn converged", t_b, t_sk)
+            t_bs, _ = timed(run_variant_cells, *cell, sweep_protocols(), REGIMES, SEEDS, device)
+            line(f"{k} classes: batched C sweep ({device}) vs scikit-learn converged sweep "
+                 f"({len(Cs)} C, {len(sk_sweep)} fits)", t_bs, t_sk_sweep)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""The UI-free core: filters, the fill protocol."""
+
+from __future__ import annotations
+
+import pytest
+
+from geneb_tui.core.fill import fill_command, parse_line
+from geneb_tui.core.filters import Filters, format_params, parse_params
+
+
+def test_params_parse_and_format():
+    assert parse_params("50M") == 50_000_000
+    assert parse_params("1.5b") == 1_500_000_000
+    assert parse_params("2e8") == 200_000_000
+    assert parse_params(" ") is None
+    with pytest.raises(ValueError):
+        parse_params("lots")
+    assert format_params(117_000_000) == "117M" and format_params(2_500_000_000) == "2.5B"
+    assert format_params(0) == "n/a"
+
+
+def test_filters_describe_and_clear():
+    f = Filters(regime="10shot", metric="acc", architecture_family="Mamba", scale_band="custom",
+                params_min=10**8, search="nt", suite="geneb-mini")
+    text = f.describe()
+    for part in ("regime 10shot", "metric Acc", "arch Mamba", "params 100M–∞", "search “nt”"):
+        assert part in text
+    assert f.cleared() == Filters(suite="geneb-mini") and f.cleared().is_default
+
+
+def test_fill_events_and_command(tmp_path):
+    plan = parse_line('{"event": "plan", "cells_total": 3, "cells_missing": 2}')
+    assert plan.kind == "plan" and plan.total == 2
+    cell = parse_line('{"event":"cell","model":"kmer-3","task":"t","regime":"full",'
+                      '"done":1,"total":2,"eta_s":0.5}')
+    assert (cell.kind, cell.done, cell.total) == ("cell", 1, 2)
+    assert parse_line("warning: something").kind == "log"
+    cmd = fill_command(tmp_path, "geneb-mini", ["kmer-3"], ["mini_promoter_tata"], ["full"],
+                       python="py")
+    assert cmd == ["py", "-m", "engine.cli", "fill", "--store", str(tmp_path), "--suite",
+                   "geneb-mini", "--json", "--models", "kmer-3", "--tasks",
+                   "mini_promoter_tata", "--regimes", "full"]
