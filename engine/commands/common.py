@@ -11,7 +11,7 @@ from engine.registry import resolve_model
 from store.catalog import ModelMeta, load_models
 from store.paths import StorePaths, resolve_store
 
-console = Console()
+console = Console(soft_wrap=True)  # messages stay one line (commands in them copy whole)
 err_console = Console(stderr=True)
 
 

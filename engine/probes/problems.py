@@ -40,9 +40,11 @@ class Design:
         if self.scale is not None:
             W = W / self.scale[:, :, None]
         if self.shared:
+            # (W^T X^T)^T rather than X W: autograd then forms the gradient as G^T X, which BLAS
+            # runs fast; X^T G with few columns is a slow path (10-40x here, MKL, float64).
             n_problems, d, k = W.shape
-            Z = (self.X @ W.permute(1, 0, 2).reshape(d, n_problems * k))
-            Z = Z.reshape(-1, n_problems, k).permute(1, 0, 2)
+            Z = W.transpose(1, 2).reshape(n_problems * k, d) @ self.X.T
+            Z = Z.reshape(n_problems, k, -1).transpose(1, 2)
         else:
             Z = torch.bmm(self.X, W)
         if self.mean is not None:

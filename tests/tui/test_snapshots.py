@@ -6,7 +6,6 @@ Update after an intended change with `pytest tests/tui/test_snapshots.py --snaps
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,8 @@ from textual.widgets import Input
 from geneb_tui.app import GenebApp
 from store.paths import resolve_store
 
-# Fixed locations: the store path is shown in the header.
-ROOT = Path(tempfile.gettempdir()) / "geneb-tui-snapshots"
+# A fixed location (not $TMPDIR): the store path is part of the pictures (header, empty screen).
+ROOT = Path("/tmp/geneb-tui-snapshots")
 
 
 @pytest.fixture(scope="module")
