@@ -12,10 +12,12 @@ import tomllib
 from dataclasses import asdict, dataclass, fields
 from functools import cache
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from store.errors import GenebError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 CATALOG_DIR = Path(__file__).parent / "catalogs"
 
@@ -184,12 +186,16 @@ def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:
 
 
 def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...]) -> pl.DataFrame:
+    import polars as pl
+
     return pl.DataFrame([asdict(t) for t in tasks], schema={
         "task_id": pl.String, "label": pl.String, "category": pl.String, "suite": pl.String,
         "source_benchmark": pl.String})
 
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
+    import polars as pl
+
     rows = [{**asdict(m), "scale_band": m.scale_band} for m in models]
     schema = {f.name: (pl.Int64 if f.name in ("params", "encoder_k", "max_tokens", "batch_size")
                        else pl.String) for f in fields(ModelMeta)}
@@ -199,6 +205,8 @@ def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFram
 
 def _upsert(path: Path, new: pl.DataFrame, key: str) -> None:
     """Replace rows with the same key, keep the rest; written atomically."""
+    import polars as pl
+
     if path.exists():
         old = pl.read_parquet(path)
         new = pl.concat([old.filter(~pl.col(key).is_in(new[key].implode())), new],

@@ -8,7 +8,9 @@ writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from store.errors import GenebError
@@ -39,41 +41,82 @@ class Encoder(Protocol):
     def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict: ...
 
 
-def build_encoder(model: ModelMeta, **options) -> Encoder:
-    """The encoder for a catalog entry.
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
-    Options for Hugging Face models: trust_remote_code (bool), device ('cuda', 'cpu', None =
-    auto), batch_size (int), revision (overrides the entry's), dtype ('auto' | 'float32' | ...),
-    progress (callable(done, total)). Unknown options are ignored by weight-free encoders.
-    """
+
+def is_pinned(revision: str | None) -> bool:
+    """A full commit hash (a branch or tag name can move under you)."""
+    return bool(revision) and bool(_COMMIT.match(revision))
+
+
+def check_remote_code(model_id: str, source: str, revision: str | None, remote_code: str,
+                      trust: bool) -> None:
+    """Remote code runs only with the user's opt-in and a pinned revision (or a local folder)."""
+    if remote_code == "no":
+        return
+    if remote_code in ("custom", "package"):
+        raise GenebError(f"model {model_id}: needs its own code ({remote_code}); the "
+                         "generic Hugging Face encoder cannot run it")
+    if not trust:
+        raise GenebError(
+            f"model {model_id}: its checkpoint runs Python code from its repository "
+            "(trust_remote_code); rerun with --trust-remote-code to allow that, with its "
+            f"revision pinned to a commit (--models {model_id}@<commit>, or 'revision' "
+            "in its registry entry)")
+    if not is_pinned(revision) and not Path(source).is_dir():
+        raise GenebError(
+            f"model {model_id}: --trust-remote-code needs a pinned revision (a 40-hex "
+            f"commit of {source}): name it as --models {model_id}@<commit>, or set "
+            "revision = \"<commit>\" in its entry in <store>/models.toml, so the code that "
+            "runs is the code you reviewed")
+
+
+def preflight(model: ModelMeta, **options) -> None:
+    """Every check that needs no weights, so that `fill` can refuse before writing anything."""
     if model.encoder == "kmer":
-        from engine.encoders.kmer import KmerEncoder
-
         if model.encoder_k is None:
             raise GenebError(f"model {model.model_id}: a k-mer baseline needs 'encoder_k'")
-        return KmerEncoder(model.encoder_k)
-    if model.encoder == "external":
+    elif model.encoder == "external":
         raise GenebError(
             f"model {model.model_id}: its weights are not published on the Hugging Face hub "
             f"({model.notes or 'see the GENEB README'}); add a registry entry with 'path' "
             "pointing at a local checkpoint to run it")
-    if model.encoder == "hf":
-        return _build_hf(model, **options)
-    if model.encoder in ADAPTERS:
+    elif model.encoder == "hf":
+        source = model.path or model.hub_id
+        if not source:
+            raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
+                             "entry")
+        check_remote_code(model.model_id, source, options.get("revision") or model.revision,
+                          model.remote_code, bool(options.get("trust_remote_code")))
+    elif model.encoder in ADAPTERS:
         need = f" (install: pip install {model.requires})" if model.requires else ""
         raise GenebError(
             f"model {model.model_id}: the generic Hugging Face encoder cannot reproduce its "
             f"official recipe; it needs {ADAPTERS[model.encoder]}{need}. That adapter is not "
             "part of this version of geneb-engine; skip the model with --models, or evaluate "
             "it with the official extractor and import its submission")
-    raise GenebError(f"model {model.model_id}: unknown encoder {model.encoder!r} (known: hf, "
-                     f"kmer, external, {', '.join(ADAPTERS)})")
+    else:
+        raise GenebError(f"model {model.model_id}: unknown encoder {model.encoder!r} (known: "
+                         f"hf, kmer, external, {', '.join(ADAPTERS)})")
+
+
+def build_encoder(model: ModelMeta, **options) -> Encoder:
+    """The encoder for a catalog entry, after `preflight`.
+
+    Options for Hugging Face models: trust_remote_code (bool), device ('cuda', 'cpu', None =
+    auto), batch_size (int), revision (overrides the entry's), dtype ('auto' | 'float32' | ...),
+    progress (callable(done, total)). Unknown options are ignored by weight-free encoders.
+    """
+    preflight(model, **options)
+    if model.encoder == "kmer":
+        from engine.encoders.kmer import KmerEncoder
+
+        return KmerEncoder(model.encoder_k)
+    return _build_hf(model, **options)
 
 
 def _build_hf(model: ModelMeta, **options) -> Encoder:
     source = model.path or model.hub_id
-    if not source:
-        raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry entry")
     try:
         from engine.encoders.hf import HFEncoder
     except ImportError as exc:

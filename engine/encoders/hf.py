@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -40,26 +39,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from engine.encoders import check_remote_code
+from store.catalog import PADDING_SIDES, POOLINGS
 from store.errors import GenebError
 
 if TYPE_CHECKING:
     from store.embeddings import SplitWriter
 
-POOLINGS = ("mean", "mean-with-padding", "cls")
-PADDING_SIDES = ("left", "right", "none")     # none: batch by exact token length, never pad
 # Model types whose forward ignores (or has no) attention mask: padding would change them.
 NO_MASK_MODEL_TYPES = frozenset({
     "mamba", "mamba2", "falcon_mamba", "hyenadna", "caduceus", "stripedhyena", "hyena",
 })
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _NO_LIMIT = 1_000_000     # tokenizers without a limit report model_max_length ~1e30
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_FLUSH_ROWS = 1024
-
-
-def is_pinned(revision: str | None) -> bool:
-    """A full commit hash (a branch or tag name can move under you)."""
-    return bool(revision) and bool(_COMMIT.match(revision))
 
 
 def pick_device(device: str | None = None) -> torch.device:
@@ -114,7 +107,7 @@ class HFEncoder:
         self.oom_errors = oom_errors or _oom_types()
         self.progress = progress
         self.device = pick_device(device)
-        self._check_remote_code(remote_code, trust_remote_code)
+        check_remote_code(self.model_id, source, revision, remote_code, trust_remote_code)
         self._trust = trust_remote_code and remote_code != "no"
         self.tokenizer = self._load_tokenizer()
         self.model = self._load_model()
@@ -145,25 +138,6 @@ class HFEncoder:
         self.autocast_dtype = self._autocast_dtype(dtype)
 
     # ---- loading -------------------------------------------------------------------------
-
-    def _check_remote_code(self, remote_code: str, trust: bool) -> None:
-        if remote_code == "no":
-            return
-        if remote_code in ("custom", "package"):
-            raise GenebError(f"model {self.model_id}: needs its own code ({remote_code}); the "
-                             "generic Hugging Face encoder cannot run it")
-        if not trust:
-            raise GenebError(
-                f"model {self.model_id}: its checkpoint runs Python code from its repository "
-                "(trust_remote_code); rerun with --trust-remote-code to allow that, with its "
-                f"revision pinned to a commit (--models {self.model_id}@<commit>, or 'revision' "
-                "in its registry entry)")
-        if not is_pinned(self.revision) and not Path(self.source).is_dir():
-            raise GenebError(
-                f"model {self.model_id}: --trust-remote-code needs a pinned revision (a 40-hex "
-                f"commit of {self.source}): name it as --models {self.model_id}@<commit>, or set "
-                "revision = \"<commit>\" in its entry in <store>/models.toml, so the code that "
-                "runs is the code you reviewed")
 
     def _from_pretrained(self, cls, **kwargs):
         kwargs = {"revision": self.revision, **kwargs}

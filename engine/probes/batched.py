@@ -23,7 +23,16 @@ import torch
 from torch import Tensor
 
 from engine.probes.lbfgs import minimize_lbfgs, value_and_grad
-from engine.probes.problems import Batch, Design, build_batch, decide, mean_loss, resolve_device
+from engine.probes.problems import (
+    Batch,
+    Design,
+    as_tensor,
+    build_batch,
+    decide,
+    l2_weight,
+    mean_loss,
+    resolve_device,
+)
 
 
 class BatchedLogisticRegression:
@@ -70,8 +79,7 @@ class BatchedLogisticRegression:
                             dtype=self.dtype)
         d = batch.design.X.shape[-1]
         k = batch.n_outputs
-        C = torch.as_tensor(self.C, dtype=self.dtype, device=device).expand(batch.n_problems)
-        penalty = 1.0 / (2.0 * C * batch.n_train)
+        penalty = l2_weight(self.C, batch)
 
         def objective(theta: Tensor) -> Tensor:
             params = theta.view(-1, d + 1, k)
@@ -106,8 +114,7 @@ class BatchedLogisticRegression:
 
     def decision_function(self, X: np.ndarray | Tensor) -> Tensor:
         """Logits (B, m, K') of every problem on features X (m, d) shared by all problems."""
-        Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, Tensor) else X)
-        design = Design(Xt.to(self.theta_.device, self.dtype), *self._standardisation)
+        design = Design(as_tensor(X, self.theta_.device, self.dtype), *self._standardisation)
         d = design.X.shape[-1]
         params = self.theta_.view(-1, d + 1, self.coef_.shape[1])
         return design.linear(params[:, :d]) + params[:, d][:, None, :]

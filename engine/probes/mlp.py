@@ -1,12 +1,14 @@
-"""Batched one-hidden-layer MLP probe (the paper's appendix E.1 variant) on the L-BFGS machinery.
+"""Batched one-hidden-layer MLP probe (for the paper's appendix E.1 linear-vs-MLP comparison).
 
 Model per problem b: logits = relu(x̃ @ W1 + c1) @ W2 + c2, with x̃ the (optionally standardised)
 features, `hidden` ReLU units and K' outputs (1 for binary problems, as the logistic probe).
 Objective, in the same C convention as the logistic probe: C · Σ_i w_i · loss_i + ½ (‖W1‖² +
 ‖W2‖²) (biases unpenalised), minimised in mean form by full-batch L-BFGS to a gradient max-norm
-`tol` or `max_iter` iterations. Initial weights are drawn per problem from a CPU
-`torch.Generator` seeded with that problem's seed, uniform on ±1/sqrt(fan_in) (PyTorch's Linear
-default), so a fit is deterministic given the seed on every device.
+`tol` or `max_iter` iterations, in float32 by default (an MLP fit is ~hidden/K times the cost of a
+logistic one). Width, activation, optimiser and penalty are this project's stated choices; the
+variant's protocol hash records width, C, tol and max_iter. Initial weights are drawn per problem
+from a CPU `torch.Generator` seeded with that problem's seed, uniform on ±1/sqrt(fan_in)
+(PyTorch's Linear default): a fit is deterministic given the seed on a given device.
 """
 
 from __future__ import annotations
@@ -18,13 +20,22 @@ import torch
 from torch import Tensor
 
 from engine.probes.lbfgs import minimize_lbfgs, value_and_grad
-from engine.probes.problems import Design, build_batch, decide, mean_loss, resolve_device
+from engine.probes.problems import (
+    Design,
+    as_tensor,
+    build_batch,
+    decide,
+    l2_weight,
+    mean_loss,
+    resolve_device,
+)
 
 
 class BatchedMLPClassifier:
     """Many one-hidden-layer MLP probes at once; `fit` takes one seed per problem.
 
     C: one value for all problems or one per problem. device: "cpu", "cuda", or "auto"/None.
+    Training rows and standardisation are as in `BatchedLogisticRegression`.
     """
 
     def __init__(
@@ -36,7 +47,7 @@ class BatchedMLPClassifier:
         standardize: bool = True,
         history: int = 10,
         device: str | torch.device | None = "cpu",
-        dtype: torch.dtype = torch.float64,
+        dtype: torch.dtype = torch.float32,
     ) -> None:
         self.hidden = hidden
         self.C = C
@@ -65,8 +76,7 @@ class BatchedMLPClassifier:
             raise ValueError(f"{len(seeds)} seeds for {batch.n_problems} problems")
         d, h, k = batch.design.X.shape[-1], self.hidden, batch.n_outputs
         self._shape = (d, h, k)
-        C = torch.as_tensor(self.C, dtype=self.dtype, device=device).expand(batch.n_problems)
-        penalty = 1.0 / (2.0 * C * batch.n_train)
+        penalty = l2_weight(self.C, batch)
 
         def objective(theta: Tensor) -> Tensor:
             W1, c1, W2, c2 = self._unpack(theta)
@@ -105,6 +115,5 @@ class BatchedMLPClassifier:
 
     def predict(self, X: np.ndarray | Tensor) -> np.ndarray:
         """Predicted labels (B, m) of every problem on features X (m, d)."""
-        Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, Tensor) else X)
-        design = Design(Xt.to(self.theta_.device, self.dtype), *self._standardisation)
+        design = Design(as_tensor(X, self.theta_.device, self.dtype), *self._standardisation)
         return decide(self._logits(design, *self._unpack(self.theta_)), self.classes_)

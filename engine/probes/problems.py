@@ -88,8 +88,7 @@ def build_batch(
     rows of one label vector y (n,), stacked when B · max(len(rows)) <= n, else shared with
     weights. X (B, m, d) with y (B, m): B independent problems of equal shape.
     """
-    Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, Tensor) else X)
-    Xt = Xt.to(device=device, dtype=dtype)
+    Xt = as_tensor(X, device, dtype)
     y = np.asarray(y)
     if Xt.dim() == 3:
         if rows is not None or y.shape != Xt.shape[:2]:
@@ -154,6 +153,19 @@ def _moments(design: Design, weight: Tensor) -> tuple[Tensor, Tensor]:
     constant = var <= n[:, None] * eps * var + (n[:, None] * mean * eps) ** 2
     scale = torch.where(constant, torch.ones_like(var), var.sqrt())
     return mean, scale
+
+
+def as_tensor(X: np.ndarray | Tensor, device: torch.device, dtype: torch.dtype) -> Tensor:
+    """Features as a tensor on `device` in `dtype` (a copy only where needed)."""
+    return torch.as_tensor(X if isinstance(X, Tensor) else np.asarray(X)).to(device, dtype)
+
+
+def l2_weight(C: float | Sequence[float], batch: Batch) -> Tensor:
+    """Per-problem weight of ‖W‖² in the mean-form objective: 1 / (2 · C_b · n_b), (B,)."""
+    C_b = torch.as_tensor(C, dtype=batch.n_train.dtype, device=batch.n_train.device)
+    if C_b.dim() and len(C_b) != batch.n_problems:
+        raise ValueError(f"{len(C_b)} values of C for {batch.n_problems} problems")
+    return 1.0 / (2.0 * C_b * batch.n_train)
 
 
 def mean_loss(Z: Tensor, batch: Batch) -> Tensor:

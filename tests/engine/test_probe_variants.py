@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+import torch
 
 from engine.probe import few_shot_indices
 from engine.probes.cell import run_variant_cell, run_variant_cells
@@ -66,7 +67,7 @@ def test_geneb_v1_is_not_a_variant(cell) -> None:
 
 def test_mlp_is_deterministic_given_the_seed(cell) -> None:
     X, y, X_test, _ = cell
-    fit = dict(hidden=8, max_iter=30)
+    fit = dict(hidden=8, max_iter=30, dtype=torch.float64)  # float64: batch == single to 1e-6
     a = BatchedMLPClassifier(**fit).fit(X, np.stack([y, y]), seeds=[13, 17])
     b = BatchedMLPClassifier(**fit).fit(X, np.stack([y, y]), seeds=[13, 17])
     single = BatchedMLPClassifier(**fit).fit(X, y, seeds=[17])
