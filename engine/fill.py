@@ -1,7 +1,8 @@
 """`fill`: compute only the missing cells, embedding each (model, task) once.
 
-Order of work: validate every task the plan may touch (a malformed file stops the run before the
-store changes), plan against the store, then per model load the encoder once and per task get
+Order of work: validate every task the plan may touch and check every model that needs work
+(a malformed file or a model that cannot run stops the run before the store changes), plan
+against the store, then per model load the encoder once and per task get
 the embeddings (reused from Zarr when complete, else computed and streamed into it), probe every
 missing regime of the pair and write its rows as one atomic fragment. Probing runs inline
 (`jobs=1`) or in worker processes (`jobs>1`, one BLAS thread each) while the main process embeds
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from engine import __version__
 from engine.data import TaskData
-from engine.encoders import build_encoder
+from engine.encoders import build_encoder, preflight
 from engine.planner import PairWork, Plan, plan
 from engine.probe import probe_cell
 from engine.suites import Suite
@@ -95,6 +96,8 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     if not the_plan.work:
         return the_plan
+    for model in {w.model.model_id: w.model for w in the_plan.work}.values():
+        preflight(model, **options.encoder_options)
     load = lru_cache(maxsize=4)(suite.load)
     embeddings = EmbeddingStore(paths)
     pool = None

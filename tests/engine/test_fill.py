@@ -134,3 +134,11 @@ def test_sigkill_midway_then_rerun_equals_an_uninterrupted_run(tmp_path):
     dup = query(resolve_store(killed), "SELECT model, task, regime, seed, count(*) AS n "
                                        "FROM results_all GROUP BY ALL HAVING n > 1")
     assert dup.is_empty()
+
+
+def test_a_model_that_cannot_run_stops_the_run_before_anything_is_written(tmp_path, task_dir,
+                                                                         capsys):
+    store = tmp_path / "store"
+    assert fill(store, task_dir, "--models", "kmer-3", "dna_gpt3b_m") == 2
+    assert "dna_gpt3b_m: its weights are not published" in capsys.readouterr().err
+    assert not store.exists() or not any(store.rglob("*.parquet"))
