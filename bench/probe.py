@@ -111,7 +111,7 @@ def main() -> None:
     ap.add_argument("--device", default="auto", help="auto (CPU, plus CUDA where present), cpu, "
                                                      "or cuda for the batched solver")
     a = ap.parse_args()
-    n, n_test, d = (600, 200, 32) if a.quick else (30_000, 3_000, 1_024)
+    n, n_test, d = (300, 100, 16) if a.quick else (30_000, 3_000, 1_024)
     devices = (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]) \
         if a.device == "auto" else [a.device]
     print(f"# n={n} train, {n_test} test, d={d}; torch threads {torch.get_num_threads()}; "

@@ -36,8 +36,9 @@ Event = Callable[[dict], None]
 
 @dataclass(frozen=True)
 class FillOptions:
-    protocol: Protocol = GENEB_V1
+    protocols: tuple[Protocol, ...] = (GENEB_V1,)
     jobs: int = 1
+    probe_device: str | None = None                       # batched solvers: cuda or cpu
     encoder_options: dict = field(default_factory=dict)  # device, batch_size, trust_remote_code
 
 
@@ -62,14 +63,46 @@ def embed_pair(embeddings: EmbeddingStore, model: ModelMeta, encoder, data: Task
     return expect
 
 
-def probe_pair(root: str, model_id: str, task_id: str, regimes: tuple[str, ...],
-               protocol: Protocol, expect: dict, provenance: dict) -> int:
+def probe_rows(X_train, y_train, X_test, y_test,
+               todo: tuple[tuple[Protocol, tuple[str, ...]], ...],
+               probe_device: str | None = None) -> list[dict]:
+    """Rows of every (protocol, regimes) of one pair: geneb-v1 (scikit-learn) protocols exactly
+    as the official harness, variants with the batched solvers (protocols that need the same
+    regimes share one call, so a C sweep shares its batches and warm starts)."""
+    rows: list[dict] = []
+    variants: dict[tuple[str, ...], list[Protocol]] = {}
+    for protocol, regimes in todo:
+        if protocol.solver == GENEB_V1.solver:
+            rows += _tagged(probe_cell(X_train, y_train, X_test, y_test, regimes,
+                                       protocol.seeds, protocol), protocol)
+        else:
+            variants.setdefault(regimes, []).append(protocol)
+    if variants:
+        from engine.probes.cell import run_variant_cells
+
+        for regimes, protocols in variants.items():
+            per_protocol = run_variant_cells(X_train, y_train, X_test, y_test, protocols,
+                                             regimes, protocols[0].seeds, probe_device)
+            for protocol, found in zip(protocols, per_protocol, strict=True):
+                rows += _tagged(found, protocol)
+    return rows
+
+
+def _tagged(rows: list[dict], protocol: Protocol) -> list[dict]:
+    for r in rows:
+        r.update(protocol=protocol.name, protocol_hash=protocol.hash)
+    return rows
+
+
+def probe_pair(root: str, model_id: str, task_id: str,
+               todo: tuple[tuple[Protocol, tuple[str, ...]], ...], expect: dict,
+               provenance: dict, probe_device: str | None = None) -> int:
     """Probe one pair from its stored embeddings and write its rows as one fragment."""
     paths = StorePaths(Path(root))
     store = EmbeddingStore(paths)
     X_train, y_train = store.load(model_id, task_id, "train", expect)
     X_test, y_test = store.load(model_id, task_id, "test", expect)
-    rows = probe_cell(X_train, y_train, X_test, y_test, regimes, protocol.seeds, protocol)
+    rows = probe_rows(X_train, y_train, X_test, y_test, todo, probe_device)
     now = datetime.now(UTC)
     for r in rows:
         r.update(provenance, model=model_id, task=task_id, created_at=now)
@@ -91,7 +124,7 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta]) -> dict[str, str]:
 def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: list[TaskMeta],
              regimes: list[str], options: FillOptions, on_event: Event) -> Plan:
     hashes = validate_tasks(suite, tasks)
-    the_plan = plan(paths, models, tasks, regimes, options.protocol, hashes)
+    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     if not the_plan.work:
@@ -109,10 +142,13 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
 
     def report(count: int, work: PairWork) -> None:
         nonlocal done
-        for regime in work.regimes:
-            done += 1
-            on_event({"event": "cell", "model": work.model.model_id, "task": work.task.task_id,
-                      "regime": regime, "done": done, "total": the_plan.cells_missing})
+        for protocol, regimes in work.todo:
+            for regime in regimes:
+                done += 1
+                on_event({"event": "cell", "model": work.model.model_id,
+                          "task": work.task.task_id, "regime": regime,
+                          "protocol": protocol.name, "done": done,
+                          "total": the_plan.cells_missing})
 
     try:
         for model in models:
@@ -126,12 +162,11 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
                 data = load(work.task.task_id)
                 expect = embed_pair(embeddings, model, encoder, data)
                 provenance = {
-                    "protocol": options.protocol.name, "protocol_hash": options.protocol.hash,
                     "source": "local", "data_revision": suite.revision,
                     "data_hash": data.data_hash, "model_revision": encoder.revision,
                     "engine_version": __version__}
-                args = (str(paths.root), model.model_id, data.task_id, work.regimes,
-                        options.protocol, expect, provenance)
+                args = (str(paths.root), model.model_id, data.task_id, work.todo, expect,
+                        provenance, options.probe_device)
                 if pool is None:
                     report(probe_pair(*args), work)
                 else:

@@ -15,7 +15,8 @@ from rich.progress import (
 )
 
 from engine.commands.common import add_suite_args, console, emit_json, models_of, store_of, suite_of
-from store.protocol import GENEB_V1, REGIMES
+from store.errors import unknown_name
+from store.protocol import GENEB_V1, REGIMES, Protocol
 
 
 def register(sub, common) -> None:
@@ -32,6 +33,12 @@ def register(sub, common) -> None:
                         "never overwritten)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="probe N (model, task) pairs in parallel worker processes")
+    p.add_argument("--protocol", nargs="+", default=["geneb-v1"], metavar="NAME",
+                   help="geneb-v1 (default, the official probe), geneb-v1-converged, mlp-h256, "
+                        "sweep (converged, standardised, C in 0.01..100), sweep-unscaled, or a "
+                        "single converged-C<C>[-unscaled]; each variant is its own protocol")
+    p.add_argument("--probe-device", metavar="DEVICE",
+                   help="device of the batched variant solvers (default: cuda when available)")
     enc = p.add_argument_group("model encoders")
     enc.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
     enc.add_argument("--batch-size", type=int, metavar="N",
@@ -39,6 +46,21 @@ def register(sub, common) -> None:
     enc.add_argument("--trust-remote-code", action="store_true",
                      help="allow models whose code lives on the hub (needs a pinned revision)")
     p.set_defaults(handler=run)
+
+
+def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
+    """Protocols by name; `sweep` / `sweep-unscaled` stand for a whole C sweep."""
+    from engine.probes.variants import named_variants, sweep_protocols
+
+    known = {GENEB_V1.name: (GENEB_V1,), "sweep": sweep_protocols(),
+             "sweep-unscaled": sweep_protocols(standardize=False),
+             **{name: (p,) for name, p in named_variants().items()}}
+    out: dict[str, Protocol] = {}
+    for name in names:
+        if name not in known:
+            raise unknown_name("protocol", name, list(known), "geneb-v1 is the official one")
+        out.update({p.hash: p for p in known[name]})
+    return tuple(out.values())
 
 
 def _stop_on_sigterm() -> None:
@@ -57,7 +79,8 @@ def run(args) -> int:
     models = models_of(paths, args.models)
     encoder_options = {"device": args.device, "batch_size": args.batch_size,
                        "trust_remote_code": args.trust_remote_code}
-    options = FillOptions(protocol=GENEB_V1, jobs=max(1, args.jobs),
+    options = FillOptions(protocols=protocols_of(args.protocol), jobs=max(1, args.jobs),
+                          probe_device=args.probe_device,
                           encoder_options={k: v for k, v in encoder_options.items() if v})
     start = time.perf_counter()
     if args.json:
@@ -82,8 +105,10 @@ def run(args) -> int:
         nonlocal bar
         if event["event"] == "plan":
             have = event["cells_total"] - event["cells_missing"]
+            per = f" × {len(options.protocols)} protocols" if len(options.protocols) > 1 else ""
             console.print(f"suite [bold]{suite.name}[/]: {len(tasks)} tasks × {len(models)} "
-                          f"models × {len(args.regimes)} regimes = {event['cells_total']} cells; "
+                          f"models × {len(args.regimes)} regimes{per} = "
+                          f"{event['cells_total']} cells; "
                           f"{have} in the store, {event['cells_missing']} to compute")
             if event["cells_missing"]:
                 progress.start()

@@ -78,26 +78,24 @@ def run_variant_cells(
     for i, p in enumerate(protocols):
         groups.setdefault((p.probe, p.standardize, p.tol, p.max_iter, p.hidden), []).append(i)
     for members in groups.values():
-        full, shots = _problems(y_train, [protocols[i] for i in members], members, regimes, seeds)
+        full, shots = _problems(y_train, protocols, members, regimes, seeds)
         for problems in (full, shots):
             if problems:
                 for problem, row in _fit_batch(X_train, y_train, X_test, y_test, protocols,
                                                problems, device):
                     out[problem.protocol].extend(_expand(problem, row, seeds, protocols))
-    for rows in out:
-        for r in rows:
-            r["n_test"] = len(y_test)
     return out
 
 
 def _problems(
-    y_train: np.ndarray, protocols: list[Protocol], indices: list[int],
+    y_train: np.ndarray, protocols: Sequence[Protocol], members: list[int],
     regimes: Sequence[str], seeds: Sequence[int],
 ) -> tuple[list[_Problem], list[_Problem]]:
-    """The full-regime and the k-shot problems of protocols that share a batch."""
+    """The full-regime and the k-shot problems of the protocols `members` (which share batches)."""
     full: list[_Problem] = []
     shots: list[_Problem] = []
-    for p, i in zip(protocols, indices, strict=True):
+    for i in members:
+        p = protocols[i]
         for regime in regimes:
             k = REGIME_K[regime]
             if k is None:
@@ -151,7 +149,7 @@ def _fit_batch(
     seconds = (time.perf_counter() - start) / len(problems)
     return [
         (q, {**evaluate(y_test, pred), "probe": p.probe, "converged": bool(conv),
-             "n_iter": int(it), "fit_seconds": seconds,
+             "n_iter": int(it), "fit_seconds": seconds, "n_test": len(y_test),
              "n_train": len(y_train) if q.rows is None else len(q.rows)})
         for batch, predictions, converged, n_iter in fits
         for q, pred, conv, it in zip(batch, predictions, converged, n_iter, strict=True)

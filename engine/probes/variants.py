@@ -6,8 +6,9 @@
 - C sweep (appendix E): the same converged probe at C in {0.01, 0.1, 1, 10, 100}, named
   `converged-C<C>` (standardised) or `converged-C<C>-unscaled`; the standardised C = 1 member is
   geneb-v1-converged itself.
-- mlp (appendix E.1): one hidden layer of 256 ReLU units, standardised features, C = 1 on both
-  weight matrices, full-batch L-BFGS to 1e-5 or 500 iterations.
+- mlp-h256 (for appendix E.1's linear-vs-MLP comparison): one hidden layer of 256 ReLU units,
+  standardised features, C = 1 on both weight matrices, full-batch L-BFGS (float32) to 1e-5 or
+  500 iterations, initialised from each row's seed (`engine.probes.mlp`).
 """
 
 from __future__ import annotations
