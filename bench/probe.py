@@ -54,7 +54,8 @@ def synthetic_cell(n: int, n_test: int, d: int, k: int, seed: int = 0) -> Cell:
     spectrum = 4.0 / (1.0 + np.arange(d)) ** 0.7
     rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
     X = ((Z * spectrum) @ rotation + rng.normal(size=d)).astype(np.float32)
-    logits = Z[:, :32] @ rng.normal(size=(32, k)) * 0.6 + rng.gumbel(size=(n + n_test, k))
+    r = min(32, d)  # the signal lives in the leading components
+    logits = Z[:, :r] @ rng.normal(size=(r, k)) * 0.6 + rng.gumbel(size=(n + n_test, k))
     y = np.argmax(logits, axis=1)
     return X[:n], y[:n], X[n:], y[n:]
 

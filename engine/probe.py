@@ -1,8 +1,10 @@
 """The geneb-v1 probe, exactly as the official harness computes it.
 
 `LogisticRegression(max_iter=1000, random_state=seed)` with scikit-learn's other defaults (lbfgs,
-L2, C=1.0), no feature scaling, on the embeddings as stored (float32; scikit-learn's lbfgs
-converts them to float64 itself, as it does in the official harness). Seeds 13, 17, 42, 123, 997.
+L2, C=1.0), no feature scaling, on the stored float32 embeddings passed unchanged, as the official
+harness passes its extractors' float32 output: scikit-learn (>= 1.2) keeps float32 for the loss
+and gradient while scipy's L-BFGS-B iterates in float64, the same arithmetic on the same input.
+Seeds 13, 17, 42, 123, 997.
 
 - full: the whole train split. lbfgs is deterministic and `random_state` does not enter it, so the
   five seeds' fits are identical: we fit once and record the result for every seed

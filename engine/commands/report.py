@@ -14,7 +14,8 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from engine.commands.common import emit_json, store_of
+from engine.commands.common import add_suite_args, emit_json, store_of, suite_of
+from store.catalog import TaskMeta
 from store.protocol import GENEB_V1, REGIMES
 from store.results import METRICS
 
@@ -33,7 +34,31 @@ def register(sub, common) -> None:
     p.add_argument("--source", metavar="SOURCE",
                    help="only this source (local, official, verified, reproduced, "
                         "self-reported); default: all, entries keyed by model and source")
+    add_suite_args(p)
+    p.add_argument("--versus", metavar="PROTOCOL",
+                   help="also compare the rankings of your local geneb-v1 results with those of "
+                        "a variant protocol you filled (e.g. mlp-h256: linear vs MLP stability)")
     p.set_defaults(handler=run)
+
+
+def versus(paths, name: str, *, regime: str, metric: str,
+           tasks: tuple[TaskMeta, ...]) -> dict[str, pl.DataFrame]:
+    """Spearman agreement between the local geneb-v1 rankings and protocol `name`'s."""
+    from store import analyses as A
+    from store.db import query
+    from store.errors import GenebError
+
+    found = query(paths, "SELECT DISTINCT protocol_hash FROM results "
+                         "WHERE source = 'local' AND protocol = ?", [name])
+    if found.is_empty():
+        raise GenebError(f"no local results for protocol {name!r} in {paths.root}; compute them "
+                         f"with `geneb-engine fill --protocol {name} --models MODEL..`")
+    aggs = [A.aggregates(A.scores_of(A.seed_means(paths, protocol_hash=h, source="local"),
+                                     regime=regime, metric=metric, with_source=False),
+                         tasks=tasks)
+            for h in (GENEB_V1.hash, found["protocol_hash"][0])]
+    return {"protocol_agreement": A.protocol_agreement(*aggs),
+            "protocol_rank_shift": A.rank_shift(*aggs)}
 
 
 def _models(paths) -> pl.DataFrame:
@@ -47,8 +72,8 @@ def _models(paths) -> pl.DataFrame:
     return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
 
 
-def compute(paths, models: pl.DataFrame, *, regime: str, metric: str,
-            source: str | None) -> dict[str, pl.DataFrame]:
+def compute(paths, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
+            tasks: tuple[TaskMeta, ...] | None = None) -> dict[str, pl.DataFrame]:
     """Every analysis frame of the report, by name; empty when the store has no results."""
     from store import analyses as A
     from store.reference import leaderboard_differences, read_leaderboard
@@ -58,7 +83,7 @@ def compute(paths, models: pl.DataFrame, *, regime: str, metric: str,
         return {}
     scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=source is None)
               for r in REGIMES}
-    aggs = {r: A.aggregates(s) for r, s in scores.items()}
+    aggs = {r: A.aggregates(s, tasks=tasks) for r, s in scores.items()}
     agg = aggs[regime]
     leaders = A.category_leaders(aggs)
     degradation = A.degradation(aggs)
@@ -75,7 +100,7 @@ def compute(paths, models: pl.DataFrame, *, regime: str, metric: str,
         "degradation_summary": A.degradation_summary(degradation),
         "scale": A.scale_correlation(agg, models),
         "controlled_pairs": A.controlled_pairs(agg, models),
-        "task_difficulty": A.task_difficulty(scores[regime]),
+        "task_difficulty": A.task_difficulty(scores[regime], tasks=tasks),
         "category_leaders": leaders,
         "leader_changes": A.leader_changes(leaders),
     }
@@ -253,11 +278,29 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         t.add_row("*" if r["changed"] else "", r["scope"], *cells)
     console.print(t)
 
+    if "protocol_agreement" in frames:
+        t = _table(f"Probe agreement ({where}, local): Spearman rho between the geneb-v1 "
+                   "rankings and the other protocol's, per column",
+                   [("column", "left"), ("rho", "right"), ("p-value", "right"), ("n", "right")])
+        for r in frames["protocol_agreement"].iter_rows(named=True):
+            t.add_row(r["column"], _f(r["rho"]), _f(r["p_value"], 2), str(r["n"]))
+        console.print(t)
+        t = _table("Macro rank under geneb-v1 and under the other protocol",
+                   [("model", "left"), ("geneb-v1", "right"), ("other", "right"),
+                    ("shift", "right")])
+        for r in frames["protocol_rank_shift"].sort("rank_a").iter_rows(named=True):
+            t.add_row(r["model"], str(r["rank_a"]), str(r["rank_b"]), _signed(r["shift"]))
+        console.print(t)
+
 
 def run(args) -> int:
     paths = store_of(args)
     models = _models(paths)
-    frames = compute(paths, models, regime=args.regime, metric=args.metric, source=args.source)
+    tasks = suite_of(args, paths).tasks
+    frames = compute(paths, models, regime=args.regime, metric=args.metric, source=args.source,
+                     tasks=tasks)
+    if frames and args.versus:
+        frames |= versus(paths, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
     if not frames:
         what = f"{args.source} results" if args.source else "results"
         message = (f"no {what} for protocol {GENEB_V1.name} in {paths.root}: import the "

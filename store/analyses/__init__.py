@@ -12,6 +12,7 @@ from store.analyses.leaders import category_leaders, leader_changes
 from store.analyses.rankings import (
     borda,
     category_agreement,
+    protocol_agreement,
     rank_shift,
     rankings,
     spearman,
@@ -23,6 +24,7 @@ from store.analyses.scores import scores, scores_of, seed_means
 __all__ = [
     "ATTRIBUTES", "SCOPES", "aggregates", "aggregates_by_regime", "borda", "by_regime",
     "category_agreement", "category_leaders", "controlled_pairs", "degradation",
-    "degradation_summary", "leader_changes", "rank_shift", "rankings", "scale_correlation",
-    "scores", "scores_of", "seed_means", "spearman", "spearman_regimes", "task_difficulty",
+    "degradation_summary", "leader_changes", "protocol_agreement", "rank_shift", "rankings",
+    "scale_correlation", "scores", "scores_of", "seed_means", "spearman", "spearman_regimes",
+    "task_difficulty",
 ]

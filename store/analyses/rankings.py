@@ -101,10 +101,7 @@ def spearman_regimes(aggs: Mapping[str, pl.DataFrame], column: str = "macro") ->
     every pair of regimes (in the mapping's order), over the entries scored in both."""
     rows = []
     for (ra, a), (rb, b) in combinations(aggs.items(), 2):
-        keys = entry_keys(a)
-        both = a.select(*keys, pl.col(column).alias("a")).join(
-            b.select(*keys, pl.col(column).alias("b")), on=keys)
-        rho, p, n = spearman(both["a"].to_list(), both["b"].to_list())
+        rho, p, n = _agreement(a, b, column)
         rows.append({"regime_a": ra, "regime_b": rb, "rho": rho, "p_value": p, "n": n})
     return pl.DataFrame(rows, schema={"regime_a": pl.String, "regime_b": pl.String,
                                       "rho": pl.Float64, "p_value": pl.Float64, "n": pl.Int64})
@@ -125,3 +122,25 @@ def category_agreement(agg_df: pl.DataFrame,
         [{"category": a, **{b: rho.get((a, b), rho.get((b, a))) for b in categories}}
          for a in categories],
         schema={"category": pl.String, **{c: pl.Float64 for c in categories}})
+
+
+def protocol_agreement(agg_a: pl.DataFrame, agg_b: pl.DataFrame,
+                       columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """[column, rho, p_value, n]: Spearman rho between the rankings two probe protocols give
+    (e.g. the linear geneb-v1 probe against the MLP probe, appendix E.1) in each aggregate
+    column (macro, micro, the categories), over the entries scored under both."""
+    rows = []
+    for column in columns or score_columns(agg_a):
+        rho, p, n = _agreement(agg_a, agg_b, column)
+        rows.append({"column": column, "rho": rho, "p_value": p, "n": n})
+    return pl.DataFrame(rows, schema={"column": pl.String, "rho": pl.Float64,
+                                      "p_value": pl.Float64, "n": pl.Int64})
+
+
+def _agreement(a: pl.DataFrame, b: pl.DataFrame, column: str) -> tuple[float | None,
+                                                                        float | None, int]:
+    """Spearman (rho, p, n) of one column of two aggregate frames, over their common entries."""
+    keys = entry_keys(a)
+    both = a.select(*keys, pl.col(column).alias("a")).join(
+        b.select(*keys, pl.col(column).alias("b")), on=keys)
+    return spearman(both["a"].to_list(), both["b"].to_list())

@@ -79,3 +79,28 @@ def test_status_on_a_store_without_results_says_what_to_do(tmp_path, capsys):
     assert main(["status", "--store", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "no local results for suite geneb-v1" in out and "geneb-engine fill" in out
+
+
+def test_report_on_a_local_suite_and_versus_a_variant_protocol(tmp_path, task_dir, capsys):
+    from scipy.stats import spearmanr
+
+    store = str(tmp_path / "store")
+    for protocol in ("geneb-v1", "converged-C0.1"):
+        assert main(["fill", "--store", store, "--suite", str(task_dir), "--regimes", "full",
+                     "--models", "kmer-3", "kmer-4", "kmer-6", "--protocol", protocol]) == 0
+    out = run_json(capsys, "report", "--store", store, "--suite", str(task_dir),
+                   "--versus", "converged-C0.1")
+    agg = {r["model"]: r for r in out["aggregates"]}
+    assert set(agg) == {"kmer-3", "kmer-4", "kmer-6"}
+    macro = {r["column"]: r for r in out["protocol_agreement"]}["macro"]
+    means = pl.DataFrame(run_json(capsys, "report", "--store", store, "--suite", str(task_dir))
+                         ["aggregates"])
+    assert means.equals(pl.DataFrame(out["aggregates"]))
+    # macro = mean of the two category means of the manifest (Promoters: 2 tasks, Enhancers: 1)
+    for r in out["aggregates"]:
+        assert r["macro"] == pytest.approx((r["Promoters"] + r["Enhancers"]) / 2, abs=1e-15)
+    other = {r["model"]: r["value_b"] for r in out["protocol_rank_shift"]}
+    rho = spearmanr([agg[m]["macro"] for m in sorted(agg)], [other[m] for m in sorted(agg)])[0]
+    assert macro["n"] == 3 and macro["rho"] == pytest.approx(rho, abs=1e-12)
+    assert main(["report", "--store", store, "--suite", str(task_dir), "--versus", "mlp"]) == 2
+    assert "no local results for protocol 'mlp'" in capsys.readouterr().err
