@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q $(TORCH)
-	$(BIN)/pip install -q -e ".[models,test]"
+	$(BIN)/pip install -q $(TORCH) -e ".[models,adapters,test]"
 	touch $(STAMP)
 
 demo: $(STAMP)

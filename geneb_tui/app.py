@@ -116,6 +116,7 @@ class GenebApp(App[None]):
     def _snapshot_loaded(self, msg: SnapshotLoaded) -> None:
         if msg.token != self._store_token:
             return  # superseded
+        first = self.snapshot is None
         self.snapshot = msg.snapshot
         for screen in self.screen_stack:
             updated = getattr(screen, "snapshot_updated", None)
@@ -132,6 +133,10 @@ class GenebApp(App[None]):
         self.refresh_bindings()
         if self.filters.suite not in msg.snapshot.suites():
             self.filters = self.filters.with_(suite="geneb-v1", category=None)
+        if first:
+            suite = msg.snapshot.suite_to_open(self.filters.suite)
+            if suite != self.filters.suite:
+                self.filters = self.filters.with_(suite=suite, category=None)
         self.rebuild()
 
     @on(StoreLoadFailed)

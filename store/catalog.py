@@ -49,7 +49,8 @@ PROVENANCES: tuple[str, ...] = (
     "official", "verified", "reproduced", "self-reported", "baseline", "local",
 )
 # How a model runs (closed vocabularies, checked for every entry).
-POOLINGS: tuple[str, ...] = ("mean", "mean-with-padding", "cls")
+# tracks / trunk: the Enformer adapter's means over bins (predicted tracks / trunk embeddings).
+POOLINGS: tuple[str, ...] = ("mean", "mean-with-padding", "cls", "tracks", "trunk")
 PADDING_SIDES: tuple[str, ...] = ("left", "right", "none")   # none: batch by exact length
 REMOTE_CODE: tuple[str, ...] = ("no", "required", "custom", "package")
 ENCODERS: tuple[str, ...] = (
@@ -94,7 +95,7 @@ class ModelMeta:
     requires: str | None = None         # PyPI package an adapter needs
     encoder: str = "hf"                 # hf | kmer | an adapter name
     encoder_k: int | None = None        # k for the k-mer baseline
-    pooling: str = "mean"               # mean | mean-with-padding | cls
+    pooling: str = "mean"               # mean | mean-with-padding | cls | tracks | trunk
     padding_side: str | None = None     # left for decoders (default: by architecture)
     max_tokens: int | None = None       # context cap in tokens
     batch_size: int | None = None

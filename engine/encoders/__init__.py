@@ -8,6 +8,7 @@ writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncat
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
     from store.catalog import ModelMeta
     from store.embeddings import SplitWriter
 
-# Families the generic encoder cannot reproduce: what each one needs. None is implemented in
-# this version; `fill` reports the reason instead of failing obscurely.
+# Families the generic encoder cannot reproduce: what each one needs. Those in IMPLEMENTED have
+# an adapter here; for the others `fill` reports the reason instead of failing obscurely.
 ADAPTERS: dict[str, str] = {
     "evo": "the StripedHyena code of the `evo-model` package (pip install evo-model; CUDA and "
            "flash-attention only), batch size 1",
@@ -32,6 +33,14 @@ ADAPTERS: dict[str, str] = {
     "space": "the SPACE repository code (one-hot input, N-padded, mean of trunk embeddings)",
     "eccdnamamba": "the eccDNAMamba repository code (bidirectional Mamba-2 with CUDA kernels)",
 }
+
+# Adapter -> (the module it imports, the pip line that installs it).
+IMPLEMENTED: dict[str, tuple[str, str]] = {
+    "enformer": ("enformer_pytorch", "pip install enformer-pytorch (or pip install "
+                 "'geneb[adapters]')"),
+}
+# Poolings only the Enformer adapter computes (mean over bins of the tracks / trunk).
+ENFORMER_POOLINGS: tuple[str, ...] = ("tracks", "trunk")
 
 
 class Encoder(Protocol):
@@ -86,8 +95,22 @@ def preflight(model: ModelMeta, **options) -> None:
         if not source:
             raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
                              "entry")
+        if model.pooling in ENFORMER_POOLINGS:
+            raise GenebError(f"model {model.model_id}: pooling {model.pooling!r} needs "
+                             "encoder = \"enformer\"")
         check_remote_code(model.model_id, source, options.get("revision") or model.revision,
                           model.remote_code, bool(options.get("trust_remote_code")))
+    elif model.encoder == "enformer":
+        if not (model.path or model.hub_id):
+            raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
+                             "entry")
+        if model.pooling not in ("mean", *ENFORMER_POOLINGS):   # mean: the default, = tracks
+            raise GenebError(f"model {model.model_id}: the Enformer adapter's pooling is one of "
+                             f"{', '.join(ENFORMER_POOLINGS)}, not {model.pooling!r}")
+        module, install = IMPLEMENTED["enformer"]
+        if importlib.util.find_spec(module) is None:
+            raise GenebError(f"model {model.model_id}: the Enformer adapter needs the "
+                             f"enformer-pytorch package, which is not installed; {install}")
     elif model.encoder in ADAPTERS:
         need = f" (install: pip install {model.requires})" if model.requires else ""
         raise GenebError(
@@ -112,7 +135,25 @@ def build_encoder(model: ModelMeta, **options) -> Encoder:
         from engine.encoders.kmer import KmerEncoder
 
         return KmerEncoder(model.encoder_k)
+    if model.encoder == "enformer":
+        return _build_enformer(model, **options)
     return _build_hf(model, **options)
+
+
+def _build_enformer(model: ModelMeta, **options) -> Encoder:
+    from engine.encoders.enformer import EnformerEncoder
+
+    return EnformerEncoder(
+        model.path or model.hub_id,
+        model_id=model.model_id,
+        revision=options.get("revision") or model.revision,
+        pooling="tracks" if model.pooling == "mean" else model.pooling,
+        max_bp=model.max_tokens,
+        batch_size=options.get("batch_size") or model.batch_size,
+        device=options.get("device"),
+        dtype=options.get("dtype") or "auto",
+        progress=options.get("progress"),
+    )
 
 
 def _build_hf(model: ModelMeta, **options) -> Encoder:

@@ -127,13 +127,24 @@ class StoreSnapshot:
         return self.scores.is_empty()
 
     # -- vocabularies for the filter choices -------------------------------------------------
-    def suites(self) -> list[str]:
-        with_results = set(
+    def _with_results(self) -> set[str]:
+        return set(
             self.tasks.filter(pl.col("task_id").is_in(self.scores["task"].unique().implode()))
             ["suite"].to_list()
         )
+
+    def suites(self) -> list[str]:
         known = set(self.tasks["suite"].to_list()) - {"geneb-v1"}
-        return ["geneb-v1", *sorted((with_results | known | BUILTIN_SUITES) - {"geneb-v1"})]
+        return ["geneb-v1",
+                *sorted((self._with_results() | known | BUILTIN_SUITES) - {"geneb-v1"})]
+
+    def suite_to_open(self, preferred: str) -> str:
+        """`preferred` when it has results, else the first suite that has (a fresh `make demo`
+        store holds geneb-mini results only)."""
+        with_results = self._with_results()
+        if preferred in with_results:
+            return preferred
+        return next((s for s in self.suites() if s in with_results), preferred)
 
     def categories(self, suite: str) -> list[str]:
         present = set(self.tasks.filter(pl.col("suite") == suite)["category"].to_list())

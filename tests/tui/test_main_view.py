@@ -284,3 +284,23 @@ async def test_a_late_result_of_a_superseded_query_is_dropped(official_store, ma
         await settle(pilot)
         assert app.view is current and app.filters.regime == "full"
         assert str(app.query_one("#filter-bar").render()).count("regime full") == 1
+
+
+async def test_a_store_with_only_local_suite_results_opens_on_that_suite(tmp_path, make_app):
+    """A fresh `make demo` store holds geneb-mini results only: the table opens on them."""
+    from conftest import local_rows
+
+    from engine import mini
+    from store.catalog import register_tasks
+    from store.paths import resolve_store
+    from store.results import write_fragment
+
+    paths = resolve_store(tmp_path / "store")
+    mini.materialize(paths.suites / "geneb-mini")
+    register_tasks(paths, mini.TASKS)
+    write_fragment(paths, local_rows("kmer-3", [t.task_id for t in mini.TASKS]), "local/kmer-3")
+    app = make_app(paths)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert app.filters.suite == "geneb-mini"
+        assert [r.model for r in app.view.rows] == ["kmer-3"]

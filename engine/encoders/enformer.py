@@ -1,0 +1,262 @@
+"""The Enformer adapter: the `enformer-pytorch` model, one-hot input, the mean over output bins.
+
+Recipe (the official GENEB one for `enformer-official-rough`):
+
+- each sequence is one-hot encoded with the package's `str_to_one_hot` (A, C, G, T in either
+  case; N and every other character give an all-zero row), cut to `max_bp` bases (Enformer's
+  196,608 bp input unless the registry entry's `max_tokens` says otherwise; cuts are counted);
+- it is padded on the right with N up to the next multiple of the model's bin size
+  (2 ** num_downsamples = 128 bp for Enformer), and the model runs with `target_length = -1`
+  (no cropping), so every output bin is kept;
+- `pooling = "tracks"` (the official recipe): the mean over bins of the human head's predicted
+  tracks (5,313 values for the official checkpoint); `pooling = "trunk"`: the mean over bins of
+  the trunk embeddings (`return_only_embeddings`, 2 × dim = 3,072 values);
+- sequences are batched by exact length, so a batch never pads one sequence to another's length:
+  a sequence embeds the same alone and inside a batch; rows are written back at their positions;
+- `torch.inference_mode`; bf16 autocast on CUDA, fp32 on CPU; an out-of-memory error halves the
+  batch (down to one sequence); finished batches stream into the split writer.
+
+The checkpoint (`config.json` plus `model.safetensors` or `pytorch_model.bin`, from a local
+directory or the hub) is loaded here rather than with `Enformer.from_pretrained`, which breaks on
+transformers 5 (the class never calls `post_init`). The relative-position gamma features are
+always computed in torch: the package's TensorFlow-precomputed gammas exist only for full-length
+(1,536-bin) inputs, while benchmark sequences are short.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from engine.encoders.hf import DEFAULT_FLUSH_ROWS, _ArraySink, _Buffer, _oom_types, pick_device
+from store.errors import GenebError
+
+if TYPE_CHECKING:
+    from store.embeddings import SplitWriter
+
+POOLINGS: tuple[str, ...] = ("tracks", "trunk")
+HEAD = "human"
+MAX_BP = 196_608            # Enformer's input length
+DEFAULT_BATCH_SIZE = 8
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+class EnformerEncoder:
+    """Embeds sequences with an Enformer checkpoint (a hub id or a local directory)."""
+
+    def __init__(self, source: str, *, model_id: str | None = None, revision: str | None = None,
+                 pooling: str = "tracks", max_bp: int | None = None,
+                 batch_size: int | None = None, device: str | None = None,
+                 dtype: str = "auto", flush_rows: int = DEFAULT_FLUSH_ROWS,
+                 flush_seconds: float = 30.0,
+                 oom_errors: tuple[type[BaseException], ...] | None = None,
+                 progress: Callable[[int, int], None] | None = None):
+        self.model_id = model_id or source
+        if pooling not in POOLINGS:
+            raise GenebError(f"model {self.model_id}: the Enformer adapter's pooling is one of "
+                             f"{', '.join(POOLINGS)}, not {pooling!r}")
+        if dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise GenebError(f"model {self.model_id}: dtype {dtype!r} is not one of auto, "
+                             "float32, bfloat16, float16")
+        self.source = source
+        self.revision = revision
+        self.pooling = pooling
+        self.max_bp = int(max_bp or MAX_BP)
+        self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
+        self.flush_rows = max(1, int(flush_rows))
+        self.flush_seconds = flush_seconds
+        self.oom_errors = oom_errors or _oom_types()
+        self.progress = progress
+        self.device = pick_device(device)
+        self.model = self._load().to(self.device).eval()
+        self.bin_bp = 2 ** int(self.model.config.num_downsamples)
+        if self.pooling == "tracks" and HEAD not in self.model.config.output_heads:
+            raise GenebError(f"model {self.model_id}: the checkpoint has no {HEAD!r} head "
+                             f"(heads: {', '.join(self.model.config.output_heads)}); use "
+                             "pooling = \"trunk\"")
+        self.dim = (int(self.model.config.output_heads[HEAD]) if self.pooling == "tracks"
+                    else 2 * int(self.model.config.dim))
+        self.autocast_dtype = None
+        if self.device.type == "cuda" and dtype != "float32":
+            self.autocast_dtype = (torch.float16 if dtype == "float16" or
+                                   (dtype == "auto" and not torch.cuda.is_bf16_supported())
+                                   else torch.bfloat16)
+
+    # ---- loading -------------------------------------------------------------------------
+
+    def _files(self) -> tuple[Path, Path]:
+        """config.json and the weights file, from the local directory or the hub (or its cache)."""
+        folder = Path(self.source)
+        if folder.is_dir():
+            weights = [folder / w for w in _WEIGHTS if (folder / w).is_file()]
+            if not (folder / "config.json").is_file() or not weights:
+                raise GenebError(
+                    f"model {self.model_id}: cannot load the enformer-pytorch checkpoint in "
+                    f"{folder}: it needs config.json and one of {', '.join(_WEIGHTS)}")
+            return folder / "config.json", weights[0]
+        from huggingface_hub import hf_hub_download
+
+        def fetch(name: str) -> Path:
+            return Path(hf_hub_download(self.source, name, revision=self.revision))
+
+        try:
+            config = fetch("config.json")
+            for name in _WEIGHTS:
+                try:
+                    return config, fetch(name)
+                except Exception as exc:   # this weights file is absent: try the next one
+                    last = exc
+            raise last
+        except Exception as exc:
+            raise GenebError(
+                f"model {self.model_id}: cannot load the enformer-pytorch checkpoint "
+                f"{self.source} from the Hugging Face hub (or its local cache): "
+                f"{(str(exc).splitlines() or [type(exc).__name__])[0]}") from None
+
+    def _load(self):
+        from enformer_pytorch import Enformer, EnformerConfig
+        from enformer_pytorch.modeling_enformer import Attention
+
+        config_file, weights_file = self._files()
+        config = EnformerConfig.from_json_file(str(config_file))
+        config.target_length = -1          # keep every bin: no crop to 896
+        config.use_tf_gamma = False
+        config.use_checkpointing = False
+        model = Enformer(config)
+        if weights_file.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            state = load_file(str(weights_file))
+        else:
+            state = torch.load(weights_file, map_location="cpu", weights_only=True)
+        _load_state(model, state, self.model_id)
+        for module in model.modules():
+            if isinstance(module, Attention):
+                module.use_tf_gamma = False
+        return model
+
+    # ---- identity ------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> dict:
+        return {
+            "encoder": "enformer",
+            "source": self.source,
+            "revision": self.revision,
+            "pooling": self.pooling,
+            "head": HEAD if self.pooling == "tracks" else None,
+            "max_bp": self.max_bp,
+            "pad": f"N-right-to-{self.bin_bp}",
+            "positional_gamma": "torch",
+            "dtype": "float32" if self.autocast_dtype is None
+            else f"{str(self.autocast_dtype).removeprefix('torch.')}-autocast",
+        }
+
+    # ---- encoding ------------------------------------------------------------------------
+
+    def plan_batches(self, lengths: np.ndarray) -> list[np.ndarray]:
+        """Positions (into `lengths`) per batch: equal lengths only, longest first."""
+        order = np.argsort(-lengths, kind="stable")
+        groups = np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1)
+        return [g[i:i + self.batch_size] for g in groups if g.size
+                for i in range(0, g.size, self.batch_size)]
+
+    def one_hot(self, sequences: Sequence[str]) -> torch.Tensor:
+        """(n, padded length, 4) float32 for sequences of one length, N-padded to the bin size."""
+        from enformer_pytorch import str_to_one_hot
+
+        n = len(sequences[0])
+        width = max(self.bin_bp, -(-n // self.bin_bp) * self.bin_bp)
+        # Non-ASCII characters become "?" (an all-zero row, like N), one byte per base.
+        return str_to_one_hot([s.encode("ascii", "replace").decode() + "N" * (width - n)
+                               for s in sequences])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Pooled float32 embeddings (n × d) of one one-hot batch."""
+        autocast = (torch.autocast(device_type="cuda", dtype=self.autocast_dtype)
+                    if self.autocast_dtype is not None else nullcontext())
+        with autocast:
+            if self.pooling == "trunk":
+                out = self.model(x.to(self.device), return_only_embeddings=True)
+            else:
+                out = self.model(x.to(self.device), head=HEAD)
+        return out.float().mean(dim=1)
+
+    def encode(self, sequences: Sequence[str]) -> np.ndarray:
+        """All rows at once (tests, small inputs): the same path as `encode_into`."""
+        sink = _ArraySink(len(sequences))
+        self.encode_into(sequences, sink)
+        return sink.array
+
+    def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict:
+        start = time.perf_counter()
+        seqs = [s[:self.max_bp] for s in sequences]
+        n_truncated = sum(len(s) > self.max_bp for s in sequences)
+        rows = np.asarray(writer.pending(), dtype=np.int64)
+        stats = {"n_truncated": int(n_truncated), "n_sequences": len(sequences),
+                 "n_encoded": int(rows.size), "n_batches": 0, "n_oom_retries": 0}
+        if rows.size == 0:
+            stats["seconds"] = 0.0
+            return stats
+        lengths = np.fromiter((len(seqs[r]) for r in rows), dtype=np.int64, count=rows.size)
+        queue = deque(rows[p] for p in self.plan_batches(lengths))
+        buffer = _Buffer(writer, self.flush_rows, self.flush_seconds)
+        done = 0
+        try:
+            with torch.inference_mode():
+                while queue:
+                    batch_rows = queue.popleft()
+                    try:
+                        pooled = self.forward(self.one_hot([seqs[r] for r in batch_rows]))
+                    except self.oom_errors:
+                        if batch_rows.size == 1:
+                            raise GenebError(
+                                f"model {self.model_id}: out of memory on a single sequence of "
+                                f"{len(seqs[batch_rows[0]])} bp on {self.device}; lower "
+                                "max_tokens (bp) in its registry entry or use a larger "
+                                "device") from None
+                        if self.device.type == "cuda":
+                            torch.cuda.empty_cache()
+                        half = batch_rows.size // 2
+                        self.batch_size = max(1, min(self.batch_size, half))
+                        stats["n_oom_retries"] += 1
+                        queue.extendleft([batch_rows[half:], batch_rows[:half]])
+                        continue
+                    buffer.add(batch_rows, pooled.cpu().numpy())
+                    stats["n_batches"] += 1
+                    done += batch_rows.size
+                    if self.progress is not None:
+                        self.progress(done, rows.size)
+        finally:
+            buffer.flush()
+        stats["seconds"] = round(time.perf_counter() - start, 3)
+        return stats
+
+
+def _load_state(model: torch.nn.Module, state: dict, model_id: str) -> None:
+    """Load a state dict whose tensors may be saved under one of several aliased names.
+
+    Enformer registers its trunk twice (`stem.*` and `_trunk.1.*` name the same tensors), and a
+    checkpoint may hold either or both names; every tensor of the model must be loaded once.
+    """
+    result = model.load_state_dict(state, strict=False)
+    if result.unexpected_keys:
+        raise GenebError(f"model {model_id}: the checkpoint does not match its config.json "
+                         f"(unexpected weights: {', '.join(result.unexpected_keys[:5])})")
+    names: dict[int, list[str]] = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        names.setdefault(id(tensor), []).append(name)
+    missing = set(result.missing_keys)
+    absent = [group[0] for group in names.values()
+              if all(n in missing for n in group)
+              and not group[0].endswith("num_batches_tracked")]
+    if absent:
+        raise GenebError(f"model {model_id}: the checkpoint lacks weights the model needs "
+                         f"({', '.join(absent[:5])})")

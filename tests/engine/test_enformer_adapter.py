@@ -1,0 +1,230 @@
+"""The Enformer adapter on a tiny randomly initialised Enformer, loaded the way users load it.
+
+The checkpoint is written as the hub's is (config.json + pytorch_model.bin, every aliased name
+saved), named by a `path` entry with `encoder = "enformer"` in the user's models.toml, and goes
+through `load_models` / `resolve_model` / `build_encoder` as `fill` does.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import csv  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+pytest.importorskip("enformer_pytorch")
+
+from engine.encoders import build_encoder, preflight  # noqa: E402
+from engine.encoders.enformer import EnformerEncoder  # noqa: E402
+from engine.registry import resolve_model  # noqa: E402
+from store.catalog import load_models  # noqa: E402
+from store.errors import GenebError  # noqa: E402
+from tests.engine.tiny_models import random_dna  # noqa: E402
+
+DIM, TRACKS, DOWNSAMPLES = 24, 8, 3      # bins of 2**3 = 8 bp
+
+
+def save_tiny_enformer(folder: Path, safetensors: bool = False) -> Path:
+    from enformer_pytorch import Enformer
+
+    torch.manual_seed(0)
+    model = Enformer.from_hparams(
+        dim=DIM, depth=1, heads=1, output_heads=dict(human=TRACKS, mouse=3), target_length=-1,
+        attn_dim_key=4, dim_divisible_by=4, num_downsamples=DOWNSAMPLES)
+    # Random attention outputs (the package zero-initialises them) and batch-norm statistics,
+    # so that every part of the model shapes the embedding.
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm1d):
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+    folder.mkdir(parents=True)
+    model.config.save_pretrained(folder)
+    if safetensors:
+        from safetensors.torch import save_file
+
+        keep = {k: v.contiguous() for k, v in model.state_dict().items()
+                if not k.startswith("_trunk.")}
+        save_file(keep, str(folder / "model.safetensors"))
+    else:
+        torch.save(model.state_dict(), folder / "pytorch_model.bin")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("enformer")
+    ckpt = save_tiny_enformer(root / "tiny-enformer")
+    st = save_tiny_enformer(root / "tiny-enformer-st", safetensors=True)
+    store = root / "store"
+    store.mkdir()
+    (store / "models.toml").write_text(
+        f'[[model]]\nmodel_id = "tiny-enformer"\npath = "{ckpt}"\nencoder = "enformer"\n'
+        'batch_size = 4\n\n'
+        f'[[model]]\nmodel_id = "tiny-enformer-trunk"\npath = "{ckpt}"\nencoder = "enformer"\n'
+        'pooling = "trunk"\n\n'
+        f'[[model]]\nmodel_id = "tiny-enformer-st"\npath = "{st}"\nencoder = "enformer"\n'
+        'pooling = "tracks"\n\n'
+        f'[[model]]\nmodel_id = "tiny-enformer-cut"\npath = "{ckpt}"\nencoder = "enformer"\n'
+        'max_tokens = 20\n\n'
+        f'[[model]]\nmodel_id = "tiny-hf-tracks"\npath = "{ckpt}"\npooling = "tracks"\n')
+    return {"dir": ckpt, "store": store, "catalog": load_models(store / "models.toml")}
+
+
+def encoder(zoo, model_id: str, **options) -> EnformerEncoder:
+    return build_encoder(resolve_model(model_id, zoo["catalog"]), device="cpu", **options)
+
+
+# Lengths that repeat (shared batches), that are and are not multiples of the 8-bp bin.
+SEQS = random_dna(10, 5, 40, seed=5) + ["ACGTACGT" * 3, "TTGACCAA" * 3, "ACGTNNNNACGTacgt"]
+
+
+def test_a_sequence_embeds_the_same_alone_and_in_a_batch(zoo):
+    enc = encoder(zoo, "tiny-enformer")
+    assert isinstance(enc, EnformerEncoder) and enc.batch_size == 4 and enc.bin_bp == 8
+    together = enc.encode(SEQS)
+    alone = np.stack([enc.encode([s])[0] for s in SEQS])
+    assert together.shape == (len(SEQS), TRACKS) and together.dtype == np.float32
+    assert np.abs(together - alone).max() < 1e-5
+    assert np.unique(together.round(5), axis=0).shape[0] == len(SEQS)
+
+
+def test_batches_hold_one_length_and_order_is_restored(zoo):
+    enc = encoder(zoo, "tiny-enformer")
+    lengths = np.array([24, 7, 24, 9, 7, 24, 24, 24, 24])
+    for batch in enc.plan_batches(lengths):
+        assert len(set(lengths[batch])) == 1 and batch.size <= 4
+    base = enc.encode(SEQS)
+    perm = np.random.default_rng(0).permutation(len(SEQS))
+    np.testing.assert_allclose(enc.encode([SEQS[i] for i in perm]), base[perm], atol=1e-5)
+
+
+def test_poolings_follow_the_recipe(zoo):
+    from enformer_pytorch import str_to_one_hot
+
+    tracks, trunk = encoder(zoo, "tiny-enformer"), encoder(zoo, "tiny-enformer-trunk")
+    seq = SEQS[0]                                   # padded with N to the next multiple of 8
+    padded = seq + "N" * (-len(seq) % 8)
+    with torch.inference_mode():
+        x = str_to_one_hot([padded])
+        want_tracks = tracks.model(x, head="human").mean(dim=1)[0].numpy()
+        want_trunk = trunk.model(x, return_only_embeddings=True).mean(dim=1)[0].numpy()
+    assert trunk.encode([seq]).shape == (1, 2 * DIM)
+    np.testing.assert_allclose(tracks.encode([seq])[0], want_tracks, atol=1e-5)
+    np.testing.assert_allclose(trunk.encode([seq])[0], want_trunk, atol=1e-5)
+    assert (want_tracks > 0).all()                  # softplus tracks
+    assert tracks.settings == {
+        "encoder": "enformer", "source": str(zoo["dir"]), "revision": None,
+        "pooling": "tracks", "head": "human", "max_bp": 196_608, "pad": "N-right-to-8",
+        "positional_gamma": "torch", "dtype": "float32"}
+    assert trunk.settings["pooling"] == "trunk" and trunk.settings["head"] is None
+
+
+def test_n_and_odd_characters_are_all_zero_rows(zoo):
+    enc = encoder(zoo, "tiny-enformer")
+    got = enc.encode(["ACGTNNNN", "acgtRYKM", "ACGT", "", "NNNNNNNN"])
+    np.testing.assert_allclose(got[0], got[1], atol=1e-6)    # lower case = upper; IUPAC = N
+    np.testing.assert_allclose(got[0], got[2], atol=1e-6)    # N = padding
+    np.testing.assert_allclose(got[3], got[4], atol=1e-6)    # empty = one bin of N
+    assert np.isfinite(got).all()
+
+
+def test_safetensors_without_aliases_loads_the_same_weights(zoo):
+    a = encoder(zoo, "tiny-enformer").encode(SEQS[:4])
+    b = encoder(zoo, "tiny-enformer-st").encode(SEQS[:4])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_long_sequences_are_cut_and_counted(zoo):
+    enc = encoder(zoo, "tiny-enformer-cut")
+    seqs = ["ACGT" * 10, "ACGTA" * 4]
+    sink = _Sink(len(seqs))
+    assert enc.encode_into(seqs, sink)["n_truncated"] == 1
+    np.testing.assert_allclose(sink.array[0], enc.encode([seqs[0][:20]])[0], atol=1e-6)
+
+
+def test_out_of_memory_halves_the_batch(zoo):
+    enc = encoder(zoo, "tiny-enformer", batch_size=8)
+    seqs = ["ACGTACGTAC"] * 7
+    expected = enc.encode(seqs)
+    inner, calls = enc.forward, []
+
+    def forward(x):
+        if x.shape[0] > 2:
+            raise torch.OutOfMemoryError("simulated")
+        calls.append(x.shape[0])
+        return inner(x)
+
+    enc.forward = forward
+    sink = _Sink(len(seqs))
+    assert enc.encode_into(seqs, sink)["n_oom_retries"] >= 2
+    assert max(calls) == 2 and sum(calls) == 7
+    np.testing.assert_allclose(sink.array, expected, atol=1e-6)
+
+
+def test_registry_checks_need_no_weights(zoo, monkeypatch):
+    catalog = zoo["catalog"]
+    assert load_models()["enformer-official-rough"].pooling == "tracks"
+    with pytest.raises(GenebError, match="tiny-hf-tracks: pooling 'tracks' needs encoder"):
+        preflight(catalog["tiny-hf-tracks"])
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "enformer_pytorch" else real(name, *a))
+    with pytest.raises(GenebError, match=r"tiny-enformer: .*pip install enformer-pytorch"):
+        preflight(catalog["tiny-enformer"])
+
+
+def test_a_broken_checkpoint_is_one_clear_error(tmp_path):
+    folder = tmp_path / "half"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    with pytest.raises(GenebError, match="needs config.json and one of"):
+        EnformerEncoder(str(folder), device="cpu")
+
+
+def test_fill_runs_the_adapter_end_to_end(zoo, tmp_path):
+    from engine.cli import main
+    from store.db import query
+    from store.paths import StorePaths
+
+    folder = tmp_path / "suite" / "tasks" / "task_a"
+    folder.mkdir(parents=True)
+    for split, n in (("train", 24), ("test", 10)):
+        with open(folder / f"{split}.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["text", "label"])
+            w.writerows((s, i % 2) for i, s in enumerate(random_dna(n, 20, 60, seed=len(split))))
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "models.toml").write_text((zoo["store"] / "models.toml").read_text())
+    argv = ["fill", "--store", str(store), "--suite", str(tmp_path / "suite"),
+            "--models", "tiny-enformer", "--regimes", "full"]
+    assert main(argv) == 0
+    rows = query(StorePaths(store.resolve()), "SELECT model, task FROM results")
+    assert set(rows["model"].to_list()) == {"tiny-enformer"}
+    assert set(rows["task"].to_list()) == {"task_a"}
+
+
+class _Sink:
+    def __init__(self, n: int):
+        self.array = None
+        self.done = np.zeros(n, dtype=bool)
+
+    def pending(self):
+        return np.flatnonzero(~self.done)
+
+    def write(self, rows, block):
+        if self.array is None:
+            self.array = np.zeros((self.done.size, block.shape[1]), np.float32)
+        self.array[rows] = block
+        self.done[rows] = True
