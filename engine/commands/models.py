@@ -28,6 +28,15 @@ def _params(n: int) -> str:
     return str(n)
 
 
+def _runs(m) -> str:
+    """How `fill` runs the model, in a few words."""
+    if m.encoder == "external":
+        return "no public weights"
+    if m.encoder not in ("hf", "kmer"):
+        return f"adapter {m.encoder}"
+    return f"{m.encoder} + remote code" if m.remote_code == "required" else m.encoder
+
+
 def run(args) -> int:
     models = [
         m for m in load_models(store_of(args).user_models).values()
@@ -40,14 +49,12 @@ def run(args) -> int:
         emit_json([{**asdict(m), "scale_band": m.scale_band} for m in models])
         return 0
     table = Table(title=f"{len(models)} models")
-    table.add_column("model", no_wrap=True)
-    for col, just in ( ("display", "left"), ("params", "right"),
-                      ("architecture", "left"), ("tokenization", "left"),
-                      ("pretraining", "left"), ("runs with", "left")):
-        table.add_column(col, justify=just)
+    table.add_column("model", no_wrap=True, overflow="ellipsis", max_width=36)
+    table.add_column("params", justify="right", no_wrap=True, min_width=6)
+    for col in ("architecture", "tokenization", "pretraining", "runs with"):
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=len(col))
     for m in models:
-        runs = m.encoder if m.remote_code == "no" else f"{m.encoder} (remote code)"
-        table.add_row(m.model_id, m.display, _params(m.params), m.architecture_family,
-                      m.tokenization_family, m.pretraining_data, runs)
+        table.add_row(m.model_id, _params(m.params), m.architecture_family,
+                      m.tokenization_family, m.pretraining_data, _runs(m))
     console.print(table)
     return 0
