@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from engine.encoders import ENFORMER_POOLINGS
 from engine.encoders.hf import DEFAULT_FLUSH_ROWS, _ArraySink, _Buffer, _oom_types, pick_device
 from store.errors import GenebError
 
 if TYPE_CHECKING:
     from store.embeddings import SplitWriter
 
-POOLINGS: tuple[str, ...] = ("tracks", "trunk")
 HEAD = "human"
 MAX_BP = 196_608            # Enformer's input length
 DEFAULT_BATCH_SIZE = 8
@@ -59,9 +59,9 @@ class EnformerEncoder:
                  oom_errors: tuple[type[BaseException], ...] | None = None,
                  progress: Callable[[int, int], None] | None = None):
         self.model_id = model_id or source
-        if pooling not in POOLINGS:
+        if pooling not in ENFORMER_POOLINGS:
             raise GenebError(f"model {self.model_id}: the Enformer adapter's pooling is one of "
-                             f"{', '.join(POOLINGS)}, not {pooling!r}")
+                             f"{', '.join(ENFORMER_POOLINGS)}, not {pooling!r}")
         if dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise GenebError(f"model {self.model_id}: dtype {dtype!r} is not one of auto, "
                              "float32, bfloat16, float16")

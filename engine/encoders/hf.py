@@ -39,13 +39,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from engine.encoders import check_remote_code
+from engine.encoders import ENFORMER_POOLINGS, check_remote_code
 from store.catalog import PADDING_SIDES, POOLINGS
 from store.errors import GenebError
 
 if TYPE_CHECKING:
     from store.embeddings import SplitWriter
 
+HF_POOLINGS = tuple(p for p in POOLINGS if p not in ENFORMER_POOLINGS)
 # Model types whose forward ignores (or has no) attention mask: padding would change them.
 NO_MASK_MODEL_TYPES = frozenset({
     "mamba", "mamba2", "falcon_mamba", "hyenadna", "caduceus", "stripedhyena", "hyena",
@@ -90,9 +91,9 @@ class HFEncoder:
                  oom_errors: tuple[type[BaseException], ...] | None = None,
                  progress: Callable[[int, int], None] | None = None):
         self.model_id = model_id or source
-        if pooling not in POOLINGS:
+        if pooling not in HF_POOLINGS:
             raise GenebError(f"model {self.model_id}: pooling {pooling!r} is not one of "
-                             f"{', '.join(POOLINGS)}")
+                             f"{', '.join(HF_POOLINGS)}")
         if padding_side is not None and padding_side not in PADDING_SIDES:
             raise GenebError(f"model {self.model_id}: padding_side {padding_side!r} is not one "
                              f"of {', '.join(PADDING_SIDES)}")
