@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from engine.encoders import ENFORMER_POOLINGS
-from engine.encoders.hf import DEFAULT_FLUSH_ROWS, _ArraySink, _Buffer, _oom_types, pick_device
+from engine.encoders.hf import DEFAULT_FLUSH_ROWS, ArraySink, RowBuffer, oom_types, pick_device
 from store.errors import GenebError
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class EnformerEncoder:
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
         self.flush_rows = max(1, int(flush_rows))
         self.flush_seconds = flush_seconds
-        self.oom_errors = oom_errors or _oom_types()
+        self.oom_errors = oom_errors or oom_types()
         self.progress = progress
         self.device = pick_device(device)
         self.model = self._load().to(self.device).eval()
@@ -191,7 +191,7 @@ class EnformerEncoder:
 
     def encode(self, sequences: Sequence[str]) -> np.ndarray:
         """All rows at once (tests, small inputs): the same path as `encode_into`."""
-        sink = _ArraySink(len(sequences))
+        sink = ArraySink(len(sequences))
         self.encode_into(sequences, sink)
         return sink.array
 
@@ -207,7 +207,7 @@ class EnformerEncoder:
             return stats
         lengths = np.fromiter((len(seqs[r]) for r in rows), dtype=np.int64, count=rows.size)
         queue = deque(rows[p] for p in self.plan_batches(lengths))
-        buffer = _Buffer(writer, self.flush_rows, self.flush_seconds)
+        buffer = RowBuffer(writer, self.flush_rows, self.flush_seconds)
         done = 0
         try:
             with torch.inference_mode():

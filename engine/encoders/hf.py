@@ -70,7 +70,7 @@ def pick_device(device: str | None = None) -> torch.device:
     return dev
 
 
-def _oom_types() -> tuple[type[BaseException], ...]:
+def oom_types() -> tuple[type[BaseException], ...]:
     return (torch.OutOfMemoryError,)
 
 
@@ -105,7 +105,7 @@ class HFEncoder:
         self.pooling = pooling
         self.flush_rows = max(1, int(flush_rows))
         self.flush_seconds = flush_seconds
-        self.oom_errors = oom_errors or _oom_types()
+        self.oom_errors = oom_errors or oom_types()
         self.progress = progress
         self.device = pick_device(device)
         check_remote_code(self.model_id, source, revision, remote_code, trust_remote_code)
@@ -304,7 +304,7 @@ class HFEncoder:
 
     def encode(self, sequences: Sequence[str]) -> np.ndarray:
         """All rows at once (tests, small inputs): the same path as `encode_into`."""
-        sink = _ArraySink(len(sequences))
+        sink = ArraySink(len(sequences))
         self.encode_into(sequences, sink)
         return sink.array
 
@@ -320,7 +320,7 @@ class HFEncoder:
             return stats
         lengths = np.fromiter((len(ids[r]) for r in rows), dtype=np.int64, count=rows.size)
         queue = deque(rows[p] for p in self.plan_batches(lengths))
-        buffer = _Buffer(writer, self.flush_rows, self.flush_seconds)
+        buffer = RowBuffer(writer, self.flush_rows, self.flush_seconds)
         done = 0
         try:
             with torch.inference_mode():
@@ -364,7 +364,7 @@ class HFEncoder:
             torch.cuda.empty_cache()
 
 
-class _Buffer:
+class RowBuffer:
     """Collects finished batches and writes them in blocks of about `rows` rows."""
 
     def __init__(self, writer, rows: int, seconds: float):
@@ -388,7 +388,7 @@ class _Buffer:
         self.parts, self.n, self.since = [], 0, time.monotonic()
 
 
-class _ArraySink:
+class ArraySink:
     """An in-memory stand-in for a SplitWriter (pending/write)."""
 
     def __init__(self, n: int):
