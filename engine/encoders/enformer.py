@@ -36,7 +36,14 @@ import numpy as np
 import torch
 
 from engine.encoders import ENFORMER_POOLINGS
-from engine.encoders.hf import DEFAULT_FLUSH_ROWS, ArraySink, RowBuffer, oom_types, pick_device
+from engine.encoders.hf import (
+    DEFAULT_FLUSH_ROWS,
+    ArraySink,
+    autocast_dtype,
+    oom_types,
+    pick_device,
+    stream_batches,
+)
 from store.errors import GenebError
 
 if TYPE_CHECKING:
@@ -62,9 +69,6 @@ class EnformerEncoder:
         if pooling not in ENFORMER_POOLINGS:
             raise GenebError(f"model {self.model_id}: the Enformer adapter's pooling is one of "
                              f"{', '.join(ENFORMER_POOLINGS)}, not {pooling!r}")
-        if dtype not in ("auto", "float32", "bfloat16", "float16"):
-            raise GenebError(f"model {self.model_id}: dtype {dtype!r} is not one of auto, "
-                             "float32, bfloat16, float16")
         self.source = source
         self.revision = revision
         self.pooling = pooling
@@ -75,6 +79,7 @@ class EnformerEncoder:
         self.oom_errors = oom_errors or oom_types()
         self.progress = progress
         self.device = pick_device(device)
+        self.autocast_dtype = autocast_dtype(self.device, dtype, self.model_id)
         self.model = self._load().to(self.device).eval()
         self.bin_bp = 2 ** int(self.model.config.num_downsamples)
         if self.pooling == "tracks" and HEAD not in self.model.config.output_heads:
@@ -83,11 +88,6 @@ class EnformerEncoder:
                              "pooling = \"trunk\"")
         self.dim = (int(self.model.config.output_heads[HEAD]) if self.pooling == "tracks"
                     else 2 * int(self.model.config.dim))
-        self.autocast_dtype = None
-        if self.device.type == "cuda" and dtype != "float32":
-            self.autocast_dtype = (torch.float16 if dtype == "float16" or
-                                   (dtype == "auto" and not torch.cuda.is_bf16_supported())
-                                   else torch.bfloat16)
 
     # ---- loading -------------------------------------------------------------------------
 
@@ -207,35 +207,23 @@ class EnformerEncoder:
             return stats
         lengths = np.fromiter((len(seqs[r]) for r in rows), dtype=np.int64, count=rows.size)
         queue = deque(rows[p] for p in self.plan_batches(lengths))
-        buffer = RowBuffer(writer, self.flush_rows, self.flush_seconds)
-        done = 0
-        try:
-            with torch.inference_mode():
-                while queue:
-                    batch_rows = queue.popleft()
-                    try:
-                        pooled = self.forward(self.one_hot([seqs[r] for r in batch_rows]))
-                    except self.oom_errors:
-                        if batch_rows.size == 1:
-                            raise GenebError(
-                                f"model {self.model_id}: out of memory on a single sequence of "
-                                f"{len(seqs[batch_rows[0]])} bp on {self.device}; lower "
-                                "max_tokens (bp) in its registry entry or use a larger "
-                                "device") from None
-                        if self.device.type == "cuda":
-                            torch.cuda.empty_cache()
-                        half = batch_rows.size // 2
-                        self.batch_size = max(1, min(self.batch_size, half))
-                        stats["n_oom_retries"] += 1
-                        queue.extendleft([batch_rows[half:], batch_rows[:half]])
-                        continue
-                    buffer.add(batch_rows, pooled.cpu().numpy())
-                    stats["n_batches"] += 1
-                    done += batch_rows.size
-                    if self.progress is not None:
-                        self.progress(done, rows.size)
-        finally:
-            buffer.flush()
+
+        def embed(batch_rows: np.ndarray) -> torch.Tensor:
+            return self.forward(self.one_hot([seqs[r] for r in batch_rows]))
+
+        def shrink(batch_rows: np.ndarray, queue: deque) -> deque:
+            half = batch_rows.size // 2
+            self.batch_size = max(1, min(self.batch_size, half))
+            queue.extendleft([batch_rows[half:], batch_rows[:half]])
+            return queue
+
+        def too_big(batch_rows: np.ndarray) -> GenebError:
+            return GenebError(
+                f"model {self.model_id}: out of memory on a single sequence of "
+                f"{len(seqs[batch_rows[0]])} bp on {self.device}; lower max_tokens (bp) in its "
+                "registry entry or use a larger device")
+
+        stream_batches(self, queue, writer, rows.size, stats, embed, shrink, too_big)
         stats["seconds"] = round(time.perf_counter() - start, 3)
         return stats
 

@@ -46,6 +46,7 @@ from store.errors import GenebError
 if TYPE_CHECKING:
     from store.embeddings import SplitWriter
 
+DTYPES = ("auto", "float32", "bfloat16", "float16")
 HF_POOLINGS = tuple(p for p in POOLINGS if p not in ENFORMER_POOLINGS)
 # Model types whose forward ignores (or has no) attention mask: padding would change them.
 NO_MASK_MODEL_TYPES = frozenset({
@@ -97,9 +98,6 @@ class HFEncoder:
         if padding_side is not None and padding_side not in PADDING_SIDES:
             raise GenebError(f"model {self.model_id}: padding_side {padding_side!r} is not one "
                              f"of {', '.join(PADDING_SIDES)}")
-        if dtype not in ("auto", "float32", "bfloat16", "float16"):
-            raise GenebError(f"model {self.model_id}: dtype {dtype!r} is not one of auto, "
-                             "float32, bfloat16, float16")
         self.source = source
         self.revision = revision
         self.pooling = pooling
@@ -108,6 +106,7 @@ class HFEncoder:
         self.oom_errors = oom_errors or oom_types()
         self.progress = progress
         self.device = pick_device(device)
+        self.autocast_dtype = autocast_dtype(self.device, dtype, self.model_id)
         check_remote_code(self.model_id, source, revision, remote_code, trust_remote_code)
         self._trust = trust_remote_code and remote_code != "no"
         self.tokenizer = self._load_tokenizer()
@@ -136,7 +135,6 @@ class HFEncoder:
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
         self.max_batch_tokens = int(max_batch_tokens) if max_batch_tokens else None
         self.pad_id = _pad_id(self.tokenizer)
-        self.autocast_dtype = self._autocast_dtype(dtype)
 
     # ---- loading -------------------------------------------------------------------------
 
@@ -197,15 +195,6 @@ class HFEncoder:
         if isinstance(pos, int) and 0 < pos < _NO_LIMIT:
             return pos
         return None
-
-    def _autocast_dtype(self, dtype: str) -> torch.dtype | None:
-        if self.device.type != "cuda" or dtype == "float32":
-            return None
-        if dtype == "float16":
-            return torch.float16
-        if dtype == "bfloat16" or torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        return torch.float16
 
     # ---- identity ------------------------------------------------------------------------
 
@@ -320,48 +309,81 @@ class HFEncoder:
             return stats
         lengths = np.fromiter((len(ids[r]) for r in rows), dtype=np.int64, count=rows.size)
         queue = deque(rows[p] for p in self.plan_batches(lengths))
-        buffer = RowBuffer(writer, self.flush_rows, self.flush_seconds)
-        done = 0
-        try:
-            with torch.inference_mode():
-                while queue:
-                    batch_rows = queue.popleft()
-                    batch = self._collate([ids[r] for r in batch_rows])
-                    try:
-                        pooled = self.forward(batch)
-                    except self.oom_errors:
-                        if batch_rows.size == 1:
-                            raise GenebError(
-                                f"model {self.model_id}: out of memory on a single sequence of "
-                                f"{len(ids[batch_rows[0]])} tokens on {self.device}; lower "
-                                "max_tokens in its registry entry or use a larger device")\
-                                from None
-                        self._release()
-                        # Halve the padded tokens per batch and re-plan what is left.
-                        width = max(len(ids[r]) for r in batch_rows)
-                        self.max_batch_tokens = max(1, batch_rows.size * width // 2)
-                        stats["n_oom_retries"] += 1
-                        left = np.concatenate([batch_rows, *queue])
-                        left_len = np.fromiter((len(ids[r]) for r in left), dtype=np.int64,
-                                               count=left.size)
-                        queue = deque(left[p] for p in self.plan_batches(left_len))
-                        continue
-                    buffer.add(batch_rows, pooled.cpu().numpy())
-                    stats["n_batches"] += 1
-                    stats["n_tokens"] += int(batch["attention_mask"].sum())
-                    stats["n_padded_tokens"] += int(batch["attention_mask"].numel())
-                    done += batch_rows.size
-                    if self.progress is not None:
-                        self.progress(done, rows.size)
-        finally:
-            buffer.flush()
+
+        def embed(batch_rows: np.ndarray) -> torch.Tensor:
+            batch = self._collate([ids[r] for r in batch_rows])
+            pooled = self.forward(batch)
+            stats["n_tokens"] += int(batch["attention_mask"].sum())
+            stats["n_padded_tokens"] += int(batch["attention_mask"].numel())
+            return pooled
+
+        def shrink(batch_rows: np.ndarray, queue: deque) -> deque:
+            """Halve the padded tokens per batch and re-plan what is left."""
+            width = max(len(ids[r]) for r in batch_rows)
+            self.max_batch_tokens = max(1, batch_rows.size * width // 2)
+            left = np.concatenate([batch_rows, *queue])
+            left_len = np.fromiter((len(ids[r]) for r in left), dtype=np.int64, count=left.size)
+            return deque(left[p] for p in self.plan_batches(left_len))
+
+        def too_big(batch_rows: np.ndarray) -> GenebError:
+            return GenebError(
+                f"model {self.model_id}: out of memory on a single sequence of "
+                f"{len(ids[batch_rows[0]])} tokens on {self.device}; lower max_tokens in its "
+                "registry entry or use a larger device")
+
+        stream_batches(self, queue, writer, rows.size, stats, embed, shrink, too_big)
         stats["max_batch_tokens"] = self.max_batch_tokens
         stats["seconds"] = round(time.perf_counter() - start, 3)
         return stats
 
-    def _release(self) -> None:
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
+def autocast_dtype(device: torch.device, dtype: str, model_id: str) -> torch.dtype | None:
+    """The autocast dtype of a forward pass: none on the CPU or for 'float32'; on CUDA
+    'float16', 'bfloat16', or for 'auto' bf16 where the card supports it, else fp16."""
+    if dtype not in DTYPES:
+        raise GenebError(f"model {model_id}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    if device.type != "cuda" or dtype == "float32":
+        return None
+    if dtype == "float16":
+        return torch.float16
+    if dtype == "bfloat16" or torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return torch.float16
+
+
+def stream_batches(encoder, queue: deque, writer, total: int, stats: dict,
+                   embed: Callable[[np.ndarray], torch.Tensor],
+                   shrink: Callable[[np.ndarray, deque], deque],
+                   too_big: Callable[[np.ndarray], GenebError]) -> None:
+    """Embed the batches of row indices in `queue` and stream them into `writer`.
+
+    On out-of-memory (`encoder.oom_errors`) the cache is released and `shrink(batch, rest)`
+    gives the new queue; a single sequence that does not fit raises `too_big(batch)`. Finished
+    batches are buffered (`encoder.flush_rows` rows or `encoder.flush_seconds`) and always
+    flushed, also on an error or an interrupt, so a resumed run recomputes nothing written.
+    """
+    buffer = RowBuffer(writer, encoder.flush_rows, encoder.flush_seconds)
+    done = 0
+    try:
+        with torch.inference_mode():
+            while queue:
+                batch_rows = queue.popleft()
+                try:
+                    pooled = embed(batch_rows)
+                except encoder.oom_errors:
+                    if batch_rows.size == 1:
+                        raise too_big(batch_rows) from None
+                    if encoder.device.type == "cuda":
+                        torch.cuda.empty_cache()
+                    stats["n_oom_retries"] += 1
+                    queue = shrink(batch_rows, queue)
+                    continue
+                buffer.add(batch_rows, pooled.cpu().numpy())
+                stats["n_batches"] += 1
+                done += batch_rows.size
+                if encoder.progress is not None:
+                    encoder.progress(done, total)
+    finally:
+        buffer.flush()
 
 
 class RowBuffer:
