@@ -40,8 +40,10 @@ from engine.encoders.hf import (
     DEFAULT_FLUSH_ROWS,
     ArraySink,
     autocast_dtype,
+    dtype_label,
     oom_types,
     pick_device,
+    plan_batches,
     stream_batches,
 )
 from store.errors import GenebError
@@ -155,18 +157,14 @@ class EnformerEncoder:
             "max_bp": self.max_bp,
             "pad": f"N-right-to-{self.bin_bp}",
             "positional_gamma": "torch",
-            "dtype": "float32" if self.autocast_dtype is None
-            else f"{str(self.autocast_dtype).removeprefix('torch.')}-autocast",
+            "dtype": dtype_label(self.autocast_dtype),
         }
 
     # ---- encoding ------------------------------------------------------------------------
 
     def plan_batches(self, lengths: np.ndarray) -> list[np.ndarray]:
         """Positions (into `lengths`) per batch: equal lengths only, longest first."""
-        order = np.argsort(-lengths, kind="stable")
-        groups = np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1)
-        return [g[i:i + self.batch_size] for g in groups if g.size
-                for i in range(0, g.size, self.batch_size)]
+        return plan_batches(lengths, self.batch_size, exact_length=True)
 
     def one_hot(self, sequences: Sequence[str]) -> torch.Tensor:
         """(n, padded length, 4) float32 for sequences of one length, N-padded to the bin size."""

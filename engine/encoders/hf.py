@@ -207,8 +207,7 @@ class HFEncoder:
             "pooling": self.pooling,
             "max_tokens": self.max_tokens,
             "padding_side": self.padding_side,
-            "dtype": "float32" if self.autocast_dtype is None
-            else f"{str(self.autocast_dtype).removeprefix('torch.')}-autocast",
+            "dtype": dtype_label(self.autocast_dtype),
             "layer": "last",
         }
 
@@ -231,28 +230,9 @@ class HFEncoder:
         return ids, truncated
 
     def plan_batches(self, lengths: np.ndarray) -> list[np.ndarray]:
-        """Positions (into `lengths`) per batch, longest first.
-
-        At most `batch_size` rows, and at most `max_batch_tokens` padded tokens once an
-        out-of-memory error has set that budget (short sequences then still share big batches);
-        equal lengths only when the model is never padded.
-        """
-        order = np.argsort(-lengths, kind="stable")
-        if self.padding_side == "none":
-            cuts = np.flatnonzero(np.diff(lengths[order])) + 1
-            groups = np.split(order, cuts)
-        else:
-            groups = [order]
-        batches = []
-        for group in groups:
-            i = 0
-            while i < group.size:
-                n = self.batch_size
-                if self.max_batch_tokens:
-                    n = max(1, min(n, self.max_batch_tokens // max(1, int(lengths[group[i]]))))
-                batches.append(group[i:i + n])
-                i += n
-        return batches
+        """Positions (into `lengths`) per batch; see `plan_batches`."""
+        return plan_batches(lengths, self.batch_size, exact_length=self.padding_side == "none",
+                            max_batch_tokens=self.max_batch_tokens)
 
     def _collate(self, ids: list[list[int]]) -> dict[str, torch.Tensor]:
         n, width = len(ids), max(len(x) for x in ids)
@@ -348,6 +328,34 @@ def autocast_dtype(device: torch.device, dtype: str, model_id: str) -> torch.dty
     if dtype == "bfloat16" or torch.cuda.is_bf16_supported():
         return torch.bfloat16
     return torch.float16
+
+
+def dtype_label(autocast: torch.dtype | None) -> str:
+    """How a forward pass computes, as recorded in the embeddings' settings."""
+    return "float32" if autocast is None else f"{str(autocast).removeprefix('torch.')}-autocast"
+
+
+def plan_batches(lengths: np.ndarray, batch_size: int, *, exact_length: bool,
+                 max_batch_tokens: int | None = None) -> list[np.ndarray]:
+    """Positions (into `lengths`) per batch, longest first.
+
+    At most `batch_size` rows, and at most `max_batch_tokens` padded tokens once an
+    out-of-memory error has set that budget (short sequences then still share big batches);
+    with `exact_length`, a batch holds one length only (models that are never padded).
+    """
+    order = np.argsort(-lengths, kind="stable")
+    groups = (np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1) if exact_length
+              else [order])
+    batches = []
+    for group in groups:
+        i = 0
+        while i < group.size:
+            n = batch_size
+            if max_batch_tokens:
+                n = max(1, min(n, max_batch_tokens // max(1, int(lengths[group[i]]))))
+            batches.append(group[i:i + n])
+            i += n
+    return batches
 
 
 def stream_batches(encoder, queue: deque, writer, total: int, stats: dict,

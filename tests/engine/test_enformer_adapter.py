@@ -22,6 +22,7 @@ pytest.importorskip("enformer_pytorch")
 
 from engine.encoders import build_encoder, preflight  # noqa: E402
 from engine.encoders.enformer import EnformerEncoder  # noqa: E402
+from engine.encoders.hf import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.errors import GenebError  # noqa: E402
@@ -146,7 +147,7 @@ def test_safetensors_without_aliases_loads_the_same_weights(zoo):
 def test_long_sequences_are_cut_and_counted(zoo):
     enc = encoder(zoo, "tiny-enformer-cut")
     seqs = ["ACGT" * 10, "ACGTA" * 4]
-    sink = _Sink(len(seqs))
+    sink = ArraySink(len(seqs))
     assert enc.encode_into(seqs, sink)["n_truncated"] == 1
     np.testing.assert_allclose(sink.array[0], enc.encode([seqs[0][:20]])[0], atol=1e-6)
 
@@ -164,7 +165,7 @@ def test_out_of_memory_halves_the_batch(zoo):
         return inner(x)
 
     enc.forward = forward
-    sink = _Sink(len(seqs))
+    sink = ArraySink(len(seqs))
     assert enc.encode_into(seqs, sink)["n_oom_retries"] >= 2
     assert max(calls) == 2 and sum(calls) == 7
     np.testing.assert_allclose(sink.array, expected, atol=1e-6)
@@ -214,17 +215,3 @@ def test_fill_runs_the_adapter_end_to_end(zoo, tmp_path):
     assert set(rows["model"].to_list()) == {"tiny-enformer"}
     assert set(rows["task"].to_list()) == {"task_a"}
 
-
-class _Sink:
-    def __init__(self, n: int):
-        self.array = None
-        self.done = np.zeros(n, dtype=bool)
-
-    def pending(self):
-        return np.flatnonzero(~self.done)
-
-    def write(self, rows, block):
-        if self.array is None:
-            self.array = np.zeros((self.done.size, block.shape[1]), np.float32)
-        self.array[rows] = block
-        self.done[rows] = True

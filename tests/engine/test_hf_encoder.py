@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from engine.encoders import ADAPTERS, build_encoder  # noqa: E402
-from engine.encoders.hf import HFEncoder  # noqa: E402
+from engine.encoders.hf import ArraySink, HFEncoder  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import ENCODERS, PADDING_SIDES, POOLINGS, ModelMeta, load_models  # noqa: E402
 from store.embeddings import EmbeddingStore  # noqa: E402
@@ -88,7 +88,7 @@ def test_truncation_is_counted_and_cuts_at_the_context(zoo):
     enc = encoder(zoo, "tiny-bert-trunc")
     assert enc.max_tokens == 20 and enc.settings["max_tokens"] == 20
     seqs = ["ACGT" * 3, "ACGTTGCA" * 5, "A" * 18, "C" * 19]
-    sink = _Sink(len(seqs))
+    sink = ArraySink(len(seqs))
     stats = enc.encode_into(seqs, sink)
     assert stats["n_truncated"] == 2            # 40 and 19 nt + [CLS] [SEP] exceed 20 tokens
     cut = enc.encode([seqs[1][:18]])[0]         # 18 nt + [CLS] [SEP] = 20 tokens
@@ -139,7 +139,7 @@ def test_out_of_memory_halves_the_batch_and_completes(zoo):
     expected = enc.encode(SEQS)
     enc.batch_size = 8
     enc.model = Counting(enc.model, oom_above=2)
-    sink = _Sink(len(SEQS))
+    sink = ArraySink(len(SEQS))
     stats = enc.encode_into(SEQS, sink)
     assert stats["n_oom_retries"] >= 2               # 8 -> 4 -> 2 rows
     assert max(enc.model.calls) == 2 and sum(enc.model.calls) == len(SEQS)
@@ -227,20 +227,6 @@ def test_a_missing_checkpoint_is_one_clear_error(tmp_path):
     with pytest.raises(GenebError, match="model gone: cannot load"):
         build_encoder(meta, device="cpu")
 
-
-class _Sink:
-    def __init__(self, n: int):
-        self.array = None
-        self.done = np.zeros(n, dtype=bool)
-
-    def pending(self):
-        return np.flatnonzero(~self.done)
-
-    def write(self, rows, block):
-        if self.array is None:
-            self.array = np.zeros((self.done.size, block.shape[1]), np.float32)
-        self.array[rows] = block
-        self.done[rows] = True
 
 
 def test_settings_are_the_identity(zoo):
