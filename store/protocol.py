@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
 REGIMES: tuple[str, ...] = ("full", "10shot", "1shot")
+METRICS: tuple[str, ...] = ("mcc", "acc", "f1_macro")   # the stored metric columns
 REGIME_K: dict[str, int | None] = {"full": None, "10shot": 10, "1shot": 1}
 
 

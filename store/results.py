@@ -49,7 +49,6 @@ RESULT_SCHEMA = pa.schema([
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
 # A row is identified by these; the latest `created_at` wins.
 KEY: tuple[str, ...] = ("source", "protocol_hash", "model", "task", "regime", "seed")
-METRICS: tuple[str, ...] = ("mcc", "acc", "f1_macro")
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 

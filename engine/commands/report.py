@@ -9,15 +9,17 @@ says how to fill it and exits 1 (nothing to report).
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-import polars as pl
 from rich.console import Console
 from rich.table import Table
 
 from engine.commands.common import add_suite_args, emit_json, store_of, suite_of
 from store.catalog import TaskMeta
-from store.protocol import GENEB_V1, REGIMES
-from store.results import METRICS
+from store.protocol import GENEB_V1, METRICS, REGIMES
+
+if TYPE_CHECKING:
+    import polars as pl
 
 REPORT_WIDTH = 200  # columns when stdout is not a terminal (piped to a file or a pager)
 
@@ -63,6 +65,8 @@ def versus(paths, name: str, *, regime: str, metric: str,
 
 def _models(paths) -> pl.DataFrame:
     """The store's model catalog, completed with the built-in and user entries it lacks."""
+    import polars as pl
+
     from store.catalog import load_models, models_frame
     from store.db import read_catalog
 
@@ -148,6 +152,8 @@ class _Names:
 
 def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
            regime: str, metric: str) -> None:
+    import polars as pl
+
     from store.analyses.difficulty import EASY, HARD, HIGH_VAR
     from store.catalog import CATEGORY_ORDER
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.table import Table
 
 from engine.commands.common import add_suite_args, console, emit_json, store_of, suite_of
-from store.db import query
 from store.protocol import GENEB_V1, REGIMES
 
 
@@ -36,6 +35,8 @@ SELECT model, task, count(*) AS done FROM cells GROUP BY model, task
 def status_frame(paths, tasks, regimes, source, models=None):
     """Per (model, category): cells done and total (tasks × regimes)."""
     import polars as pl
+
+    from store.db import query
 
     done = query(paths, STATUS_SQL, [source, GENEB_V1.hash, [t.task_id for t in tasks],
                                      list(regimes), len(GENEB_V1.seeds)])

@@ -11,8 +11,7 @@ import polars as pl
 
 from store import seedmeans
 from store.paths import StorePaths
-from store.protocol import GENEB_V1
-from store.results import METRICS
+from store.protocol import GENEB_V1, METRICS
 
 
 def seed_means(paths: StorePaths, *, protocol_hash: str = GENEB_V1.hash,

@@ -11,8 +11,7 @@ from store.analyses import scores
 from store.catalog import geneb_v1_tasks
 from store.errors import GenebError
 from store.official import read_official_files
-from store.protocol import REGIMES, SEEDS
-from store.results import METRICS
+from store.protocol import METRICS, REGIMES, SEEDS
 from store.submission import export_submission, import_files
 from tests.store.local_rows import local_rows, local_store
 
