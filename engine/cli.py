@@ -11,17 +11,39 @@ from engine.commands import COMMANDS
 from store.errors import GenebError
 
 
+class GenebParser(argparse.ArgumentParser):
+    """Usage errors in one line, `geneb-engine <command>: <message> (see ... --help)`, exit 2
+    (instead of argparse's usage block). Unknown arguments name the (sub)command they follow."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.set_defaults(_parser_prog=self.prog)     # the innermost command's wins
+
+    def error(self, message: str, prog: str | None = None):
+        prog = prog or self.prog
+        one_line = " ".join(str(message).split())
+        self.exit(2, f"{prog}: {one_line} (see {prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}",
+                       getattr(parsed, "_parser_prog", None))
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = GenebParser(add_help=False)
     common.add_argument("--store", metavar="PATH",
                         help="store folder (default: $GENEB_HOME or ~/.geneb)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
-    parser = argparse.ArgumentParser(
+    parser = GenebParser(
         prog="geneb-engine",
         description="Run the GENEB benchmark: fill missing results, import and export the "
                     "official formats, report.")
     parser.add_argument("--version", action="version", version=f"geneb-engine {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=GenebParser)
     for name in COMMANDS:
         importlib.import_module(f"engine.commands.{name}").register(sub, common)
     return parser
@@ -38,6 +60,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"geneb-engine {args.command}: interrupted; the store is consistent "
               "(finished cells are kept, run the same command again to continue)", file=sys.stderr)
         return 130
+    finally:
+        _report_damage(args.command)
+
+
+def _report_damage(command: str) -> None:
+    """Damaged store files the command met (each once; their cells read as missing)."""
+    db = sys.modules.get("store.db")    # never imported just for this
+    for message in db.damage() if db else ():
+        print(f"geneb-engine {command}: warning: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
 """Task data: read the official flat CSV layout (`text,label,split`), validate it, hash it.
 
 Every problem a user can cause raises one `GenebError` naming the file, the line and the fix.
-Split values other than `train` and `test` are skipped with a warning, as the official harness
-skips them.
+Files are UTF-8 (a leading BOM is accepted); fields may be as long as genomic sequences get.
+Rows whose split is neither `train` nor `test` (as the official harness skips them), rows missing
+a required field and rows with more fields than the header are skipped and counted in one
+warning per file (`TaskData.warnings`).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 from collections.abc import Iterable
@@ -16,10 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from store.errors import GenebError
+from store.ids import ID_RULE, check_id, shown
 
 ALPHABET = frozenset("ACGTN")
 SPLITS = ("train", "test")
 _ALLOWED = frozenset("ACGTNacgtn")
+# Characters one CSV field may hold (the csv module's default, 131072, is below the length of
+# many genomic sequences).
+FIELD_LIMIT = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -65,22 +72,99 @@ def _label(raw: str | None, where: str) -> int:
                          "integers (0, 1, ...)") from None
 
 
-def read_rows(path: Path, columns: tuple[str, ...]) -> Iterable[tuple[int, dict[str, str]]]:
-    """(line number, row) pairs of a CSV file, after checking its header has `columns`."""
+def task_id_of(name: str, path: Path) -> str:
+    """A task id taken from a file or folder name, checked by the one id rule."""
+    return check_id("task", name, shown(str(path)),
+                    fix=f"rename it (the task id is the file name without .csv, or the task "
+                        f"folder's name); {ID_RULE}")
+
+
+def flat_task_name(path: Path) -> str:
+    """The task id a flat file's name gives: the name without `.csv` (`.csv` alone gives '')."""
+    return path.name[:-4] if path.name.endswith(".csv") else path.stem
+
+
+def invalid_utf8(path: Path) -> tuple[int, int, int] | None:
+    """(absolute byte offset, byte, line) of the first byte that is not UTF-8, or None."""
+    base = lines = 0            # offset of data[0] in the file, newlines before it
+    data = b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(1 << 20)
+            data += block
+            try:
+                _, used = codecs.utf_8_decode(data, "strict", not block)
+            except UnicodeDecodeError as exc:
+                return base + exc.start, data[exc.start], lines + data.count(b"\n", 0,
+                                                                               exc.start) + 1
+            if not block:
+                return None
+            lines += data.count(b"\n", 0, used)
+            base += used
+            data = data[used:]
+
+
+def not_utf8_message(path: Path) -> str:
     try:
-        f = open(path, newline="", encoding="utf-8")
+        found = invalid_utf8(path)
+    except OSError:
+        found = None
+    where = (f": byte 0x{found[1]:02x} at byte offset {found[0]} (line {found[2]}) is invalid"
+             if found else "")
+    return f"{path}: not UTF-8 text{where}; save the file as UTF-8"
+
+
+def read_rows(path: Path, columns: tuple[str, ...],
+              hint: str | None = None) -> Iterable[tuple[int, dict[str, str]]]:
+    """(line number, row) pairs of a CSV file, after checking its header has `columns`.
+
+    UTF-8 with or without a BOM; a short row has None for its missing fields, a long one its
+    extra fields under the key None (see `skip_reason`). `hint`: what the missing-columns
+    message says the file needs (default: a task file's columns)."""
+    path = Path(path)
+    if csv.field_size_limit() < FIELD_LIMIT:
+        csv.field_size_limit(FIELD_LIMIT)
+    try:
+        f = open(path, newline="", encoding="utf-8-sig")
     except OSError as exc:
         raise GenebError(f"{path}: cannot read ({exc.strerror})") from None
     with f:
         reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise GenebError(f"{path}: missing column(s) {', '.join(missing)} (found "
-                             f"{', '.join(header) or 'no header'}); a task file needs the "
-                             f"columns {','.join(columns)}")
-        for row in reader:
-            yield reader.line_num, row
+        try:
+            header = reader.fieldnames or []
+            missing = [c for c in columns if c not in header]
+            if missing:
+                raise GenebError(f"{path}: missing column(s) {', '.join(missing)} (found "
+                                 f"{', '.join(header) or 'no header'}); "
+                                 + (hint or f"a task file needs the columns {','.join(columns)}"))
+            for row in reader:
+                yield reader.line_num, row
+        except UnicodeDecodeError:
+            raise GenebError(not_utf8_message(path)) from None
+        except csv.Error as exc:
+            raise GenebError(f"{path}, line {reader.reader.line_num}: not a valid CSV row ({exc}); "
+                             "fix that line") from None
+        except OSError as exc:
+            raise GenebError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def skip_reason(row: dict, columns: tuple[str, ...]) -> str | None:
+    """Why a row cannot be used ('with extra fields', 'with missing fields'), or None."""
+    if None in row:
+        return "with extra fields"
+    if any(row.get(c) is None for c in columns):
+        return "with missing fields"
+    return None
+
+
+def skipped_warning(path: Path, skipped: dict[str, int]) -> tuple[str, ...]:
+    """One warning for all the rows of a file that were skipped, by reason."""
+    if not skipped:
+        return ()
+    order = sorted(skipped, key=lambda r: (not r.startswith("with split"), r))
+    parts = ", ".join(f"{skipped[r]} {r}" for r in order)
+    return (f"{path}: skipped {sum(skipped.values())} row(s): {parts} (only rows with every "
+            "field and split 'train' or 'test' are used)",)
 
 
 def build_split(rows: list[tuple[str, str | None, str]]) -> Split:
@@ -120,18 +204,18 @@ def content_hash(train: Split, test: Split) -> str:
 def read_flat_csv(path: Path, task_id: str | None = None) -> TaskData:
     """One task from a flat `<task_id>.csv` with columns text,label,split."""
     path = Path(path)
-    task_id = task_id or path.stem
+    columns = ("text", "label", "split")
+    task_id = task_id_of(flat_task_name(path) if task_id is None else task_id, path)
     by_split: dict[str, list[tuple[str, str | None, str]]] = {s: [] for s in SPLITS}
     skipped: dict[str, int] = {}
-    for line, row in read_rows(path, ("text", "label", "split")):
-        split = (row["split"] or "").strip()
-        if split in by_split:
-            by_split[split].append((f"{path}, line {line}", row["text"], row["label"]))
-        else:
-            skipped[split] = skipped.get(split, 0) + 1
-    warnings = tuple(
-        f"{path}: skipped {n} row(s) with split {name!r} (only 'train' and 'test' are used)"
-        for name, n in sorted(skipped.items())
-    )
+    for line, row in read_rows(path, columns):
+        reason = skip_reason(row, columns)
+        if reason is None:
+            split = row["split"].strip()
+            if split in by_split:
+                by_split[split].append((f"{path}, line {line}", row["text"], row["label"]))
+                continue
+            reason = f"with split {split!r}"
+        skipped[reason] = skipped.get(reason, 0) + 1
     return assemble_task(task_id, build_split(by_split["train"]), build_split(by_split["test"]),
-                         str(path), warnings)
+                         str(path), skipped_warning(path, skipped))

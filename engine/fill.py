@@ -2,22 +2,31 @@
 
 Order of work: validate every task the plan may touch and check every model that needs work
 (a malformed file or a model that cannot run stops the run before the store changes), plan
-against the store, then per model load the encoder once and per task get
-the embeddings (reused from Zarr when complete, else computed and streamed into it), probe every
-missing regime of the pair and write its rows as one atomic fragment. Probing runs inline
-(`jobs=1`) or in worker processes (`jobs>1`, one BLAS thread each) while the main process embeds
-the next pair.
+against the store, then, holding the store lock shared (`store.locks`) and after removing the
+temporary files of dead writers (`store.sweep`), work through the pairs. Each pair is taken
+under its lock (a pair another process holds is tried again later, usually to find it done):
+its remaining cells are checked again, its embeddings reused from Zarr when complete and
+verified, else computed and streamed into it, every missing regime probed and its rows
+committed as ONE commit of the results table, except cells done meanwhile (`append_pair`).
+Probing runs inline (`jobs=1`) or in worker processes that die with their parent (`jobs>1`,
+one BLAS thread each) while the main process embeds the next pair. At the end the touched
+partitions are compacted and old files vacuumed.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+
+from filelock import FileLock
 
 from engine import __version__
 from engine.data import TaskData
@@ -25,13 +34,18 @@ from engine.encoders import build_encoder, preflight
 from engine.planner import PairWork, Plan, plan
 from engine.probe import probe_cell
 from engine.suites import Suite
+from engine.workers import init_probe_worker
 from store.catalog import ModelMeta, TaskMeta, register_models, register_tasks
 from store.embeddings import EmbeddingStore
+from store.errors import GenebError
+from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
 from store.protocol import GENEB_V1, Protocol
-from store.results import safe_name, write_fragment
+from store.results import append_pair, compact, done_in_table, open_for_writing, vacuum
+from store.sweep import sweep
 
 Event = Callable[[dict], None]
+_WAIT_S = 0.2   # how long to wait for a busy pair or a probe worker before looking again
 
 
 @dataclass(frozen=True)
@@ -57,9 +71,7 @@ def embed_pair(embeddings: EmbeddingStore, model: ModelMeta, encoder, data: Task
             continue
         split = getattr(data, name)
         writer = embeddings.writer(model.model_id, data.task_id, name, split.labels, expect)
-        stats = encoder.encode_into(split.sequences, writer)
-        writer.group.attrs.update({"n_truncated": int(stats.get("n_truncated", 0))})
-        writer.finish()
+        writer.finish(encoder.encode_into(split.sequences, writer))
     return expect
 
 
@@ -97,87 +109,163 @@ def _tagged(rows: list[dict], protocol: Protocol) -> list[dict]:
 def probe_pair(root: str, model_id: str, task_id: str,
                todo: tuple[tuple[Protocol, tuple[str, ...]], ...], expect: dict,
                provenance: dict, probe_device: str | None = None) -> int:
-    """Probe one pair from its stored embeddings and write its rows as one fragment."""
+    """Probe one pair from its verified stored embeddings and commit its rows (one commit,
+    none for cells another process finished meanwhile); returns the rows written."""
     paths = StorePaths(Path(root))
     store = EmbeddingStore(paths)
-    X_train, y_train = store.load(model_id, task_id, "train", expect)
-    X_test, y_test = store.load(model_id, task_id, "test", expect)
-    rows = probe_rows(X_train, y_train, X_test, y_test, todo, probe_device)
+    train = store.load(model_id, task_id, "train", expect)
+    test = store.load(model_id, task_id, "test", expect)
+    if train is None or test is None:
+        raise GenebError(f"model {model_id}, task {task_id}: its embeddings changed or were "
+                         "damaged while it was being probed; run the same command again")
+    rows = probe_rows(*train, *test, todo, probe_device)
     now = datetime.now(UTC)
     for r in rows:
         r.update(provenance, model=model_id, task=task_id, created_at=now)
-    write_fragment(paths, rows, f"local/{safe_name(model_id)}")
-    return len(rows)
+    return append_pair(paths, rows, model=model_id, task=task_id,
+                       data_hash=provenance["data_hash"],
+                       seeds={p.hash: len(p.seeds) for p, _ in todo})
 
 
-def _init_worker() -> None:
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-
-
-def validate_tasks(suite: Suite, tasks: list[TaskMeta]) -> dict[str, str]:
-    """Load every task once (raising on the first malformed file); their data hashes."""
-    return {t.task_id: suite.load(t.task_id).data_hash for t in tasks}
+def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event) -> dict[str, str]:
+    """Load every task once (raising on the first malformed file); their data hashes. Each
+    file's warnings (skipped rows) become one `warning` event."""
+    hashes = {}
+    for t in tasks:
+        data = suite.load(t.task_id)
+        for message in data.warnings:
+            on_event({"event": "warning", "message": message})
+        hashes[t.task_id] = data.data_hash
+    return hashes
 
 
 def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: list[TaskMeta],
              regimes: list[str], options: FillOptions, on_event: Event) -> Plan:
-    hashes = validate_tasks(suite, tasks)
+    """Validate, plan, then compute every missing pair (see the module docstring). Events:
+    `warning`, `plan`, one `cell` per planned cell (`computed` False when another process
+    computed it meanwhile) and, from the caller, `done`."""
+    hashes = validate_tasks(suite, tasks, on_event)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
-    if not the_plan.work:
-        return the_plan
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, **options.encoder_options)
-    load = lru_cache(maxsize=4)(suite.load)
-    embeddings = EmbeddingStore(paths)
-    pool = None
-    if options.jobs > 1:
-        pool = ProcessPoolExecutor(options.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_worker)
-    pending: list[tuple[Future | int, PairWork]] = []
-    done = 0
-
-    def report(count: int, work: PairWork) -> None:
-        nonlocal done
-        for protocol, regimes in work.todo:
-            for regime in regimes:
-                done += 1
-                on_event({"event": "cell", "model": work.model.model_id,
-                          "task": work.task.task_id, "regime": regime,
-                          "protocol": protocol.name, "done": done,
-                          "total": the_plan.cells_missing})
-
-    try:
-        for model in models:
-            model_work = [w for w in the_plan.work if w.model is model]
-            if not model_work:
-                continue
-            encoder = build_encoder(model, **options.encoder_options)
-            register_models(paths, [model])
-            register_tasks(paths, tasks)
-            for work in model_work:
-                data = load(work.task.task_id)
-                expect = embed_pair(embeddings, model, encoder, data)
-                provenance = {
-                    "source": "local", "data_revision": suite.revision,
-                    "data_hash": data.data_hash, "model_revision": encoder.revision,
-                    "engine_version": __version__}
-                args = (str(paths.root), model.model_id, data.task_id, work.todo, expect,
-                        provenance, options.probe_device)
-                if pool is None:
-                    report(probe_pair(*args), work)
-                else:
-                    pending.append((pool.submit(probe_pair, *args), work))
-                    while pending and pending[0][0].done():
-                        fut, w = pending.pop(0)
-                        report(fut.result(), w)
-        for fut, w in pending:
-            report(fut.result(), w)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+    if "GENEB_FAILPOINT" in os.environ:    # crash tests: a point met in a worker kills fill
+        os.environ.setdefault("GENEB_FAILPOINT_PID", str(os.getpid()))
+    with StoreSession(paths) as session:
+        open_for_writing(paths)
+        sweep(paths, session)
+        register_tasks(paths, tasks, None if suite.subsample else hashes)
+        if the_plan.work:
+            touched = _PairRunner(paths, suite, the_plan, options, on_event).run()
+            compact(paths, {("local", m) for m in touched})
+            vacuum(paths)
     return the_plan
 
+
+class _PairRunner:
+    """Works through the plan's pairs under their locks: a pair another process holds is
+    skipped for now and tried again later (by then usually done)."""
+
+    def __init__(self, paths: StorePaths, suite: Suite, the_plan: Plan, options: FillOptions,
+                 on_event: Event):
+        self.paths, self.suite, self.plan = paths, suite, the_plan
+        self.options, self.on_event = options, on_event
+        self.load = lru_cache(maxsize=4)(suite.load)
+        self.embeddings = EmbeddingStore(paths)
+        self.encoder: tuple[str, object] | None = None   # the loaded model's (id, encoder)
+        self.done = 0
+
+    def run(self) -> set[str]:
+        pool = None
+        if self.options.jobs > 1:
+            pool = ProcessPoolExecutor(
+                self.options.jobs, mp_context=multiprocessing.get_context("spawn"),
+                initializer=init_probe_worker, initargs=(os.getpid(),))
+        waiting = list(self.plan.work)
+        running: list[tuple[Future, PairWork, FileLock]] = []
+        touched: set[str] = set()
+        try:
+            while waiting or running:
+                started = False
+                for work in list(waiting):
+                    if len(running) >= 2 * self.options.jobs:
+                        break
+                    lock = pair_lock(self.paths, work.model.model_id, work.task.task_id)
+                    if not try_acquire(lock):
+                        continue
+                    waiting.remove(work)
+                    started = True
+                    future = self._start(work, lock, pool)
+                    touched.add(work.model.model_id)
+                    if future is not None:
+                        running.append((future, work, lock))
+                    self._finish(running, wait=False)
+                if not started:
+                    if running:
+                        self._finish(running, wait=True)
+                    elif waiting:
+                        time.sleep(_WAIT_S)   # every pair left is held by another process
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+            for _, _, lock in running:
+                lock.release()
+        return touched
+
+    def _start(self, work: PairWork, lock: FileLock, pool) -> Future | None:
+        """Embed the pair and probe it (inline, or submitted to `pool`) under `lock`."""
+        try:
+            data = self.load(work.task.task_id)
+            done = done_in_table(self.paths, work.model.model_id, work.task.task_id,
+                                 data.data_hash, {p.hash: len(p.seeds) for p, _ in work.todo})
+            todo = tuple((p, left) for p, regimes in work.todo
+                         if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
+            if not todo:
+                lock.release()
+                self._report(work, computed=False)
+                return None
+            encoder = self._encoder(work.model)
+            expect = embed_pair(self.embeddings, work.model, encoder, data)
+            provenance = {"source": "local", "data_revision": self.suite.revision,
+                          "data_hash": data.data_hash, "model_revision": encoder.revision,
+                          "engine_version": __version__}
+            args = (str(self.paths.root), work.model.model_id, data.task_id, todo, expect,
+                    provenance, self.options.probe_device)
+            if pool is not None:
+                return pool.submit(probe_pair, *args)
+            probe_pair(*args)
+        except BaseException:
+            lock.release()
+            raise
+        lock.release()
+        self._report(work, computed=True)
+        return None
+
+    def _finish(self, running: list, wait: bool) -> None:
+        """Collect finished probe futures (`wait`: at least one), releasing their locks."""
+        if wait:
+            futures_wait([f for f, _, _ in running], timeout=_WAIT_S,
+                         return_when=FIRST_COMPLETED)
+        for item in [r for r in running if r[0].done()]:
+            running.remove(item)
+            future, work, lock = item
+            lock.release()
+            future.result()
+            self._report(work, computed=True)
+
+    def _encoder(self, model: ModelMeta):
+        if self.encoder is None or self.encoder[0] != model.model_id:
+            self.encoder = None   # free the previous model before loading the next
+            self.encoder = (model.model_id, build_encoder(model, **self.options.encoder_options))
+            register_models(self.paths, [model])
+        return self.encoder[1]
+
+    def _report(self, work: PairWork, computed: bool) -> None:
+        for protocol, regimes in work.todo:
+            for regime in regimes:
+                self.done += 1
+                self.on_event({"event": "cell", "model": work.model.model_id,
+                               "task": work.task.task_id, "regime": regime,
+                               "protocol": protocol.name, "done": self.done,
+                               "total": self.plan.cells_missing, "computed": computed})

@@ -34,9 +34,14 @@ from engine.data import (
     TaskData,
     assemble_task,
     build_split,
+    flat_task_name,
     read_flat_csv,
     read_rows,
+    skip_reason,
+    skipped_warning,
+    task_id_of,
 )
+from store.atomic import write_text_atomic
 from store.errors import GenebError
 
 DATASET_REPO = "DeepPavlov/geneb-tasks"
@@ -51,21 +56,31 @@ _SKIP = {"manifest.csv"}
 def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
     """One task from `<folder>/{train,test}.csv` (columns text,label)."""
     folder = Path(folder)
-    task_id = task_id or folder.name
+    task_id = task_id_of(folder.name if task_id is None else task_id, folder)
+    columns = ("text", "label")
     splits: dict[str, Split] = {}
+    warnings: tuple[str, ...] = ()
     for name in SPLITS:
         path = folder / f"{name}.csv"
         if not path.is_file():
             raise GenebError(f"{path}: missing; a task in the hub layout needs both "
                              f"{folder}/train.csv and {folder}/test.csv (columns text,label)")
-        rows = [(f"{path}, line {line}", row["text"], row["label"])
-                for line, row in read_rows(path, ("text", "label"))]
+        rows, skipped = [], {}
+        for line, row in read_rows(path, columns):
+            reason = skip_reason(row, columns)
+            if reason is None:
+                rows.append((f"{path}, line {line}", row["text"], row["label"]))
+            else:
+                skipped[reason] = skipped.get(reason, 0) + 1
         splits[name] = build_split(rows)
-    return assemble_task(task_id, splits["train"], splits["test"], str(folder))
+        warnings += skipped_warning(path, skipped)
+    return assemble_task(task_id, splits["train"], splits["test"], str(folder), warnings)
 
 
 def task_sources(root: Path) -> dict[str, Callable[[], TaskData]]:
-    """Every task a folder holds, in either layout: task id → loader (sorted by id)."""
+    """Every task a folder holds, in either layout: task id → loader (sorted by id).
+
+    A file or folder whose name gives no usable task id (`store.ids`) is one error naming it."""
     root = Path(root)
     found: dict[str, Callable[[], TaskData]] = {}
     for base in (root / "tasks", root):
@@ -73,10 +88,12 @@ def task_sources(root: Path) -> dict[str, Callable[[], TaskData]]:
             continue
         for sub in sorted(p for p in base.iterdir() if p.is_dir()):
             if (sub / "train.csv").is_file() or (sub / "test.csv").is_file():
-                found.setdefault(sub.name, lambda s=sub: read_hub_task(s, s.name))
+                found.setdefault(task_id_of(sub.name, sub),
+                                 lambda s=sub: read_hub_task(s, s.name))
     for path in sorted(root.glob("*.csv")):
         if path.name not in _SKIP:
-            found.setdefault(path.stem, lambda p=path: read_flat_csv(p, p.stem))
+            task_id = task_id_of(flat_task_name(path), path)
+            found.setdefault(task_id, lambda p=path, t=task_id: read_flat_csv(p, t))
     return dict(sorted(found.items()))
 
 
@@ -121,9 +138,7 @@ def write_data_manifest(root: Path, repo: str, revision: str) -> dict:
     manifest = {"dataset": repo, "revision": revision, "files": files,
                 "n_tasks": len(task_sources(root)),
                 "downloaded_at": datetime.now(UTC).isoformat(timespec="seconds")}
-    tmp = root / (DATA_MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1))
-    tmp.replace(root / DATA_MANIFEST)
+    write_text_atomic(root / DATA_MANIFEST, json.dumps(manifest, indent=1))
     return manifest
 
 
@@ -200,4 +215,4 @@ def geneb_v1_suite(store_root: Path, data_dir: str | os.PathLike | None = None,
         task = sources[task_id]()
         return subsample_task(task, subsample) if subsample else task
 
-    return Suite("geneb-v1", data_revision, geneb_v1_tasks(), load)
+    return Suite("geneb-v1", data_revision, geneb_v1_tasks(), load, subsample or None)

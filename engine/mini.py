@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
 
 REVISION = "geneb-mini-1"
@@ -429,12 +429,6 @@ def _manifest_csv() -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-
-
 def is_complete(folder: Path) -> bool:
     stamp = Path(folder) / STAMP
     return stamp.is_file() and stamp.read_text().strip() == REVISION
@@ -452,9 +446,9 @@ def materialize(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / STAMP).unlink(missing_ok=True)
     for spec in SPECS:
-        _write(folder / f"{spec.task_id}.csv", _task_csv(spec))
-    _write(folder / MANIFEST, _manifest_csv())
-    _write(folder / STAMP, (REVISION + "\n").encode())
+        write_bytes_atomic(folder / f"{spec.task_id}.csv", _task_csv(spec))
+    write_bytes_atomic(folder / MANIFEST, _manifest_csv())
+    write_bytes_atomic(folder / STAMP, (REVISION + "\n").encode())
     return folder
 
 

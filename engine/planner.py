@@ -1,17 +1,18 @@
 """What is missing: the (model, task, regime, protocol) cells a run needs that the store lacks.
 
-A cell is done when the store's `results` view holds local rows for every seed of the protocol,
-with the same protocol hash and the same data hash (results on other data are stale: MTEB's rule
-that old results merge only when the data revision matches).
+A cell is done when the store holds local rows for every seed of the protocol, with the same
+protocol hash and the data hash of the suite's files as they are now (`store.cells`; rows on
+other data are stale: MTEB's rule that old results merge only when the data revision matches).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from store.catalog import ModelMeta, TaskMeta
-from store.db import query
-from store.paths import StorePaths
+from store.cells import cell_states
+from store.db import Source, query
 from store.protocol import Protocol
 
 
@@ -38,26 +39,23 @@ class Plan:
         return sum(w.cells for w in self.work)
 
 
-def done_cells(paths: StorePaths, protocols: list[Protocol], data_hashes: dict[str, str],
+def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str, str],
                models: list[str]) -> set[tuple[str, str, str, str]]:
-    """(protocol hash, model, task, regime) of every complete, current local cell."""
+    """(protocol hash, model, task, regime) of every done local cell on the given data."""
     if not data_hashes or not models:
         return set()
-    frame = query(paths, """
-        SELECT protocol_hash, model, task, regime, data_hash, count(DISTINCT seed) AS n
-        FROM results
-        WHERE source = 'local' AND seed IS NOT NULL AND list_contains(?, protocol_hash)
-          AND list_contains(?, model) AND list_contains(?, task)
-        GROUP BY ALL""",
-        [[p.hash for p in protocols], models, list(data_hashes)])
-    seeds = {p.hash: len(p.seeds) for p in protocols}
-    return {(ph, m, t, r) for ph, m, t, r, h, n in frame.iter_rows()
-            if n >= seeds[ph] and data_hashes.get(t) == h}
+    states = cell_states(
+        partial(query, source), seeds={p.hash: len(p.seeds) for p in protocols},
+        data_hashes=data_hashes,
+        where="r.source = 'local' AND list_contains(?, r.model) AND list_contains(?, r.task)",
+        params=[models, list(data_hashes)])
+    return {(r["protocol_hash"], r["model"], r["task"], r["regime"])
+            for r in states.iter_rows(named=True) if r["state"] == "done"}
 
 
-def plan(paths: StorePaths, models: list[ModelMeta], tasks: list[TaskMeta],
+def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
          regimes: list[str], protocols: list[Protocol], data_hashes: dict[str, str]) -> Plan:
-    done = done_cells(paths, protocols, data_hashes, [m.model_id for m in models])
+    done = done_cells(source, protocols, data_hashes, [m.model_id for m in models])
     work = []
     for m in models:
         for t in tasks:

@@ -19,8 +19,10 @@ import re
 import struct
 from pathlib import Path
 
+from engine.encoders import code_reference
 from store.catalog import ModelMeta
 from store.errors import GenebError
+from store.ids import check_id, check_name
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
 
@@ -43,7 +45,8 @@ _DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I1
 
 def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
     """The catalog entry or one-off entry `spec` names (see the module docstring)."""
-    spec = spec.strip()
+    spec = check_name("model", spec.strip(), "--models",
+                      fix="give a catalog id, a hub id (org/name) or a checkpoint directory")
     if spec in catalog:
         return catalog[spec]
     base, at, rev = spec.rpartition("@")
@@ -52,7 +55,10 @@ def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
     folded = {k.casefold(): m for k, m in catalog.items()}
     if spec.casefold() in folded:
         return folded[spec.casefold()]
-    path = Path(spec).expanduser()
+    try:
+        path = Path(spec).expanduser()
+    except RuntimeError:                        # `~user` of no known user
+        path = Path(spec)
     if path.is_dir():
         return local_model(path, catalog)
     if _HUB_ID.match(spec) and not path.exists():
@@ -61,7 +67,8 @@ def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
             if m.hub_id and m.hub_id.casefold() == hub_id.casefold():
                 return m if not revision else _replace(m, revision=revision)
         return ModelMeta(
-            model_id=hub_id, display=hub_id.split("/", 1)[1], params=0, architecture="unknown",
+            model_id=check_id("model", hub_id, "--models"), display=hub_id.split("/", 1)[1],
+            params=0, architecture="unknown",
             architecture_family="Other", tokenization="unknown",
             tokenization_family="mixed/other", pretraining_data="unknown", provenance="local",
             hub_id=hub_id, revision=revision or None, encoder="hf",
@@ -95,12 +102,14 @@ def local_model(path: Path, catalog: dict[str, ModelMeta] | None = None) -> Mode
     model_id = path.name
     if catalog and model_id in catalog and catalog[model_id].path != str(path):
         model_id = f"{path.parent.name}-{path.name}"
+    check_id("model", model_id, str(path), fix="the model id of a local checkpoint is its "
+             "folder's name: move the checkpoint into a folder with a usable name")
     return ModelMeta(
         model_id=model_id, display=path.name, params=count_params(path),
         architecture=_ARCH_ABBREV.get(family, model_type), architecture_family=family,
         tokenization="unknown", tokenization_family="mixed/other", pretraining_data="unknown",
         provenance="local", path=str(path), encoder="hf",
-        remote_code="required" if config.get("auto_map") else "no",
+        remote_code="required" if code_reference(str(path)) else "no",
         notes="one-off run from a local checkpoint")
 
 

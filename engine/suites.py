@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.data import TaskData
+from engine.data import TaskData, read_rows
 from store.catalog import TaskMeta
 from store.errors import GenebError
+from store.ids import check_id
 from store.paths import StorePaths
 
 MANIFEST = "manifest.csv"
@@ -29,10 +29,13 @@ class Suite:
     revision: str | None           # data revision recorded in every result row
     tasks: tuple[TaskMeta, ...]
     load: Callable[[str], TaskData]
+    subsample: int | None = None   # tasks capped at this many sequences (not the suite's data)
 
     def select(self, task_ids: list[str] | None) -> tuple[TaskMeta, ...]:
         if not task_ids:
             return self.tasks
+        for t in task_ids:
+            check_id("task", t, "--tasks")
         known = {t.task_id: t for t in self.tasks}
         unknown = [t for t in task_ids if t not in known]
         if unknown:
@@ -64,11 +67,10 @@ def flat_dir_suite(folder: Path, name: str | None = None, revision: str | None =
 
 
 def _read_manifest(path: Path, files: dict) -> dict[str, dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        if not {"task_id", "category"} <= set(reader.fieldnames or []):
-            raise GenebError(f"{path}: a manifest needs the columns task_id,category[,label]")
-        rows = {r["task_id"]: r for r in reader}
+    rows: dict[str, dict[str, str]] = {}
+    for line, row in read_rows(path, ("task_id", "category"),
+                               hint="a manifest needs the columns task_id,category[,label]"):
+        rows[check_id("task", row["task_id"], f"{path}, line {line}")] = row
     absent = [t for t in rows if t not in files]
     if absent:
         raise GenebError(f"{path}: task(s) {', '.join(absent)} listed but no <task_id>.csv "
@@ -102,5 +104,6 @@ def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = No
 
         load = suite.load
         suite = replace(suite, revision=f"{suite.revision or 'local'}+subsample{subsample}",
-                        load=lambda tid: subsample_task(load(tid), subsample))
+                        load=lambda tid: subsample_task(load(tid), subsample),
+                        subsample=subsample)
     return suite

@@ -25,7 +25,6 @@ from geneb_tui.components.filter_bar import FilterBar
 from geneb_tui.components.filter_screen import FilterScreen
 from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.results_table import ResultsTable
-from geneb_tui.core.export import write_csv
 from geneb_tui.core.filters import METRICS, REGIMES, Filters
 from geneb_tui.messages import (
     ExportFinished,
@@ -34,6 +33,7 @@ from geneb_tui.messages import (
     StoreLoadFailed,
     ViewBuilt,
 )
+from store.csv_out import write_csv
 from store.paths import StorePaths
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ class GenebApp(App[None]):
         self.sort_key: str | None = None
         self.descending = True
         self.snapshot: StoreSnapshot | None = None
+        self._damage_shown: set[str] = set()   # damaged files already reported (once each)
         self.view: TableView | None = None
         self._store_token = 0
         self._view_token = 0
@@ -118,6 +119,12 @@ class GenebApp(App[None]):
             return  # superseded
         first = self.snapshot is None
         self.snapshot = msg.snapshot
+        for problem in set(msg.snapshot.damage) - self._damage_shown:
+            self._damage_shown.add(problem)
+            self.notify(escape(problem), title="Damaged store file", severity="warning",
+                        timeout=15)
+        if msg.snapshot.version is not None:
+            self.sub_title = f"{self.paths.root} · results as of version {msg.snapshot.version}"
         for screen in self.screen_stack:
             updated = getattr(screen, "snapshot_updated", None)
             if updated is not None:

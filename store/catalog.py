@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from functools import cache
 from pathlib import Path
@@ -132,8 +133,13 @@ _MODEL_FIELDS = {f.name for f in fields(ModelMeta)}
 
 def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
     """Validate `[[model]]` entries; every problem names the file, the entry and the field."""
+    from store.ids import check_id
+
+    int64_max = (1 << 63) - 1       # the catalog's integer columns are Int64
     out = []
     for i, e in enumerate(entries, 1):
+        if e.get("model_id"):       # checked first: the messages below show it
+            check_id("model", e["model_id"], f"{origin}: model entry {i}: model_id")
         where = f"{origin}: model entry {i} ({e.get('model_id', '?')})"
         unknown = set(e) - _MODEL_FIELDS
         if unknown:
@@ -150,8 +156,10 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
         for k in ("architecture", "architecture_family", "tokenization", "tokenization_family",
                   "pretraining_data"):
             e.setdefault(k, "unknown" if k != "architecture_family" else "Other")
-        if isinstance(e["params"], bool) or not isinstance(e["params"], int) or e["params"] < 0:
-            raise GenebError(f"{where}: 'params' must be a non-negative integer")
+        if (isinstance(e["params"], bool) or not isinstance(e["params"], int)
+                or not 0 <= e["params"] <= int64_max):
+            raise GenebError(f"{where}: 'params' must be an integer from 0 to 2^63 - 1, got "
+                             f"{e['params']!r}")
         for key, allowed in (("pooling", POOLINGS), ("padding_side", PADDING_SIDES),
                              ("remote_code", REMOTE_CODE), ("encoder", ENCODERS)):
             if key in e and e[key] is not None and e[key] not in allowed:
@@ -160,8 +168,8 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
         for key in ("max_tokens", "batch_size", "encoder_k"):
             value = e.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 1):
-                raise GenebError(f"{where}: '{key}' must be a positive integer")
+                                      or not 1 <= value <= int64_max):
+                raise GenebError(f"{where}: '{key}' must be a positive integer (below 2^63)")
         out.append(ModelMeta(**e))
     return out
 
@@ -186,12 +194,41 @@ def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:
     return models
 
 
-def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...]) -> pl.DataFrame:
+def materialised_suite_tasks(paths) -> list[TaskMeta]:
+    """Tasks of the suites materialised under `<store>/suites/<name>/manifest.csv` (known
+    before any of their results exist); a manifest that cannot be read is skipped."""
+    out: list[TaskMeta] = []
+    if not paths.suites.is_dir():
+        return out
+    for manifest in sorted(paths.suites.glob("*/manifest.csv")):
+        name = manifest.parent.name
+        try:
+            with open(manifest, newline="", encoding="utf-8-sig") as f:
+                for r in csv.DictReader(f):
+                    if r.get("task_id"):
+                        out.append(TaskMeta(r["task_id"], r.get("label") or r["task_id"],
+                                            r.get("category") or r["task_id"], name, name))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue
+    return out
+
+
+def official_model_ids() -> frozenset[str]:
+    """The benchmark authors' curated models (the only ones that may claim 'official')."""
+    return frozenset(m.model_id for m in load_models().values() if m.provenance == "official")
+
+
+def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
+                data_hashes: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """The task catalog's rows; `data_hash` is the task's current data (`store.cells`), NULL
+    where not known."""
     import polars as pl
 
-    return pl.DataFrame([asdict(t) for t in tasks], schema={
-        "task_id": pl.String, "label": pl.String, "category": pl.String, "suite": pl.String,
-        "source_benchmark": pl.String})
+    hashes = data_hashes or {}
+    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id)} for t in tasks],
+                        schema={"task_id": pl.String, "label": pl.String, "category": pl.String,
+                                "suite": pl.String, "source_benchmark": pl.String,
+                                "data_hash": pl.String})
 
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
@@ -204,27 +241,44 @@ def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFram
     return pl.DataFrame(rows, schema=schema)
 
 
-def _upsert(path: Path, new: pl.DataFrame, key: str) -> None:
-    """Replace rows with the same key, keep the rest; written atomically."""
+def _upsert(paths, name: str, new: pl.DataFrame, key: str, keep: tuple[str, ...] = ()) -> None:
+    """Replace the rows of catalog `name` with the same key and keep the rest (columns in
+    `keep` keep their stored value where the new one is NULL); read-modify-write under the
+    catalog lock, written atomically."""
     import polars as pl
+    import pyarrow.parquet as pq
 
-    if path.exists():
-        old = pl.read_parquet(path)
-        new = pl.concat([old.filter(~pl.col(key).is_in(new[key].implode())), new],
-                        how="diagonal_relaxed")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    new.write_parquet(tmp)
-    tmp.replace(path)
+    from store.atomic import write_atomic
+    from store.failpoints import reach
+    from store.locks import named_lock
+
+    path = paths.catalog / f"{name}.parquet"
+    with named_lock(paths, "catalog"):
+        if path.exists():
+            try:
+                old = pl.from_arrow(pq.read_table(path))
+            except Exception:   # a damaged catalog is rebuilt from what is registered now
+                old = new.clear()
+            if keep and set(keep) <= set(old.columns):
+                stored = old.select(key, *keep)
+                new = (new.join(stored, on=key, how="left", suffix="_stored")
+                       .with_columns(pl.coalesce(c, f"{c}_stored").alias(c) for c in keep)
+                       .drop(f"{c}_stored" for c in keep))
+            new = pl.concat([old.filter(~pl.col(key).is_in(new[key].implode())), new],
+                            how="diagonal_relaxed")
+        write_atomic(path, lambda tmp: new.write_parquet(tmp))
+        reach("catalog-written")
 
 
-def register_tasks(paths, tasks) -> None:
-    """Record tasks in `<store>/catalog/tasks.parquet` (what results refer to)."""
+def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None) -> None:
+    """Record tasks in `<store>/catalog/tasks.parquet` (what results refer to), with the hash of
+    their current data where given (a task keeps its recorded hash otherwise)."""
     if tasks:
-        _upsert(paths.catalog / "tasks.parquet", tasks_frame(list(tasks)), "task_id")
+        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes), "task_id",
+                keep=("data_hash",))
 
 
 def register_models(paths, models) -> None:
     """Record models in `<store>/catalog/models.parquet`."""
     if models:
-        _upsert(paths.catalog / "models.parquet", models_frame(list(models)), "model_id")
+        _upsert(paths, "models", models_frame(list(models)), "model_id")

@@ -1,9 +1,21 @@
-"""Read-only DuckDB views over the store.
+"""Read-only DuckDB views over one snapshot of the store.
 
-- `results_all`: every row of every fragment.
-- `results`: the latest row per key (`store.results.KEY`).
-- `tasks`, `models`: the catalog tables.
-A fresh in-memory connection per caller: many readers, no long-lived `.duckdb` file.
+A `Snapshot` opens the newest version of the results table once (`store.results.read_state`);
+every query through it sees that version, whatever is committed or compacted meanwhile. Its
+views:
+
+- `results_all`: every row of the version;
+- `results_latest`: the newest row per key (`store.schema.KEY`, which includes the data hash);
+- `current_data`, `results`, `stale_results`: the store's current data hash per task, the
+  latest rows on current data (what every reader shows) and those on other data
+  (`store.cells` decides which is which);
+- `tasks`, `models`: the catalogs.
+
+Damage is contained: a data file the version lists but that is missing or has the wrong size is
+left out when the snapshot opens; one that fails while a query reads it (garbled bytes, a bad
+page checksum) is found by reading each file, left out, and the query runs again. Each is
+reported once per process (`damage()`), naming the file and the cells it held, which read as
+missing. Many readers, no writer here, no `.duckdb` file.
 """
 
 from __future__ import annotations
@@ -11,77 +23,162 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from store.catalog import models_frame, tasks_frame
+from store.cells import CURRENT_DATA_SQL, CURRENT_RESULTS_SQL, STALE_RESULTS_SQL
+from store.errors import brief
 from store.paths import StorePaths
-from store.results import KEY, RESULT_SCHEMA
+from store.results import DataFile, read_files, read_state
+from store.schema import KEY, RESULT_SCHEMA
+
+_DAMAGE: dict[str, str] = {}   # what was found damaged (file -> message), once per process
+_REPAIR = "run `geneb-engine doctor --repair`"
 
 
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
+def damage() -> list[str]:
+    """Every damage message this process met so far, once each."""
+    return list(_DAMAGE.values())
 
 
-def _empty_select(schema) -> str:
-    cols = ", ".join(
-        f"CAST(NULL AS {_duck_type(f.type)}) AS {f.name}" for f in schema
-    )
-    return f"SELECT {cols} WHERE false"
+def _note(key: str, message: str) -> None:
+    _DAMAGE.setdefault(key, message)
 
 
-def _duck_type(t) -> str:
-    import pyarrow as pa
+class Snapshot:
+    """One version of the store's results, queried through DuckDB (see the module docstring)."""
 
-    if pa.types.is_string(t):
-        return "VARCHAR"
-    if pa.types.is_int64(t):
-        return "BIGINT"
-    if pa.types.is_float64(t):
-        return "DOUBLE"
-    if pa.types.is_boolean(t):
-        return "BOOLEAN"
-    if pa.types.is_timestamp(t):
-        return "TIMESTAMPTZ"
-    raise TypeError(t)
+    def __init__(self, paths: StorePaths):
+        self.paths = paths
+        state = read_state(paths)
+        self.version: int | None = state.version if state else None
+        for problem in state.problems if state else ():
+            _note(problem, problem)
+        self._files: list[DataFile] = []
+        for f in state.files if state else ():
+            full = paths.results / f.path
+            try:
+                size = full.stat().st_size
+            except OSError:
+                _note(str(full), f"{full}: missing; it held {f.held()}, which read as missing; "
+                                 f"{_REPAIR}")
+                continue
+            if size != f.size:
+                _note(str(full), f"{full}: {size} bytes instead of {f.size} (truncated or "
+                                 f"overwritten); it held {f.held()}, which read as missing; "
+                                 f"{_REPAIR}")
+                continue
+            self._files.append(f)
+        self._con: duckdb.DuckDBPyConnection | None = None
+
+    @property
+    def label(self) -> str:
+        """`as of version N` (what exports and reports record)."""
+        return "empty" if self.version is None else f"as of version {self.version}"
+
+    def _dataset(self):
+        import pyarrow.dataset as ds
+        import pyarrow.fs as pafs
+
+        if not self._files:
+            return RESULT_SCHEMA.empty_table()
+        fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+            page_checksum_verification=True))
+        return ds.FileSystemDataset.from_paths(
+            [str(self.paths.results / f.path) for f in self._files], schema=RESULT_SCHEMA,
+            format=fmt, filesystem=pafs.LocalFileSystem(),
+            partitions=[(ds.field("source") == f.source) & (ds.field("model") == f.model)
+                        for f in self._files])
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            con = duckdb.connect(":memory:")
+            con.execute("SET TimeZone = 'UTC'")
+            con.register("_results_rows", self._dataset())
+            con.execute("CREATE VIEW results_all AS SELECT * FROM _results_rows")
+            key = ", ".join(KEY)
+            # Latest row per key. Keys are unique unless something wrote a row twice (the
+            # safety net): only then is the (wide, memory-hungry) window needed.
+            repeated = con.sql(f"SELECT count(*) FROM (SELECT {key} FROM results_all "
+                               "GROUP BY ALL HAVING count(*) > 1)").fetchall()[0][0]
+            con.execute(
+                "CREATE VIEW results_latest AS SELECT * FROM results_all" if not repeated else
+                f"CREATE VIEW results_latest AS SELECT * EXCLUDE (rn) FROM ("
+                f"SELECT *, row_number() OVER (PARTITION BY {key} ORDER BY created_at DESC, "
+                f"mcc DESC NULLS LAST, acc DESC NULLS LAST) AS rn FROM results_all) "
+                f"WHERE rn = 1")
+            for name in ("tasks", "models"):
+                con.register(f"_{name}_frame", read_catalog(self.paths, name).to_arrow())
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_frame")
+            con.execute(f"CREATE VIEW current_data AS {CURRENT_DATA_SQL}")
+            con.execute(f"CREATE VIEW results AS {CURRENT_RESULTS_SQL}")
+            con.execute(f"CREATE VIEW stale_results AS {STALE_RESULTS_SQL}")
+            self._con = con
+        return self._con
+
+    def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
+        try:
+            return self._run(sql, params)
+        except duckdb.Error:
+            if not self._leave_out_broken():
+                raise
+            return self._run(sql, params)
+
+    def _run(self, sql: str, params: list | None) -> pl.DataFrame:
+        rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
+        return rel.pl()
+
+    def _leave_out_broken(self) -> bool:
+        """Read every file; leave out those that fail. True when some were left out."""
+        _, broken = read_files(self.paths, self._files)
+        for f in broken:
+            full = self.paths.results / f.path
+            _note(str(full), f"{full}: cannot be read (garbled; its checksums or structure do "
+                             f"not hold); it held {f.held()}, which read as missing; {_REPAIR}")
+        if not broken:
+            return False
+        self._files = [f for f in self._files if f not in broken]
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+        return True
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
 
-def connect(paths: StorePaths) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:")
-    con.execute("SET TimeZone = 'UTC'")
-    has_fragments = paths.results.exists() and any(paths.results.rglob("*.parquet"))
-    if has_fragments:
-        glob = _sql_str(str(paths.results / "**" / "*.parquet"))
-        con.execute(
-            f"CREATE VIEW results_all AS SELECT * EXCLUDE (filename), filename AS fragment "
-            f"FROM read_parquet({glob}, union_by_name=true, filename=true)"
-        )
-    else:
-        con.execute(
-            f"CREATE VIEW results_all AS SELECT *, CAST(NULL AS VARCHAR) AS fragment "
-            f"FROM ({_empty_select(RESULT_SCHEMA)})"
-        )
-    key = ", ".join(KEY)
-    con.execute(
-        f"CREATE VIEW results AS SELECT * EXCLUDE (rn, fragment) FROM ("
-        f"SELECT *, row_number() OVER (PARTITION BY {key} "
-        f"ORDER BY created_at DESC, fragment DESC) AS rn FROM results_all) WHERE rn = 1"
-    )
-    for name, frame in (("tasks", read_catalog(paths, "tasks")),
-                        ("models", read_catalog(paths, "models"))):
-        con.register(f"_{name}_frame", frame.to_arrow())
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_frame")
-    return con
+Source = StorePaths | Snapshot
+
+
+def snapshot_of(source: Source) -> Snapshot:
+    return source if isinstance(source, Snapshot) else Snapshot(source)
 
 
 def read_catalog(paths: StorePaths, name: str) -> pl.DataFrame:
+    """A catalog table; the empty table when it is missing, and when it cannot be read (then
+    reported once: `geneb-engine doctor --repair` rebuilds it)."""
+    from store.catalog import models_frame, tasks_frame
+
+    empty = (tasks_frame if name == "tasks" else models_frame)([])
     f = paths.catalog / f"{name}.parquet"
-    if f.exists():
-        return pl.read_parquet(f)
-    return (tasks_frame if name == "tasks" else models_frame)([])
-
-
-def query(paths: StorePaths, sql: str, params: list | None = None) -> pl.DataFrame:
-    con = connect(paths)
+    if not f.exists():
+        return empty
     try:
-        rel = con.sql(sql, params=params) if params else con.sql(sql)
-        return rel.pl()
+        import pyarrow.parquet as pq
+
+        frame = pl.from_arrow(pq.read_table(f))   # a path, never a pattern
+    except Exception as exc:
+        _note(str(f), f"{f}: cannot be read ({brief(exc)}); using the built-in "
+                      f"catalogs; {_REPAIR}")
+        return empty
+    return pl.concat([empty, frame], how="diagonal_relaxed")
+
+
+def query(source: Source, sql: str, params: list | None = None) -> pl.DataFrame:
+    """One query; on a `StorePaths`, through a snapshot of its own."""
+    snap = snapshot_of(source)
+    try:
+        return snap.query(sql, params)
     finally:
-        con.close()
+        if snap is not source:
+            snap.close()

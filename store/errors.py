@@ -12,3 +12,11 @@ def unknown_name(kind: str, name: str, known: list[str], hint: str) -> GenebErro
     close = difflib.get_close_matches(name, known, n=3)
     also = f" (did you mean {', '.join(close)}?)" if close else ""
     return GenebError(f"unknown {kind} {name!r}{also}; {hint}")
+
+
+def brief(exc: BaseException, limit: int = 160) -> str:
+    """The first line of an exception's message, cut to `limit` characters (library errors,
+    delta-rs' above all, can run to many lines of internals)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first if len(first) <= limit else first[: limit - 1] + "…"

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import polars as pl
 
-from store.catalog import CATEGORY_ORDER, geneb_v1_tasks, load_models
+from store.catalog import CATEGORY_ORDER, geneb_v1_tasks, official_model_ids
 from store.errors import GenebError
+from store.ids import ID_RULE, id_problem, safe_name
 from store.protocol import REGIMES
-from store.results import safe_name
 
 SCHEMA_VERSION = "1.0"
 # Provenances a submission may declare; 'official' only for the benchmark authors' 40 models.
@@ -31,6 +31,7 @@ METRIC_COLUMNS: dict[str, str] = {"MCC": "mcc", "Acc": "acc", "F1": "f1_macro"}
 RANGES: dict[str, tuple[float, float]] = {"MCC": (-1.0, 1.0), "Acc": (0.0, 1.0), "F1": (0.0, 1.0)}
 RANGE_TOLERANCE = 1e-6
 _SHOWN = 5  # ids listed in a missing/unknown-ids problem before "... (N in all)"
+INT64_MAX = (1 << 63) - 1  # parameter counts are stored in Int64 catalog columns
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,6 @@ def leaderboard_schema() -> dict[str, pl.DataType]:
             **{c: pl.Float64 for c in CATEGORY_ORDER}}
 
 
-def official_model_ids() -> frozenset[str]:
-    """The benchmark authors' curated models (the only ones that may claim 'official')."""
-    return frozenset(m.model_id for m in load_models().values() if m.provenance == "official")
 
 
 def _kind(value) -> str:
@@ -113,6 +111,17 @@ class _Problems:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             self.add(field, f"must be an integer >= 0 (a parameter count), "
                             f"got {_kind(value)} {value!r}")
+        elif value > INT64_MAX:
+            self.add(field, f"{value} is too large (a parameter count is below 2^63)")
+
+    def model_id(self, value, field: str) -> bool:
+        """A non-empty string that the one id rule (`store.ids`) accepts."""
+        if not isinstance(value, str) or not value.strip():
+            return False        # reported by non_empty_string
+        problem = id_problem("model", value)
+        if problem is not None:
+            self.add(field, f"{value!r} cannot be used as a model id ({problem}); {ID_RULE}")
+        return problem is None
 
     def score(self, value, metric: str, field: str) -> bool:
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -139,6 +148,10 @@ class _Problems:
             self.add(field, f"{len(unknown)} unknown {what}: {_listing(unknown)}")
 
 
+_TOO_DEEP = ("not readable: arrays or objects nested too deeply (a submission nests 4 levels, "
+             "a leaderboard 5)")
+
+
 def _load_json(path: Path, problems: _Problems):
     try:
         text = path.read_text(encoding="utf-8")
@@ -150,6 +163,9 @@ def _load_json(path: Path, problems: _Problems):
     except json.JSONDecodeError as exc:
         problems.add("(file)", f"not valid JSON ({exc.msg} at line {exc.lineno} "
                                f"column {exc.colno})")
+        return None
+    except RecursionError:
+        problems.add("(file)", _TOO_DEEP)
         return None
     if not isinstance(doc, dict):
         problems.add("(top level)", f"must be a JSON object, got {_kind(doc)}")
@@ -177,7 +193,7 @@ def _check_submission(path: Path, doc: dict, p: _Problems) -> Submission | None:
                                 f"got {doc.get('schema_version')!r}")
     p.non_empty_string(doc, "model_id", "model_id")
     model_id = doc.get("model_id")
-    named = isinstance(model_id, str) and model_id.strip()
+    named = p.model_id(model_id, "model_id")
     if named and path.name != f"{safe_name(model_id)}.json":
         p.add("model_id", f"the file name must be the model id with characters outside "
                           f"A-Za-z0-9._- replaced by _, plus .json: expected "
@@ -247,7 +263,7 @@ def _check_leaderboard(path: Path, doc: dict, p: _Problems) -> Leaderboard | Non
                 continue
             p.non_empty_string(entry, "model", f"{field}.model")
             model = entry.get("model")
-            if isinstance(model, str) and model.strip():
+            if p.model_id(model, f"{field}.model"):
                 if model in seen:
                     p.add(f"{field}.model", f"{model!r} appears twice in the regime")
                 seen.add(model)
@@ -290,9 +306,13 @@ def read_official_file(path: Path) -> tuple[Submission | Leaderboard | None, lis
     doc = _load_json(path, problems)
     if doc is None:
         return None, problems.lines
-    if "data" in doc and "results" not in doc and "model_id" not in doc:
-        return _check_leaderboard(path, doc, problems), problems.lines
-    return _check_submission(path, doc, problems), problems.lines
+    try:
+        if "data" in doc and "results" not in doc and "model_id" not in doc:
+            return _check_leaderboard(path, doc, problems), problems.lines
+        return _check_submission(path, doc, problems), problems.lines
+    except RecursionError:      # a value nested just shallow enough to parse
+        problems.lines = [f"{path}: (file): {_TOO_DEEP}"]
+        return None, problems.lines
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -329,6 +349,8 @@ def read_official_files(paths: Iterable[str | Path]) -> list[Submission | Leader
             docs.append(doc)
     if sum(isinstance(d, Leaderboard) for d in docs) > 1:
         problems.append("leaderboard files: more than one given; import one leaderboard.json")
+    if len(problems) == 1:
+        raise GenebError(f"{problems[0]}; nothing imported")
     if problems:
         raise GenebError(f"{len(problems)} problem(s), nothing imported:\n  "
                          + "\n  ".join(problems))

@@ -11,10 +11,11 @@ from __future__ import annotations
 import urllib.request
 from pathlib import Path
 
+from store.atomic import write_bytes_atomic
+from store.catalog import official_model_ids
 from store.errors import GenebError
-from store.official import official_model_ids
+from store.ids import safe_name
 from store.paths import StorePaths
-from store.results import safe_name
 
 OFFICIAL_REPO = "darlednik/GENEB"
 OFFICIAL_COMMIT = "e14bb8208e57f01f7d809a08dc0b3e31174d6f25"
@@ -60,7 +61,5 @@ def fetch_official_submissions(paths: StorePaths) -> list[Path]:
             raise GenebError(_offline_message(dest, url, exc)) from None
     dest.mkdir(parents=True, exist_ok=True)
     for name, blob in fetched.items():
-        tmp = dest / f"{name}.tmp"
-        tmp.write_bytes(blob)
-        tmp.replace(dest / name)
+        write_bytes_atomic(dest / name, blob)
     return [dest / name for name in official_file_names()]

@@ -24,6 +24,16 @@ class StorePaths:
         return self.root / "results"
 
     @property
+    def locks(self) -> Path:
+        """Advisory lock files (`store.locks`)."""
+        return self.root / "locks"
+
+    @property
+    def aside(self) -> Path:
+        """What repairs and migrations keep instead of deleting (`aside/<stamp>-<what>/`)."""
+        return self.root / "aside"
+
+    @property
     def suites(self) -> Path:
         """Materialised built-in suites (e.g. geneb-mini as flat CSVs)."""
         return self.root / "suites"
@@ -38,3 +48,29 @@ def resolve_store(store: str | os.PathLike | None = None) -> StorePaths:
     if store is None:
         store = os.environ.get("GENEB_HOME") or Path.home() / ".geneb"
     return StorePaths(Path(store).expanduser().resolve())
+
+
+def check_store(paths: StorePaths, *, write: bool) -> StorePaths:
+    """`paths` when the store can be used; else one GenebError naming the path and the fix.
+
+    A file where the store folder should be is refused for every command; with `write`, so is a
+    folder this process cannot write (or, for a store not created yet, the nearest existing
+    folder above it it cannot write). A missing store folder reads as an empty store."""
+    from store.errors import GenebError
+
+    root = paths.root
+    fix = "give --store (or GENEB_HOME) a folder you can write"
+    if root.exists() and not root.is_dir():
+        raise GenebError(f"store {root}: is a file, not a folder; {fix}")
+    if not write:
+        return paths
+    existing = root
+    while not existing.exists():        # where the store folder would be created
+        existing = existing.parent
+    if not existing.is_dir():
+        raise GenebError(f"store {root}: cannot be created, {existing} is a file; {fix}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not writable" if existing == root else \
+            f"cannot be created, {existing} is not writable"
+        raise GenebError(f"store {root}: {what}; {fix} (or fix the folder's permissions)")
+    return paths

@@ -12,6 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from store.analyses.aggregates import entry_keys, unpivot_scopes
+from store.atomic import write_atomic
 from store.catalog import CATEGORY_ORDER
 from store.official import Leaderboard, leaderboard_schema
 from store.paths import StorePaths
@@ -25,12 +26,9 @@ def write_leaderboard(paths: StorePaths, board: Leaderboard) -> bool:
     """Store the leaderboard (atomically); False when the stored one is already identical."""
     path = leaderboard_file(paths)
     frame = board.frame.sort("regime", "metric", "model")
-    if path.exists() and pl.read_parquet(path).equals(frame):
+    if path.exists() and pl.read_parquet(path, glob=False).equals(frame):
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    frame.write_parquet(tmp)
-    tmp.replace(path)
+    write_atomic(path, lambda tmp: frame.write_parquet(tmp))
     return True
 
 
@@ -42,7 +40,7 @@ def read_leaderboard(paths: StorePaths, *, regime: str = "full",
     columns = ["model", "display", "params", "provenance", "micro", "macro", *CATEGORY_ORDER]
     if not path.exists():
         return pl.DataFrame(schema={c: leaderboard_schema()[c] for c in columns})
-    return (pl.read_parquet(path)
+    return (pl.read_parquet(path, glob=False)
             .filter((pl.col("regime") == regime) & (pl.col("metric") == metric))
             .select(columns))
 

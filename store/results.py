@@ -1,93 +1,414 @@
-"""The results store: append-only Parquet fragments, one per finished batch of rows.
+"""The results table: `<store>/results` is a Delta Lake table (the `deltalake` package), written
+only through this module.
 
-A fragment is written under a temporary name (`*.parquet.tmp`, invisible to the readers' glob)
-and renamed into place, so a crash never leaves a half-written fragment visible. Readers see the
-fragments through DuckDB views (`store.db`) that keep the latest row per key.
+- **One commit per write.** A (model, task) pair's rows (`append_pair`) or a whole import
+  (`append_rows`) land together in one commit or not at all. A data file is Parquet with page
+  checksums, written under a temporary name, fsynced and renamed, then committed; an interrupted
+  write leaves at most a file no version lists (no reader sees it; `vacuum` removes it).
+- **No duplicates.** `append_pair` holds the pair's commit lock, asks `store.cells` which cells
+  are done now and appends only the others, so a retry, a second `fill` or a resumed run can
+  never add a cell twice.
+- **Snapshots.** A reader opens one version (`read_state`) and reads exactly the files its log
+  lists, by their recorded paths: nothing globs, so a store path with `*` or `[` in it reads
+  only itself.
+- **Compaction.** When a partition (one source and model) holds `COMPACT_AT` files, its files are
+  merged into one, committed as one transaction (add the new file, remove the old ones). Removed
+  files stay on disk for `RETENTION_HOURS` (far longer than any reader holds a snapshot: every
+  reader materialises its query at once), then `vacuum` deletes them. One process compacts at a
+  time (`locks/compact.lock`); appends and compactions never conflict.
+- The log is checkpointed every 100 commits; entries older than a minute before the newest
+  checkpoint are removed by the compaction (one process at a time), so opening the table and
+  committing stay fast however many commits it has seen. A handle or reader that meets a
+  removed entry opens the table again (`commit_actions` never applies a transaction twice).
 """
 
 from __future__ import annotations
 
-import math
+import json
 import os
-import re
+import time
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from store.atomic import fsync_dir, temp_path
+from store.errors import GenebError, brief
+from store.failpoints import reach
+from store.ids import path_part
 from store.paths import StorePaths
+from store.schema import FILE_SCHEMA, PARTITIONS, RESULT_SCHEMA, rows_table
 
-# One result row. `seed` is NULL for imported seed means (the official formats carry no seeds).
-RESULT_SCHEMA = pa.schema([
-    ("model", pa.string()),
-    ("task", pa.string()),
-    ("regime", pa.string()),
-    ("seed", pa.int64()),
-    ("probe", pa.string()),
-    ("protocol", pa.string()),
-    ("protocol_hash", pa.string()),
-    ("mcc", pa.float64()),
-    ("acc", pa.float64()),
-    ("f1_macro", pa.float64()),
-    ("n_train", pa.int64()),
-    ("n_test", pa.int64()),
-    ("degenerate", pa.bool_()),      # fewer than two predicted classes on the test split
-    ("converged", pa.bool_()),       # False when the solver hit max_iter (ConvergenceWarning)
-    ("n_iter", pa.int64()),
-    ("shared_fit", pa.bool_()),      # True: one fit recorded for every seed (full regime, lbfgs)
-    ("fit_seconds", pa.float64()),
-    ("source", pa.string()),         # "local", or the provenance of an imported reference
-    ("data_revision", pa.string()),
-    ("data_hash", pa.string()),
-    ("model_revision", pa.string()),
-    ("engine_version", pa.string()),
-    ("created_at", pa.timestamp("us", tz="UTC")),
-])
-RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
-# A row is identified by these; the latest `created_at` wins.
-KEY: tuple[str, ...] = ("source", "protocol_hash", "model", "task", "regime", "seed")
-
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+COMPACT_AT = 16          # files in one partition that trigger its compaction
+RETENTION_HOURS = 24     # removed files outlive every reader's snapshot by far
+TABLE_CONFIG = {"delta.logRetentionDuration": "interval 1 minute",
+                "delta.checkpointInterval": "100"}
+_FALLBACK_VERSIONS = 20  # how far back a reader looks for a loadable version
 
 
-def safe_name(name: str) -> str:
-    """A file-system-safe form of a model or task id (as the official validator does)."""
-    return _SAFE.sub("_", name)
+@dataclass(frozen=True)
+class DataFile:
+    """One data file a table version lists."""
+
+    path: str            # relative to the table folder
+    size: int
+    source: str
+    model: str
+    num_records: int | None
+    tasks: tuple[str | None, str | None]   # (min, max) task id of its rows, when recorded
+
+    def held(self) -> str:
+        """What the file held, for messages: rows, source, model and tasks."""
+        lo, hi = self.tasks
+        tasks = f"task {lo}" if lo == hi else f"tasks {lo} .. {hi}"
+        rows = f"{self.num_records} rows" if self.num_records is not None else "rows"
+        return f"{rows} of model {self.model} (source {self.source}), {tasks}"
 
 
-def _clean(value):
-    """NaN and infinities become NULL: the store never holds NaN."""
-    if isinstance(value, float) and not math.isfinite(value):
+@dataclass(frozen=True)
+class TableState:
+    """One version of the table: its number, its files and what went wrong reading its log."""
+
+    version: int
+    files: tuple[DataFile, ...]
+    problems: tuple[str, ...] = ()
+
+
+def table_uri(paths: StorePaths) -> str:
+    return str(paths.results)
+
+
+def has_table(paths: StorePaths) -> bool:
+    return (paths.results / "_delta_log").is_dir()
+
+
+def _log_versions(paths: StorePaths) -> list[int]:
+    try:
+        names = os.listdir(paths.results / "_delta_log")
+    except OSError:
+        return []
+    return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+
+def latest_version(paths: StorePaths) -> int | None:
+    """The newest version number in the log (a directory listing; no log is read)."""
+    versions = _log_versions(paths)
+    return versions[-1] if versions else None
+
+
+def _files(dt) -> tuple[DataFile, ...]:
+    actions = pa.table(dt.get_add_actions(flatten=True)).to_pydict()
+    n = len(actions["path"])
+    lo = actions.get("min.task", [None] * n)
+    hi = actions.get("max.task", [None] * n)
+    return tuple(
+        DataFile(actions["path"][i], actions["size_bytes"][i], actions["partition.source"][i],
+                 actions["partition.model"][i], actions["num_records"][i], (lo[i], hi[i]))
+        for i in range(n))
+
+
+def _open(paths: StorePaths, version: int | None = None):
+    from deltalake import DeltaTable
+
+    return DeltaTable(table_uri(paths), version=version)
+
+
+def read_state(paths: StorePaths) -> TableState | None:
+    """The newest loadable version (None: the store has no results yet). A damaged log entry is
+    reported and the newest version before it is read instead."""
+    from store.migrate import migrate_fragments
+
+    migrate_fragments(paths)
+    if not has_table(paths):
         return None
-    return value
+    first = ""
+    for attempt in range(3):   # an open racing with the log's clean-up opens again
+        try:
+            dt = _open(paths)
+            return TableState(dt.version(), _files(dt))
+        except Exception as exc:
+            first = brief(exc)
+            time.sleep(0.05 * attempt)
+    for version in reversed(_log_versions(paths)[-_FALLBACK_VERSIONS:]):
+        try:
+            dt = _open(paths, version)
+            files = _files(dt)
+        except Exception:
+            continue
+        note = (f"{paths.results / '_delta_log'}: the results table's log cannot be read past "
+                f"version {version} ({first}); showing version {version}. Run "
+                "`geneb-engine doctor --repair`")
+        return TableState(version, files, (note,))
+    raise GenebError(f"{paths.results}: the results table's log cannot be read ({first}); "
+                     "run `geneb-engine doctor --repair`")
 
 
-def rows_table(rows: Iterable[Mapping]) -> pa.Table:
-    """Rows (dicts with the schema's columns; missing ones are NULL) as an Arrow table."""
-    rows = list(rows)
-    now = datetime.now(UTC)
-    cols = {
-        name: [_clean(r.get(name)) for r in rows] for name in RESULT_COLUMNS if name != "created_at"
-    }
-    cols["created_at"] = [r.get("created_at") or now for r in rows]
-    return pa.Table.from_pydict(cols, schema=RESULT_SCHEMA)
+# ---- writing ------------------------------------------------------------------------------
+
+_HANDLES: dict[str, object] = {}
 
 
-def write_fragment(paths: StorePaths, rows: Iterable[Mapping], group: str) -> Path | None:
-    """Append `rows` as one fragment under `results/<group>/`; atomic; returns its path."""
-    table = rows_table(rows)
+def _handle(paths: StorePaths, update: bool = True):
+    """This process's table handle (created when missing), brought up to date unless `update`
+    is False (a commit needs no fresh handle: delta-rs checks the commits it has not seen)."""
+    from deltalake import DeltaTable
+
+    from store.migrate import migrate_fragments
+
+    key = table_uri(paths)
+    dt = _HANDLES.get(key)
+    if dt is not None:
+        try:
+            if update:
+                dt.update_incremental()
+            return dt
+        except Exception:
+            _HANDLES.pop(key, None)
+    migrate_fragments(paths)
+    if not has_table(paths):
+        from store.locks import named_lock
+
+        with named_lock(paths, "create"):
+            if not has_table(paths):
+                paths.results.mkdir(parents=True, exist_ok=True)
+                DeltaTable.create(key, schema=RESULT_SCHEMA, partition_by=list(PARTITIONS),
+                                  configuration=TABLE_CONFIG, name="geneb-results")
+    try:
+        dt = _open(paths)
+    except Exception as exc:
+        raise GenebError(f"{paths.results}: the results table's log cannot be read "
+                         f"({brief(exc)}); "
+                         "nothing was written; run `geneb-engine doctor --repair`") from None
+    _HANDLES[key] = dt
+    return dt
+
+
+def open_for_writing(paths: StorePaths) -> None:
+    """Make sure the table can take commits (created when missing); a `GenebError` naming the
+    fix when its log cannot be read. Writers call it before they change anything else."""
+    _handle(paths)
+
+
+def write_data_file(root: Path, table: pa.Table, source: str, model: str):
+    """Write one partition's rows as a data file under the table folder `root`; its AddAction."""
+    from deltalake.transaction import AddAction
+
+    rel = (f"source={path_part(source)}/model={path_part(model)}/"
+           f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}.parquet")
+    final = root / rel
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(final)
+    try:
+        pq.write_table(table.select(FILE_SCHEMA.names).cast(FILE_SCHEMA), tmp,
+                       write_page_checksum=True)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        reach("data-file-temp")
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(final.parent)
+    reach("data-file-renamed")
+    tasks = table.column("task")
+    stats = {"numRecords": table.num_rows,
+             "minValues": {"task": pc.min(tasks).as_py()},
+             "maxValues": {"task": pc.max(tasks).as_py()},
+             "nullCount": {"task": tasks.null_count}}
+    st = final.stat()
+    return AddAction(rel, st.st_size, {"source": source, "model": model},
+                     int(st.st_mtime * 1000), True, json.dumps(stats))
+
+
+def _partitions(table: pa.Table) -> dict[tuple[str, str], pa.Table]:
+    keys = {(s, m) for s, m in zip(table.column("source").to_pylist(),
+                                   table.column("model").to_pylist(), strict=True)}
+    for source, model in keys:
+        if source is None or model is None:
+            raise GenebError("a result row needs a source and a model")
+    return {(s, m): table.filter(pc.and_(pc.equal(table.column("source"), s),
+                                         pc.equal(table.column("model"), m)))
+            for s, m in sorted(keys)}
+
+
+def _landed(paths: StorePaths, actions: list) -> bool:
+    """Whether a transaction of `actions` is in the newest version (its first file added, or,
+    without adds, its removed files gone): how a commit that raised is told from one that
+    failed."""
+    from deltalake.transaction import AddAction
+
+    _HANDLES.pop(table_uri(paths), None)
+    present = {f.path for f in _files(_handle(paths))}
+    adds = [a.path for a in actions if isinstance(a, AddAction)]
+    if adds:
+        return adds[0] in present
+    return not any(a.path in present for a in actions)
+
+
+def commit_actions(paths: StorePaths, actions: list, operation: str, **info) -> None:
+    """Commit Add/Remove actions as ONE transaction. A commit that raises (a concurrent commit
+    won the version, the log moved under a stale handle) is retried only when the newest version
+    does not hold it, so a retry can never apply a transaction twice."""
+    from deltalake.transaction import CommitProperties, PostCommitHookProperties
+
+    properties = CommitProperties(custom_metadata={"geneb": {"operation": operation, **info}},
+                                  max_commit_retries=100)
+    hooks = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
+    for attempt in range(5):
+        try:
+            _handle(paths, update=attempt > 0).create_write_transaction(
+                actions, "append", RESULT_SCHEMA, partition_by=list(PARTITIONS),
+                commit_properties=properties, post_commithook_properties=hooks)
+            break
+        except Exception:
+            if _landed(paths, actions):
+                break
+            if attempt == 4:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    reach("committed")
+
+
+def append_rows(paths: StorePaths, rows: Iterable[Mapping] | pa.Table, operation: str = "append",
+                **info) -> int:
+    """Append rows (dicts or a `RESULT_SCHEMA` table) in ONE commit; returns the rows written."""
+    table = rows if isinstance(rows, pa.Table) else rows_table(rows)
     if table.num_rows == 0:
-        return None
-    folder = paths.results / group
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    final = folder / f"{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-    tmp = final.with_name(final.name + ".tmp")
-    pq.write_table(table, tmp)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
-    return final
+        return 0
+    _handle(paths)   # up to date, or the GenebError of a damaged log before anything is written
+    return _append(paths, table, operation, **info)
+
+
+def _append(paths: StorePaths, table: pa.Table, operation: str, **info) -> int:
+    """Write the data files of `table` and commit them (the handle is already up to date)."""
+    actions = [write_data_file(paths.results, part, source, model)
+               for (source, model), part in _partitions(table).items()]
+    commit_actions(paths, actions, operation, **info)
+    return table.num_rows
+
+
+def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
+                data_hash: str | None, seeds: Mapping[str, int]) -> int:
+    """Append one pair's local rows in one commit, except those of cells already done (under
+    the pair's commit lock, so no cell is ever written twice); returns the rows written."""
+    from store.locks import commit_lock
+
+    with commit_lock(paths, model, task):
+        files = _files(_handle(paths))
+        done = _done_cells(paths, files, model, task, data_hash, seeds)
+        todo = [r for r in rows if (r["protocol_hash"], r["regime"]) not in done]
+        written = _append(paths, rows_table(todo), "fill", model=model, task=task) if todo else 0
+    in_partition = sum(f.source == "local" and f.model == model for f in files)
+    if written and in_partition + 1 >= COMPACT_AT:
+        compact(paths, {("local", model)})
+    return written
+
+
+def read_files(paths: StorePaths, files: Iterable[DataFile]) -> tuple[pa.Table, list[DataFile]]:
+    """The rows of `files` (partition columns added) and the files that could not be read."""
+    tables, broken = [], []
+    for f in files:
+        try:
+            t = pq.read_table(paths.results / f.path, page_checksum_verification=True)
+        except Exception:
+            broken.append(f)
+            continue
+        n = t.num_rows
+        t = t.append_column("source", pa.array([f.source] * n, pa.string()))
+        t = t.append_column("model", pa.array([f.model] * n, pa.string()))
+        tables.append(t.select(RESULT_SCHEMA.names).cast(RESULT_SCHEMA))
+    if not tables:
+        return RESULT_SCHEMA.empty_table(), broken
+    return pa.concat_tables(tables), broken
+
+
+_CHECKS: dict[int, object] = {}   # one DuckDB connection per process for the pair checks
+
+
+def done_in_table(paths: StorePaths, model: str, task: str, data_hash: str | None,
+                  seeds: Mapping[str, int]) -> set[tuple[str, str]]:
+    """(protocol hash, regime) of the pair's local cells done on `data_hash`, read from the
+    newest version (only the files whose task range holds `task`)."""
+    if not has_table(paths) and not paths.results.exists():
+        return set()
+    return _done_cells(paths, _files(_handle(paths)), model, task, data_hash, seeds)
+
+
+def _done_cells(paths: StorePaths, files: Iterable[DataFile], model: str, task: str,
+                data_hash: str | None, seeds: Mapping[str, int]) -> set[tuple[str, str]]:
+    import duckdb
+
+    from store.cells import cell_states
+
+    files = [f for f in files if f.source == "local" and f.model == model
+             and (f.tasks[0] is None or f.tasks[0] <= task <= (f.tasks[1] or task))]
+    rows, _ = read_files(paths, files)
+    con = _CHECKS.get(os.getpid())
+    if con is None:
+        con = _CHECKS[os.getpid()] = duckdb.connect(":memory:")
+    con.register("_pair_rows", rows)
+    try:
+        states = cell_states(lambda sql, params: con.sql(sql, params=params).pl(), "_pair_rows",
+                             seeds=seeds, data_hashes={task: data_hash} if data_hash else {},
+                             where="r.task = ? AND r.source = 'local'", params=[task])
+    finally:
+        con.unregister("_pair_rows")
+    return {(r["protocol_hash"], r["regime"])
+            for r in states.iter_rows(named=True) if r["state"] == "done"}
+
+
+# ---- compaction and vacuum ----------------------------------------------------------------
+
+def compact(paths: StorePaths, partitions: set[tuple[str, str]] | None = None) -> int:
+    """Merge the files of each partition (all, or those named) holding more than one; one
+    commit per partition. Skipped (0) while another process compacts. Unreadable files are
+    left as they are (`geneb-engine doctor` reports them)."""
+    from deltalake.transaction import RemoveAction
+
+    from store.locks import named_lock, try_acquire
+
+    lock = named_lock(paths, "compact")
+    if not try_acquire(lock):
+        return 0
+    merged = 0
+    try:
+        state = read_state(paths)
+        if state is None:
+            return 0
+        groups: dict[tuple[str, str], list[DataFile]] = {}
+        for f in state.files:
+            groups.setdefault((f.source, f.model), []).append(f)
+        for key, files in sorted(groups.items()):
+            if len(files) < 2 or (partitions is not None and key not in partitions):
+                continue
+            table, broken = read_files(paths, files)
+            good = [f for f in files if f not in broken]
+            if len(good) < 2:
+                continue
+            add = write_data_file(paths.results, table, *key)
+            now = int(time.time() * 1000)
+            removes = [RemoveAction(f.path, False, now, f.size, {"source": f.source,
+                                                                  "model": f.model})
+                       for f in good]
+            commit_actions(paths, [add, *removes], "compact", files=len(good))
+            merged += len(good)
+        if merged:
+            _handle(paths).cleanup_metadata()   # expired log entries
+    finally:
+        lock.release()
+    return merged
+
+
+def vacuum(paths: StorePaths, retention_hours: int = RETENTION_HOURS,
+           full: bool = False) -> list[str]:
+    """Delete files removed more than `retention_hours` ago (`full`: also files no version
+    ever listed, left by interrupted writes); returns what was deleted."""
+    if not has_table(paths):
+        return []
+    return list(_handle(paths).vacuum(retention_hours=retention_hours, dry_run=False,
+                                      enforce_retention_duration=False, full=full))

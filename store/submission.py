@@ -4,9 +4,10 @@ Import: every file is validated first (`store.official.read_official_files`); on
 valid is anything written. A submission becomes 300 result rows (3 regimes x 100 tasks) with
 `source` = its provenance (official / verified / reproduced / self-reported), protocol geneb-v1,
 `seed` NULL (the files hold seed means), probe 'logreg', metrics MCC -> mcc, Acc -> acc,
-F1 -> f1_macro, and the file's harness_version as `engine_version`. Re-importing identical
-content writes nothing (no new fragment); changed content writes a new fragment whose rows win
-in the `results` view (latest per key). A leaderboard goes to `store.reference`.
+F1 -> f1_macro, and the file's harness_version as `engine_version`. The rows of all files of
+one import are one commit of the results table (all or nothing). Re-importing identical content
+writes nothing; changed content writes new rows that win in the `results` view (latest per
+key). A leaderboard goes to `store.reference`.
 
 Export: a schema-1.0 submission from the seed means of a model's local results; refused, with the
 missing cells listed, unless every (task, regime) of geneb-v1 is complete.
@@ -22,9 +23,11 @@ from pathlib import Path
 import polars as pl
 
 from store.analyses.scores import seed_means
+from store.atomic import write_text_atomic
 from store.catalog import ModelMeta, geneb_v1_tasks, load_models, register_models, register_tasks
 from store.db import query, read_catalog
 from store.errors import GenebError
+from store.ids import safe_name
 from store.official import (
     METRIC_COLUMNS,
     Leaderboard,
@@ -35,9 +38,8 @@ from store.official import (
 from store.paths import StorePaths
 from store.protocol import GENEB_V1, REGIME_K, REGIMES, SEEDS
 from store.reference import write_leaderboard
-from store.results import safe_name, write_fragment
+from store.results import append_rows, open_for_writing
 
-IMPORT_GROUP = "imported"  # fragments of imported references live in results/imported/
 _COMPARED = ["model", "source", "task", "regime", "mcc", "acc", "f1_macro", "engine_version"]
 
 
@@ -96,8 +98,9 @@ def import_files(paths: StorePaths, files) -> list[ImportOutcome]:
 
 
 def _import_submissions(paths: StorePaths, subs: list[Submission]) -> list[ImportOutcome]:
-    """Catalog entries first (only what the catalogs lack), then one fragment per submission
-    whose rows differ from those the store holds."""
+    """Catalog entries first (only what the catalogs lack), then ONE commit with the rows of
+    every submission whose rows differ from those the store holds."""
+    open_for_writing(paths)
     tasks = set(read_catalog(paths, "tasks")["task_id"])
     register_tasks(paths, [t for t in geneb_v1_tasks() if t.task_id not in tasks])
     known = load_models(paths.user_models)
@@ -105,7 +108,7 @@ def _import_submissions(paths: StorePaths, subs: list[Submission]) -> list[Impor
     register_models(paths, [known.get(s.model_id) or _catalog_entry(s) for s in subs
                             if s.model_id not in registered])
     existing = _imported_rows(paths)
-    outcomes = []
+    outcomes, changed = [], []
     for sub in subs:
         rows = submission_rows(sub)
         new = pl.DataFrame(rows).select(_COMPARED).sort("regime", "task")
@@ -114,10 +117,11 @@ def _import_submissions(paths: StorePaths, subs: list[Submission]) -> list[Impor
                .sort("regime", "task"))
         unchanged = old.equals(new)
         if not unchanged:
-            write_fragment(paths, rows, IMPORT_GROUP)
+            changed += rows
         outcomes.append(ImportOutcome(sub.path, "submission", sub.model_id, sub.provenance,
                                       0 if unchanged else len(rows),
                                       "unchanged" if unchanged else "imported"))
+    append_rows(paths, changed, "import", files=sum(o.rows > 0 for o in outcomes))
     return outcomes
 
 
@@ -186,7 +190,5 @@ def export_submission(paths: StorePaths, model_id: str, out_path: str | os.PathL
         "training_data": meta["pretraining_data"], "provenance": provenance,
         "submitted_by": submitted_by}, results)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
-    tmp.replace(out)
+    write_text_atomic(out, json.dumps(doc, separators=(",", ":")))
     return out

@@ -13,4 +13,5 @@ COMMANDS: tuple[str, ...] = (
     "import_",
     "report",
     "data",
+    "doctor",
 )

@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 
 from rich.console import Console
 
 from engine.registry import resolve_model
 from store.catalog import ModelMeta, load_models
-from store.paths import StorePaths, resolve_store
+from store.errors import GenebError
+from store.paths import StorePaths, check_store, resolve_store
 
 console = Console(soft_wrap=True)  # messages stay one line (commands in them copy whole)
 err_console = Console(stderr=True)
 
 
-def store_of(args) -> StorePaths:
-    return resolve_store(args.store)
+def store_of(args, *, write: bool = False) -> StorePaths:
+    """The store `--store` / `GENEB_HOME` names, checked (`store.paths.check_store`); `write`
+    for the commands that write into it."""
+    try:
+        paths = resolve_store(args.store)
+    except RuntimeError as exc:                 # `~user` of no known user
+        given = args.store or os.environ.get("GENEB_HOME")
+        raise GenebError(f"store {given}: {exc}; give --store (or GENEB_HOME) a folder "
+                         "path") from None
+    return check_store(paths, write=write)
+
+
+def positive_int(text: str) -> int:
+    """argparse `type=` of the counts (`--jobs`, `--limit`, `--batch-size`, `--subsample`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a whole number "
+                                         ">= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1; give a whole number >= 1")
+    return value
 
 
 def models_of(paths: StorePaths, specs: list[str]) -> list[ModelMeta]:
@@ -25,8 +48,8 @@ def models_of(paths: StorePaths, specs: list[str]) -> list[ModelMeta]:
 
 
 def emit_json(obj) -> None:
-    json.dump(obj, sys.stdout, default=str)
-    sys.stdout.write("\n")
+    """One JSON document on a line (`json.dumps`: the C encoder, unlike `json.dump`)."""
+    sys.stdout.write(json.dumps(obj, default=str) + "\n")
     sys.stdout.flush()
 
 
@@ -37,7 +60,7 @@ def add_suite_args(p) -> None:
     p.add_argument("--data-dir", metavar="DIR",
                    help="where the geneb-v1 task files are (default: $GENEB_DATA_DIR, else the "
                         "snapshot `geneb-engine data download` put in the store)")
-    p.add_argument("--subsample", type=int, metavar="N",
+    p.add_argument("--subsample", type=positive_int, metavar="N",
                    help="cap each task at N sequences (deterministic, stratified; changes the "
                         "data revision; off for geneb-v1 unless asked)")
 

@@ -100,7 +100,7 @@ def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
 
 
 def download(args) -> int:
-    paths = store_of(args)
+    paths = store_of(args, write=args.data_dir is None)    # else it writes only --data-dir
     target = data_dir_for(paths.root, args.data_dir, args.revision)
     manifest = fetch(target, args.revision)
     summary = {"data_dir": str(target), "dataset": manifest["dataset"],

@@ -37,26 +37,45 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
+    from store.csv_out import write_csv
+    from store.db import Snapshot
     from store.seedmeans import per_seed, seed_means
 
     paths = store_of(args)
     if args.submission:
         return _submission(paths, args)
+    out = _csv_path(args.csv)
     filters = {"model": args.models, "task": args.tasks, "category": args.categories,
                "regime": args.regimes, "source": args.sources}
-    frame = (per_seed if args.per_seed else seed_means)(paths, **filters)
-    out = Path(args.csv)
-    if not out.parent.exists():
-        raise GenebError(f"{out}: folder {out.parent} does not exist")
-    tmp = out.with_name(out.name + ".tmp")
-    frame.write_csv(tmp, float_precision=None)
-    tmp.replace(out)
+    snap = Snapshot(paths)
+    frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
+    try:    # the dashboard's writer: full precision, formula-like text escaped, atomic
+        write_csv(out, frame.columns, frame.iter_rows())
+    except OSError as exc:
+        raise GenebError(f"--csv {out}: cannot write ({exc.strerror or exc})") from None
     if args.json:
-        emit_json({"path": str(out), "rows": frame.height, "per_seed": args.per_seed})
+        emit_json({"path": str(out), "rows": frame.height, "per_seed": args.per_seed,
+                   "table_version": snap.version})
     else:
-        console.print(f"wrote {frame.height} rows to {out}"
+        console.print(f"wrote {frame.height} rows to {out} (results {snap.label})"
                       + ("" if frame.height else " (no results match: header only)"))
     return 0
+
+
+def _csv_path(given: str) -> Path:
+    """The file `--csv` names, refused when it is a folder or its folder is missing."""
+    try:
+        out = Path(given).expanduser()
+    except RuntimeError:                        # `~user` of no known user
+        out = Path(given)
+    if out.is_dir():
+        raise GenebError(f"--csv {given}: is a folder; give a file name such as "
+                         f"{out / 'geneb.csv'}")
+    if not out.parent.is_dir():
+        what = "is not a folder" if out.parent.exists() else "does not exist"
+        raise GenebError(f"--csv {given}: folder {out.parent} {what}; create it or give "
+                         "another path")
+    return out
 
 
 def _submission(paths, args) -> int:

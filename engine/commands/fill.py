@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import time
 
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -14,7 +15,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from engine.commands.common import add_suite_args, console, emit_json, models_of, store_of, suite_of
+from engine.commands.common import (
+    add_suite_args,
+    console,
+    emit_json,
+    err_console,
+    models_of,
+    positive_int,
+    store_of,
+    suite_of,
+)
 from store.errors import unknown_name
 from store.protocol import GENEB_V1, REGIMES, Protocol
 
@@ -28,10 +38,10 @@ def register(sub, common) -> None:
                    help="catalog ids (see `geneb-engine models`)")
     p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES))
-    p.add_argument("--limit", type=int, metavar="N",
+    p.add_argument("--limit", type=positive_int, metavar="N",
                    help="only the first N tasks of the suite (a smoke run; complete results are "
                         "never overwritten)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="probe N (model, task) pairs in parallel worker processes")
     p.add_argument("--protocol", nargs="+", default=["geneb-v1"], metavar="NAME",
                    help="geneb-v1 (default, the official probe), geneb-v1-converged, mlp-h256, "
@@ -41,7 +51,7 @@ def register(sub, common) -> None:
                    help="device of the batched variant solvers (default: cuda when available)")
     enc = p.add_argument_group("model encoders")
     enc.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
-    enc.add_argument("--batch-size", type=int, metavar="N",
+    enc.add_argument("--batch-size", type=positive_int, metavar="N",
                      help="start batch size (halved on out-of-memory)")
     enc.add_argument("--trust-remote-code", action="store_true",
                      help="allow models whose code lives on the hub (needs a pinned revision)")
@@ -73,7 +83,7 @@ def _stop_on_sigterm() -> None:
 def run(args) -> int:
     from engine.fill import FillOptions, run_fill
     _stop_on_sigterm()
-    paths = store_of(args)
+    paths = store_of(args, write=True)
     suite = suite_of(args, paths)
     tasks = list(suite.select(args.tasks))[:args.limit]
     models = models_of(paths, args.models)
@@ -83,15 +93,22 @@ def run(args) -> int:
                           probe_device=args.probe_device,
                           encoder_options={k: v for k, v in encoder_options.items() if v})
     start = time.perf_counter()
+    computed = 0    # cells this run computed (the others were finished by another process)
+
+    def count(event: dict) -> None:
+        nonlocal computed
+        computed += event["event"] == "cell" and event["computed"]
+
     if args.json:
         def on_event(event: dict) -> None:
+            count(event)
             if event["event"] == "cell":
                 elapsed = time.perf_counter() - start
                 event["eta_s"] = round(elapsed / event["done"] * (event["total"] - event["done"]),
                                        1)
             emit_json(event)
-        the_plan = run_fill(paths, suite, models, tasks, args.regimes, options, on_event)
-        emit_json({"event": "done", "computed": the_plan.cells_missing,
+        run_fill(paths, suite, models, tasks, args.regimes, options, on_event)
+        emit_json({"event": "done", "computed": computed,
                    "seconds": round(time.perf_counter() - start, 3)})
         return 0
 
@@ -103,7 +120,10 @@ def run(args) -> int:
 
     def on_event(event: dict) -> None:
         nonlocal bar
-        if event["event"] == "plan":
+        count(event)
+        if event["event"] == "warning":
+            err_console.print(f"[yellow]warning:[/] {escape(event['message'])}")
+        elif event["event"] == "plan":
             have = event["cells_total"] - event["cells_missing"]
             per = f" × {len(options.protocols)} protocols" if len(options.protocols) > 1 else ""
             console.print(f"suite [bold]{suite.name}[/]: {len(tasks)} tasks × {len(models)} "
@@ -123,7 +143,9 @@ def run(args) -> int:
             progress.stop()
     if the_plan.cells_missing == 0:
         console.print("nothing to compute: every requested cell is already in the store")
-    else:
-        console.print(f"computed {the_plan.cells_missing} cells in "
-                      f"{time.perf_counter() - start:.1f} s; store: {paths.root}")
+        return 0
+    others = the_plan.cells_missing - computed
+    console.print(f"computed {computed} cells in {time.perf_counter() - start:.1f} s"
+                  + (f" ({others} more were computed meanwhile by another process)"
+                     if others else "") + f"; store: {paths.root}")
     return 0

@@ -35,7 +35,7 @@ def run(args) -> int:
     if not args.paths and not args.official:
         raise GenebError("nothing to import: give submission files, leaderboard.json or folders "
                          "of them, or --official for the 40 official submissions")
-    paths = store_of(args)
+    paths = store_of(args, write=True)
     files = [*args.paths, *(fetch_official_submissions(paths) if args.official else [])]
     outcomes = import_files(paths, files)
     if args.json:

@@ -43,19 +43,20 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
-def versus(paths, name: str, *, regime: str, metric: str,
+def versus(snap, name: str, *, regime: str, metric: str,
            tasks: tuple[TaskMeta, ...]) -> dict[str, pl.DataFrame]:
     """Spearman agreement between the local geneb-v1 rankings and protocol `name`'s."""
     from store import analyses as A
     from store.db import query
     from store.errors import GenebError
 
-    found = query(paths, "SELECT DISTINCT protocol_hash FROM results "
-                         "WHERE source = 'local' AND protocol = ?", [name])
+    found = query(snap, "SELECT DISTINCT protocol_hash FROM results "
+                        "WHERE source = 'local' AND protocol = ?", [name])
     if found.is_empty():
-        raise GenebError(f"no local results for protocol {name!r} in {paths.root}; compute them "
-                         f"with `geneb-engine fill --protocol {name} --models MODEL..`")
-    aggs = [A.aggregates(A.scores_of(A.seed_means(paths, protocol_hash=h, source="local"),
+        raise GenebError(f"no local results for protocol {name!r} in {snap.paths.root}; "
+                         f"compute them with `geneb-engine fill --protocol {name} "
+                         "--models MODEL..`")
+    aggs = [A.aggregates(A.scores_of(A.seed_means(snap, protocol_hash=h, source="local"),
                                      regime=regime, metric=metric, with_source=False),
                          tasks=tasks)
             for h in (GENEB_V1.hash, found["protocol_hash"][0])]
@@ -76,13 +77,16 @@ def _models(paths) -> pl.DataFrame:
     return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
 
 
-def compute(paths, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
+def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
             tasks: tuple[TaskMeta, ...] | None = None) -> dict[str, pl.DataFrame]:
-    """Every analysis frame of the report, by name; empty when the store has no results."""
+    """Every analysis frame of the report, by name, from one snapshot of `store` (a
+    `StorePaths` or a `store.db.Snapshot`); empty when the store has no results."""
     from store import analyses as A
+    from store.db import snapshot_of
     from store.reference import leaderboard_differences, read_leaderboard
 
-    means = A.seed_means(paths, protocol_hash=GENEB_V1.hash, source=source)
+    snap = snapshot_of(store)
+    means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
     if means.is_empty():
         return {}
     scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=source is None)
@@ -91,7 +95,7 @@ def compute(paths, models: pl.DataFrame, *, regime: str, metric: str, source: st
     agg = aggs[regime]
     leaders = A.category_leaders(aggs)
     degradation = A.degradation(aggs)
-    board = read_leaderboard(paths, regime=regime, metric=metric)
+    board = read_leaderboard(snap.paths, regime=regime, metric=metric)
     return {
         "aggregates": agg,
         "leaderboard_differences": leaderboard_differences(agg, board),
@@ -154,12 +158,12 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
            regime: str, metric: str) -> None:
     import polars as pl
 
+    from store.analyses.aggregates import category_columns
     from store.analyses.difficulty import EASY, HARD, HIGH_VAR
-    from store.catalog import CATEGORY_ORDER
 
     where = f"{regime}, {metric}"
     agg = frames["aggregates"]
-    cats = [c for c in CATEGORY_ORDER if c in agg.columns]
+    cats = category_columns(agg)
 
     t = _table(f"Aggregates ({where}): category = mean of its tasks, micro = mean of the "
                "tasks, macro = mean of the categories; — where a task is missing",
@@ -300,13 +304,16 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
 
 
 def run(args) -> int:
+    from store.db import Snapshot
+
     paths = store_of(args)
     models = _models(paths)
     tasks = suite_of(args, paths).tasks
-    frames = compute(paths, models, regime=args.regime, metric=args.metric, source=args.source,
+    snap = Snapshot(paths)   # every analysis reads this one version of the results
+    frames = compute(snap, models, regime=args.regime, metric=args.metric, source=args.source,
                      tasks=tasks)
     if frames and args.versus:
-        frames |= versus(paths, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
+        frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
     if not frames:
         what = f"{args.source} results" if args.source else "results"
         message = (f"no {what} for protocol {GENEB_V1.name} in {paths.root}: import the "
@@ -319,7 +326,8 @@ def run(args) -> int:
             print(message, file=sys.stderr)
         return 1
     if args.json:
-        emit_json({"store": str(paths.root), "protocol": GENEB_V1.name,
+        emit_json({"store": str(paths.root), "table_version": snap.version,
+                   "as_of": snap.label, "protocol": GENEB_V1.name,
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
                    "source": args.source, **{k: f.to_dicts() for k, f in frames.items()}})
         return 0
@@ -327,4 +335,5 @@ def run(args) -> int:
     mixed = args.source is None and frames["aggregates"]["source"].n_unique() > 1
     render(console, frames, _Names(models, mixed), regime=args.regime,
            metric=args.metric)
+    console.print(f"[dim]results {snap.label} of {paths.results}[/]")
     return 0

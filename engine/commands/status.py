@@ -21,42 +21,60 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
-STATUS_SQL = """
-WITH cells AS (
-  SELECT model, task, regime FROM results
-  WHERE source = ? AND protocol_hash = ? AND list_contains(?, task) AND list_contains(?, regime)
-  GROUP BY model, task, regime
-  HAVING count(DISTINCT seed) >= ? OR bool_or(seed IS NULL)
-)
-SELECT model, task, count(*) AS done FROM cells GROUP BY model, task
-"""
-
-
-def status_frame(paths, tasks, regimes, source, models=None):
-    """Per (model, category): cells done and total (tasks × regimes)."""
+def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=None):
+    """Per (model, category): cells done, stale (rows only on other data) and total
+    (tasks x regimes), by the rule of `store.cells` (`data_hashes`: the suite's files as they
+    are now; None: the store's current data)."""
     import polars as pl
 
-    from store.db import query
+    from store.cells import cell_states
+    from store.db import snapshot_of
 
-    done = query(paths, STATUS_SQL, [source, GENEB_V1.hash, [t.task_id for t in tasks],
-                                     list(regimes), len(GENEB_V1.seeds)])
-    names = models or sorted(done["model"].unique().to_list())
+    task_ids = [t.task_id for t in tasks]
+    states = cell_states(
+        snapshot_of(source).query, seeds={GENEB_V1.hash: len(GENEB_V1.seeds)},
+        data_hashes=data_hashes,
+        where="r.source = ? AND list_contains(?, r.task) AND list_contains(?, r.regime)",
+        params=[source_name, task_ids, list(regimes)])
+    per_task = (states.group_by("model", "task")
+                .agg((pl.col("state") == "done").sum().alias("done"),
+                     (pl.col("state") == "stale").sum().alias("stale")))
+    names = models or sorted(per_task["model"].unique().to_list())
     grid = pl.DataFrame(
         [(m, t.task_id, t.category) for m in names for t in tasks],
         schema={"model": pl.String, "task": pl.String, "category": pl.String}, orient="row")
-    return (grid.join(done, on=["model", "task"], how="left")
-            .with_columns(pl.col("done").fill_null(0))
+    return (grid.join(per_task, on=["model", "task"], how="left")
+            .with_columns(pl.col("done", "stale").fill_null(0).cast(pl.Int64))
             .group_by("model", "category", maintain_order=True)
-            .agg(pl.col("done").sum(), (pl.len() * len(regimes)).alias("total")))
+            .agg(pl.col("done").sum(), pl.col("stale").sum(),
+                 (pl.len() * len(regimes)).alias("total")))
+
+
+def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
+    """The data hashes of the suite's files as they are now; (None, why) when unreadable."""
+    from engine.fill import validate_tasks
+    from store.errors import GenebError
+
+    try:
+        return validate_tasks(suite, list(tasks), lambda event: None), None
+    except GenebError as exc:
+        return None, str(exc).splitlines()[0]
 
 
 def run(args) -> int:
+    from store.db import Snapshot
+
     paths = store_of(args)
-    tasks = suite_of(args, paths).tasks
-    frame = status_frame(paths, tasks, args.regimes, args.source, args.models)
+    suite = suite_of(args, paths)
+    tasks = suite.tasks
+    hashes, unread = _suite_hashes(suite, tasks)
+    snap = Snapshot(paths)
+    frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes)
+    data_note = ("the suite's files as they are now" if hashes is not None else
+                 f"the store's current data (task files not read: {unread})")
     if args.json:
         emit_json({"suite": args.suite, "source": args.source, "protocol": GENEB_V1.name,
-                   "rows": frame.to_dicts()})
+                   "table_version": snap.version, "data": data_note, "rows": frame.to_dicts()})
         return 0
     if frame.is_empty():
         console.print(f"no {args.source} results for suite {args.suite} in {paths.root}; "
@@ -64,20 +82,29 @@ def run(args) -> int:
                       "or `geneb-engine import --official`")
         return 0
     table = Table(title=f"{args.suite}: cells (task × regime) done ({args.source}, "
-                        f"{GENEB_V1.name}, regimes {', '.join(args.regimes)})")
+                        f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {snap.label})")
     table.add_column("model", style="bold", no_wrap=True)
     table.add_column("done", justify="right")
+    stale_any = frame["stale"].sum() > 0
+    if stale_any:
+        table.add_column("stale", justify="right")
     table.add_column("missing, by category")
     for model in dict.fromkeys(frame["model"]):
         rows = frame.filter(model=model).iter_rows(named=True)
-        done = total = 0
+        done = total = stale = 0
         missing = []
         for r in rows:
-            done, total = done + r["done"], total + r["total"]
+            done, total, stale = done + r["done"], total + r["total"], stale + r["stale"]
             if r["done"] < r["total"]:
                 missing.append(f"{r['category']} {r['total'] - r['done']}")
-        table.add_row(model, _cell(done, total), ", ".join(missing) or "[green]none[/]")
+        cells = [model, _cell(done, total)]
+        if stale_any:
+            cells.append(f"[yellow]{stale}[/]" if stale else "0")
+        table.add_row(*cells, ", ".join(missing) or "[green]none[/]")
     console.print(table)
+    if stale_any:
+        console.print(f"stale: cells whose results were computed on other data than "
+                      f"{data_note}; `fill` computes them again")
     return 0
 
 

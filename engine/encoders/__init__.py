@@ -9,6 +9,7 @@ writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncat
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,26 +59,94 @@ def is_pinned(revision: str | None) -> bool:
     return bool(revision) and bool(_COMMIT.match(revision))
 
 
+# The files whose `auto_map` names Python code transformers would import from the checkpoint.
+CODE_FILES: tuple[str, ...] = ("config.json", "tokenizer_config.json")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def code_reference(source: str, revision: str | None = None, *, hub: bool = False) -> str | None:
+    """The first of CODE_FILES whose `auto_map` names code; "" when none does; None when that
+    cannot be told (a file unreadable, or the hub unreachable and the file not in its cache).
+
+    A local directory is read from disk. A hub id is read only with `hub=True`, through
+    `hf_hub_download` of those two small files at `revision` (the local cache first; offline
+    it fails cleanly); a file the hub says is absent names no code.
+    """
+    folder = Path(source).expanduser()
+    unknown = False
+    for name in CODE_FILES:
+        if folder.is_dir():
+            file = folder / name
+            if not file.is_file():
+                continue
+        elif hub and _HUB_ID.match(source):
+            file = _hub_file(source, name, revision)
+            if file is None:
+                unknown = True
+                continue
+            if not file:                     # the hub says it has no such file
+                continue
+        else:
+            return None
+        try:
+            data = json.loads(Path(file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            unknown = True
+            continue
+        if isinstance(data, dict) and data.get("auto_map"):
+            return name
+    return None if unknown else ""
+
+
+def _hub_file(repo_id: str, name: str, revision: str | None) -> str | None:
+    """The cached hub file's path, "" when the hub says it does not exist, None when unknown."""
+    try:
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+    except ImportError:
+        return None
+    try:
+        return str(hf_hub_download(repo_id, name, revision=revision))
+    except LocalEntryNotFoundError:          # offline (or unreachable) and not cached
+        return None
+    except EntryNotFoundError:               # the repository has no such file
+        return ""
+    except Exception:                        # unreachable, unknown repo or revision, gated...
+        return None
+
+
 def check_remote_code(model_id: str, source: str, revision: str | None, remote_code: str,
-                      trust: bool) -> None:
-    """Remote code runs only with the user's opt-in and a pinned revision (or a local folder)."""
-    if remote_code == "no":
-        return
+                      trust: bool, *, hub: bool = False) -> bool:
+    """The one rule for remote code; returns the `trust_remote_code` every load must pass.
+
+    A model needs remote code when its entry says remote_code = "required" or when its
+    config.json or tokenizer_config.json has `auto_map` (whatever the entry says; see
+    `code_reference`; hub ids are read only with `hub=True`). Such code runs only with the
+    user's opt-in (`trust`) and a pinned revision (or a local folder); otherwise this raises.
+    A model that needs none, or whose files cannot be checked, loads with False.
+    """
     if remote_code in ("custom", "package"):
         raise GenebError(f"model {model_id}: needs its own code ({remote_code}); the "
                          "generic Hugging Face encoder cannot run it")
+    found = code_reference(source, revision, hub=hub)
+    if remote_code != "required" and not found:
+        return False
+    local = Path(source).expanduser().is_dir()
     if not trust:
+        why = f"auto_map in its {found}; " if found else ""
+        pin = (f"after reviewing the code in {source}" if local else
+               f"with its revision pinned to a commit (--models {model_id}@<commit>, or "
+               "'revision' in its registry entry)")
         raise GenebError(
             f"model {model_id}: its checkpoint runs Python code from its repository "
-            "(trust_remote_code); rerun with --trust-remote-code to allow that, with its "
-            f"revision pinned to a commit (--models {model_id}@<commit>, or 'revision' "
-            "in its registry entry)")
-    if not is_pinned(revision) and not Path(source).is_dir():
+            f"({why}trust_remote_code); rerun with --trust-remote-code to allow that, {pin}")
+    if not is_pinned(revision) and not local:
         raise GenebError(
             f"model {model_id}: --trust-remote-code needs a pinned revision (a 40-hex "
             f"commit of {source}): name it as --models {model_id}@<commit>, or set "
             "revision = \"<commit>\" in its entry in <store>/models.toml, so the code that "
             "runs is the code you reviewed")
+    return True
 
 
 def preflight(model: ModelMeta, **options) -> None:

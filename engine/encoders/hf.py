@@ -22,7 +22,10 @@ one sequence at a time. This encoder computes the same numbers faster:
 - finished batches are streamed into the split writer (buffered a little to keep Zarr writes
   large, always flushed on an error or interrupt), so an interrupted task resumes where it stopped.
 
-`trust_remote_code` is used only when the caller opts in and the revision is pinned.
+`trust_remote_code` is always passed explicitly: True only when the caller opts in and
+`check_remote_code` allows it (a pinned revision or a local folder), else False, so transformers
+raises instead of asking on stdin. A checkpoint whose config.json or tokenizer_config.json has
+`auto_map` needs the opt-in whatever its registry entry says.
 """
 
 from __future__ import annotations
@@ -107,8 +110,10 @@ class HFEncoder:
         self.progress = progress
         self.device = pick_device(device)
         self.autocast_dtype = autocast_dtype(self.device, dtype, self.model_id)
-        check_remote_code(self.model_id, source, revision, remote_code, trust_remote_code)
-        self._trust = trust_remote_code and remote_code != "no"
+        # Before anything is loaded: config.json / tokenizer_config.json naming code (auto_map)
+        # need the opt-in whatever the entry says; every load then passes this explicitly.
+        self._trust = check_remote_code(self.model_id, source, revision, remote_code,
+                                        trust_remote_code, hub=True)
         self.tokenizer = self._load_tokenizer()
         self.model = self._load_model()
         config = self.model.config
@@ -139,17 +144,18 @@ class HFEncoder:
     # ---- loading -------------------------------------------------------------------------
 
     def _from_pretrained(self, cls, **kwargs):
-        kwargs = {"revision": self.revision, **kwargs}
-        if self._trust:
-            kwargs["trust_remote_code"] = True
+        # Always explicit: an unset trust_remote_code makes transformers ask on stdin, and a
+        # "y" there would run the checkpoint's code without the user's --trust-remote-code.
+        kwargs = {"revision": self.revision, **kwargs, "trust_remote_code": bool(self._trust)}
         try:
             return cls.from_pretrained(self.source, **kwargs)
         except ValueError as exc:
             if "trust_remote_code" in str(exc):
                 raise GenebError(
-                    f"model {self.model_id}: {self.source} needs trust_remote_code; set "
-                    "remote_code = \"required\" and a pinned revision in its registry entry and "
-                    "rerun with --trust-remote-code") from None
+                    f"model {self.model_id}: {self.source} runs Python code from its repository "
+                    "(trust_remote_code); rerun with --trust-remote-code to allow that, with "
+                    f"its revision pinned to a commit (--models {self.model_id}@<commit>) unless "
+                    "it is a local folder") from None
             raise
         except OSError as exc:
             where = ("the local directory" if Path(self.source).is_dir()

@@ -8,7 +8,6 @@ mean of its tasks, micro of all tasks, macro of the categories; any missing task
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,10 +22,12 @@ from store.catalog import (
     TaskMeta,
     geneb_v1_tasks,
     load_models,
+    materialised_suite_tasks,
     models_frame,
     tasks_frame,
 )
-from store.db import query
+from store.cells import cell_states
+from store.db import Snapshot, damage
 from store.paths import StorePaths
 from store.protocol import GENEB_V1, REGIMES
 
@@ -73,25 +74,6 @@ class Row:
         return f"{self.model}\u241f{self.source}"
 
 
-def _materialised_suites(paths: StorePaths) -> list[TaskMeta]:
-    """Tasks of the suites materialised under `<store>/suites/<name>/manifest.csv` (known to the
-    dashboard before any of their results exist, so their missing cells can be listed)."""
-    out: list[TaskMeta] = []
-    if not paths.suites.is_dir():
-        return out
-    for manifest in sorted(paths.suites.glob("*/manifest.csv")):
-        name = manifest.parent.name
-        try:
-            with open(manifest, newline="", encoding="utf-8") as f:
-                for r in csv.DictReader(f):
-                    if r.get("task_id"):
-                        out.append(TaskMeta(r["task_id"], r.get("label") or r["task_id"],
-                                            r.get("category") or r["task_id"], name, name))
-        except (OSError, csv.Error):
-            continue
-    return out
-
-
 @dataclass
 class StoreSnapshot:
     """Everything the dashboard shows, read from the store in one go."""
@@ -100,19 +82,25 @@ class StoreSnapshot:
     scores: pl.DataFrame   # `store.analyses.seed_means`: one row per (model, source, task, regime)
     tasks: pl.DataFrame    # task_id, label, category, suite, source_benchmark
     models: pl.DataFrame   # the models catalog (store's, then built-in and user entries)
+    done: pl.DataFrame     # (model, task, regime) done in some source (`store.cells`)
+    version: int | None = None        # the results table version read
+    damage: tuple[str, ...] = ()      # damaged store files met while reading (store.db)
 
     @classmethod
     def load(cls, paths: StorePaths, protocol_hash: str = GENEB_V1.hash) -> StoreSnapshot:
-        scores = seed_means(paths, protocol_hash=protocol_hash)
-        tasks = query(paths, "SELECT * FROM tasks")
+        snap = Snapshot(paths)   # one version of the results for everything shown
+        scores = seed_means(snap, protocol_hash=protocol_hash)
+        done = (cell_states(snap.query, seeds={protocol_hash: len(GENEB_V1.seeds)})
+                .filter(pl.col("state") == "done").select("model", "task", "regime").unique())
+        tasks = snap.query("SELECT * FROM tasks")
         if tasks.is_empty() or "geneb-v1" not in set(tasks["suite"].to_list()):
             tasks = pl.concat([tasks, tasks_frame(geneb_v1_tasks())], how="diagonal_relaxed")
             tasks = tasks.unique("task_id", keep="first", maintain_order=True)
-        suite_tasks = _materialised_suites(paths)
+        suite_tasks = materialised_suite_tasks(paths)
         if suite_tasks:
             tasks = pl.concat([tasks, tasks_frame(suite_tasks)], how="diagonal_relaxed")
             tasks = tasks.unique("task_id", keep="first", maintain_order=True)
-        models = query(paths, "SELECT * FROM models")
+        models = snap.query("SELECT * FROM models")
         try:
             known = load_models(paths.user_models)
         except Exception:  # a broken user file must not keep the dashboard from opening
@@ -120,7 +108,8 @@ class StoreSnapshot:
         extra = models_frame([m for mid, m in known.items()
                               if mid not in set(models["model_id"].to_list())])
         models = pl.concat([models, extra], how="diagonal_relaxed")
-        return cls(paths.root, scores, tasks, models)
+        snap.close()
+        return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()))
 
     @property
     def is_empty(self) -> bool:
@@ -346,13 +335,11 @@ def sort_rows(view: TableView, key: str, descending: bool) -> list[Row]:
 
 def missing_cells(snap: StoreSnapshot, filters: Filters, models: list[str],
                   regimes: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
-    """(model, task, regime) cells of the selection with no result from any source."""
+    """(model, task, regime) cells of the selection that no source has done (by the rule of
+    `store.cells`: partial and stale cells are missing, as `fill` sees them)."""
     regimes = regimes or (filters.regime,)
     tasks = snap.suite_tasks(filters.suite, filters.category)["task_id"].to_list()
-    have = set(
-        snap.scores.filter(pl.col(filters.metric).is_not_null())
-        .select("model", "task", "regime").unique().iter_rows()
-    )
+    have = set(snap.done.iter_rows())
     return [(m, t, r) for m in models for t in tasks for r in regimes if (m, t, r) not in have]
 
 

@@ -25,9 +25,24 @@ def entry_keys(frame: pl.DataFrame) -> list[str]:
     return ["model", "source"] if "source" in frame.columns else ["model"]
 
 
+def category_columns(frame: pl.DataFrame) -> list[str]:
+    """The category columns of an aggregates-shaped frame: the score columns right after
+    `macro` (the 13 GENEB categories, or a custom suite's own); GENEB's categories where the
+    frame has no `macro`."""
+    cols = frame.columns
+    if "macro" not in cols:
+        return [c for c in CATEGORY_ORDER if c in cols]
+    out = []
+    for c in cols[cols.index("macro") + 1:]:
+        if not frame.schema[c].is_float():
+            break
+        out.append(c)
+    return out
+
+
 def score_columns(frame: pl.DataFrame) -> list[str]:
     """The aggregate columns of a frame, in the order micro, macro, categories."""
-    return [c for c in SCOPES if c in frame.columns]
+    return [c for c in ("micro", "macro") if c in frame.columns] + category_columns(frame)
 
 
 def _complete_mean(values: pl.Expr) -> pl.Expr:

@@ -13,8 +13,7 @@ from itertools import combinations
 
 import polars as pl
 
-from store.analyses.aggregates import entry_keys
-from store.catalog import CATEGORY_ORDER
+from store.analyses.aggregates import category_columns, entry_keys
 
 ATTRIBUTES: tuple[str, ...] = (
     "architecture_family", "tokenization_family", "pretraining_data", "scale_band")
@@ -33,7 +32,7 @@ def controlled_pairs(agg_df: pl.DataFrame, models_df: pl.DataFrame,
     hold a - b (NULL where either is missing); wins count the categories where a (b) scores
     higher, ties where both are equal, over the categories both have.
     """
-    categories = [c for c in CATEGORY_ORDER if c in agg_df.columns]
+    categories = category_columns(agg_df)
     keys = entry_keys(agg_df)
     meta = {r["model_id"]: r for r in models_df.iter_rows(named=True)}
     entries = [r for r in agg_df.iter_rows(named=True) if r["model"] in meta]

@@ -36,7 +36,9 @@ def category_leaders(aggs: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 def leader_changes(leaders_df: pl.DataFrame) -> pl.DataFrame:
     """[scope, <leader per regime>..., changed]: one row per score column, the leader's model id
     in every regime (in the order of `leaders_df`) and whether it is not the same in all."""
-    regimes = list(dict.fromkeys(leaders_df["regime"]))
+    regimes = list(dict.fromkeys(leaders_df["regime"])) if leaders_df.height else []
+    if not regimes:   # no entry has a score in any regime (e.g. a suite without results)
+        return pl.DataFrame(schema={"scope": pl.String, "changed": pl.Boolean})
     wide = (leaders_df.select("regime", "scope", "model")
             .pivot(on="regime", index="scope", values="model", maintain_order=True))
     return wide.select("scope", *regimes).with_columns(

@@ -18,8 +18,7 @@ from itertools import combinations, combinations_with_replacement
 
 import polars as pl
 
-from store.analyses.aggregates import entry_keys, score_columns
-from store.catalog import CATEGORY_ORDER
+from store.analyses.aggregates import category_columns, entry_keys, score_columns
 
 
 def _rank(column: str) -> pl.Expr:
@@ -65,8 +64,7 @@ def borda(agg_df: pl.DataFrame, categories: Sequence[str] | None = None) -> pl.D
     `borda_rank` ranks that sum ('min' ties) and `mean_rank` is the mean category rank. Sorted
     by borda, best first.
     """
-    categories = list(categories) if categories is not None else [
-        c for c in CATEGORY_ORDER if c in agg_df.columns]
+    categories = list(categories) if categories is not None else category_columns(agg_df)
     keys = entry_keys(agg_df)
     complete = agg_df.filter(pl.all_horizontal(pl.col(categories).is_not_null()))
     n = complete.height
@@ -112,8 +110,7 @@ def category_agreement(agg_df: pl.DataFrame,
     """A square frame [category, <one column per category>] of Spearman rho between the
     rankings of two categories, over the entries scored in both (the diagonal is 1.0 wherever
     rho is defined)."""
-    categories = list(categories) if categories is not None else [
-        c for c in CATEGORY_ORDER if c in agg_df.columns]
+    categories = list(categories) if categories is not None else category_columns(agg_df)
     values = {c: agg_df[c].to_list() for c in categories}
     rho = {(a, b): spearman(values[a], values[b])[0]
            for a, b in combinations_with_replacement(categories, 2)}

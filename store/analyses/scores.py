@@ -10,11 +10,11 @@ from __future__ import annotations
 import polars as pl
 
 from store import seedmeans
-from store.paths import StorePaths
+from store.db import Source
 from store.protocol import GENEB_V1, METRICS
 
 
-def seed_means(paths: StorePaths, *, protocol_hash: str = GENEB_V1.hash,
+def seed_means(paths: Source, *, protocol_hash: str = GENEB_V1.hash,
                source: str | None = None, model: str | None = None,
                regime: str | None = None) -> pl.DataFrame:
     """`store.seedmeans.seed_means` for one protocol and optionally one source, model and
@@ -35,7 +35,7 @@ def scores_of(means: pl.DataFrame, *, regime: str = "full", metric: str = "mcc",
             .rename({metric: "value"}))
 
 
-def scores(paths: StorePaths, *, regime: str = "full", metric: str = "mcc",
+def scores(paths: Source, *, regime: str = "full", metric: str = "mcc",
            source: str | None = None, protocol_hash: str = GENEB_V1.hash) -> pl.DataFrame:
     """[model, task, category, value] for one regime and metric (mcc, acc or f1_macro).
 

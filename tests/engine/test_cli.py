@@ -104,3 +104,26 @@ def test_report_on_a_local_suite_and_versus_a_variant_protocol(tmp_path, task_di
     assert macro["n"] == 3 and macro["rho"] == pytest.approx(rho, abs=1e-12)
     assert main(["report", "--store", store, "--suite", str(task_dir), "--versus", "mlp"]) == 2
     assert "no local results for protocol 'mlp'" in capsys.readouterr().err
+
+
+def test_report_on_suites_without_geneb_categories_and_on_other_suites(tmp_path, task_dir,
+                                                                         capsys):
+    """Regression: `report` crashed on a store holding only local results of another suite
+    (`concat_list needs one or more expressions`) and on a suite whose categories are its task
+    ids (`cannot return empty fold`)."""
+    bare = tmp_path / "bare"          # no manifest: each task is its own category
+    bare.mkdir()
+    for name in ("bin_task", "tri_task"):
+        (bare / f"{name}.csv").write_bytes((task_dir / f"{name}.csv").read_bytes())
+    store = str(tmp_path / "store")
+    assert main(["fill", "--store", store, "--suite", str(bare), "--regimes", "full",
+                 "--models", "kmer-3", "kmer-4"]) == 0
+    out = run_json(capsys, "report", "--store", store, "--suite", str(bare))
+    agg = {r["model"]: r for r in out["aggregates"]}
+    for r in agg.values():
+        assert r["macro"] == pytest.approx((r["bin_task"] + r["tri_task"]) / 2, abs=1e-15)
+    borda = {r["model"]: r["borda"] for r in out["borda"]}
+    assert sorted(borda.values()) == [0, 2] or sorted(borda.values()) == [1, 1]
+    # the default suite (geneb-v1) has none of these results: an empty but valid report
+    out = run_json(capsys, "report", "--store", store)
+    assert out["leader_changes"] == [] and all(r["macro"] is None for r in out["aggregates"])

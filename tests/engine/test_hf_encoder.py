@@ -184,7 +184,7 @@ def test_interrupted_embedding_resumes_without_recomputing(zoo, tmp_path):
     enc.model = Counting(inner)
     stats = enc.encode_into(seqs, writer)
     assert sum(enc.model.calls) == 18 and stats["n_encoded"] == 18
-    writer.finish()
+    writer.finish(stats)
     emb, _ = store.load(model.model_id, "t", "train", expect)
     np.testing.assert_allclose(emb, full, atol=1e-5)
 

@@ -7,7 +7,7 @@ import numpy as np
 from store.catalog import geneb_v1_tasks, register_tasks
 from store.paths import resolve_store
 from store.protocol import GENEB_V1, REGIMES, SEEDS
-from store.results import write_fragment
+from store.results import append_rows
 
 
 def local_rows(model: str, skip=frozenset(), seeds_of=lambda regime, task: SEEDS) -> list[dict]:
@@ -34,6 +34,6 @@ def local_store(root, model: str, rows: list[dict]):
     paths = resolve_store(root)
     register_tasks(paths, geneb_v1_tasks())
     half = len(rows) // 2
-    write_fragment(paths, rows[:half], f"local/{model}")
-    write_fragment(paths, rows[half:], f"local/{model}")
+    append_rows(paths, rows[:half])
+    append_rows(paths, rows[half:])
     return paths

@@ -50,6 +50,9 @@ def _problems(store, *paths: Path) -> list[str]:
         import_files(store, list(paths))
     assert _digest(store.root) == before
     head, *lines = str(info.value).split("\n")
+    if not lines:   # a single problem is one line
+        assert head.endswith("; nothing imported")
+        return [head.removesuffix("; nothing imported")]
     assert head == f"{len(lines)} problem(s), nothing imported:"
     return [line.strip() for line in lines]
 

@@ -13,7 +13,7 @@ from fixture_store import SUBMISSIONS, build_official_store  # noqa: E402
 
 from geneb_tui.app import GenebApp  # noqa: E402
 from store.protocol import GENEB_V1  # noqa: E402
-from store.results import write_fragment  # noqa: E402
+from store.results import append_rows  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +45,7 @@ def mixed_store(tmp_path):
     from store.catalog import geneb_v1_tasks
 
     tasks = [t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"][:3]
-    write_fragment(paths, local_rows("kmer-3", tasks), "local/kmer-3")
+    append_rows(paths, local_rows("kmer-3", tasks))
     return paths
 
 

@@ -10,9 +10,9 @@ from test_main_view import apply_filters
 from textual.widgets import Input
 
 from geneb_tui.components.export_screen import ExportScreen
-from geneb_tui.core.export import safe_cell, write_csv
 from store.catalog import geneb_v1_tasks
-from store.results import write_fragment
+from store.csv_out import safe_cell, write_csv
+from store.results import append_rows
 
 
 async def export_to(pilot, path) -> None:
@@ -66,7 +66,7 @@ async def test_export_escapes_formulas_but_keeps_negative_numbers(tmp_path):
     paths = build_official_store(tmp_path / "store", [SUBMISSIONS / "GROVER.json"])
     tasks = [t.task_id for t in geneb_v1_tasks()]
     rows = local_rows("=HYPERLINK(evil)", tasks, value=-0.2)
-    write_fragment(paths, rows, "local/evil")
+    append_rows(paths, rows)
     from geneb_tui.app import GenebApp
 
     app = GenebApp(paths)
@@ -95,4 +95,4 @@ def test_safe_cell_rules(tmp_path):
     out = tmp_path / "h.csv"
     assert write_csv(out, ["a", "b"], []) == 0
     assert out.read_bytes() == b"a,b\r\n"
-    assert not list(tmp_path.glob("*.tmp"))
+    assert [p.name for p in tmp_path.iterdir()] == ["h.csv"]     # no temporary file left

@@ -10,7 +10,7 @@ from textual.widgets import DataTable, ProgressBar, SelectionList, Static
 
 from geneb_tui.components.missing_screen import MissingScreen
 from store.db import query
-from store.results import KEY
+from store.schema import KEY
 
 
 def materialise_mini(paths) -> None:

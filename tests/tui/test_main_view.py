@@ -293,12 +293,12 @@ async def test_a_store_with_only_local_suite_results_opens_on_that_suite(tmp_pat
     from engine import mini
     from store.catalog import register_tasks
     from store.paths import resolve_store
-    from store.results import write_fragment
+    from store.results import append_rows
 
     paths = resolve_store(tmp_path / "store")
     mini.materialize(paths.suites / "geneb-mini")
     register_tasks(paths, mini.TASKS)
-    write_fragment(paths, local_rows("kmer-3", [t.task_id for t in mini.TASKS]), "local/kmer-3")
+    append_rows(paths, local_rows("kmer-3", [t.task_id for t in mini.TASKS]))
     app = make_app(paths)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)

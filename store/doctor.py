@@ -1,0 +1,288 @@
+"""`geneb-engine doctor`: check every part of a store, one finding per problem; `repair` puts
+each right without deleting data it cannot recompute (that is kept in `aside/<stamp>-doctor/`).
+
+- **results**: every log entry parses; every data file the newest version lists exists, has its
+  recorded size, reads with valid page checksums and holds its recorded row count; a fragment
+  store of geneb 0.1. Repair: the log goes back to the version before its first damaged entry
+  (the later entries kept aside); broken files leave the table in one commit (kept aside);
+  fragments are migrated.
+- **embeddings**: every split is complete and its chunks and checksums hold
+  (`store.embeddings`). Repair: incomplete and damaged splits are dropped (the next `fill`
+  recomputes them).
+- **catalogs**: `catalog/tasks.parquet` and `models.parquet` exist and read. Repair: rebuilt from
+  the built-in catalogs, the suites in the store and the results (an unreadable one kept aside).
+- **temporary files** left by writers that are gone (`store.sweep`). Repair: removed.
+
+Repairs need the store to themselves: they refuse while another process writes to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from store.errors import GenebError, brief
+from store.paths import StorePaths
+
+
+@dataclass(frozen=True)
+class Finding:
+    part: str       # results, embeddings, catalog or temp
+    path: str
+    problem: str    # one line
+    repair: str     # what `repair` does about it
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---- checks ---------------------------------------------------------------------------
+
+def _log_entries(paths: StorePaths) -> list[tuple[int, Path]]:
+    log = paths.results / "_delta_log"
+    if not log.is_dir():
+        return []
+    return sorted((int(p.name[:-5]), p) for p in log.iterdir()
+                  if p.name.endswith(".json") and p.name[:-5].isdigit())
+
+
+def _damaged_entry(path: Path) -> str | None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if not lines:
+            return "empty"
+        for line in lines:
+            if not isinstance(json.loads(line), dict):
+                return "not a JSON object per line"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return brief(exc)
+    return None
+
+
+def check_results(paths: StorePaths) -> list[Finding]:
+    from store.migrate import needs_migration
+    from store.results import read_files, read_state
+
+    if needs_migration(paths):
+        return [Finding("results", str(paths.results), "results kept as Parquet fragments (an "
+                        "older version of geneb)", "migrated to the results table in one "
+                        "commit; the fragments kept aside")]
+    out = []
+    damaged = [(v, p, why) for v, p in _log_entries(paths) if (why := _damaged_entry(p))]
+    for version, path, why in damaged:
+        out.append(Finding("results", str(path), f"log entry {version} cannot be read ({why})",
+                           f"the table goes back to version {version - 1}; this entry and "
+                           "the later ones are kept aside (re-run what they held)"))
+    if damaged:
+        return out   # the files are checked again once the log is repaired
+    state = read_state(paths)
+    for f in state.files if state else ():
+        full = paths.results / f.path
+        if not full.exists():
+            why = "missing"
+        elif full.stat().st_size != f.size:
+            why = f"{full.stat().st_size} bytes instead of {f.size}"
+        else:
+            table, broken = read_files(paths, [f])
+            why = ("cannot be read (garbled)" if broken else
+                   f"{table.num_rows} rows instead of {f.num_records}"
+                   if f.num_records is not None and table.num_rows != f.num_records else None)
+        if why:
+            out.append(Finding("results", str(full), f"data file {why}; it held {f.held()}",
+                               "removed from the table in one commit (the file kept aside); "
+                               "`fill` recomputes local cells, import again for imported ones"))
+    return out
+
+
+def check_embeddings(paths: StorePaths) -> list[Finding]:
+    from store.embeddings import EmbeddingStore
+
+    store = EmbeddingStore(paths)
+    out = []
+    for entry in store.splits():
+        check = store.inspect(entry.path)
+        if check.state != "complete":
+            out.append(Finding("embeddings", str(entry.path),
+                               f"{check.state} split: {check.reason}",
+                               "dropped; the next fill recomputes it"))
+    return out
+
+
+def check_catalogs(paths: StorePaths) -> list[Finding]:
+    import pyarrow.parquet as pq
+
+    out = []
+    has_results = paths.results.exists()
+    for name in ("tasks", "models"):
+        f = paths.catalog / f"{name}.parquet"
+        if not f.exists():
+            if has_results:
+                out.append(Finding("catalog", str(f), "missing",
+                                   "rebuilt from the built-in catalogs, the store's suites and "
+                                   "the results"))
+            continue
+        try:
+            pq.read_table(f)
+        except Exception as exc:
+            out.append(Finding("catalog", str(f),
+                               f"cannot be read ({brief(exc)})",
+                               "kept aside and rebuilt from the built-in catalogs, the store's "
+                               "suites and the results"))
+    return out
+
+
+def check_temps(paths: StorePaths, alone: bool) -> list[Finding]:
+    from store.sweep import stale_temps
+
+    return [Finding("temp", str(p), "temporary file of a writer that is gone", "removed")
+            for p in stale_temps(paths, alone)]
+
+
+def examine(paths: StorePaths) -> list[Finding]:
+    """Every problem of the store, one finding each; changes nothing."""
+    from store.locks import StoreSession
+
+    if not paths.root.exists():
+        return []
+    findings = check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+    if os.access(paths.root, os.W_OK):
+        with StoreSession(paths) as session, session.exclusive() as alone:
+            findings += check_temps(paths, alone)
+    else:
+        findings += check_temps(paths, alone=False)
+    return findings
+
+
+# ---- repairs ----------------------------------------------------------------------------
+
+def repair(paths: StorePaths) -> tuple[list[Finding], list[Finding]]:
+    """Repair every finding; (what was repaired, what is still wrong afterwards)."""
+    from store.locks import StoreSession
+
+    with StoreSession(paths) as session, session.exclusive() as alone:
+        if not alone:
+            raise GenebError(f"{paths.root}: another geneb process is writing to this store; "
+                             "run `geneb-engine doctor --repair` when it has finished")
+        aside = paths.aside / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-doctor"
+        done: list[Finding] = []
+        for _ in range(3):   # a repaired log can reveal broken files of the older version
+            findings = check_results(paths)
+            if not findings:
+                break
+            _repair_results(paths, findings, aside)
+            done += findings
+        findings = check_embeddings(paths)
+        _repair_embeddings(paths, findings)
+        done += findings
+        findings = check_catalogs(paths)
+        _repair_catalogs(paths, findings, aside)
+        done += findings
+        findings = check_temps(paths, alone=True)
+        _remove_temps(findings)
+        done += findings
+        left = check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+    return done, left
+
+
+def _keep_aside(path: Path, aside: Path, root: Path) -> None:
+    target = aside / path.relative_to(root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(path, target)
+
+
+def _repair_results(paths: StorePaths, findings: list[Finding], aside: Path) -> None:
+    from deltalake.transaction import RemoveAction
+
+    from store.migrate import migrate_fragments, needs_migration
+    from store.results import commit_actions, read_state
+
+    if needs_migration(paths):
+        migrate_fragments(paths)
+        return
+    entries = _log_entries(paths)
+    damaged = [v for v, p in entries if _damaged_entry(p)]
+    if damaged:
+        first = min(damaged)
+        for version, path in entries:
+            if version >= first:
+                _keep_aside(path, aside, paths.root)
+        log = paths.results / "_delta_log"
+        for path in list(log.iterdir()):   # checkpoints of the versions cut off
+            head = path.name.split(".")[0]
+            if (head.isdigit() and int(head) >= first) or path.name == "_last_checkpoint":
+                _keep_aside(path, aside, paths.root)
+        return
+    broken = {f.path for f in findings}
+    state = read_state(paths)
+    now = int(time.time() * 1000)
+    removes = []
+    for f in state.files:
+        full = paths.results / f.path
+        if str(full) in broken:
+            if full.exists():
+                _keep_aside(full, aside, paths.root)
+            removes.append(RemoveAction(f.path, True, now, f.size,
+                                        {"source": f.source, "model": f.model}))
+    if removes:
+        commit_actions(paths, removes, "repair", removed=len(removes))
+
+
+def _repair_embeddings(paths: StorePaths, findings: list[Finding]) -> None:
+    from store.embeddings import EmbeddingStore
+
+    store = EmbeddingStore(paths)
+    for f in findings:
+        store.drop(Path(f.path))
+
+
+def _repair_catalogs(paths: StorePaths, findings: list[Finding], aside: Path) -> None:
+    if not findings:
+        return
+    for f in findings:
+        if Path(f.path).exists():
+            _keep_aside(Path(f.path), aside, paths.root)
+    rebuild_catalogs(paths, {Path(f.path).stem for f in findings})
+
+
+def rebuild_catalogs(paths: StorePaths, names: set[str]) -> None:
+    """Rebuild the named catalogs from what the store knows without them."""
+    from store.catalog import (
+        ModelMeta,
+        TaskMeta,
+        geneb_v1_tasks,
+        load_models,
+        materialised_suite_tasks,
+        register_models,
+        register_tasks,
+        source_benchmark,
+    )
+    from store.db import query
+
+    used = query(paths, "SELECT DISTINCT model, task, source FROM results_all")
+    if "tasks" in names:
+        known = {t.task_id: t for t in (*geneb_v1_tasks(), *materialised_suite_tasks(paths))}
+        for task in sorted(set(used["task"].to_list()) - set(known)):
+            known[task] = TaskMeta(task, task, task, "unknown", source_benchmark(task))
+        register_tasks(paths, [known[t] for t in sorted(known)])
+    if "models" in names:
+        catalog = load_models(paths.user_models)
+        models = []
+        for model, source in sorted(set(zip(used["model"], used["source"], strict=True))):
+            if model in catalog:
+                models.append(catalog[model])
+            elif model not in {m.model_id for m in models}:
+                models.append(ModelMeta(model, model, 0, "unknown", "Other", "unknown",
+                                        "mixed/other", "unknown", provenance=source,
+                                        encoder="external"))
+        register_models(paths, list({m.model_id: m for m in models}.values()))
+
+
+def _remove_temps(findings: list[Finding]) -> None:
+    from store.sweep import remove
+
+    remove([Path(f.path) for f in findings])

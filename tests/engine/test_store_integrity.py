@@ -1,0 +1,288 @@
+"""The store never loses, mixes, duplicates or wedges: `fill` killed with SIGKILL at every write
+point and at random times, two and three `fill`s at once, readers and compaction meanwhile,
+stale data, and `doctor --repair` after damage. Every run is a real `geneb-engine` process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from store import db
+from store.atomic import TEMP_NAME
+from store.db import query
+from store.paths import resolve_store
+from store.schema import KEY
+from tests.engine.conftest import write_task
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ("kmer-3", "kmer-4")
+# Every write point of a fill (store/failpoints.py); `:2`: the second time it is reached, so
+# the run dies with a pair finished and the next one half-written.
+WRITE_POINTS = ("split-created:2", "arrays-created:2", "rows-written:2", "done-flags:2",
+                "checksum:2", "complete:2", "split-renamed:2", "data-file-temp:2",
+                "data-file-renamed:2", "committed:2", "catalog-written:2")
+RANDOM_KILLS = 12   # per --jobs setting
+COMPARED = ("model, task, regime, seed, protocol_hash, data_hash, mcc, acc, f1_macro, n_train, "
+            "n_test, degenerate, converged, shared_fit")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="orphan checks read /proc")
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("suite") / "tiny"
+    folder.mkdir()
+    write_task(folder / "task_a.csv", 160, 60, 2, 11)
+    write_task(folder / "task_b.csv", 150, 60, 3, 12)
+    write_task(folder / "task_c.csv", 140, 60, 2, 13)
+    return folder
+
+
+def fill_cmd(store: Path, suite: Path, *extra: str, models=MODELS) -> list[str]:
+    return [sys.executable, "-m", "engine.cli", "fill", "--suite", str(suite), "--models",
+            *models, "--store", str(store), "--json", *extra]
+
+
+def env_of(mark: str, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GENEB_")}
+    return {**env, "GENEB_TEST_RUN": mark, **extra}
+
+
+def run(cmd: list[str], mark: str = "", **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=ROOT, env=env_of(mark or uuid.uuid4().hex, **extra),
+                          capture_output=True, text=True, timeout=300)
+
+
+def processes_marked(mark: str) -> list[int]:
+    """Live processes whose environment carries the run's mark (the fill and its workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if f"GENEB_TEST_RUN={mark}".encode() in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def wait_no_orphans(mark: str, timeout: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (left := processes_marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def results_of(store: Path):
+    return query(resolve_store(store), f"SELECT {COMPARED} FROM results ORDER BY ALL")
+
+
+def duplicate_keys(store: Path) -> int:
+    key = ", ".join(KEY)
+    return query(resolve_store(store), f"SELECT count(*) FROM (SELECT {key} FROM results_all "
+                                       f"GROUP BY ALL HAVING count(*) > 1)").item()
+
+
+def temp_files(store: Path) -> list[Path]:
+    """Every temporary name of the store (`store.sweep`'s) and every unfinished split."""
+    from store.sweep import stale_temps
+
+    return stale_temps(resolve_store(store), alone=True) + [
+        p for p in store.rglob("*") if TEMP_NAME.match(p.name) or p.name.endswith(".partial")]
+
+
+@pytest.fixture(scope="module")
+def reference(suite, tmp_path_factory):
+    """One uninterrupted run: (its results, its wall time)."""
+    store = tmp_path_factory.mktemp("reference") / "store"
+    start = time.perf_counter()
+    done = run(fill_cmd(store, suite))
+    assert done.returncode == 0, done.stderr
+    frame = results_of(store)
+    assert frame.height == len(MODELS) * 3 * 3 * 5   # 3 tasks x 3 regimes x 5 seeds
+    return frame, time.perf_counter() - start
+
+
+def assert_recovers(store: Path, suite: Path, reference_frame, jobs: str, what: str) -> None:
+    """Rerun the same fill: it finishes the job exactly as an uninterrupted run."""
+    again = run(fill_cmd(store, suite, "--jobs", jobs))
+    assert again.returncode == 0, f"{what}: rerun failed: {again.stderr}"
+    assert results_of(store).equals(reference_frame), f"{what}: results differ"
+    assert duplicate_keys(store) == 0, f"{what}: duplicate key rows"
+    assert temp_files(store) == [], f"{what}: temporary files left"
+    doctor = run([sys.executable, "-m", "engine.cli", "doctor", "--store", str(store)])
+    assert doctor.returncode == 0, f"{what}: {doctor.stdout}"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("point", WRITE_POINTS)
+def test_a_fill_killed_at_a_write_point_resumes_to_the_reference(tmp_path, suite, reference,
+                                                                 point, jobs):
+    store = tmp_path / "store"
+    mark = uuid.uuid4().hex
+    killed = run(fill_cmd(store, suite, "--jobs", jobs), mark, GENEB_FAILPOINT=point)
+    assert killed.returncode == -signal.SIGKILL, f"{point} not reached: {killed.stderr}"
+    assert wait_no_orphans(mark) == [], f"{point}: workers outlived their parent"
+    assert_recovers(store, suite, reference[0], jobs, point)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_fill_killed_at_random_times_resumes_to_the_reference(tmp_path, suite, reference,
+                                                                jobs):
+    rng = random.Random(20261201 + int(jobs))
+    wall = reference[1]
+    for trial in range(RANDOM_KILLS):
+        store = tmp_path / f"store{trial}"
+        earlier = tmp_path / f"store{trial - 1}"
+        if trial % 3 and earlier.exists():   # most kill a run resuming an earlier killed one
+            shutil.copytree(earlier, store)
+        mark = uuid.uuid4().hex
+        proc = subprocess.Popen(fill_cmd(store, suite, "--jobs", jobs), cwd=ROOT,
+                                env=env_of(mark), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        delay = rng.uniform(0.15, wall)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(60)
+        assert wait_no_orphans(mark) == [], f"trial {trial} ({delay:.2f} s): orphan workers"
+        if trial % 3 == 2:
+            assert_recovers(store, suite, reference[0], jobs, f"trial {trial} ({delay:.2f} s)")
+
+
+def test_two_and_three_fills_on_one_store_cooperate(tmp_path, suite, reference):
+    for n, jobs in ((2, "1"), (3, "2")):
+        store = tmp_path / f"store{n}"
+        procs = [subprocess.Popen(fill_cmd(store, suite, "--jobs", jobs), cwd=ROOT,
+                                  env=env_of(uuid.uuid4().hex), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(n)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        assert [p.returncode for p in procs] == [0] * n, [o[1] for o in outs]
+        assert results_of(store).equals(reference[0])
+        assert duplicate_keys(store) == 0 and temp_files(store) == []
+        events = [json.loads(line) for out, _ in outs for line in out.splitlines()]
+        computed = sum(e["computed"] for e in events if e["event"] == "done")
+        assert computed == len(MODELS) * 3 * 3, "a cell was computed twice"
+
+
+def test_overlapping_fills_with_readers_and_compaction_meanwhile(tmp_path, suite, reference):
+    """Two fills with overlapping requests while status, export, report and compaction run
+    again and again: every command succeeds, the store ends as one run of the union."""
+    from store.results import compact
+
+    store = tmp_path / "store"
+    paths = resolve_store(store)
+    fills = [subprocess.Popen(fill_cmd(store, suite, "--tasks", *tasks, models=models), cwd=ROOT,
+                              env=env_of(uuid.uuid4().hex), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+             for tasks, models in ((("task_a", "task_b"), MODELS),
+                                   (("task_b", "task_c"), MODELS[:1]),
+                                   (("task_c",), MODELS[1:]),
+                                   (("task_a", "task_c"), MODELS))]
+    failures: list[str] = []
+    stop = threading.Event()
+
+    def compact_loop() -> None:
+        while not stop.is_set():
+            try:
+                compact(paths)
+            except Exception as exc:   # noqa: BLE001 - reported below
+                failures.append(f"compact: {exc!r}")
+            time.sleep(0.05)
+
+    compactor = threading.Thread(target=compact_loop)
+    compactor.start()
+    readers = ([("status", "--suite", str(suite))], [("export", "--csv", str(tmp_path / "x.csv"))],
+               [("report", "--suite", str(suite))])
+    rounds = 0
+    while any(f.poll() is None for f in fills) or rounds < 2:
+        for (args,) in readers:
+            done = run([sys.executable, "-m", "engine.cli", *args, "--store", str(store)])
+            # report exits 1 while the store is still empty (nothing to report)
+            if done.returncode not in (0, 1) or "Traceback" in done.stderr:
+                failures.append(f"{args[0]}: {done.stderr}")
+        rounds += 1
+    stop.set()
+    compactor.join()
+    assert [f.wait() for f in fills] == [0] * 4, [f.stderr.read() for f in fills]
+    assert failures == []
+    assert results_of(store).equals(reference[0])
+    assert duplicate_keys(store) == 0 and temp_files(store) == []
+    assert rounds >= 2
+
+
+def test_subsampled_runs_and_edited_files_never_replace_current_rows(tmp_path, suite, reference):
+    store = tmp_path / "store"
+    copy = tmp_path / "suite"
+    shutil.copytree(suite, copy)
+    assert run(fill_cmd(store, copy)).returncode == 0
+    before = results_of(store)
+    # a subsampled run: its own rows, beside the full data's, never shown in their place
+    sub = run(fill_cmd(store, copy, "--subsample", "100"))
+    assert sub.returncode == 0, sub.stderr
+    assert results_of(store).equals(before)
+    paths = resolve_store(store)
+    assert query(paths, "SELECT count(*) FROM stale_results").item() == before.height
+    # an edited task file: its cells are stale in status, recomputed by fill
+    text = (copy / "task_a.csv").read_text().splitlines()
+    (copy / "task_a.csv").write_text("\n".join(text[:-5]) + "\n")
+    status = run([sys.executable, "-m", "engine.cli", "status", "--suite", str(copy), "--store",
+                  str(store), "--json"])
+    rows = json.loads(status.stdout)["rows"]
+    stale = {r["model"]: r["stale"] for r in rows if r["category"] == "task_a"}
+    done = {r["model"]: r["done"] for r in rows if r["category"] == "task_a"}
+    assert stale == dict.fromkeys(MODELS, 3) and done == dict.fromkeys(MODELS, 0)
+    assert run(fill_cmd(store, copy)).returncode == 0
+    after = results_of(store)
+    changed = after.filter(after["task"] == "task_a")
+    assert changed["n_test"].unique().to_list() == [55]          # the edited file's rows
+    assert after.filter(after["task"] != "task_a").equals(before.filter(before["task"] != "task_a"))
+    # the original file again: its rows are current again, nothing to compute
+    shutil.copy(suite / "task_a.csv", copy / "task_a.csv")
+    again = run(fill_cmd(store, copy))
+    assert '"computed": 0' in again.stdout and results_of(store).equals(before)
+
+
+def test_doctor_repairs_every_kind_of_damage_and_the_store_fills_to_the_reference(
+        tmp_path, suite, reference):
+    store = tmp_path / "store"
+    assert run(fill_cmd(store, suite)).returncode == 0
+    paths = resolve_store(store)
+    from store.results import read_state
+
+    state = read_state(paths)
+    garbled = paths.results / state.files[0].path
+    garbled.write_bytes(b"\0" * garbled.stat().st_size)           # a garbled data file
+    (paths.results / state.files[1].path).unlink()                   # a deleted one
+    chunk = next(paths.embeddings.rglob("embeddings/c/0/0"))
+    chunk.write_bytes(chunk.read_bytes()[:100])                      # a truncated chunk
+    (paths.catalog / "tasks.parquet").unlink()                       # a deleted catalog
+    stale_tmp = paths.results / ".x.parquet.tmp-otherhost-1-0123abcd"
+    stale_tmp.write_bytes(b"half")                                   # a temp file left behind
+    db._DAMAGE.clear()
+    status = run([sys.executable, "-m", "engine.cli", "status", "--suite", str(suite),
+                  "--store", str(store)])
+    assert status.returncode == 0 and status.stderr.count("doctor --repair") == 2
+    check = run([sys.executable, "-m", "engine.cli", "doctor", "--store", str(store), "--json"])
+    assert check.returncode == 1
+    parts = sorted(f["part"] for f in json.loads(check.stdout)["problems"])
+    assert parts == ["catalog", "embeddings", "results", "results", "temp"]
+    fixed = run([sys.executable, "-m", "engine.cli", "doctor", "--repair", "--store", str(store)])
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (paths.catalog / "tasks.parquet").exists() and not stale_tmp.exists()
+    kept = list(paths.aside.rglob("*.parquet"))
+    assert garbled.name in {p.name for p in kept}                    # never deleted
+    assert_recovers(store, suite, reference[0], "1", "after doctor --repair")
