@@ -87,6 +87,7 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
 
     snap = snapshot_of(store)
     means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
+    snap.close()   # the analyses need no DuckDB: free its memory (a later query reopens it)
     if means.is_empty():
         return {}
     scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=source is None)
