@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/geneb-engine import --official
 	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --jobs 2
 	$(BIN)/geneb-tui
 

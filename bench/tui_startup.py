@@ -6,8 +6,8 @@ ratio. Each figure counts the whole process start, interpreter included.
 
     .venv/bin/python bench/tui_startup.py [--store PATH] [--runs 5]
 
-Without --store, a temporary store is built by importing the official submissions from
-../shared/data/geneb-submissions (the project's sibling `shared` folder).
+Without --store, a temporary store is built by importing the 40 official submissions shipped
+with the package (`store.official_data`, the GENEB reference data; no network).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBMISSIONS = ROOT.parent / "shared" / "data" / "geneb-submissions"
 
 CHILD = r"""
 import asyncio, sys, time
@@ -72,12 +71,14 @@ def main() -> int:
     tmp = None
     store = args.store
     if store is None:
+        from store.official_data import write_official_files
         from store.paths import resolve_store
         from store.submission import import_files
 
         tmp = tempfile.TemporaryDirectory(prefix="geneb-bench-")
         store = Path(tmp.name) / "store"
-        import_files(resolve_store(store), sorted(SUBMISSIONS.glob("*.json")))
+        files = write_official_files(Path(tmp.name) / "official", provenance="official")
+        import_files(resolve_store(store), files)
     timed([sys.executable, "-c", "import textual"])   # warm the file cache for both
     first_frame(store)
     imports, paints, frames = [], [], []

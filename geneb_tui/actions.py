@@ -1,4 +1,6 @@
-"""Every user action in one registry: bindings, footer, command palette and help come from it."""
+"""Every key of every screen in one registry: bindings, footer, command palette and help come
+from it (a key that is not here does not exist; tests/tui/test_screens.py checks that every
+screen's bindings are listed)."""
 
 from __future__ import annotations
 
@@ -9,40 +11,121 @@ from textual.binding import Binding
 
 @dataclass(frozen=True)
 class Action:
-    action: str          # the App action name (without `action_`)
+    action: str | None   # the action name (without `action_`); None: a key a widget handles
     key: str             # key(s) for the binding
-    title: str           # command palette title
+    title: str           # command palette / footer title
     help: str            # one-line description (help screen, palette)
     footer: bool = True  # shown in the footer
 
 
+# The main view. Footer order matters: at 120 columns the footer shows the first keys, so the
+# ones a new user needs (g, e, ?, q) come right after the filter keys and before the rest.
 ACTIONS: tuple[Action, ...] = (
     Action("filters", "f", "Filters…", "Open the filter dialog (all filters combine)"),
-    Action("clear_filters", "x", "Clear filters", "Reset every filter to its default"),
-    Action("search", "slash", "Search models", "Filter models by name", footer=False),
-    Action("cycle_regime", "r", "Next regime", "Switch regime: full → 10-shot → 1-shot"),
-    Action("cycle_metric", "m", "Next metric", "Switch metric: MCC → Acc → F1"),
-    Action("cycle_category", "c", "Next category",
+    Action("cycle_regime", "r", "Regime", "Switch regime: full → 10-shot → 1-shot"),
+    Action("cycle_metric", "m", "Metric", "Switch metric: MCC → Acc → F1"),
+    Action("cycle_category", "c", "Category",
            "Show the tasks of the next category (then back to all categories)"),
+    Action("compare", "v", "Views", "Comparison views: ranks, rank shift, agreement, scale, "
+                                    "few-shot, tasks, controlled pairs"),
+    Action("missing", "g", "Missing…",
+           "Missing evaluations: list them and run geneb-engine fill"),
+    Action("export", "e", "Export…", "Export the table as shown to CSV"),
+    Action("help", "question_mark", "Help", "Every key of every screen"),
+    Action("quit", "q", "Quit", "Leave geneb-tui"),
+    Action("clear_filters", "x", "Clear", "Reset every filter to its default", footer=False),
+    Action("sort_column", "s", "Sort", "Sort by the column under the cursor (again: reverse)",
+           footer=False),
+    Action("rank_scope", "n", "Rank scope",
+           "Ranks in the cells: among all entries in the store ↔ among the rows shown",
+           footer=False),
+    Action("search", "slash", "Search models", "Filter models by name", footer=False),
     Action("prev_category", "C", "Previous category", "Previous category", footer=False),
     Action("cycle_suite", "u", "Next suite", "Switch suite (geneb-v1, geneb-mini, …)",
            footer=False),
-    Action("sort_column", "s", "Sort by column",
-           "Sort by the column under the cursor (again: reverse)"),
-    Action("compare", "v", "Comparison views",
-           "Ranks, rank shift, agreement, scale, few-shot, tasks, controlled pairs"),
-    Action("missing", "g", "Missing evaluations…",
-           "List the missing cells of the selection and run geneb-engine fill"),
-    Action("export", "e", "Export CSV…", "Export the table as shown to CSV"),
     Action("refresh", "ctrl+r", "Reload store", "Read the store again", footer=False),
-    Action("help", "question_mark", "Help", "Keys and what the dashboard shows"),
-    Action("quit", "q", "Quit", "Leave geneb-tui"),
+)
+
+# Titles of the main actions for the command palette (longer than the footer's).
+PALETTE_TITLES: dict[str, str] = {
+    "filters": "Filters…", "cycle_regime": "Next regime", "cycle_metric": "Next metric",
+    "cycle_category": "Next category", "compare": "Comparison views",
+    "missing": "Missing evaluations…", "export": "Export CSV…", "clear_filters": "Clear filters",
+    "sort_column": "Sort by column", "rank_scope": "Toggle rank scope (store / shown)",
+}
+
+COMPARE_KEYS: tuple[Action, ...] = (
+    Action("close", "escape,v", "Back", "Back to the main table"),
+    *(Action(f"tab('{name}')", str(i), title, f"Tab {title}", footer=False)
+      for i, (name, title) in enumerate((
+          ("leaders", "Ranks"), ("shift", "Rank shift"), ("agreement", "Agreement"),
+          ("scale", "Scale"), ("degradation", "Few-shot"), ("tasks", "Tasks"),
+          ("pairs", "Pairs")), 1)),
+    Action("regime_a", "a", "Regime A", "Rank shift / few-shot: the first regime"),
+    Action("regime_b", "b", "Regime B", "Rank shift: the second regime"),
+    Action("column", "o", "Column", "The score column of rank shift, scale and few-shot"),
+    Action(None, "enter", "Drill down", "Tasks tab: the task's values across the models"),
+    Action(None, "tab", "Focus", "Between the tabs and the view"),
+)
+
+MISSING_KEYS: tuple[Action, ...] = (
+    Action("toggle", "space", "Tick", "Tick / untick the model under the cursor (also Enter)"),
+    Action("tick_all", "a", "All", "Tick every runnable model shown"),
+    Action("tick_none", "n", "None", "Untick every model"),
+    Action("next_regimes", "r", "Regimes", "Regimes to fill: all → full → 10-shot → 1-shot"),
+    Action("next_device", "d", "Device", "Device passed to fill: auto → cpu → cuda"),
+    Action("toggle_trust", "t", "Trust code",
+           "Pass --trust-remote-code (remote-code models run at their pinned revision)"),
+    Action("batch_size", "b", "Batch", "Batch size passed to fill (empty: the model's default)",
+           footer=False),
+    Action("run_fill", "g", "Run fill", "Run geneb-engine fill for the ticked models' cells"),
+    Action("cancel_fill", "k", "Cancel run", "Stop the run (finished cells are kept)"),
+    Action("close", "escape", "Back", "Back to the main table"),
+)
+
+TASK_KEYS: tuple[Action, ...] = (Action("dismiss", "escape,q", "Close", "Back to the views"),)
+HELP_KEYS: tuple[Action, ...] = (
+    Action("dismiss", "escape,q,question_mark", "Close", "Close the help"),)
+EMPTY_KEYS: tuple[Action, ...] = (
+    Action("app.refresh", "ctrl+r", "Reload store", "Read the store again"),
+    Action("app.quit", "q", "Quit", "Leave geneb-tui"),
+)
+FILTER_KEYS: tuple[Action, ...] = (
+    Action("apply", "ctrl+s", "Apply", "Apply the filters (also Enter in a text field)"),
+    Action("cancel", "escape", "Cancel", "Close without changing anything"),
+    Action(None, "tab", "Next field", "Next field (shift+tab: previous); Enter opens a list"),
+)
+EXPORT_KEYS: tuple[Action, ...] = (
+    Action(None, "enter", "Export", "Write the CSV to the path given"),
+    Action("cancel", "escape", "Cancel", "Close without writing"),
+)
+
+# Every screen's keys, as the help lists them.
+SCREENS: tuple[tuple[str, tuple[Action, ...]], ...] = (
+    ("Main table", ACTIONS),
+    ("Comparison views (v)", COMPARE_KEYS),
+    ("Task drill-down (Enter in Tasks)", TASK_KEYS),
+    ("Missing evaluations (g)", MISSING_KEYS),
+    ("Filter dialog (f)", FILTER_KEYS),
+    ("Export dialog (e)", EXPORT_KEYS),
+    ("Empty store", EMPTY_KEYS),
+    ("Help (?)", HELP_KEYS),
 )
 
 
-def bindings() -> list[Binding]:
-    return [Binding(a.key, a.action, a.title.rstrip("…"), show=a.footer) for a in ACTIONS]
+def palette_title(a: Action) -> str:
+    return PALETTE_TITLES.get(a.action or "", a.title)
+
+
+def bindings(actions: tuple[Action, ...] = ACTIONS) -> list[Binding]:
+    return [Binding(a.key, a.action, a.title.rstrip("…") if a.footer else a.title,
+                    show=a.footer)
+            for a in actions if a.action is not None]
+
+
+_LABELS = {"slash": "/", "question_mark": "?", "ctrl+r": "Ctrl+R", "ctrl+s": "Ctrl+S",
+           "escape": "Esc", "space": "Space", "enter": "Enter", "tab": "Tab"}
 
 
 def key_label(key: str) -> str:
-    return {"slash": "/", "question_mark": "?", "ctrl+r": "Ctrl+R"}.get(key, key)
+    return " / ".join(_LABELS.get(k, k) for k in key.split(","))

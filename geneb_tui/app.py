@@ -15,16 +15,19 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Header, Input
 
-from geneb_tui.actions import ACTIONS, bindings
+from geneb_tui.actions import ACTIONS, bindings, palette_title
+from geneb_tui.components import compat  # noqa: F401  (guards a Textual crash; see there)
 from geneb_tui.components.empty_store_screen import EmptyStoreScreen
 from geneb_tui.components.export_screen import ExportScreen
 from geneb_tui.components.filter_bar import FilterBar
 from geneb_tui.components.filter_screen import FilterScreen
+from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.results_table import ResultsTable
+from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import METRICS, REGIMES, Filters
 from geneb_tui.messages import (
     ExportFinished,
@@ -32,6 +35,7 @@ from geneb_tui.messages import (
     SortRequested,
     StoreLoadFailed,
     ViewBuilt,
+    ViewFailed,
 )
 from store.csv_out import write_csv
 from store.paths import StorePaths
@@ -39,6 +43,16 @@ from store.paths import StorePaths
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
     from geneb_tui.core.query import StoreSnapshot, TableView
+
+
+REGISTRY = frozenset(a.action for a in ACTIONS)
+# Actions that work on the main table only (their widgets live there).
+MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope"})
+# Selection changes: the main table, and the screens that follow it (comparison views, missing
+# evaluations).
+SELECTION = frozenset({"filters", "clear_filters", "cycle_regime", "cycle_metric",
+                       "cycle_category", "prev_category", "cycle_suite"})
+ANYWHERE = frozenset({"refresh", "help", "quit"})
 
 
 def _cycle(values, current, step: int = 1):
@@ -64,8 +78,13 @@ class GenebApp(App[None]):
         self.snapshot: StoreSnapshot | None = None
         self._damage_shown: set[str] = set()   # damaged files already reported (once each)
         self.view: TableView | None = None
+        self.rank_scope = "store"      # the rank the cells show: among all entries, or shown
+        # What the missing-evaluations screen remembers while the dashboard runs.
+        self.fill_choices = FillChoices()
+        self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
         self._view_token = 0
+        self._rebuild_pending = False
         self.sub_title = str(paths.root)
 
     # -- layout ------------------------------------------------------------------------------
@@ -75,7 +94,7 @@ class GenebApp(App[None]):
         yield Input(placeholder="/ search models by name (Esc: back to the table)",
                     id="search", compact=True)
         yield ResultsTable(id="results")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(ResultsTable).focus()
@@ -86,16 +105,38 @@ class GenebApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for a in ACTIONS:
-            if a.action in ("quit", "help"):
-                continue  # Textual's own palette entries already cover these
-            yield SystemCommand(a.title, a.help, lambda a=a: self.run_action(a.action))
+            if a.action in ("quit", "help") or not self.allowed(a.action, screen):
+                continue  # Textual's own palette entries already cover quit and help
+            yield SystemCommand(palette_title(a), a.help,
+                                lambda a=a: self._run_if_allowed(a.action))
+
+    def action_command_palette(self) -> None:
+        from geneb_tui.components.palette import Palette
+
+        if self.use_command_palette and not Palette.is_open(self):
+            self.push_screen(Palette(id="--command-palette"))
+
+    def _run_if_allowed(self, action: str) -> None:
+        if self.allowed(action, self.screen):
+            self.run_action(action)
+
+    def allowed(self, action: str, screen: Screen) -> bool:
+        """Which of the dashboard's actions make sense on `screen` (the footer, the bindings
+        and the palette follow this): everything on the main table; selection changes where a
+        screen follows the selection; reload, help and quit everywhere; on the empty-store
+        screen only reload, help and quit."""
+        if action not in REGISTRY or action in ANYWHERE:
+            return True
+        if isinstance(screen, EmptyStoreScreen) or self.snapshot is None:
+            return False
+        if screen is self.screen_stack[0]:
+            return True
+        if isinstance(screen, ModalScreen) or action in MAIN_ONLY:
+            return False
+        return action in SELECTION and hasattr(screen, "filters_updated")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """On the empty-store screen only reload, help, palette and quit make sense."""
-        if isinstance(self.screen, EmptyStoreScreen) and action not in (
-                "refresh", "help", "quit", "command_palette"):
-            return False
-        return True
+        return self.allowed(action, self.screen)
 
     # -- store reads (workers) ----------------------------------------------------------------
     def action_refresh(self) -> None:
@@ -129,14 +170,16 @@ class GenebApp(App[None]):
             updated = getattr(screen, "snapshot_updated", None)
             if updated is not None:
                 updated(msg.snapshot)
-        empty_shown = isinstance(self.screen, EmptyStoreScreen)
+        empty_shown = any(isinstance(s, EmptyStoreScreen) for s in self.screen_stack)
         if msg.snapshot.is_empty:
             if not empty_shown:
                 self.push_screen(EmptyStoreScreen(self.paths.root))
             self.refresh_bindings()
             return
-        if empty_shown:
+        while empty_shown and len(self.screen_stack) > 1:   # the empty screen and any above it
+            top = self.screen
             self.pop_screen()
+            empty_shown = not isinstance(top, EmptyStoreScreen)
         self.refresh_bindings()
         if self.filters.suite not in msg.snapshot.suites():
             self.filters = self.filters.with_(suite="geneb-v1", category=None)
@@ -153,19 +196,43 @@ class GenebApp(App[None]):
                         severity="error", timeout=10)
 
     def rebuild(self) -> None:
-        """Recompute the table for the current selection (off the UI thread)."""
+        """Recompute the table for the current selection (off the UI thread). Keys pressed in
+        a burst (a held key) start one build, for the last selection."""
         if self.snapshot is None:
             return
         self._view_token += 1
-        self._build_view(self.snapshot, self.filters, self.sort_key, self.descending,
-                         self._view_token)
+        if not self._rebuild_pending:
+            self._rebuild_pending = True
+            self.call_later(self._start_build)
+
+    def _start_build(self) -> None:
+        self._rebuild_pending = False
+        if self.snapshot is not None:
+            self._build_view(self.snapshot, self.filters, self.sort_key, self.descending,
+                             self.rank_scope, self._view_token)
 
     @work(thread=True, exclusive=True, group="view")
     def _build_view(self, snap: StoreSnapshot, filters: Filters, sort_key: str | None,
-                    descending: bool, token: int) -> None:
+                    descending: bool, rank_scope: str, token: int) -> None:
         from geneb_tui.core.query import build_view
 
-        self.post_message(ViewBuilt(build_view(snap, filters, sort_key, descending), token))
+        try:
+            view = build_view(snap, filters, sort_key, descending, rank_scope)
+        except Exception as exc:  # shown to the user, never a traceback over the UI
+            self.post_message(ViewFailed(f"{type(exc).__name__}: {exc}", filters, token))
+            return
+        self.post_message(ViewBuilt(view, token))
+
+    @on(ViewFailed)
+    def _view_failed(self, msg: ViewFailed) -> None:
+        self.report_internal_error(f"Could not build the table for {msg.filters.describe()}",
+                                   msg.error)
+
+    def report_internal_error(self, what: str, error: str) -> None:
+        """A bug met in a worker: told to the user (with what to report), kept for tests."""
+        self.internal_errors.append(f"{what}: {error}")
+        self.notify(f"{escape(what)}: {escape(error)}", title="Internal error (please report)",
+                    severity="error", timeout=15)
 
     @on(ViewBuilt)
     def _view_built(self, msg: ViewBuilt) -> None:
@@ -178,7 +245,7 @@ class GenebApp(App[None]):
 
     # -- selection ----------------------------------------------------------------------------
     def set_filters(self, filters: Filters | None) -> None:
-        if filters is None or filters == self.filters:
+        if filters is None or filters == self.filters or self.snapshot is None:
             return
         if filters.category != self.filters.category or filters.suite != self.filters.suite:
             self.sort_key = None  # the columns change: sort by the first score column
@@ -228,7 +295,14 @@ class GenebApp(App[None]):
             self.set_filters(self.filters.with_(suite=suite, category=None))
 
     def action_search(self) -> None:
-        self.query_one("#search", Input).focus()
+        if self.screen is self.screen_stack[0]:
+            self.query_one("#search", Input).focus()
+
+    def action_rank_scope(self) -> None:
+        self.rank_scope = "shown" if self.rank_scope == "store" else "store"
+        self.notify("Ranks among the rows shown" if self.rank_scope == "shown" else
+                    "Ranks among all entries in the store", timeout=3)
+        self.rebuild()
 
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:
@@ -268,19 +342,19 @@ class GenebApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_compare(self) -> None:
-        if self.snapshot is None:
+        if self.snapshot is None or self.snapshot.is_empty:
             return
         from geneb_tui.components.compare_screen import CompareScreen
 
         self.push_screen(CompareScreen(self.paths, self.snapshot, self.filters))
 
     def action_missing(self) -> None:
-        if self.snapshot is None:
+        if self.snapshot is None or self.snapshot.is_empty:
             return
         from geneb_tui.components.missing_screen import MissingScreen
 
-        shown = [] if self.view is None else list(dict.fromkeys(r.model for r in self.view.rows))
-        self.push_screen(MissingScreen(self.paths, self.snapshot, self.filters, shown))
+        self.push_screen(MissingScreen(self.paths, self.snapshot, self.filters,
+                                       self.fill_choices))
 
     # -- export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:
@@ -292,7 +366,7 @@ class GenebApp(App[None]):
 
     def action_export(self) -> None:
         view = self.view
-        if view is None:
+        if view is None or self.screen is not self.screen_stack[0]:
             return
         n_cols = len(view.export_header())
 
@@ -306,7 +380,7 @@ class GenebApp(App[None]):
     def _export(self, view: TableView, path: Path) -> None:
         try:
             n = write_csv(path, view.export_header(), view.export_rows())
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             self.post_message(ExportFinished(path, 0, str(exc)))
             return
         self.post_message(ExportFinished(path, n))

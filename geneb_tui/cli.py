@@ -25,8 +25,9 @@ def main(argv: list[str] | None = None) -> int:
               f"fill --store {paths.root} ...` or `geneb-engine import --official --store "
               f"{paths.root}`", file=sys.stderr)
         return 2
-    GenebApp(paths).run()
-    return 0
+    app = GenebApp(paths)
+    app.run()
+    return app.return_code or 0   # 1 when the app ended on an unhandled error
 
 
 if __name__ == "__main__":

@@ -34,6 +34,15 @@ class ViewBuilt(Message):
 
 
 @dataclass
+class ViewFailed(Message):
+    """Building the table failed (a bug): shown, never a traceback over the UI."""
+
+    error: str
+    filters: object
+    token: int
+
+
+@dataclass
 class ComparisonReady(Message):
     """One comparison view computed: `payload` is what its widget shows."""
 

@@ -5,15 +5,6 @@ class GenebError(Exception):
     """A problem the user can fix: the message names the file, task or model and what to do."""
 
 
-def unknown_name(kind: str, name: str, known: list[str], hint: str) -> GenebError:
-    """'unknown model 'x' (did you mean ...?); <hint>'."""
-    import difflib
-
-    close = difflib.get_close_matches(name, known, n=3)
-    also = f" (did you mean {', '.join(close)}?)" if close else ""
-    return GenebError(f"unknown {kind} {name!r}{also}; {hint}")
-
-
 def brief(exc: BaseException, limit: int = 160) -> str:
     """The first line of an exception's message, cut to `limit` characters (library errors,
     delta-rs' above all, can run to many lines of internals)."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-# The published GENEB reference data (never copied into the project).
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-SUBMISSIONS = SHARED_DATA / "geneb-submissions"
-LEADERBOARD = SHARED_DATA / "geneb-leaderboard" / "leaderboard.json"
+from store.official_data import official_tree
+
+# The published GENEB reference files, written once from the data shipped in the package
+# (store/reference_data/) into <temp dir>/geneb-official-<content hash>/. Read-only for the tests.
+OFFICIAL_TREE = official_tree()
+SUBMISSIONS = OFFICIAL_TREE / "submissions"                          # the 40 official files
+SELF_REPORTED = OFFICIAL_TREE / "submissions-self-reported"          # splicebert-1024nt.json
+LEADERBOARD = OFFICIAL_TREE / "leaderboard.json"
 
 
 @pytest.fixture(scope="session")

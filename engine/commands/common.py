@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -14,8 +19,30 @@ from store.catalog import ModelMeta, load_models
 from store.errors import GenebError
 from store.paths import StorePaths, check_store, resolve_store
 
+if TYPE_CHECKING:
+    from store.db import Snapshot
+
 console = Console(soft_wrap=True)  # messages stay one line (commands in them copy whole)
 err_console = Console(stderr=True)
+
+OUTPUT_WIDTH = 200  # columns of the tables when stdout is not a terminal and $COLUMNS is unset
+
+LIST_UP_TO = 16     # an error lists the valid values when there are at most this many
+
+
+def output_width() -> int:
+    """The width tables are laid out for: the terminal's when stdout is one (rich's own rule,
+    which lets $COLUMNS override it), else $COLUMNS when set, else OUTPUT_WIDTH."""
+    if sys.stdout.isatty():
+        return Console().width
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else OUTPUT_WIDTH
+
+
+def table_console() -> Console:
+    """The console of a command's tables (`output_width` columns; messages are never wrapped,
+    so the commands in them copy whole)."""
+    return Console(soft_wrap=True, width=output_width())
 
 
 def store_of(args, *, write: bool = False) -> StorePaths:
@@ -65,7 +92,213 @@ def add_suite_args(p) -> None:
                         "data revision; off for geneb-v1 unless asked)")
 
 
+SUITES: tuple[str, ...] = ("geneb-v1", "geneb-mini")   # the named suites (else a folder)
+
+
 def suite_of(args, paths: StorePaths):
     from engine.suites import resolve_suite
 
+    if args.suite not in SUITES and not _exists(args.suite) \
+            and suggestions(args.suite, SUITES):              # a misspelt name, not a path
+        check_names("suite", [args.suite], SUITES, option="--suite",
+                    more=", or a directory of <task_id>.csv files")
     return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample)
+
+
+def _exists(path: str) -> bool:
+    try:
+        return Path(path).expanduser().exists()
+    except (RuntimeError, OSError, ValueError):
+        return False
+
+
+# --- names: one rule for every option that takes names ------------------------------------
+
+def suggestions(name: str, known: Iterable[str], aliases: Mapping[str, str] | None = None,
+                n: int = 3) -> list[str]:
+    """Up to `n` known names close to `name`, best first: the same name but for case, names
+    it begins or is a part of, then difflib's closest (case-folded). `aliases` maps other
+    spellings (a model's display name) to the name to suggest."""
+    folded: dict[str, list[str]] = {}
+    for k in known:
+        folded.setdefault(k.casefold(), []).append(k)
+    for alias, target in (aliases or {}).items():
+        folded.setdefault(alias.casefold(), []).append(target)
+    key = name.casefold()
+    out = list(folded.get(key, []))
+    if len(key) >= 2:   # what it begins (f1 -> f1_macro), and from 3 characters is part of
+        out += [k for f, ks in folded.items() if f != key and f.startswith(key) for k in ks]
+    if len(key) >= 3:
+        out += [k for f, ks in folded.items() if f != key and key in f for k in ks]
+    close = difflib.get_close_matches(key, list(folded), n=n, cutoff=0.6)
+    if close:   # only those about as close as the closest: 'kmer3' -> kmer-3, not kmer-4
+        best = difflib.SequenceMatcher(None, key, close[0]).ratio()
+        out += [k for f in close if difflib.SequenceMatcher(None, key, f).ratio() >= best - 0.1
+                for k in folded[f]]
+    return list(dict.fromkeys(out))[:n]
+
+
+def check_names(kind: str, given: Sequence[str] | None, known: Iterable[str], *,
+                option: str | None = None, listing: str | None = None,
+                aliases: Mapping[str, str] | None = None, quote: bool = True,
+                more: str = "") -> list[str]:
+    """`given` (every name matched exactly: ids are case-sensitive) when each is in `known`;
+    else one GenebError naming the option, every unknown name with the closest known ones
+    ("did you mean"; a case-only difference is suggested first) and the valid values (listed
+    when there are at most LIST_UP_TO, else `listing`: what lists them). Every command checks
+    its name options through this before it reads or writes anything else. `quote=False`
+    shows the names bare (the wording `fill --tasks` has always had); `more` ends the list of
+    valid values (what else the option takes)."""
+    given = list(given or [])
+    values = list(dict.fromkeys(known))
+    valid = set(values)
+    unknown = [g for g in dict.fromkeys(given) if g not in valid]
+    if not unknown:
+        return given
+    parts = []
+    for name in unknown:
+        close = suggestions(name, values, aliases)
+        parts.append((repr(name) if quote else name)
+                     + (f" (did you mean {', '.join(close)}?)" if close else ""))
+    if not values:
+        hint = listing or f"there is no {kind} to choose from"
+    elif len(values) <= LIST_UP_TO or not listing:
+        hint = f"choose from {', '.join(values)}"
+    else:
+        hint = listing
+    where = f"{option}: " if option else ""
+    raise GenebError(f"{where}unknown {kind} {' and '.join(parts)}; {hint}{more}")
+
+
+def choice_of(kind: str, values: Sequence[str]):
+    """argparse `type=` for an option with a closed set of values (regimes, metrics, scale
+    bands, provenances): an unknown value is the usage error of `check_names`."""
+    def convert(text: str) -> str:
+        try:
+            return check_names(kind, [text], values)[0]
+        except GenebError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = kind
+    return convert
+
+
+class StoreNames:
+    """The names a store knows, from where the project keeps them: the model catalog (built-in
+    and the user's) and the store's, the suites' tasks and categories (geneb-v1, the store's
+    task catalog, the materialised suites), and the models, tasks and sources of its rows."""
+
+    def __init__(self, paths: StorePaths, snap: Snapshot | None = None):
+        self.paths = paths
+        self._snap = snap
+
+    @cached_property
+    def snap(self) -> Snapshot:
+        from store.db import Snapshot
+
+        return self._snap if self._snap is not None else Snapshot(self.paths)
+
+    @cached_property
+    def _rows(self):
+        """The distinct (model, task, source, protocol) of the store's rows."""
+        return self.snap.query("SELECT DISTINCT model, task, source, protocol FROM results_all")
+
+    @cached_property
+    def _catalog_models(self):
+        from store.db import read_catalog
+
+        return read_catalog(self.paths, "models")
+
+    @cached_property
+    def _catalog_tasks(self):
+        from store.catalog import geneb_v1_tasks, materialised_suite_tasks
+        from store.db import read_catalog
+
+        stored = read_catalog(self.paths, "tasks")
+        pairs = [(t.task_id, t.category) for t in geneb_v1_tasks()]
+        pairs += list(zip(stored["task_id"], stored["category"], strict=True))
+        pairs += [(t.task_id, t.category) for t in materialised_suite_tasks(self.paths)]
+        return pairs
+
+    @cached_property
+    def catalog(self) -> dict[str, ModelMeta]:
+        return load_models(self.paths.user_models)
+
+    @cached_property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys([*self.catalog, *self._catalog_models["model_id"],
+                                   *sorted(self._rows["model"].unique())]))
+
+    @cached_property
+    def model_aliases(self) -> dict[str, str]:
+        """Display names (and hub ids) of the catalog's models -> their ids."""
+        out = {m.display: m.model_id for m in self.catalog.values() if m.display}
+        out |= {m.hub_id: m.model_id for m in self.catalog.values() if m.hub_id}
+        out |= dict(zip(self._catalog_models["display"], self._catalog_models["model_id"],
+                        strict=True))
+        return {k: v for k, v in out.items() if k}
+
+    @cached_property
+    def displays(self) -> dict[str, str]:
+        """Model id -> display name (the catalog's, else the store's catalog)."""
+        out = {**dict(zip(self._catalog_models["model_id"], self._catalog_models["display"],
+                          strict=True)),
+               **{m.model_id: m.display for m in self.catalog.values()}}
+        return {k: v for k, v in out.items() if v}
+
+    @cached_property
+    def tasks(self) -> list[str]:
+        return list(dict.fromkeys([*(t for t, _ in self._catalog_tasks),
+                                   *sorted(self._rows["task"].unique())]))
+
+    @cached_property
+    def categories(self) -> list[str]:
+        from store.catalog import CATEGORY_ORDER
+
+        return list(dict.fromkeys([*CATEGORY_ORDER,
+                                   *(c for _, c in self._catalog_tasks if c)]))
+
+    @cached_property
+    def sources(self) -> list[str]:
+        """local, the provenances of imported submissions, then any other of the store's."""
+        from store.official import SUBMISSION_PROVENANCES
+
+        return list(dict.fromkeys(["local", *SUBMISSION_PROVENANCES,
+                                   *sorted(self._rows["source"].unique())]))
+
+    @cached_property
+    def protocols(self) -> list[str]:
+        """The protocols `fill --protocol` knows, then those of the store's rows."""
+        from engine.commands.fill import protocol_names
+
+        return list(dict.fromkeys([*protocol_names(),
+                                   *sorted(self._rows["protocol"].drop_nulls().unique())]))
+
+    def check_models(self, given, option: str = "--models") -> list[str]:
+        return check_names("model", given, self.models, option=option,
+                           aliases=self.model_aliases,
+                           listing=f"`geneb-engine models` lists the {len(self.catalog)} "
+                                   "catalog models")
+
+    def check_tasks(self, given, option: str = "--tasks") -> list[str]:
+        return check_names("task", given, self.tasks, option=option,
+                           listing="`geneb-engine tasks --suite SUITE` lists a suite's tasks")
+
+    def check_categories(self, given, option: str = "--categories") -> list[str]:
+        return check_names("category", given, self.categories, option=option,
+                           listing="`geneb-engine tasks --suite SUITE` shows each task's "
+                                   "category")
+
+    def check_sources(self, given, option: str = "--sources") -> list[str]:
+        return check_names("source", given, self.sources, option=option)
+
+    def check_protocols(self, given, option: str = "--protocol") -> list[str]:
+        return check_names("protocol", given, self.protocols, option=option)
+
+
+def suites_with_results(snap: Snapshot, source: str | None = None) -> list[str]:
+    """The suites (by the task catalog) whose tasks hold the store's results (of `source`)."""
+    where = "" if source is None else " WHERE r.source = ?"
+    found = snap.query("SELECT DISTINCT coalesce(t.suite, 'unregistered tasks') AS suite "
+                       f"FROM results r LEFT JOIN tasks t ON t.task_id = r.task{where} "
+                       "ORDER BY suite", [source] if source is not None else None)
+    return found["suite"].to_list()

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.commands.common import console, emit_json, store_of
+from engine.commands.common import StoreNames, choice_of, console, emit_json, store_of
 from store.errors import GenebError
 from store.protocol import REGIMES
+
+PROVENANCES = ("self-reported", "reproduced", "verified")
+# Columns after the results' own (which keep their order): what the export holds and how it
+# was asked for, on every row.
+EXTRA_COLUMNS = ("display", "suite", "table_version", "filters")
 
 
 def register(sub, common) -> None:
@@ -23,14 +28,14 @@ def register(sub, common) -> None:
                       help="write this model's official submission file (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the submission file, named <model id>.json (or a folder for it)")
-    p.add_argument("--provenance", choices=("self-reported", "reproduced", "verified"),
+    p.add_argument("--provenance", choices=PROVENANCES, type=choice_of("provenance", PROVENANCES),
                    default="self-reported", help="the submission's provenance "
                                                  "(default: self-reported)")
     p.add_argument("--per-seed", action="store_true", help="one row per seed")
     p.add_argument("--models", nargs="+", metavar="MODEL")
     p.add_argument("--tasks", nargs="+", metavar="TASK")
     p.add_argument("--categories", nargs="+", metavar="CATEGORY")
-    p.add_argument("--regimes", nargs="+", choices=REGIMES)
+    p.add_argument("--regimes", nargs="+", choices=REGIMES, type=choice_of("regime", REGIMES))
     p.add_argument("--sources", nargs="+", metavar="SOURCE",
                    help="local, official, verified, reproduced, self-reported")
     p.set_defaults(handler=run)
@@ -42,13 +47,20 @@ def run(args) -> int:
     from store.seedmeans import per_seed, seed_means
 
     paths = store_of(args)
+    snap = Snapshot(paths)
+    names = StoreNames(paths, snap)
     if args.submission:
+        names.check_models([args.submission], option="--submission")
         return _submission(paths, args)
+    names.check_models(args.models)
+    names.check_tasks(args.tasks)
+    names.check_categories(args.categories)
+    names.check_sources(args.sources)
     out = _csv_path(args.csv)
     filters = {"model": args.models, "task": args.tasks, "category": args.categories,
                "regime": args.regimes, "source": args.sources}
-    snap = Snapshot(paths)
     frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
+    frame = _described(frame, snap, names, filters)
     try:    # the dashboard's writer: full precision, formula-like text escaped, atomic
         write_csv(out, frame.columns, frame.iter_rows())
     except OSError as exc:
@@ -56,10 +68,57 @@ def run(args) -> int:
     if args.json:
         emit_json({"path": str(out), "rows": frame.height, "per_seed": args.per_seed,
                    "table_version": snap.version})
+    elif frame.height:
+        console.print(f"wrote {frame.height} rows to {out} (results {snap.label})")
     else:
-        console.print(f"wrote {frame.height} rows to {out} (results {snap.label})"
-                      + ("" if frame.height else " (no results match: header only)"))
+        console.print(f"wrote 0 rows to {out} (header only): {_why_empty(snap, filters)}")
     return 0
+
+
+def _described(frame, snap, names: StoreNames, filters: dict):
+    """The export's frame with EXTRA_COLUMNS appended: the model's display name (catalog),
+    the suite its task belongs to (task catalog), the results' table version and the
+    filters the export was asked with (`none`: everything)."""
+    import polars as pl
+
+    display = names.displays
+    suites = snap.query("SELECT task_id AS task, suite FROM tasks")
+    option = {"model": "models", "task": "tasks", "category": "categories",
+              "regime": "regimes", "source": "sources"}
+    asked = "; ".join(f"{option[k]}={','.join(v)}" for k, v in filters.items() if v) or "none"
+    return (frame.join(suites.unique("task", keep="first"), on="task", how="left",
+                       maintain_order="left")
+            .with_columns(pl.col("model").replace_strict(display, default=pl.col("model"),
+                                                         return_dtype=pl.String)
+                          .alias("display"),
+                          pl.lit(snap.version, dtype=pl.Int64).alias("table_version"),
+                          pl.lit(asked).alias("filters"))
+            .select(*(c for c in frame.columns if c not in EXTRA_COLUMNS), *EXTRA_COLUMNS))
+
+
+def _why_empty(snap, filters: dict) -> str:
+    """Why no row matches although every name is known: which filter matches nothing in the
+    store (and how to get those results), or that the filters together match nothing."""
+    if snap.version is None or snap.query("SELECT count(*) AS n FROM results")["n"][0] == 0:
+        return (f"the store {snap.paths.root} holds no results; compute some with "
+                "`geneb-engine fill --suite geneb-mini --models kmer-3` or import the official "
+                "ones with `geneb-engine import --official`")
+    have = snap.query("SELECT DISTINCT r.model, r.task, t.category, r.regime, r.source "
+                      "FROM results r LEFT JOIN tasks t ON t.task_id = r.task")
+    alone = [c for c, values in filters.items()
+             if values and not have.filter(have[c].is_in(list(values))).height]
+    if alone:
+        fix = ""
+        if "source" in alone and set(filters["source"]) <= {"official"}:
+            fix = "; import them with `geneb-engine import --official`"
+        elif "model" in alone:
+            fix = (f"; compute them with `geneb-engine fill --models "
+                   f"{' '.join(filters['model'])}`")
+        what = " and of ".join(f"{c} {', '.join(filters[c])}" for c in alone)
+        return f"no results of {what} in {snap.paths.root}{fix}"
+    given = " with ".join(f"{c} {', '.join(v)}" for c, v in filters.items() if v)
+    return (f"the store {snap.paths.root} has results of each filter, but none of {given} "
+            "together; `geneb-engine status` shows what is there")
 
 
 def _csv_path(given: str) -> Path:

@@ -17,6 +17,8 @@ from rich.progress import (
 
 from engine.commands.common import (
     add_suite_args,
+    check_names,
+    choice_of,
     console,
     emit_json,
     err_console,
@@ -25,7 +27,6 @@ from engine.commands.common import (
     store_of,
     suite_of,
 )
-from store.errors import unknown_name
 from store.protocol import GENEB_V1, REGIMES, Protocol
 
 
@@ -37,7 +38,8 @@ def register(sub, common) -> None:
     p.add_argument("--models", nargs="+", required=True, metavar="MODEL",
                    help="catalog ids (see `geneb-engine models`)")
     p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks")
-    p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES))
+    p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
+                   type=choice_of("regime", REGIMES))
     p.add_argument("--limit", type=positive_int, metavar="N",
                    help="only the first N tasks of the suite (a smoke run; complete results are "
                         "never overwritten)")
@@ -58,17 +60,25 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
-def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
-    """Protocols by name; `sweep` / `sweep-unscaled` stand for a whole C sweep."""
+def _known_protocols() -> dict[str, tuple[Protocol, ...]]:
     from engine.probes.variants import named_variants, sweep_protocols
 
-    known = {GENEB_V1.name: (GENEB_V1,), "sweep": sweep_protocols(),
-             "sweep-unscaled": sweep_protocols(standardize=False),
-             **{name: (p,) for name, p in named_variants().items()}}
+    return {GENEB_V1.name: (GENEB_V1,), "sweep": sweep_protocols(),
+            "sweep-unscaled": sweep_protocols(standardize=False),
+            **{name: (p,) for name, p in named_variants().items()}}
+
+
+def protocol_names() -> list[str]:
+    """The names `--protocol` takes (geneb-v1 first: the official one)."""
+    return list(_known_protocols())
+
+
+def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
+    """Protocols by name; `sweep` / `sweep-unscaled` stand for a whole C sweep."""
+    known = _known_protocols()
+    check_names("protocol", names, known, option="--protocol")
     out: dict[str, Protocol] = {}
     for name in names:
-        if name not in known:
-            raise unknown_name("protocol", name, list(known), "geneb-v1 is the official one")
         out.update({p.hash: p for p in known[name]})
     return tuple(out.values())
 
@@ -84,12 +94,21 @@ def run(args) -> int:
     from engine.fill import FillOptions, run_fill
     _stop_on_sigterm()
     paths = store_of(args, write=True)
+    models = models_of(paths, args.models)      # names first: a typo changes nothing
+    protocols = protocols_of(args.protocol)
     suite = suite_of(args, paths)
+    if args.tasks:
+        from store.ids import check_id
+
+        for t in args.tasks:
+            check_id("task", t, "--tasks")      # an unusable id is its own message
+        check_names("task(s)", args.tasks, [t.task_id for t in suite.tasks],
+                    option=f"suite {suite.name}", quote=False,
+                    listing=f"`geneb-engine tasks --suite {args.suite}` lists them")
     tasks = list(suite.select(args.tasks))[:args.limit]
-    models = models_of(paths, args.models)
     encoder_options = {"device": args.device, "batch_size": args.batch_size,
                        "trust_remote_code": args.trust_remote_code}
-    options = FillOptions(protocols=protocols_of(args.protocol), jobs=max(1, args.jobs),
+    options = FillOptions(protocols=protocols, jobs=max(1, args.jobs),
                           probe_device=args.probe_device,
                           encoder_options={k: v for k, v in encoder_options.items() if v})
     start = time.perf_counter()

@@ -22,21 +22,28 @@ def register(sub, common) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="submission files, leaderboard.json, or folders of *.json files")
     p.add_argument("--official", action="store_true",
-                   help=f"download the 40 official submissions (github.com/{OFFICIAL_REPO} at "
-                        f"{OFFICIAL_COMMIT[:10]}) into <store>/reference/official-submissions/ "
-                        "and import them")
+                   help=f"import the official results shipped with geneb (github.com/"
+                        f"{OFFICIAL_REPO} at {OFFICIAL_COMMIT[:10]}: 40 official and 1 "
+                        "self-reported submissions, leaderboard.json), written to "
+                        "<store>/reference/official-submissions/; no network")
+    p.add_argument("--commit", metavar="SHA",
+                   help="with --official: download the 40 official submissions of another "
+                        f"commit of github.com/{OFFICIAL_REPO} instead (needs network)")
     p.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from store.official_fetch import fetch_official_submissions
+    from store.official_fetch import official_files, pinned_commit
     from store.submission import import_files
 
-    if not args.paths and not args.official:
+    official = args.official or args.commit is not None
+    if not args.paths and not official:
         raise GenebError("nothing to import: give submission files, leaderboard.json or folders "
-                         "of them, or --official for the 40 official submissions")
+                         "of them, or --official for the official GENEB results")
+    if args.commit is not None:
+        pinned_commit(args.commit)      # a malformed SHA is refused before the store is touched
     paths = store_of(args, write=True)
-    files = [*args.paths, *(fetch_official_submissions(paths) if args.official else [])]
+    files = [*args.paths, *(official_files(paths, args.commit) if official else [])]
     outcomes = import_files(paths, files)
     if args.json:
         emit_json({"store": str(paths.root),

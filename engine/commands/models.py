@@ -4,17 +4,31 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from rich.table import Table
+from rich.markup import escape
 
-from engine.commands.common import console, emit_json, store_of
-from store.catalog import load_models
+from engine.commands.common import (
+    check_names,
+    choice_of,
+    console,
+    emit_json,
+    store_of,
+    table_console,
+)
+from engine.commands.layout import Col, FitTable
+from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, load_models
+
+SCALES = ("<100M", "100M-1B", ">1B", "n/a")
 
 
 def register(sub, common) -> None:
     p = sub.add_parser("models", parents=[common], help="list the model catalog")
-    p.add_argument("--architecture", metavar="FAMILY", help="e.g. 'Transformer decoder'")
-    p.add_argument("--tokenization", metavar="FAMILY", help="single-nucleotide, k-mer, BPE, ...")
-    p.add_argument("--scale", choices=["<100M", "100M-1B", ">1B", "n/a"])
+    p.add_argument("--architecture", metavar="FAMILY",
+                   help=f"architecture family: {', '.join(ARCHITECTURE_FAMILIES)}")
+    p.add_argument("--tokenization", metavar="FAMILY",
+                   help=f"tokenization family: {', '.join(TOKENIZATION_FAMILIES)}")
+    p.add_argument("--pretraining", metavar="DATA",
+                   help="pretraining data, e.g. human, multi-species, plant-genomes")
+    p.add_argument("--scale", choices=SCALES, type=choice_of("scale band", SCALES))
     p.add_argument("--search", metavar="TEXT", help="id or display name contains TEXT")
     p.set_defaults(handler=run)
 
@@ -38,23 +52,44 @@ def _runs(m) -> str:
 
 
 def run(args) -> int:
+    catalog = load_models(store_of(args).user_models)
+    entries = list(catalog.values())
+    for option, kind, field, vocabulary in (
+            ("--architecture", "architecture family", "architecture_family",
+             ARCHITECTURE_FAMILIES),
+            ("--tokenization", "tokenization family", "tokenization_family",
+             TOKENIZATION_FAMILIES),
+            ("--pretraining", "pretraining data", "pretraining_data", ())):
+        given = getattr(args, option[2:])
+        if given is not None:
+            known = [*vocabulary, *sorted({getattr(m, field) for m in entries})]
+            check_names(kind, [given], known, option=option)
     models = [
-        m for m in load_models(store_of(args).user_models).values()
-        if (not args.architecture or m.architecture_family.lower() == args.architecture.lower())
-        and (not args.tokenization or m.tokenization_family.lower() == args.tokenization.lower())
+        m for m in entries
+        if (not args.architecture or m.architecture_family == args.architecture)
+        and (not args.tokenization or m.tokenization_family == args.tokenization)
+        and (not args.pretraining or m.pretraining_data == args.pretraining)
         and (not args.scale or m.scale_band == args.scale)
         and (not args.search or args.search.lower() in (m.model_id + m.display).lower())
     ]
     if args.json:
         emit_json([{**asdict(m), "scale_band": m.scale_band} for m in models])
         return 0
-    table = Table(title=f"{len(models)} models")
-    table.add_column("model", no_wrap=True, overflow="ellipsis", max_width=36)
-    table.add_column("params", justify="right", no_wrap=True, min_width=6)
-    for col in ("architecture", "tokenization", "pretraining", "runs with"):
-        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=len(col))
+    if not models:
+        given = " ".join(f"{o} {v!r}" for o, v in (
+            ("--architecture", args.architecture), ("--tokenization", args.tokenization),
+            ("--pretraining", args.pretraining), ("--scale", args.scale),
+            ("--search", args.search)) if v)
+        console.print(f"no model of the {len(entries)} in the catalog matches {given}; drop a "
+                      "filter (`geneb-engine models` lists them all)")
+        return 0
+    table = FitTable(f"{len(models)} models",
+                     [Col("model", key=True), Col("params", justify="right"),
+                      Col("architecture", wrap=11), Col("tokenization"),
+                      Col("pretraining", wrap=13, drop=2), Col("runs with", wrap=10, drop=1)],
+                     max_drop=2)
     for m in models:
-        table.add_row(m.model_id, _params(m.params), m.architecture_family,
-                      m.tokenization_family, m.pretraining_data, _runs(m))
-    console.print(table)
+        table.add_row(escape(m.model_id), _params(m.params), escape(m.architecture_family),
+                      escape(m.tokenization_family), escape(m.pretraining_data), _runs(m))
+    table_console().print(table)
     return 0

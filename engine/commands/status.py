@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from rich.table import Table
+from rich.markup import escape
 
-from engine.commands.common import add_suite_args, console, emit_json, store_of, suite_of
+from engine.commands.common import (
+    StoreNames,
+    add_suite_args,
+    choice_of,
+    console,
+    emit_json,
+    store_of,
+    suite_of,
+    suites_with_results,
+    table_console,
+)
+from engine.commands.layout import Col, FitTable
 from store.protocol import GENEB_V1, REGIMES
 
 
@@ -15,7 +26,8 @@ def register(sub, common) -> None:
     add_suite_args(p)
     p.add_argument("--models", nargs="+", metavar="MODEL",
                    help="these models (default: every model with results on the suite)")
-    p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES))
+    p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
+                   type=choice_of("regime", REGIMES))
     p.add_argument("--source", default="local",
                    help="local (default), official, verified, reproduced, self-reported")
     p.set_defaults(handler=run)
@@ -65,10 +77,14 @@ def run(args) -> int:
     from store.db import Snapshot
 
     paths = store_of(args)
+    snap = Snapshot(paths)
+    names = StoreNames(paths, snap)
+    names.check_sources([args.source], option="--source")
+    if args.models:
+        names.check_models(args.models)
     suite = suite_of(args, paths)
     tasks = suite.tasks
     hashes, unread = _suite_hashes(suite, tasks)
-    snap = Snapshot(paths)
     frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes)
     data_note = ("the suite's files as they are now" if hashes is not None else
                  f"the store's current data (task files not read: {unread})")
@@ -77,18 +93,16 @@ def run(args) -> int:
                    "table_version": snap.version, "data": data_note, "rows": frame.to_dicts()})
         return 0
     if frame.is_empty():
-        console.print(f"no {args.source} results for suite {args.suite} in {paths.root}; "
-                      f"run `geneb-engine fill --suite {args.suite} --models ...` "
-                      "or `geneb-engine import --official`")
+        console.print(f"no {args.source} results for suite {args.suite} in {paths.root}"
+                      f"{_elsewhere(snap, args.source)}; {_how_to_get(args)}")
         return 0
-    table = Table(title=f"{args.suite}: cells (task × regime) done ({args.source}, "
-                        f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {snap.label})")
-    table.add_column("model", style="bold", no_wrap=True)
-    table.add_column("done", justify="right")
     stale_any = frame["stale"].sum() > 0
-    if stale_any:
-        table.add_column("stale", justify="right")
-    table.add_column("missing, by category")
+    table = FitTable(f"{args.suite}: cells (task × regime) done ({args.source}, "
+                     f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {snap.label})",
+                     [Col("model", key=True, style="bold"), Col("done", justify="right"),
+                      *([Col("stale", justify="right")] if stale_any else []),
+                      Col("missing, by category", wrap=24, max=90)])
+    nothing = []
     for model in dict.fromkeys(frame["model"]):
         rows = frame.filter(model=model).iter_rows(named=True)
         done = total = stale = 0
@@ -96,16 +110,39 @@ def run(args) -> int:
         for r in rows:
             done, total, stale = done + r["done"], total + r["total"], stale + r["stale"]
             if r["done"] < r["total"]:
-                missing.append(f"{r['category']} {r['total'] - r['done']}")
-        cells = [model, _cell(done, total)]
+                missing.append(f"{escape(r['category'])} {r['total'] - r['done']}")
+        if not done and not stale:
+            nothing.append(model)
+        cells = [escape(model), _cell(done, total)]
         if stale_any:
             cells.append(f"[yellow]{stale}[/]" if stale else "0")
         table.add_row(*cells, ", ".join(missing) or "[green]none[/]")
-    console.print(table)
+    table_console().print(table)
     if stale_any:
         console.print(f"stale: cells whose results were computed on other data than "
                       f"{data_note}; `fill` computes them again")
+    if nothing:
+        console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
+                      f"in {paths.root}; {_how_to_get(args, nothing)}")
     return 0
+
+
+def _how_to_get(args, models: list[str] | None = None) -> str:
+    """The command that gives the missing results of `args.source`."""
+    if args.source == "local":
+        regimes = "" if len(args.regimes) == 3 else f" --regimes {' '.join(args.regimes)}"
+        return (f"fill them with `geneb-engine fill --suite {args.suite} --models "
+                f"{' '.join(models or ['MODEL..'])}{regimes}`")
+    if args.source == "official":
+        return "import them with `geneb-engine import --official`"
+    return f"import {args.source} submission files with `geneb-engine import FILE..`"
+
+
+def _elsewhere(snap, source: str) -> str:
+    """' (its local results are on the tasks of geneb-mini)' when the store has rows of the
+    source on other tasks than the suite's."""
+    found = suites_with_results(snap, source)
+    return f" (its {source} results are on the tasks of {', '.join(found)})" if found else ""
 
 
 def _cell(done: int, total: int) -> str:

@@ -6,15 +6,18 @@ arrives after the options changed again is dropped.
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
+from geneb_tui.actions import COMPARE_KEYS, bindings
+from geneb_tui.components.footer import KeysFooter
+from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.scale_plot import ScalePlot
 from geneb_tui.components.view_table import ViewTable
-from geneb_tui.core.compare import VIEWS, CompareOptions, compute
+from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, compute
 from geneb_tui.core.filters import REGIMES, Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady
@@ -26,15 +29,9 @@ def _next(values, current):
     return values[(values.index(current) + 1) % len(values)] if current in values else values[0]
 
 
+@dismiss_once
 class CompareScreen(Screen[None]):
-    BINDINGS = [
-        Binding("escape,v", "close", "Back"),
-        Binding("a", "regime_a", "Regime A"),
-        Binding("b", "regime_b", "Regime B"),
-        Binding("o", "column", "Column"),
-        *(Binding(str(i), f"tab('{name}')", title, show=False)
-          for i, (name, title) in enumerate(VIEWS, 1)),
-    ]
+    BINDINGS = bindings(COMPARE_KEYS)
 
     def __init__(self, paths: StorePaths, snapshot: StoreSnapshot, filters: Filters,
                  initial: str = "leaders") -> None:
@@ -58,7 +55,7 @@ class CompareScreen(Screen[None]):
                         yield ScalePlot(id="scale-plot")
                     else:
                         yield ViewTable(id=f"{name}-table", classes="view-table")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.filters.describe()
@@ -66,17 +63,22 @@ class CompareScreen(Screen[None]):
 
     def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
         self.snapshot = snapshot
-        self.recompute()
+        if self.is_mounted:
+            self.recompute()
 
     def filters_updated(self, filters: Filters) -> None:
         """The app's selection changed (r, m, c, f, x work here too): follow it."""
+        from dataclasses import replace
+
+        suite_changed = filters.suite != self.filters.suite
         self.filters = filters
         self.sub_title = filters.describe()
         if filters.category and self.options.column in ("macro", "micro"):
-            from dataclasses import replace
-
             self.options = replace(self.options, column=filters.category)
-        self.recompute()
+        elif suite_changed and self.options.column not in ("macro", "micro"):
+            self.options = replace(self.options, column="macro")   # not a column here
+        if self.is_mounted:
+            self.recompute()
 
     # -- computing -----------------------------------------------------------------------------
     @property
@@ -92,11 +94,20 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare")
     def _compute(self, names, snap, filters, options, token) -> None:
         for name in names:
-            self.post_message(ComparisonReady(name, compute(name, snap, filters, options), token))
+            try:
+                payload = compute(name, snap, filters, options)
+            except Exception as exc:  # a bug: told, never a traceback over the UI
+                payload = Failed(f"{type(exc).__name__}: {exc}")
+            self.post_message(ComparisonReady(name, payload, token))
 
     @on(ComparisonReady)
     def _ready(self, msg: ComparisonReady) -> None:
         if msg.token != self._token:
+            return
+        if isinstance(msg.payload, Failed):
+            self.query_one(f"#{msg.name}-note", Static).update(
+                f"[b]Could not compute this view[/b]: {escape(msg.payload.note)}")
+            self.app.report_internal_error(f"Comparison view {msg.name}", msg.payload.note)
             return
         self.query_one(f"#{msg.name}-note", Static).update(msg.payload.note)
         if msg.name == "scale":

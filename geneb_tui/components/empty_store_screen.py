@@ -1,41 +1,42 @@
-"""Shown when the store holds no results: exactly how to fill or import some."""
+"""Shown when the store holds no results: exactly how to fill or import some, and how long."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rich.markup import escape
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from geneb_tui.actions import EMPTY_KEYS, bindings
+from geneb_tui.components.footer import KeysFooter
 
 
 def empty_store_text(root: Path) -> str:
-    store = str(root)
-    return f"""\
-[b]This store has no results yet.[/b]
-Store: {store}
-
-Import the official GENEB results (40 models × 100 tasks × 3 regimes):
-
-    geneb-engine import --official --store {store}
-
-or import submission files you have (official JSON format):
-
-    geneb-engine import PATH.. --store {store}
-
-or compute the built-in mini suite with the k-mer baselines (minutes on a CPU):
-
-    geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --store {store}
-
-Then press [b]Ctrl+R[/b] here to reload (or start geneb-tui again). [b]q[/b] quits.
-"""
+    # Times measured on two CPU cores after `make demo`'s install (README, "geneb-tui").
+    store = escape(str(root))
+    paragraphs = [
+        "[b]This store has no results yet.[/b]\n"
+        f"Store: {store}",
+        "Import the official GENEB results (40 models × 100 tasks × 3 regimes; a few seconds: "
+        "40 small files downloaded once, then about a second to import):",
+        f"    geneb-engine import --official --store {store}",
+        "or import submission files you have (official JSON format; about a second for 40 "
+        "files):",
+        f"    geneb-engine import PATH.. --store {store}",
+        "or compute the built-in mini suite with the k-mer baselines (117 cells: about 15-20 s "
+        "on two cores with --jobs 2, about 35 s with one job):",
+        "    geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --jobs 2 "
+        f"--store {store}",
+        "Then press [b]Ctrl+R[/b] here to reload (or start geneb-tui again). [b]q[/b] quits.",
+    ]
+    return "\n\n".join(paragraphs) + "\n"
 
 
 class EmptyStoreScreen(Screen[None]):
-    BINDINGS = [Binding("ctrl+r", "app.refresh", "Reload store"),
-                Binding("q", "app.quit", "Quit")]
+    BINDINGS = bindings(EMPTY_KEYS)
 
     def __init__(self, root: Path) -> None:
         super().__init__()
@@ -44,4 +45,4 @@ class EmptyStoreScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="empty-store"):
             yield Static(empty_store_text(self.root), id="empty-text", markup=True)
-        yield Footer()
+        yield KeysFooter()

@@ -6,14 +6,17 @@ from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
+from geneb_tui.actions import EXPORT_KEYS, bindings
+from geneb_tui.components.once import dismiss_once
 
+
+@dismiss_once
 class ExportScreen(ModalScreen[Path | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = bindings(EXPORT_KEYS)
 
     def __init__(self, default: Path, n_rows: int, n_cols: int) -> None:
         super().__init__()
@@ -22,8 +25,9 @@ class ExportScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog", classes="dialog"):
-            yield Label(f"[b]Export to CSV[/b] — {self.n_rows} rows × {self.n_cols} columns as "
-                        "shown (full precision, one rank column after each score)")
+            yield Label(f"[b]Export to CSV[/b] — {self.n_rows} rows × {self.n_cols} columns: "
+                        "the table as shown at full precision, model ids, each score's rank "
+                        "among the rows shown and in the store, and the selection")
             yield Input(str(self.default), id="export-path", placeholder="path/to/file.csv")
             yield Label("", id="export-error")
             with Horizontal(classes="buttons"):

@@ -1,4 +1,4 @@
-"""The current selection, always visible above the table."""
+"""The current selection, always visible above the table, and which rank the cells show."""
 
 from __future__ import annotations
 
@@ -11,6 +11,15 @@ if TYPE_CHECKING:
     from geneb_tui.core.query import TableView
 
 
+def rank_note(view: TableView) -> str:
+    """Which rank '#' is, when it matters (some entries of the store are not shown)."""
+    if not view.is_filtered or not view.rows:
+        return ""
+    if view.rank_scope == "store":
+        return f"# = rank among all {view.n_rows_unfiltered} in the store (n: among shown)"
+    return f"# = rank among the {len(view.rows)} shown (n: among all in the store)"
+
+
 class FilterBar(Static):
     def show(self, view: TableView) -> None:
         f = view.filters
@@ -19,4 +28,6 @@ class FilterBar(Static):
         hint = "" if f.is_default else "  [dim](x clears)[/]"
         if shown == 0:
             hint += "  [b]no results here[/b]: g lists the missing evaluations"
-        self.update(f"[b]{escape(f.describe())}[/b] · {shown}/{total} rows{hint}")
+        note = rank_note(view)
+        note = f" · [i]{escape(note)}[/i]" if note else ""
+        self.update(f"[b]{escape(f.describe())}[/b] · {shown}/{total} rows{note}{hint}")

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
+from geneb_tui.actions import FILTER_KEYS, bindings
+from geneb_tui.components.once import dismiss_once
 from geneb_tui.core.filters import (
     METRIC_LABELS,
     REGIMES,
     SCALE_BANDS,
     Filters,
     format_params,
-    parse_params,
+    parse_bounds,
 )
 
 if TYPE_CHECKING:
@@ -31,9 +33,9 @@ def _select(id_: str, values, current, labels=None, blank=True) -> Select:
                   value=current if current in values else Select.NULL)
 
 
+@dismiss_once
 class FilterScreen(ModalScreen[Filters | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel"),
-                Binding("ctrl+s", "apply", "Apply")]
+    BINDINGS = bindings(FILTER_KEYS)
 
     def __init__(self, filters: Filters, choices: FilterChoices) -> None:
         super().__init__()
@@ -83,12 +85,18 @@ class FilterScreen(ModalScreen[Filters | None]):
         return None if v in (Select.NULL, Select.BLANK) else v
 
     def collect(self) -> Filters:
-        """The dialog's state as `Filters`; ValueError for an unreadable parameter count."""
-        lo = parse_params(self.query_one("#params_min", Input).value)
-        hi = parse_params(self.query_one("#params_max", Input).value)
+        """The dialog's state as `Filters`; ValueError (with the message to show) for a bound
+        that is not a parameter count, a range upside down, or bounds with a fixed band."""
+        lo, hi = parse_bounds(self.query_one("#params_min", Input).value,
+                              self.query_one("#params_max", Input).value)
         band = self._value("scale_band")
         if (lo is not None or hi is not None) and band is None:
             band = "custom"
+        if (lo is not None or hi is not None) and band != "custom":
+            raise ValueError(f"Scale band {band} has fixed bounds: clear Params from/to, or "
+                             "choose the band 'custom'")
+        if band == "custom" and lo is None and hi is None:
+            band = None   # a custom band without bounds is no filter
         suite = self._value("suite") or self.filters.suite
         category = self._value("category")
         if suite != self.filters.suite:
@@ -107,10 +115,12 @@ class FilterScreen(ModalScreen[Filters | None]):
 
     def action_apply(self) -> None:
         try:
-            self.dismiss(self.collect())
-        except ValueError:
-            self.query_one("#filter-error", Label).update(
-                "[b]Params[/b]: give a number such as 50M, 1.5B or 250000000")
+            filters = self.collect()
+        except ValueError as exc:
+            self.query_one("#filter-error", Label).update(escape(str(exc)))
+            self.app.bell()
+            return
+        self.dismiss(filters)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

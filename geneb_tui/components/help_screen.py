@@ -1,41 +1,60 @@
-"""Help: what the dashboard shows and every key (from the actions registry)."""
+"""Help: what the dashboard shows and every key of every screen (from the actions registry)."""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from geneb_tui.actions import ACTIONS, key_label
+from geneb_tui.actions import HELP_KEYS, SCREENS, bindings, key_label
+from geneb_tui.components.once import dismiss_once
 
 ABOUT = (
     "[b]geneb-tui[/b] shows the GENEB results in the store: official imports and your local "
     "runs. Rows are models (one per source); columns are macro, micro and the 13 categories, or "
-    "the tasks of one category (c). Each cell is the value and its rank (#1 = best) among the "
-    "rows shown; [i]—[/i] is a missing result, never a zero. Colours run red → yellow → green "
-    "over each column's range. Ctrl+P opens the command palette with every action.\n"
+    "the tasks of one category (c). Each cell is the value and its rank (#1 = best, ties share "
+    "the better rank): by default the rank among [i]all[/i] entries of the store for this "
+    "suite, category, regime and metric, so a filter never makes a model look first overall; "
+    "[b]n[/b] switches to the rank among the rows shown. [i]—[/i] is a missing result, never a "
+    "zero. Colours run red → yellow → green over each column's range. Ctrl+P opens the command "
+    "palette with every action.\n"
 )
 
 
-def keys_table() -> Table:
-    t = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-    t.add_column("Key")
-    t.add_column("Action")
-    t.add_column("What it does")
-    for a in ACTIONS:
-        t.add_row(key_label(a.key), a.title, a.help)
-    t.add_row("Ctrl+P", "Command palette", "Every action by name, and Textual's themes")
+def _table(title: str) -> Table:
+    t = Table(box=None, show_header=False, pad_edge=False, expand=True, title=title,
+              title_justify="left", title_style="bold underline")
+    t.add_column("Key", no_wrap=True, width=12)
+    t.add_column("Action", no_wrap=True, width=18)
+    t.add_column("What it does", ratio=1)
     return t
 
 
+def keys_table() -> Group:
+    """One table per screen, the same columns in each (key, action, what it does)."""
+    tables = []
+    for screen, actions in SCREENS:
+        t = _table(screen)
+        for a in actions:
+            t.add_row(Text(key_label(a.key)), Text(a.title), Text(a.help))
+        tables.append(t)
+    t = _table("Everywhere")
+    t.add_row("Ctrl+P", "Command palette", "Every action by name, and Textual's themes")
+    t.add_row("Ctrl+Q", "Quit", "Leave geneb-tui from any screen")
+    tables.append(t)
+    return Group(*(part for t in tables for part in (t, Text(""))))
+
+
+@dismiss_once
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = bindings(HELP_KEYS)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog", classes="dialog"):
             yield Static(ABOUT)
             yield Static(keys_table())
-            yield Static("\n[dim]Esc closes.[/]")
+            yield Static("\n[dim]Esc closes; arrows / PgUp / PgDn scroll.[/]")

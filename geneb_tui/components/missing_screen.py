@@ -1,8 +1,15 @@
 """Missing evaluations: the (model, task, regime) cells the selection lacks, and a fill run.
 
+The models passing the filters are listed in a stable order (runnable ones first, each group
+by name), each with what a run needs or why it cannot run (`core.runnable`: catalog data only,
+no engine import). Ticks and the run options (regimes, device, batch size, trust remote code)
+live in the app's `FillChoices`, so they survive closing and reopening the screen.
+
 The fill runs `geneb-engine fill --json` as a subprocess in a worker thread; each JSON event
 becomes a `FillProgress` message. Cancel sends SIGTERM: the engine keeps the fragments it
-finished and never shows a partial one. When the run ends the app reloads the store.
+finished and never shows a partial one. The final state comes from `core.fill.outcome`: done
+(the engine's `done` event), failed (with the engine's one-line message) or cancelled (only when
+the user cancelled before the end). When the run ends the app reloads the store.
 """
 
 from __future__ import annotations
@@ -10,139 +17,372 @@ from __future__ import annotations
 import subprocess
 
 from rich.markup import escape
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Header, ProgressBar, SelectionList, Static
+from textual.widgets import (
+    Button,
+    DataTable,
+    Header,
+    Input,
+    Label,
+    ProgressBar,
+    Static,
+)
 
-from geneb_tui.core import fill
-from geneb_tui.core.filters import Filters
+from geneb_tui.actions import MISSING_KEYS, bindings
+from geneb_tui.components.footer import KeysFooter
+from geneb_tui.components.once import dismiss_once
+from geneb_tui.core import fill, runnable
+from geneb_tui.core.filters import REGIMES, Filters, format_params
 from geneb_tui.core.query import StoreSnapshot, candidate_models, missing_cells
 from geneb_tui.messages import FillFinished, FillProgress
 from store.paths import StorePaths
 
+REGIME_CHOICES: tuple[str, ...] = ("all", *REGIMES)
+MAX_CELL_ROWS = 500          # the cells list shows this many; the note gives the total
+TICKED, UNTICKED, BLOCKED = "[x]", "[ ]", " - "
+STATE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold yellow"}
 
+
+def _next(values, current):
+    values = list(values)
+    return values[(values.index(current) + 1) % len(values)] if current in values else values[0]
+
+
+@dismiss_once
 class MissingScreen(Screen[None]):
-    BINDINGS = [
-        Binding("g", "run_fill", "Run fill"),
-        Binding("k", "cancel_fill", "Cancel run"),
-        Binding("escape", "close", "Back"),
-    ]
+    BINDINGS = bindings(MISSING_KEYS)
 
     def __init__(self, paths: StorePaths, snapshot: StoreSnapshot, filters: Filters,
-                 shown_models: list[str]) -> None:
+                 choices: fill.FillChoices | None = None) -> None:
         super().__init__()
         self.paths = paths
         self.snapshot = snapshot
         self.filters = filters
-        self.candidates = candidate_models(snapshot, filters)
-        self.preselected = [m for m in shown_models if m in self.candidates]
+        self.choices = choices if choices is not None else fill.FillChoices()
+        self.candidates: list[str] = []
+        self.assessed: dict[str, runnable.Runnability] = {}
+        self.missing_by_model: dict[str, int] = {}
         self.cells: list[tuple[str, str, str]] = []
         self.proc: subprocess.Popen | None = None
         self.cancelled = False
         self.running = False
         self.last_command: list[str] = []
         self.events: list[fill.FillEvent] = []   # every event of the current run, in order
+        self.outcome: fill.FillOutcome | None = None
+        self._installed: dict[str, bool] = {}
+        self._pending_filters: Filters | None = None
+        self._ready = False      # the widgets exist (on_mount ran)
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="missing-note", classes="view-note")
-        yield SelectionList[str](
-            *((self._model_label(m), m, m in self.preselected) for m in self.candidates),
-            id="missing-models")
+        with Horizontal(id="missing-options"):
+            yield Static(id="options-text")
+            yield Label(" [b]b[/b] batch ")
+            yield Input(str(self.choices.batch_size or ""), placeholder="auto",
+                        id="batch-size", compact=True, restrict=r"[0-9]*", max_length=6)
+        yield DataTable(id="missing-models", cursor_type="row", zebra_stripes=True)
+        yield Static(id="model-detail")
         yield DataTable(id="missing-cells", cursor_type="row", zebra_stripes=True)
         yield ProgressBar(id="fill-progress", show_eta=False)
-        yield Static("Select models (space), then g runs geneb-engine fill for the missing cells; "
-                     "k cancels.", id="fill-status")
+        yield Static("Tick models (space), then g runs geneb-engine fill for their missing "
+                     "cells; k cancels.", id="fill-status")
         with Horizontal(id="missing-buttons", classes="buttons"):
-            yield Button("Run fill", variant="primary", id="run-fill")
-            yield Button("Cancel run", variant="error", id="cancel-fill", disabled=True)
-            yield Button("Back", id="close-missing")
-        yield Footer()
-
-    def _model_label(self, model: str) -> str:
-        meta = self.snapshot.model_meta(model)
-        return f"{meta.get('display') or model}  [dim]{model}[/]"
+            yield Button("Run fill", variant="primary", id="run-fill", compact=True)
+            yield Button("Cancel run", variant="error", id="cancel-fill", disabled=True,
+                         compact=True)
+            yield Button("Back", id="close-missing", compact=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one("#missing-cells", DataTable)
-        table.add_columns("Model", "Task", "Category", "Regime")
-        self.refresh_cells()
-        self.query_one(SelectionList).focus()
+        models = self.query_one("#missing-models", DataTable)
+        models.add_column("", key="tick")
+        models.add_column("Model", key="display")
+        models.add_column("Params", key="params")
+        models.add_column("Missing", key="missing")
+        models.add_column("Needs / why not", key="needs")
+        models.add_column("ID", key="id")
+        cells = self.query_one("#missing-cells", DataTable)
+        cells.add_columns("Model", "Task", "Category", "Regime")
+        self._ready = True
+        self.query_one(ProgressBar).display = False    # shown once a run starts
+        self.reassess()
+        models.focus()
 
-    # -- the list ----------------------------------------------------------------------------
+    # -- what can run ------------------------------------------------------------------------
+    def _is_installed(self, package: str) -> bool:
+        if package not in self._installed:
+            self._installed[package] = runnable.package_installed(package)
+        return self._installed[package]
+
     @property
-    def selected_models(self) -> list[str]:
-        chosen = set(self.query_one(SelectionList).selected)
-        return [m for m in self.candidates if m in chosen]
+    def regimes(self) -> tuple[str, ...]:
+        r = self.choices.regimes
+        return REGIMES if r == "all" else (r,)
 
-    def refresh_cells(self) -> None:
-        self.cells = missing_cells(self.snapshot, self.filters, self.selected_models)
-        tasks = self.snapshot.suite_tasks(self.filters.suite, self.filters.category)
+    def reassess(self) -> None:
+        """Candidates, their runnability on the chosen device, and every list."""
+        memory = runnable.device_memory(self.choices.device)
+        found = candidate_models(self.snapshot, self.filters)
+        self.assessed = {m: runnable.assess(self.snapshot.catalog.get(m), m,
+                                            device=self.choices.device, memory=memory,
+                                            installed=self._is_installed) for m in found}
+        self.candidates = ([m for m in found if self.assessed[m].runnable]
+                           + [m for m in found if not self.assessed[m].runnable])
+        self._memory = memory
+        self.refresh_all()
+
+    @property
+    def ticked(self) -> list[str]:
+        """Ticked runnable models shown, in the list's order."""
+        return [m for m in self.candidates
+                if m in self.choices.ticked and self.assessed[m].runnable]
+
+    def refresh_all(self) -> None:
+        if not self._ready:
+            return
+        everything = missing_cells(self.snapshot, self.filters, self.candidates, self.regimes)
+        self.missing_by_model = dict.fromkeys(self.candidates, 0)
+        for m, _, _ in everything:
+            self.missing_by_model[m] += 1
+        chosen = set(self.ticked)
+        self.cells = [c for c in everything if c[0] in chosen]
+        self._fill_models()
+        self._fill_cells()
+        self._update_texts()
+
+    def _tick_text(self, m: str) -> Text:
+        if not self.assessed[m].runnable:
+            return Text(BLOCKED, style="dim")
+        if m in self.choices.ticked:
+            return Text(TICKED, style="bold green")
+        return Text(UNTICKED)
+
+    def _needs_text(self, m: str) -> Text:
+        a = self.assessed[m]
+        if not a.runnable:
+            return Text(a.short, style="dim")
+        text = a.short
+        if a.remote_code and not self.choices.trust_remote_code:
+            text += " (t: off)"
+        return Text(text, style="bold yellow" if a.warning else "")
+
+    def _fill_models(self) -> None:
+        table = self.query_one("#missing-models", DataTable)
+        at = table.cursor_row
+        table.clear()
+        known = not self.snapshot.suite_tasks(self.filters.suite).is_empty()
+        for m in self.candidates:
+            meta = self.snapshot.model_meta(m)
+            dim = "" if self.assessed[m].runnable else "dim"
+            table.add_row(self._tick_text(m), Text(str(meta.get("display") or m), style=dim),
+                          Text(format_params(meta.get("params")), style=dim, justify="right"),
+                          Text(str(self.missing_by_model.get(m, 0)) if known else "?",
+                               style=dim, justify="right"),
+                          self._needs_text(m), Text(m, style="dim"), key=m)
+        if self.candidates:
+            table.move_cursor(row=min(at, len(self.candidates) - 1), animate=False)
+        self._update_detail()
+
+    def _fill_cells(self) -> None:
+        tasks = self.snapshot.suite_tasks(self.filters.suite)
         labels = dict(zip(tasks["task_id"], tasks["label"], strict=True))
         cats = dict(zip(tasks["task_id"], tasks["category"], strict=True))
         table = self.query_one("#missing-cells", DataTable)
         table.clear()
-        for m, t, r in self.cells:
-            table.add_row(m, labels.get(t, t), cats.get(t, ""), r)
-        f = self.filters
-        where = f"suite {f.suite}, regime {f.regime}" + (f", {f.category}" if f.category else "")
-        if tasks.is_empty():
-            note = (f"[b]{f.suite}[/b]: its tasks are not in the store yet; a run computes the "
-                    f"whole suite for the selected models ({f.regime}).")
-        else:
-            note = (f"[b]{len(self.cells)} missing cells[/b] ({where}) for "
-                    f"{len(self.selected_models)} of {len(self.candidates)} models "
-                    "passing the filters.")
-        self.query_one("#missing-note", Static).update(note)
+        for m, t, r in self.cells[:MAX_CELL_ROWS]:
+            table.add_row(Text(m), Text(str(labels.get(t, t))), Text(str(cats.get(t, ""))),
+                          Text(r))
 
-    @on(SelectionList.SelectedChanged)
-    def _selection_changed(self) -> None:
-        self.refresh_cells()
+    def _update_texts(self) -> None:
+        f, c = self.filters, self.choices
+        regimes = "all regimes" if c.regimes == "all" else f"regime {c.regimes}"
+        where = f"{f.suite}, {regimes}" + (f", {f.category}" if f.category else "")
+        n_run = sum(a.runnable for a in self.assessed.values())
+        n_not = len(self.assessed) - n_run
+        hidden = len(c.ticked - set(self.candidates))
+        if self.snapshot.suite_tasks(f.suite).is_empty():
+            note = (f"[b]{escape(f.suite)}[/b]: its tasks are not in the store yet; a run "
+                    f"computes the whole suite for the ticked models ({regimes}).")
+        else:
+            shown = (f" (first {MAX_CELL_ROWS} listed)" if len(self.cells) > MAX_CELL_ROWS
+                     else "")
+            note = (f"[b]{len(self.cells)} missing cells[/b]{shown} ({escape(where)}) for "
+                    f"{len(self.ticked)} ticked of {n_run} runnable models"
+                    + (f"; {n_not} not runnable here" if n_not else "") + ".")
+        if hidden:
+            note += f" {hidden} ticked model(s) hidden by the filters."
+        if self.snapshot.catalog_error:
+            note += (" [b]Your models.toml could not be read[/b]: "
+                     + escape(self.snapshot.catalog_error))
+        self.query_one("#missing-note", Static).update(note)
+        device = c.device
+        if device == "auto":
+            device = f"auto={runnable.resolved_device('auto')}"
+        mem = f" {runnable.format_bytes(self._memory)}" if self._memory else ""
+        trust = TICKED if c.trust_remote_code else UNTICKED
+        self.query_one("#options-text", Static).update(
+            f"[b]r[/b] regimes [b]{escape(c.regimes)}[/b] · [b]d[/b] device "
+            f"[b]{escape(device)}[/b]{mem} · [b]t[/b] trust code [b]{escape(trust)}[/b]"
+            " ·")
+
+    def _update_detail(self) -> None:
+        table = self.query_one("#missing-models", DataTable)
+        detail = self.query_one("#model-detail", Static)
+        if not self.candidates:
+            detail.update("[dim]No catalog model passes the filters (x clears them).[/]")
+            return
+        m = self.candidates[min(table.cursor_row, len(self.candidates) - 1)]
+        a, meta = self.assessed[m], self.snapshot.model_meta(m)
+        source = (self.snapshot.catalog.get(m) or {}).get("hub_id") or \
+            (self.snapshot.catalog.get(m) or {}).get("path") or ""
+        head = f"[b]{escape(m)}[/b]" + (f" ({escape(source)})" if source else "")
+        if not a.runnable:
+            body = f"[b]not runnable here[/b]: {escape(a.why)}"
+        else:
+            parts = [p for p in (a.needs, a.warning) if p]
+            if a.remote_code:
+                parts.append(f"runs as --models {a.spec} with --trust-remote-code")
+            body = escape("; ".join(parts) or "ready to run")
+        note = meta.get("notes")
+        if note and a.needs and a.needs in str(note):
+            note = None   # the k-mer baselines' notes say what the needs column says
+        detail.update(f"{head}: {body}" + (f" [dim]({escape(str(note))})[/]" if note else ""))
+
+    # -- selection ---------------------------------------------------------------------------
+    def _cursor_model(self) -> str | None:
+        table = self.query_one("#missing-models", DataTable)
+        if not self.candidates:
+            return None
+        return self.candidates[min(table.cursor_row, len(self.candidates) - 1)]
+
+    def _set_status(self, text: str) -> None:
+        if not self.running:
+            self.query_one("#fill-status", Static).update(text)
+
+    def action_toggle(self) -> None:
+        m = self._cursor_model()
+        if m is None:
+            return
+        a = self.assessed[m]
+        if not a.runnable:
+            self._set_status(f"[b]{escape(m)}[/b] cannot run from here: {escape(a.why)}")
+            return
+        self.choices.ticked ^= {m}
+        self.refresh_all()
+
+    @on(DataTable.RowSelected, "#missing-models")
+    def _row_selected(self) -> None:
+        self.action_toggle()
+
+    @on(DataTable.RowHighlighted, "#missing-models")
+    def _row_highlighted(self) -> None:
+        self._update_detail()
+
+    def action_tick_all(self) -> None:
+        self.choices.ticked |= {m for m in self.candidates if self.assessed[m].runnable}
+        self.refresh_all()
+
+    def action_tick_none(self) -> None:
+        self.choices.ticked.clear()
+        self.refresh_all()
+
+    def action_next_regimes(self) -> None:
+        self.choices.regimes = _next(REGIME_CHOICES, self.choices.regimes)
+        self.refresh_all()
+
+    def action_next_device(self) -> None:
+        self.choices.device = _next(runnable.DEVICES, self.choices.device)
+        self.reassess()
+
+    def action_toggle_trust(self) -> None:
+        self.choices.trust_remote_code = not self.choices.trust_remote_code
+        self.refresh_all()
+
+    def action_batch_size(self) -> None:
+        self.query_one("#batch-size", Input).focus()
+
+    @on(Input.Changed, "#batch-size")
+    def _batch_changed(self, event: Input.Changed) -> None:
+        try:
+            self.choices.batch_size = fill.parse_batch_size(event.value)
+        except ValueError as exc:
+            self._set_status(f"[b]Batch size[/b]: {escape(str(exc))}")
+
+    @on(Input.Submitted, "#batch-size")
+    def _batch_done(self) -> None:
+        self.query_one("#missing-models", DataTable).focus()
 
     def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
         """The app reloaded the store (after a run): recompute what is still missing."""
         self.snapshot = snapshot
-        self.refresh_cells()
+        if self._ready:
+            self.reassess()
 
     def filters_updated(self, filters: Filters) -> None:
-        if not self.running:
-            self.filters = filters
-            self.refresh_cells()
+        if self.running:
+            self._pending_filters = filters
+            return
+        self.filters = filters
+        if self._ready:
+            self.reassess()
 
     # -- the run -----------------------------------------------------------------------------
-    def fill_plan(self) -> list[str] | None:
-        models = list(dict.fromkeys(m for m, _, _ in self.cells))
-        tasks = list(dict.fromkeys(t for _, t, _ in self.cells))
-        suite_known = not self.snapshot.suite_tasks(self.filters.suite).is_empty()
-        if suite_known and not self.cells:
-            return None
-        if not suite_known:
-            models = self.selected_models
-            if not models:
-                return None
-            tasks = []
-        return fill.fill_command(self.paths.root, self.filters.suite, models, tasks,
-                                 [self.filters.regime])
+    def fill_plan(self) -> tuple[list[str] | None, str]:
+        """The command for the ticked models' missing cells, or None and why not."""
+        ticked = self.ticked
+        if not ticked:
+            return None, "Nothing to run: tick runnable models first (space, or a for all)."
+        try:
+            batch = fill.parse_batch_size(self.query_one("#batch-size", Input).value)
+        except ValueError as exc:
+            return None, f"Batch size: {exc}"
+        suite_tasks = self.snapshot.suite_tasks(self.filters.suite)["task_id"].to_list()
+        if suite_tasks:
+            if not self.cells:
+                return None, "Nothing missing for the ticked models in this selection."
+            models = list(dict.fromkeys(m for m, _, _ in self.cells))
+            tasks = list(dict.fromkeys(t for _, t, _ in self.cells))
+            present = {r for _, _, r in self.cells}
+            regimes = [r for r in REGIMES if r in present]
+            if set(tasks) == set(suite_tasks):
+                tasks = []          # the whole suite: no need to list 100 ids
+        else:
+            models, tasks, regimes = ticked, [], list(self.regimes)
+        remote = [m for m in models if self.assessed[m].remote_code]
+        if remote and not self.choices.trust_remote_code:
+            return None, (f"{', '.join(remote)} run(s) Python code from the model's hub "
+                          "repository: press t to pass --trust-remote-code (the code runs at "
+                          "the pinned revision), or untick it.")
+        specs = [self.assessed[m].spec for m in models]
+        device = self.choices.device if self.choices.device != "auto" else None
+        cmd = fill.fill_command(self.paths.root, self.filters.suite, specs, tasks, regimes,
+                                device=device, batch_size=batch,
+                                trust_remote_code=self.choices.trust_remote_code)
+        return cmd, ""
 
     def action_run_fill(self) -> None:
         if self.running:
             return
-        cmd = self.fill_plan()
+        cmd, why = self.fill_plan()
+        status = self.query_one("#fill-status", Static)
         if cmd is None:
-            self.query_one("#fill-status", Static).update(
-                "Nothing to run: select models with missing cells first.")
+            status.update(escape(why))
             return
-        self.running, self.cancelled = True, False
+        self.running, self.cancelled, self.outcome = True, False, None
         self.last_command, self.events = cmd, []
         self.query_one("#run-fill", Button).disabled = True
         self.query_one("#cancel-fill", Button).disabled = False
         bar = self.query_one(ProgressBar)
+        bar.display = True
         bar.update(total=None, progress=0)
-        self.query_one("#fill-status", Static).update(
-            "Starting: geneb-engine " + escape(" ".join(cmd[3:])))
+        warn = [self.assessed[m].warning for m in self.ticked if self.assessed[m].warning]
+        status.update("Starting: geneb-engine " + escape(" ".join(cmd[3:]))
+                      + (f"\n[b yellow]{escape(warn[0])}[/]" if warn else ""))
         self._run(cmd)
 
     @work(thread=True, exclusive=True, group="fill")
@@ -150,22 +390,31 @@ class MissingScreen(Screen[None]):
         try:
             proc = fill.start(cmd)
         except OSError as exc:
-            self.post_message(FillFinished(-1, False, str(exc)))
+            self.post_message(FillFinished(-1, False, f"geneb-engine fill could not start: "
+                                                      f"{exc}"))
             return
         self.proc = proc
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.strip():
-                self.post_message(FillProgress(fill.parse_line(line)))
-        rc = proc.wait()
+        if self.cancelled:           # k pressed while it was starting
+            proc.terminate()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.strip():
+                    self.post_message(FillProgress(fill.parse_line(line)))
+            rc = proc.wait()
+        except Exception as exc:     # a broken pipe: reported as the run's failure
+            self.post_message(FillFinished(-1, self.cancelled, f"{type(exc).__name__}: {exc}"))
+            return
         self.post_message(FillFinished(rc, self.cancelled, fill.stderr_text(proc)))
 
     def action_cancel_fill(self) -> None:
+        if not self.running or self.cancelled:
+            return
+        self.cancelled = True
         if self.proc is not None and self.proc.poll() is None:
-            self.cancelled = True
             self.proc.terminate()
-            self.query_one("#fill-status", Static).update(
-                "Cancelling… finished cells are kept; nothing partial is written.")
+        self.query_one("#fill-status", Static).update(
+            "Cancelling… finished cells are kept; nothing partial is written.")
 
     @on(FillProgress)
     def _progress(self, msg: FillProgress) -> None:
@@ -182,28 +431,35 @@ class MissingScreen(Screen[None]):
             bar.update(total=max(ev.total, 1), progress=ev.done)
             eta = ev.data.get("eta_s")
             eta_s = f", about {eta:.0f} s left" if isinstance(eta, int | float) else ""
+            how = "" if ev.data.get("computed", True) else " (computed by another process)"
             status.update(f"{ev.done}/{ev.total}: {escape(str(ev.data.get('model')))} × "
-                          f"{escape(str(ev.data.get('task')))} ({ev.data.get('regime')}){eta_s}")
+                          f"{escape(str(ev.data.get('task')))} ({ev.data.get('regime')})"
+                          f"{how}{eta_s}")
+        elif ev.kind == "warning":
+            status.update(f"[yellow]warning:[/] {escape(str(ev.data.get('message')))}")
         elif ev.kind == "done":
-            bar.update(progress=bar.total or 1)
-            status.update(f"Done: {ev.data.get('computed', 0)} cells in "
-                          f"{ev.data.get('seconds', 0)} s. Reloading the store…")
-        elif ev.kind == "error":
-            status.update(f"[b]Engine error:[/b] {escape(str(ev.data.get('message')))}")
+            bar.update(total=bar.total or 1, progress=bar.total or 1)
+            status.update("Done; reloading the store…")
 
     @on(FillFinished)
     def _finished(self, msg: FillFinished) -> None:
         self.running = False
         self.proc = None
+        self.outcome = fill.outcome(self.events, msg.returncode, msg.cancelled, msg.stderr)
         self.query_one("#run-fill", Button).disabled = False
         self.query_one("#cancel-fill", Button).disabled = True
-        status = self.query_one("#fill-status", Static)
-        if msg.cancelled:
-            status.update("Cancelled. Finished cells were kept; run again to continue.")
-        elif msg.returncode != 0:
-            tail = msg.stderr.strip().splitlines()[-3:]
-            status.update(f"[b]geneb-engine fill failed[/b] (exit {msg.returncode}): "
-                          + escape(" ".join(tail)))
+        if self.outcome.state == "done":
+            bar = self.query_one(ProgressBar)
+            bar.update(total=bar.total or 1, progress=bar.total or 1)
+        state, message = self.outcome.state, self.outcome.message
+        if state == "failed":
+            message = message.removeprefix("geneb-engine fill: ")
+            text = Text.assemble(("Failed: ", STATE_STYLES[state]), message)
+        else:
+            text = Text(message, style=STATE_STYLES[state])
+        self.query_one("#fill-status", Static).update(text)
+        if self._pending_filters is not None:
+            self.filters, self._pending_filters = self._pending_filters, None
         self.app.action_refresh()
 
     def on_unmount(self) -> None:
@@ -226,6 +482,9 @@ class MissingScreen(Screen[None]):
         self.action_close()
 
     def action_close(self) -> None:
+        if self.focused is self.query_one("#batch-size", Input):
+            self.query_one("#missing-models", DataTable).focus()
+            return
         if self.running:
             self.notify("A fill is running: cancel it first (k), or wait.", severity="warning")
             return

@@ -9,6 +9,7 @@ from textual import on
 from textual.widgets import DataTable
 
 from geneb_tui.core.heat import heat_color
+from geneb_tui.core.styles import SOURCE_STYLES
 from geneb_tui.messages import SortRequested
 
 if TYPE_CHECKING:
@@ -50,11 +51,11 @@ class ResultsTable(DataTable):
                         cells.append(Text(text, style=f"#101010 on {heat_color(v, lo, hi)}",
                                           justify="right"))
                 elif c.key == "source":
-                    cells.append(Text(text, style="bold"))
+                    cells.append(Text(text, style=SOURCE_STYLES.get(text, "bold")))
                 elif c.key == "params":
                     cells.append(Text(text, justify="right"))
                 else:
-                    cells.append(text)
+                    cells.append(Text(text))   # never markup: ids may hold [ and ]
             self.add_row(*cells, key=r.key)
         if view.rows:
             self.move_cursor(row=min(old_row, len(view.rows) - 1),

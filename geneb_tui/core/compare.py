@@ -64,6 +64,13 @@ class Scatter:
     note: str = ""
 
 
+@dataclass
+class Failed:
+    """A view that could not be computed (a bug): its note says why."""
+
+    note: str
+
+
 @dataclass(frozen=True)
 class CompareOptions:
     """What the comparison tabs can change: the two regimes and the score column."""
@@ -161,7 +168,8 @@ def scale(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Scatte
     note = (f"{col} vs parameters (log scale), {filters.regime}, "
             f"{METRIC_LABELS[filters.metric]}: Spearman ρ = {_fmt_rho(row['rho'])}"
             + (f" (p = {row['p_value']:.3g}, n = {row['n']})" if row["p_value"] is not None
-               else f" (n = {row['n']})"))
+               else f" (n = {row['n']})")
+            + (f"; the {min(5, sized.height)} best are named (orange)" if sized.height else ""))
     return Scatter(_names(snap, sized), sized["params"].to_list(), sized[col].to_list(), col,
                    row["rho"], row["p_value"], row["n"], note)
 

@@ -1,8 +1,11 @@
 """The engine's `fill --json` protocol, seen from the dashboard (no engine import: a subprocess).
 
-The engine prints one JSON object per line: `plan`, then one `cell` per finished (model, task,
-regime), then `done`; or `error` (exit code 2). Cancelling sends SIGTERM; the engine keeps the
-fragments it finished and never leaves a partial one visible.
+The engine prints one JSON object per line: `warning` (a task file's skipped rows), `plan`,
+one `cell` per finished (model, task, regime) with `done`, `total` and `computed` (False when
+another process computed it meanwhile), then `done` with `computed`. A refusal or a failure
+ends the process with a non-zero exit and one line `geneb-engine fill: <message>` on stderr.
+Cancelling sends SIGTERM; the engine keeps the fragments it finished and never leaves a partial
+one visible. `outcome` turns a finished run into its honest final state.
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
 def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence[str],
-                 regimes: Sequence[str], python: str | None = None) -> list[str]:
+                 regimes: Sequence[str], python: str | None = None, *,
+                 device: str | None = None, batch_size: int | None = None,
+                 trust_remote_code: bool = False) -> list[str]:
+    """`geneb-engine fill --json` for these model specs (`id` or `id@<commit>`), tasks (none:
+    the whole suite) and regimes; `device` None or "auto" leaves the engine's default."""
     cmd = [python or sys.executable, "-m", "engine.cli", "fill", "--store", str(store),
            "--suite", suite, "--json"]
     if models:
@@ -26,12 +33,40 @@ def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence
         cmd += ["--tasks", *tasks]
     if regimes:
         cmd += ["--regimes", *regimes]
+    if device and device != "auto":
+        cmd += ["--device", device]
+    if batch_size:
+        cmd += ["--batch-size", str(int(batch_size))]
+    if trust_remote_code:
+        cmd.append("--trust-remote-code")
     return cmd
+
+
+@dataclass
+class FillChoices:
+    """What the missing-evaluations screen remembers while the dashboard runs: the ticked
+    models and the run options (kept across openings of the screen)."""
+
+    ticked: set[str] = field(default_factory=set)
+    regimes: str = "all"              # "all" or one regime
+    device: str = "auto"              # auto | cpu | cuda
+    batch_size: int | None = None
+    trust_remote_code: bool = False
+
+
+def parse_batch_size(text: str) -> int | None:
+    """'' -> None (the engine's default); a positive integer; ValueError otherwise."""
+    t = text.strip()
+    if not t:
+        return None
+    if not t.isdigit() or int(t) < 1:
+        raise ValueError(f"batch size must be a positive whole number, not {t!r}")
+    return int(t)
 
 
 @dataclass(frozen=True)
 class FillEvent:
-    kind: str               # plan | cell | done | error | log
+    kind: str               # warning | plan | cell | done | log
     data: dict
 
     @property
@@ -75,3 +110,54 @@ def stderr_text(proc: subprocess.Popen) -> str:
     text = err.read()
     err.close()
     return text
+
+
+def engine_message(stderr: str) -> str:
+    """The engine's one-line message from its stderr: the last `geneb-engine ...:` line that is
+    not a warning, else the last line of a traceback, else the last line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if ln.startswith("geneb-engine") and ": warning:" not in ln:
+            return ln
+    return lines[-1] if lines else ""
+
+
+@dataclass(frozen=True)
+class FillOutcome:
+    state: str          # done | failed | cancelled
+    message: str
+
+
+def outcome(events: Sequence[FillEvent], returncode: int, cancelled: bool,
+            stderr: str) -> FillOutcome:
+    """The honest final state of a run: `done` when the engine said so (its `done` event, or
+    every planned cell finished before a cancel landed), `cancelled` only when the user
+    cancelled before the end, `failed` otherwise, with the engine's one-line message."""
+    cells = [e for e in events if e.kind == "cell"]
+    warnings = sum(e.kind == "warning" for e in events)
+    tail = f"; {warnings} warning(s) about the task files" if warnings else ""
+    finished = next((e for e in reversed(events) if e.kind == "done"), None)
+    if finished is not None:
+        computed = int(finished.data.get("computed", 0))
+        others = len(cells) - computed
+        secs = finished.data.get("seconds")
+        took = f" in {secs:.1f} s" if isinstance(secs, int | float) else ""
+        extra = f" ({others} more were computed meanwhile by another process)" if others > 0 \
+            else ""
+        nothing = " Nothing was missing." if not cells and computed == 0 else ""
+        return FillOutcome("done", f"Done: {computed} cell(s) computed{took}{extra}.{nothing}"
+                                   f"{tail}")
+    plan = next((e for e in events if e.kind == "plan"), None)
+    total = plan.total if plan is not None else (cells[-1].total if cells else 0)
+    done = cells[-1].done if cells else 0
+    if cancelled and plan is not None and done >= total:
+        return FillOutcome("done", f"Done: all {total} planned cell(s) finished (the cancel "
+                                   f"came after the last one){tail}.")
+    if cancelled:
+        of = f" after {done} of {total} cells" if plan is not None else " before the plan"
+        return FillOutcome("cancelled", f"Cancelled{of}. Finished cells are kept; run again to "
+                                        f"continue{tail}.")
+    message = engine_message(stderr)
+    if returncode == 0:
+        message = message or "the engine ended without its done event"
+    return FillOutcome("failed", message or f"geneb-engine fill ended with exit {returncode}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 REGIMES: tuple[str, ...] = ("full", "10shot", "1shot")
@@ -22,9 +23,28 @@ def parse_params(text: str) -> int | None:
             t, mult = t[:-1], m
             break
     value = float(t)  # ValueError for junk: the caller reports it
+    if not math.isfinite(value):
+        raise ValueError("not a finite parameter count")
     if value < 0:
         raise ValueError("negative parameter count")
     return int(round(value * mult))
+
+
+def parse_bounds(lo_text: str, hi_text: str) -> tuple[int | None, int | None]:
+    """The custom scale range of the filter dialog; ValueError with a message that names the
+    bad field (never a bound silently dropped)."""
+    out = []
+    for name, text in (("Params from", lo_text), ("Params to", hi_text)):
+        try:
+            out.append(parse_params(text))
+        except ValueError:
+            raise ValueError(f"{name}: {text.strip()!r} is not a parameter count; give a "
+                             "number such as 50M, 1.5B or 250000000") from None
+    lo, hi = out
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"Params from ({format_params(lo)}) is above Params to "
+                         f"({format_params(hi)}); swap them")
+    return lo, hi
 
 
 def format_params(n: int | None) -> str:
@@ -64,6 +84,16 @@ class Filters:
     def is_default(self) -> bool:
         return self == self.cleared()
 
+    def without_model_filters(self) -> Filters:
+        """The same slice of the store (suite, category, regime, metric) with every model and
+        source filter off: what ranks "among all entries in the store" are taken over."""
+        return Filters(suite=self.suite, category=self.category, regime=self.regime,
+                       metric=self.metric)
+
+    @property
+    def filters_models(self) -> bool:
+        return self != self.without_model_filters()
+
     def describe(self) -> str:
         """A one-line summary of the selection, always shown above the table."""
         parts = [
@@ -72,6 +102,12 @@ class Filters:
             f"metric {METRIC_LABELS.get(self.metric, self.metric)}",
             f"category {self.category}" if self.category else "all categories",
         ]
+        model = self.describe_model_filters()
+        return " · ".join(parts + ([model] if model else []))
+
+    def describe_model_filters(self) -> str:
+        """The active model and source filters ('' when none)."""
+        parts = []
         if self.architecture_family:
             parts.append(f"arch {self.architecture_family}")
         if self.scale_band == "custom":

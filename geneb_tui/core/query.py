@@ -8,8 +8,9 @@ mean of its tasks, micro of all tasks, macro of the categories; any missing task
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import polars as pl
 
@@ -45,13 +46,7 @@ TRAILING_META: tuple[tuple[str, str], ...] = (
     ("pretraining_data", "Pretraining"),
 )
 
-SOURCE_BADGES: dict[str, str] = {
-    "official": "official",
-    "verified": "verified",
-    "reproduced": "reprod.",
-    "self-reported": "self-rep",
-    "local": "local",
-}
+RANK_SCOPES: tuple[str, ...] = ("store", "shown")
 
 
 @dataclass(frozen=True)
@@ -67,7 +62,8 @@ class Row:
     source: str
     meta: dict
     values: dict[str, float | None] = field(default_factory=dict)
-    ranks: dict[str, int | None] = field(default_factory=dict)
+    ranks: dict[str, int | None] = field(default_factory=dict)     # among the rows shown
+    overall: dict[str, int | None] = field(default_factory=dict)   # among all in the store
 
     @property
     def key(self) -> str:
@@ -85,6 +81,13 @@ class StoreSnapshot:
     done: pl.DataFrame     # (model, task, regime) done in some source (`store.cells`)
     version: int | None = None        # the results table version read
     damage: tuple[str, ...] = ()      # damaged store files met while reading (store.db)
+    # The engine's catalog (built-in + <store>/models.toml) as ModelMeta fields: what `fill`
+    # can run; `catalog_error` when the user's file could not be read.
+    catalog: dict[str, dict] = field(default_factory=dict)
+    catalog_error: str | None = None
+    protocol: str = GENEB_V1.name
+    protocol_hash: str = GENEB_V1.hash
+    _meta: dict[str, dict] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def load(cls, paths: StorePaths, protocol_hash: str = GENEB_V1.hash) -> StoreSnapshot:
@@ -101,15 +104,20 @@ class StoreSnapshot:
             tasks = pl.concat([tasks, tasks_frame(suite_tasks)], how="diagonal_relaxed")
             tasks = tasks.unique("task_id", keep="first", maintain_order=True)
         models = snap.query("SELECT * FROM models")
+        catalog_error = None
         try:
             known = load_models(paths.user_models)
-        except Exception:  # a broken user file must not keep the dashboard from opening
+        except Exception as exc:  # a broken user file must not keep the dashboard from opening
             known = load_models(None)
+            catalog_error = f"{type(exc).__name__}: {exc}"
         extra = models_frame([m for mid, m in known.items()
                               if mid not in set(models["model_id"].to_list())])
         models = pl.concat([models, extra], how="diagonal_relaxed")
         snap.close()
-        return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()))
+        name = GENEB_V1.name if protocol_hash == GENEB_V1.hash else protocol_hash
+        return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()),
+                   catalog={mid: asdict(m) for mid, m in known.items()},
+                   catalog_error=catalog_error, protocol=name, protocol_hash=protocol_hash)
 
     @property
     def is_empty(self) -> bool:
@@ -156,13 +164,18 @@ class StoreSnapshot:
         return sorted(vals)
 
     def model_meta(self, model_id: str) -> dict:
-        hit = self.models.filter(pl.col("model_id") == model_id)
-        if hit.is_empty():
+        if self._meta is None:   # one pass over the catalog; the first entry of an id wins
+            meta: dict[str, dict] = {}
+            for r in self.models.iter_rows(named=True):
+                meta.setdefault(r["model_id"], r)
+            self._meta = meta
+        hit = self._meta.get(model_id)
+        if hit is None:
             return {"model_id": model_id, "display": model_id, "params": 0,
                     "architecture": "?", "architecture_family": "Other", "tokenization": "?",
                     "tokenization_family": "mixed/other", "pretraining_data": "?",
                     "scale_band": "n/a"}
-        return hit.row(0, named=True)
+        return hit
 
 
 @dataclass
@@ -174,7 +187,18 @@ class TableView:
     rows: list[Row]
     sort_key: str
     descending: bool
-    n_rows_unfiltered: int
+    n_rows_unfiltered: int         # entries of this suite in the store (no model filter)
+    rank_scope: str = "store"      # the rank a cell shows: "store" (all entries) or "shown"
+    protocol: str = GENEB_V1.name
+    protocol_hash: str = GENEB_V1.hash
+
+    @property
+    def is_filtered(self) -> bool:
+        """Do the rows shown leave entries of the store out (a model or source filter)?"""
+        return len(self.rows) < self.n_rows_unfiltered
+
+    def rank(self, row: Row, col: Column) -> int | None:
+        return (row.overall if self.rank_scope == "store" else row.ranks).get(col.key)
 
     @property
     def score_columns(self) -> list[Column]:
@@ -193,31 +217,46 @@ class TableView:
         if col.kind == "score":
             if v is None:
                 return "—"
-            return f"{v:.3f} {'#' + str(row.ranks.get(col.key)):>3}"
+            return f"{v:.3f} {'#' + str(self.rank(row, col)):>3}"
         if col.key == "params":
             return format_params(v)
-        if col.key == "source":
-            return SOURCE_BADGES.get(str(v), str(v))
         return "" if v is None else str(v)
 
+    # -- CSV export: the table as shown, plus what identifies it -----------------------------
+    SELECTION_HEADER: ClassVar[tuple[str, ...]] = (
+        "Suite", "Category", "Regime", "Metric", "Protocol", "Protocol hash", "Filters")
+
     def export_header(self) -> list[str]:
+        """Each column as shown; `Model ID` after `Model`; after each score its rank among the
+        rows shown and its rank among all entries in the store; then the selection (suite,
+        category, regime, metric, protocol, the active model filters) on every line."""
         header = []
         for c in self.columns:
             header.append(c.label)
+            if c.key == "display":
+                header.append("Model ID")
             if c.kind == "score":
-                header.append(f"{c.label} rank")
-        return header
+                header += [f"{c.label} rank (shown)", f"{c.label} rank (store)"]
+        return header + list(self.SELECTION_HEADER)
+
+    def selection_cells(self) -> list:
+        f = self.filters
+        return [f.suite, f.category or "all", f.regime, METRIC_LABELS.get(f.metric, f.metric),
+                self.protocol, self.protocol_hash, f.describe_model_filters() or "none"]
 
     def export_rows(self) -> list[list]:
         out = []
+        tail = self.selection_cells()
         for r in self.rows:
             line = []
             for c in self.columns:
                 v = self.cell(r, c)
                 line.append(v)
+                if c.key == "display":
+                    line.append(r.model)
                 if c.kind == "score":
-                    line.append(r.ranks.get(c.key))
-            out.append(line)
+                    line += [r.ranks.get(c.key), r.overall.get(c.key)]
+            out.append(line + tail)
         return out
 
 
@@ -274,18 +313,10 @@ def _score_field(col: Column) -> str:
     return col.key.split(":", 1)[1] if ":" in col.key else col.key
 
 
-def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = None,
-               descending: bool = True) -> TableView:
-    """The table for a selection; aggregates and ranks come from `store.analyses` (ranks are
-    taken among the rows shown, 'min' ties, missing values unranked)."""
-    cols, _ = score_columns(snap, filters)
-    columns = [Column(k, lbl, "meta") for k, lbl in META_COLUMNS]
-    columns += cols
-    columns += [Column(k, lbl, "meta") for k, lbl in TRAILING_META]
-
+def _wide(snap: StoreSnapshot, filters: Filters, fields: list[str]) -> pl.DataFrame:
+    """[model, source, <one column per score field>] of a selection."""
     long = selection_scores(snap, filters)
     agg = selection_aggregates(snap, filters, long)
-    fields = [_score_field(c) for c in cols]
     if filters.category:
         per_task = (long.filter(pl.col("category") == filters.category)
                     .select("model", "source", "task", "value"))
@@ -296,21 +327,48 @@ def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = Non
             wide = wide.join(one, on=["model", "source"], how="left")
     else:
         wide = agg.select("model", "source", *fields)
+    return wide
+
+
+def _rank_map(wide: pl.DataFrame, fields: list[str]) -> dict[tuple[str, str], dict]:
     ranks = rankings(wide, fields)
-    rank_of = {(r["model"], r["source"]): r for r in ranks.iter_rows(named=True)}
+    return {(r["model"], r["source"]): r for r in ranks.iter_rows(named=True)}
+
+
+def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = None,
+               descending: bool = True, rank_scope: str = "store") -> TableView:
+    """The table for a selection; aggregates and ranks come from `store.analyses` ('min' ties,
+    missing values unranked). Each cell has two ranks: among the rows shown (`Row.ranks`) and
+    among every entry of the store for the same suite, category, regime and metric
+    (`Row.overall`), so that a filter never makes a model look first overall."""
+    cols, _ = score_columns(snap, filters)
+    columns = [Column(k, lbl, "meta") for k, lbl in META_COLUMNS]
+    columns += cols
+    columns += [Column(k, lbl, "meta") for k, lbl in TRAILING_META]
+
+    fields = [_score_field(c) for c in cols]
+    wide = _wide(snap, filters, fields)
+    rank_of = _rank_map(wide, fields)
+    unfiltered = filters.without_model_filters()
+    wide_all = wide if unfiltered == filters else _wide(snap, unfiltered, fields)
+    overall_of = rank_of if wide_all is wide else _rank_map(wide_all, fields)
     rows: list[Row] = []
     for rec in wide.sort("model", "source").iter_rows(named=True):
-        rk = rank_of[(rec["model"], rec["source"])]
+        key = (rec["model"], rec["source"])
+        rk, ov = rank_of[key], overall_of.get(key, {})
         row = Row(rec["model"], rec["source"], snap.model_meta(rec["model"]))
         for c, f in zip(cols, fields, strict=True):
             row.values[c.key] = rec[f]
             row.ranks[c.key] = rk[f]
+            row.overall[c.key] = ov.get(f)
         rows.append(row)
     keys = {c.key for c in columns}
     if sort_key not in keys:
         sort_key, descending = cols[0].key, True
     view = TableView(filters, tuple(columns), rows, sort_key, descending,
-                     n_rows_unfiltered=snap.scores.select("model", "source").unique().height)
+                     n_rows_unfiltered=wide_all.height,
+                     rank_scope=rank_scope if rank_scope in RANK_SCOPES else "store",
+                     protocol=snap.protocol, protocol_hash=snap.protocol_hash)
     view.rows = sort_rows(view, sort_key, descending)
     return view
 
@@ -336,7 +394,8 @@ def sort_rows(view: TableView, key: str, descending: bool) -> list[Row]:
 def missing_cells(snap: StoreSnapshot, filters: Filters, models: list[str],
                   regimes: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
     """(model, task, regime) cells of the selection that no source has done (by the rule of
-    `store.cells`: partial and stale cells are missing, as `fill` sees them)."""
+    `store.cells`: partial and stale cells are missing, as `fill` sees them), in the order
+    models, tasks (suite order), regimes."""
     regimes = regimes or (filters.regime,)
     tasks = snap.suite_tasks(filters.suite, filters.category)["task_id"].to_list()
     have = set(snap.done.iter_rows())
@@ -344,12 +403,18 @@ def missing_cells(snap: StoreSnapshot, filters: Filters, models: list[str],
 
 
 def candidate_models(snap: StoreSnapshot, filters: Filters) -> list[str]:
-    """Catalog models that pass the model filters (what a fill could run)."""
-    return [m["model_id"] for m in snap.models.iter_rows(named=True) if filters.model_matches(m)]
+    """Catalog models that pass the model filters (what a fill could run), each once, in a
+    stable order: by display name, then id (a reload or a run never reorders them)."""
+    seen: dict[str, dict] = {}
+    for m in snap.models.iter_rows(named=True):
+        if m["model_id"] not in seen and filters.model_matches(m):
+            seen[m["model_id"]] = m
+    return sorted(seen, key=lambda mid: (str(seen[mid].get("display") or mid).lower(), mid))
 
 
 __all__ = [
-    "METRIC_LABELS", "REGIMES", "Column", "Row", "StoreSnapshot", "TableView", "build_view",
+    "METRIC_LABELS", "RANK_SCOPES", "REGIMES", "Column", "Row", "StoreSnapshot", "TableView",
+    "build_view",
     "candidate_models", "missing_cells", "selection_scores", "sort_rows",
 ]
 

@@ -49,6 +49,15 @@ def _complete_mean(values: pl.Expr) -> pl.Expr:
     return pl.when(values.null_count() == 0).then(values.mean())
 
 
+def _macro(categories: list[str]) -> pl.Expr:
+    """The mean of the category scores; NULL when one is missing, or when the suite has no
+    tasks (a suite not materialised in the store yet: no categories, nothing to average)."""
+    if not categories:
+        return pl.lit(None, dtype=pl.Float64).alias("macro")
+    return (pl.when(pl.all_horizontal(pl.col(categories).is_not_null()))
+            .then(pl.mean_horizontal(categories)).alias("macro"))
+
+
 def aggregates(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
                missing_by_category: bool = False) -> pl.DataFrame:
     """[model, (source), micro, macro, <categories in CATEGORY_ORDER>, n_missing].
@@ -79,8 +88,7 @@ def aggregates(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = No
                  *(_complete_mean(in_category[c]).alias(c) for c in categories),
                  pl.col("value").null_count().cast(pl.Int64).alias("n_missing"),
                  *extra)
-            .with_columns(pl.when(pl.all_horizontal(pl.col(categories).is_not_null()))
-                          .then(pl.mean_horizontal(categories)).alias("macro"))
+            .with_columns(_macro(categories))
             .select(*keys, "micro", "macro", *categories, "n_missing",
                     *(f"{c} missing" for c in categories if missing_by_category))
             .sort(["macro", *keys], descending=[True] + [False] * len(keys), nulls_last=True))

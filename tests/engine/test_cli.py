@@ -59,9 +59,12 @@ def test_export_filters_and_header_only_when_nothing_matches(filled, tmp_path):
           "--regimes", "1shot"])
     f = pl.read_csv(out)
     assert f["task"].to_list() == ["tri_task"] and f["regime"].to_list() == ["1shot"]
-    main(["export", "--store", str(store), "--csv", str(out), "--models", "nobody"])
+    assert main(["export", "--store", str(store), "--csv", str(out), "--models", "kmer-6"]) == 0
     assert out.read_text().startswith("model,task,category,regime") \
-        and len(out.read_text().splitlines()) == 1
+        and len(out.read_text().splitlines()) == 1             # a known model, no results
+    before = out.read_text()
+    assert main(["export", "--store", str(store), "--csv", str(out), "--models", "nobody"]) == 2
+    assert out.read_text() == before                           # an unknown one: refused
     assert main(["export", "--store", str(store), "--csv", str(tmp_path / "no" / "x.csv")]) == 2
 
 
@@ -102,8 +105,11 @@ def test_report_on_a_local_suite_and_versus_a_variant_protocol(tmp_path, task_di
     other = {r["model"]: r["value_b"] for r in out["protocol_rank_shift"]}
     rho = spearmanr([agg[m]["macro"] for m in sorted(agg)], [other[m] for m in sorted(agg)])[0]
     assert macro["n"] == 3 and macro["rho"] == pytest.approx(rho, abs=1e-12)
+    assert main(["report", "--store", store, "--suite", str(task_dir), "--versus",
+                 "mlp-h256"]) == 2
+    assert "no local results for protocol 'mlp-h256'" in capsys.readouterr().err
     assert main(["report", "--store", store, "--suite", str(task_dir), "--versus", "mlp"]) == 2
-    assert "no local results for protocol 'mlp'" in capsys.readouterr().err
+    assert "unknown protocol 'mlp' (did you mean mlp-h256?)" in capsys.readouterr().err
 
 
 def test_report_on_suites_without_geneb_categories_and_on_other_suites(tmp_path, task_dir,

@@ -40,12 +40,15 @@ def test_import_of_a_bad_file_prints_one_line_per_problem(tmp_path, capsys):
     assert not (tmp_path / "store").exists()
 
 
-def test_import_official_offline(tmp_path, capsys, monkeypatch):
+def test_import_of_another_official_commit_offline(tmp_path, capsys, monkeypatch):
+    """The pinned commit ships with the package; another one is downloaded, and offline that
+    ends in one message saying what to download and where to put it."""
     def offline(url):
         raise urllib.error.URLError("Network is unreachable")
 
     monkeypatch.setattr(official_fetch, "fetch_url", offline)
-    assert main(["import", "--store", str(tmp_path / "store"), "--official"]) == 2
+    assert main(["import", "--store", str(tmp_path / "store"), "--official", "--commit",
+                 "0123456789abcdef0123456789abcdef01234567"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("geneb-engine import: cannot download https://raw.githubusercontent")
     assert "then run `geneb-engine import " in err

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from engine.encoders import ADAPTERS
@@ -22,9 +19,9 @@ from store.catalog import (
     parse_model_entries,
 )
 from store.errors import GenebError
+from store.official_data import model_meta
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "geneb-benchmark"
-OFFICIAL = json.loads((SHARED / "model_meta.json").read_text())
+OFFICIAL = model_meta()   # the official model_meta.json, shipped with the package
 
 
 def official_models():

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fixture_store import SUBMISSIONS, build_official_store  # noqa: E402
 
 from geneb_tui.app import GenebApp  # noqa: E402
+from store.paths import StorePaths  # noqa: E402
 from store.protocol import GENEB_V1  # noqa: E402
 from store.results import append_rows  # noqa: E402
 
@@ -62,3 +63,66 @@ def make_app():
         return GenebApp(paths, **kwargs)
 
     return make
+
+
+# -- every kind of store the dashboard must work on (built once per session) -------------------
+STORE_KINDS: tuple[str, ...] = ("empty", "mini", "official", "mixed", "one_model", "one_task")
+
+
+def _mini_tasks():
+    from engine import mini  # tests may import the engine; the dashboard never does
+
+    return list(mini.TASKS)
+
+
+def build_store_kind(kind: str, root: Path, official: StorePaths | None = None) -> StorePaths:
+    """One store of each kind: empty; geneb-mini local results only; the 40 official
+    submissions; official + local (geneb-v1 partial and geneb-mini); one official model only;
+    one task only (a local model with one geneb-v1 task in every regime)."""
+    from store.catalog import geneb_v1_tasks, register_tasks
+    from store.paths import resolve_store
+
+    if kind == "official":
+        return official or build_official_store(root / "official")
+    if kind == "empty":
+        (root / "empty").mkdir(parents=True, exist_ok=True)
+        return resolve_store(root / "empty")
+    if kind == "one_model":
+        return build_official_store(root / "one_model", [SUBMISSIONS / "GROVER.json"])
+    if kind == "mini":
+        paths = resolve_store(root / "mini")
+        tasks = _mini_tasks()
+        register_tasks(paths, tasks)
+        for i, m in enumerate(("kmer-3", "kmer-4", "kmer-6")):
+            append_rows(paths, local_rows(m, [t.task_id for t in tasks], value=0.3 + i / 10))
+        return paths
+    if kind == "mixed":
+        paths = build_official_store(root / "mixed",
+                                     [SUBMISSIONS / "GROVER.json", SUBMISSIONS / "MutBERT.json"])
+        promoters = [t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"][:3]
+        append_rows(paths, local_rows("kmer-3", promoters))
+        tasks = _mini_tasks()
+        register_tasks(paths, tasks)
+        append_rows(paths, local_rows("kmer-4", [t.task_id for t in tasks]))
+        return paths
+    if kind == "one_task":
+        paths = resolve_store(root / "one_task")
+        task = geneb_v1_tasks()[0].task_id
+        for regime in ("full", "10shot", "1shot"):
+            append_rows(paths, local_rows("kmer-4", [task], regime=regime))
+        return paths
+    raise ValueError(kind)
+
+
+@pytest.fixture(scope="session")
+def store_of_kind(tmp_path_factory, official_store):
+    """`store_of_kind(kind)`: the store of that kind, built on first use (tests only read)."""
+    built: dict[str, StorePaths] = {}
+    root = tmp_path_factory.mktemp("kinds")
+
+    def get(kind: str) -> StorePaths:
+        if kind not in built:
+            built[kind] = build_store_kind(kind, root, official_store)
+        return built[kind]
+
+    return get

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from store.official_data import official_tree
 from store.paths import StorePaths, resolve_store
 from store.submission import import_files
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SUBMISSIONS = DATA / "geneb-submissions"
-LEADERBOARD = DATA / "geneb-leaderboard" / "leaderboard.json"
+# The published files, materialised from the data shipped in the package (store.official_data).
+DATA = official_tree()
+SUBMISSIONS = DATA / "submissions"                 # the 40 official submissions
+LEADERBOARD = DATA / "leaderboard.json"
 
 
 def build_official_store(root: Path, files: list[Path] | None = None) -> StorePaths:

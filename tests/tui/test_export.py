@@ -43,16 +43,30 @@ async def test_export_writes_exactly_the_shown_rows_and_columns(official_store, 
         await export_to(pilot, out)
         lines = read(out)
         header, body = lines[0], lines[1:]
-        labels = [c.label for c in view.columns]
-        assert [h for h in header if not h.endswith(" rank")] == labels
         assert header == view.export_header()
+        # the columns shown, in order; the model id after the name; two ranks after each score
+        labels = [c.label for c in view.columns]
+        selection = ["Suite", "Category", "Regime", "Metric", "Protocol", "Protocol hash",
+                     "Filters"]
+        shown = [h for h in header[:-len(selection)]
+                 if h != "Model ID" and not h.endswith((" rank (shown)", " rank (store)"))]
+        assert shown == labels and header[1] == "Model ID"
+        assert header[-len(selection):] == selection
         assert len(body) == len(view.rows) > 0
+        macro = header.index("Macro")
+        assert header[macro + 1:macro + 3] == ["Macro rank (shown)", "Macro rank (store)"]
         for line, row in zip(body, view.rows, strict=True):
-            assert line[0] == row.meta["display"]
-            macro = header.index("Macro")
+            assert line[0] == row.meta["display"] and line[1] == row.model
             assert float(line[macro]) == row.values["macro"]          # full precision
             assert int(line[macro + 1]) == row.ranks["macro"]
+            assert int(line[macro + 2]) == row.overall["macro"]
             assert line[header.index("Params")] == str(row.meta["params"])
+            assert line[-len(selection):] == [
+                "geneb-v1", "all", "10shot", "MCC", "geneb-v1", view.protocol_hash,
+                "arch Transformer encoder · params <100M"]
+        # the rank in the store is never better than the rank among the rows shown
+        assert all(int(r[macro + 2]) >= int(r[macro + 1]) for r in body)
+        assert any(int(r[macro + 2]) > int(r[macro + 1]) for r in body)
 
         # an empty view writes the header only
         await apply_filters(pilot, search="no-such-model")
@@ -60,6 +74,34 @@ async def test_export_writes_exactly_the_shown_rows_and_columns(official_store, 
         empty = tmp_path / "empty.csv"
         await export_to(pilot, empty)
         assert read(empty) == [header]
+
+
+async def test_export_dialog_offers_a_descriptive_name_in_the_current_folder(
+        official_store, tmp_path, monkeypatch):
+    from geneb_tui.app import GenebApp
+
+    monkeypatch.chdir(tmp_path)
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        field = app.screen.query_one("#export-path", Input)
+        assert field.value == str(tmp_path / "geneb-geneb-v1-full-mcc.csv")
+        await pilot.press("escape")
+        await pilot.press("r", "m", "c")                 # 10-shot, Acc, Histone Mod.
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        field = app.screen.query_one("#export-path", Input)
+        assert field.value == str(tmp_path / "geneb-geneb-v1-10shot-acc-Histone_Mod_.csv")
+        await pilot.press("enter")
+        await settle(pilot)
+        lines = read(tmp_path / "geneb-geneb-v1-10shot-acc-Histone_Mod_.csv")
+        header = lines[0]
+        assert lines[1][header.index("Category")] == "Histone Mod."
+        assert lines[1][header.index("Metric")] == "Acc"
+        assert lines[1][header.index("Filters")] == "none"
 
 
 async def test_export_escapes_formulas_but_keeps_negative_numbers(tmp_path):

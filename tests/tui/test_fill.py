@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from conftest import settle
-from textual.widgets import DataTable, ProgressBar, SelectionList, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from geneb_tui.components.missing_screen import MissingScreen
 from store.db import query
@@ -53,9 +53,10 @@ async def test_missing_cells_run_a_real_fill_and_the_results_appear(small_store)
         screen = await open_missing_for(pilot, "kmer-3", category_steps=2)  # Promoters
         assert app.filters.category == "Promoters"
         assert screen.candidates == ["kmer-3"]
-        await pilot.press("space")                      # select kmer-3
+        await pilot.press("r")                          # regimes: all -> full
+        await pilot.press("space")                      # tick kmer-3
         await pilot.pause()
-        assert screen.query_one(SelectionList).selected == ["kmer-3"]
+        assert screen.ticked == ["kmer-3"] and app.fill_choices.ticked == {"kmer-3"}
         assert screen.cells == [("kmer-3", "mini_promoter_tata", "full")]
         assert screen.query_one("#missing-cells", DataTable).row_count == 1
 
@@ -67,6 +68,7 @@ async def test_missing_cells_run_a_real_fill_and_the_results_appear(small_store)
         assert bar.total == 1 and bar.progress == 1
         assert screen.last_command[1:4] == ["-m", "engine.cli", "fill"]
         assert "--json" in screen.last_command
+        assert screen.outcome.state == "done", screen.outcome
         await settle(pilot)
         assert screen.cells == []                       # refreshed: nothing missing any more
         await pilot.press("escape")
@@ -85,7 +87,7 @@ async def test_cancel_mid_run_leaves_a_consistent_store(small_store):
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await open_missing_for(pilot, "kmer-6")
-        await pilot.press("space")
+        await pilot.press("r", "space")                 # regime full, tick kmer-6
         await pilot.pause()
         assert len(screen.cells) == 13                  # the 13 geneb-mini tasks, full regime
         await pilot.press("g")
@@ -99,7 +101,7 @@ async def test_cancel_mid_run_leaves_a_consistent_store(small_store):
         await settle(pilot)
         assert not screen.running
         status = str(screen.query_one("#fill-status", Static).render())
-        assert "Cancelled" in status
+        assert "Cancelled" in status and screen.outcome.state == "cancelled"
         done = sum(e.kind == "cell" for e in screen.events)
         assert 1 <= done < 13
         await settle(pilot)

@@ -118,6 +118,12 @@ def test_startup_imports_no_torch_transformers_or_engine(official_store):
                 for _ in range(3):
                     await app.workers.wait_for_complete()
                     await pilot.pause()
+                await pilot.press("escape", "g")     # what can run: catalog data only
+                for _ in range(3):
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+                assert type(app.screen).__name__ == "MissingScreen"
+                assert app.screen.assessed["kmer-3"].runnable
 
         asyncio.run(main())
         bad = sorted(m for m in sys.modules
@@ -133,9 +139,145 @@ def test_startup_imports_no_torch_transformers_or_engine(official_store):
 def test_core_never_imports_textual():
     script = ("import sys; import geneb_tui.core.query, geneb_tui.core.compare, "
               "geneb_tui.core.export, geneb_tui.core.fill, geneb_tui.core.filters, "
-              "geneb_tui.core.heat; "
+              "geneb_tui.core.heat, geneb_tui.core.runnable, geneb_tui.core.styles; "
               "print(sorted(m for m in sys.modules if m.split('.')[0] in "
               "('textual', 'textual_plotext', 'torch', 'transformers', 'engine')))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# -- polish: help, footer, scatter labels, source badges, filter bounds, empty-store times ------
+def _listed_keys() -> set[tuple[str, str]]:
+    from geneb_tui.actions import SCREENS
+
+    return {(title, k) for title, actions in SCREENS for a in actions for k in a.key.split(",")}
+
+
+def test_help_lists_every_key_of_every_screen():
+    import io
+
+    from rich.console import Console
+
+    from geneb_tui.actions import SCREENS
+    from geneb_tui.components.empty_store_screen import EmptyStoreScreen
+    from geneb_tui.components.export_screen import ExportScreen
+    from geneb_tui.components.filter_screen import FilterScreen
+    from geneb_tui.components.help_screen import HelpScreen, keys_table
+    from geneb_tui.components.missing_screen import MissingScreen
+    from geneb_tui.components.task_screen import TaskScreen
+
+    listed = {k for _, k in _listed_keys()}
+    for cls in (GenebApp, CompareScreen, TaskScreen, MissingScreen, FilterScreen, ExportScreen,
+                EmptyStoreScreen, HelpScreen):
+        for b in cls.BINDINGS:
+            for key in b.key.split(","):
+                assert key in listed, f"{cls.__name__}: key {key} is not in the help"
+    console = Console(width=160, file=io.StringIO(), record=True)
+    console.print(keys_table())
+    text = console.export_text()
+    for title, _ in SCREENS:
+        assert title in text
+    for key in ("1", "7", "a", "b", "o", "Enter", "Space", "k", "t", "d", "g", "n", "Ctrl+S"):
+        assert f"\n{key} " in text or f"\n{key}  " in text, key
+
+
+async def test_footer_keeps_g_e_help_and_quit_visible_at_120_columns(official_store):
+    app = GenebApp(official_store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        for key in ("g Missing", "e Export", "? Help", "q Quit"):
+            assert key in footer, footer
+
+
+async def test_scale_scatter_names_the_best_models(official_store):
+    from geneb_tui.components.scale_plot import ScalePlot
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("v", "4")
+        await settle(pilot)
+        plot = app.screen.query_one(ScalePlot)
+        lb = {r["model"]: r for r in leaderboard()["full"]}
+        best = max(lb, key=lambda m: lb[m]["macro_MCC"])
+        assert plot.labelled[0] == app.snapshot.model_meta(best)["display"]
+        assert len(plot.labelled) == 5
+        assert "the 5 best are named" in str(app.screen.query_one("#scale-note").render())
+        assert plot.labelled[0] in screen_text(app)
+
+
+async def test_source_badges_are_whole_words_coloured_per_provenance(mixed_store):
+    from geneb_tui.components.results_table import ResultsTable
+    from geneb_tui.core.styles import SOURCE_STYLES
+
+    app = GenebApp(mixed_store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ResultsTable)
+        col = [c.key for c in app.view.columns].index("source")
+        badges = {str(table.get_row_at(i)[col]): table.get_row_at(i)[col].style
+                  for i in range(table.row_count)}
+        assert badges == {"official": SOURCE_STYLES["official"],
+                          "local": SOURCE_STYLES["local"]}
+    assert len(set(SOURCE_STYLES.values())) == len(SOURCE_STYLES)   # one colour each
+    for name in ("official", "verified", "self-reported", "reproduced", "local"):
+        assert name in SOURCE_STYLES
+
+
+@pytest.mark.parametrize(("lo", "hi", "message"), [
+    ("lots", "", "Params from: 'lots' is not a parameter count"),
+    ("", "inf", "Params to: 'inf' is not a parameter count"),
+    ("-5M", "", "Params from: '-5M' is not a parameter count"),
+    ("2B", "1B", "Params from (2B) is above Params to (1B)"),
+])
+async def test_a_bad_custom_scale_bound_is_refused_with_a_message(official_store, lo, hi,
+                                                                  message):
+    from textual.widgets import Input, Label
+
+    from geneb_tui.components.filter_screen import FilterScreen
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#params_min", Input).value = lo
+        screen.query_one("#params_max", Input).value = hi
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, FilterScreen)            # not applied, not dropped
+        assert message in str(screen.query_one("#filter-error", Label).render())
+        assert app.filters.is_default
+
+
+async def test_bounds_with_a_fixed_scale_band_are_refused(official_store):
+    from textual.widgets import Input, Label, Select
+
+    from geneb_tui.components.filter_screen import FilterScreen
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#scale_band", Select).value = "<100M"
+        screen.query_one("#params_min", Input).value = "10M"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, FilterScreen)
+        assert "has fixed bounds" in str(screen.query_one("#filter-error", Label).render())
+
+
+async def test_empty_store_states_how_long_each_way_takes(tmp_path):
+    from textual.widgets import Static
+
+    app = GenebApp(resolve_store(tmp_path / "empty"))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        text = " ".join(str(app.screen.query_one("#empty-text", Static).render()).split())
+        assert "about 15-20 s on two cores with --jobs 2" in text
+        assert "a few seconds" in text and "--jobs 2 --store" in text

@@ -54,3 +54,61 @@ def test_empty_store_snapshot(snap_compare, snapshot_store):
     empty.mkdir(exist_ok=True)
     assert snap_compare(GenebApp(resolve_store(empty)), terminal_size=(80, 24),
                         run_before=_ready)
+
+
+@pytest.fixture
+def fixed_machine(monkeypatch):
+    """What the missing-evaluations screen reads from the machine, fixed: 16 GiB of memory, no
+    GPU, every package installed; and a stub engine (no fill runs)."""
+    import io
+
+    from geneb_tui.core import fill, runnable
+
+    class Done:
+        def __init__(self, cmd, cwd=None):
+            self.stdout = io.StringIO(
+                '{"event": "plan", "cells_total": 3, "cells_missing": 3, "pairs": 1}\n'
+                + "".join('{"event": "cell", "model": "kmer-3", "task": "t", "regime": "full",'
+                          f' "done": {i}, "total": 3, "computed": true}}\n' for i in (1, 2, 3))
+                + '{"event": "done", "computed": 3, "seconds": 2.5}\n')
+            self.stderr_file = io.StringIO("")
+            self.returncode = None
+
+        def poll(self):
+            return self.returncode
+
+        def wait(self):
+            self.returncode = 0
+            return 0
+
+        def terminate(self):
+            pass
+
+    monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
+    monkeypatch.setattr(runnable, "cuda_visible", lambda: False)
+    monkeypatch.setattr(runnable, "package_installed", lambda package: True)
+    monkeypatch.setattr(fill, "start", Done)
+
+
+def test_missing_evaluations_snapshot(snap_compare, snapshot_store, fixed_machine):
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await pilot.press("g")                # every catalog model, runnable ones first
+        await settle(pilot)
+        await pilot.press("space", "down", "down", "down")   # tick the 3-mer baseline
+        await settle(pilot)
+
+    assert snap_compare(GenebApp(snapshot_store), terminal_size=(110, 34),
+                        run_before=run_before)
+
+
+def test_missing_evaluations_after_a_run_snapshot(snap_compare, snapshot_store, fixed_machine):
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("r", "space", "g")  # full only, tick, run (the stub engine)
+        await settle(pilot)
+
+    assert snap_compare(GenebApp(snapshot_store), terminal_size=(80, 24),
+                        run_before=run_before)

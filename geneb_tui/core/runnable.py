@@ -1,0 +1,194 @@
+"""Which catalog models `geneb-engine fill` can run from the dashboard, and what each one needs.
+
+Decided from catalog data only (the `store.catalog.ModelMeta` fields `encoder`, `remote_code`,
+`revision`, `requires`, `hub_id`/`path`, `params`) and from which packages are installed
+(`importlib.util.find_spec`, which imports nothing): the dashboard never imports the engine,
+torch or transformers. The rules follow the engine's own refusals (`preflight` and
+`check_remote_code` in engine/encoders/__init__.py); tests/tui/test_missing.py checks that every
+model said runnable here passes the engine's preflight.
+
+- k-mer baselines (`encoder = "kmer"`) need nothing;
+- Hugging Face models (`encoder = "hf"`) need torch and transformers; those with
+  `remote_code = "required"` run only with `--trust-remote-code` AND a pinned revision (a
+  40-hex commit in the entry, passed as `--models id@<commit>`) or a local checkpoint folder:
+  without one the model is not runnable (the dashboard cannot ask for a commit);
+  `remote_code = "custom"` / `"package"` need code the generic encoder does not have;
+- adapters: `enformer` runs when its package (`requires`, e.g. enformer-pytorch) is installed;
+  the other adapter families (evo, lucaone, biofm, space, eccdnamamba) are not part of this
+  engine; `external` models have no published weights.
+
+Memory: the engine loads weights in float32 on every device (autocast on CUDA does not shrink
+them), so weights need about 4 bytes per parameter; a model whose weights alone exceed the
+device's memory is offered with a warning.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+BYTES_PER_PARAM = 4              # float32 weights (engine/encoders/hf.py loads in float32)
+GIB = 1024 ** 3
+# Adapters this engine implements: encoder -> the package it needs (when `requires` is unset).
+ENGINE_ADAPTERS: dict[str, str] = {"enformer": "enformer-pytorch"}
+# Adapter families the catalog knows but this engine does not implement.
+OTHER_ADAPTERS: tuple[str, ...] = ("evo", "lucaone", "biofm", "space", "eccdnamamba")
+HF_PACKAGES: tuple[str, ...] = ("torch", "transformers")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def is_pinned(revision: str | None) -> bool:
+    """A full commit hash (a branch or tag can move under you): the engine's rule."""
+    return bool(revision) and bool(_COMMIT.match(str(revision)))
+
+
+def module_of(package: str) -> str:
+    """The import name of a PyPI package name (enformer-pytorch -> enformer_pytorch)."""
+    return package.strip().replace("-", "_").lower()
+
+
+def package_installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(module_of(package)) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def cuda_visible() -> bool:
+    """An NVIDIA device node (what `auto` would pick, without importing torch)."""
+    return Path("/dev/nvidia0").exists()
+
+
+def device_memory(device: str) -> int | None:
+    """Bytes of memory of the device a run would use; None when it cannot be told without
+    torch (a CUDA device)."""
+    if device == "cuda" or (device == "auto" and cuda_visible()):
+        return None
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def resolved_device(device: str) -> str:
+    """What `auto` means here: cuda when an NVIDIA device is visible, else cpu."""
+    if device == "auto":
+        return "cuda" if cuda_visible() else "cpu"
+    return device
+
+
+def format_bytes(n: int) -> str:
+    if n >= GIB:
+        return f"{n / GIB:.1f} GiB" if n < 10 * GIB else f"{n / GIB:.0f} GiB"
+    return f"{n / 1024 ** 2:.0f} MiB"
+
+
+@dataclass(frozen=True)
+class Runnability:
+    """What the dashboard knows about running one model: can it, what it needs, any warning."""
+
+    model_id: str
+    runnable: bool
+    why: str = ""                   # not runnable: the reason and the fix
+    needs: str = ""                 # runnable: what a run needs (shown beside the model)
+    remote_code: bool = False       # the run needs --trust-remote-code
+    revision: str | None = None     # the pinned revision passed as id@<commit>
+    memory: int | None = None       # bytes the float32 weights need (None: weight-free/unknown)
+    warning: str = ""               # e.g. larger than the device's memory
+
+    @property
+    def spec(self) -> str:
+        """How `--models` names it: `id@<commit>` for a pinned remote-code model."""
+        if self.remote_code and self.revision:
+            return f"{self.model_id}@{self.revision}"
+        return self.model_id
+
+    @property
+    def short(self) -> str:
+        """One cell of the models list."""
+        if not self.runnable:
+            return "not runnable: " + self.why.split(";")[0]
+        parts = [p for p in (self.needs, self.warning) if p]
+        return " · ".join(parts) if parts else "ready"
+
+
+def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
+           memory: int | None = None,
+           installed: Callable[[str], bool] = package_installed) -> Runnability:
+    """The runnability of one catalog entry (`meta`: ModelMeta fields as a mapping; None when
+    the model is not in the engine's catalog)."""
+    if meta is None:
+        return Runnability(model_id, False, "not in the model catalog; add an entry to "
+                                            "<store>/models.toml (see geneb-engine models)")
+    encoder = meta.get("encoder") or "hf"
+    remote = meta.get("remote_code") or "no"
+    revision = meta.get("revision") or None
+    path = meta.get("path") or None
+    source = path or meta.get("hub_id")
+    params = int(meta.get("params") or 0)
+
+    def no(why: str) -> Runnability:
+        return Runnability(model_id, False, why)
+
+    if encoder == "kmer":
+        if not meta.get("encoder_k"):
+            return no("a k-mer baseline needs 'encoder_k' in its entry")
+        return Runnability(model_id, True, needs="weight-free baseline")
+    if encoder == "external":
+        note = meta.get("notes") or "see the GENEB README"
+        return no(f"weights not published on the Hugging Face hub ({note}); an entry with "
+                  "'path' to a local checkpoint runs it")
+    if encoder in OTHER_ADAPTERS:
+        pkg = f" (package {meta['requires']})" if meta.get("requires") else ""
+        return no(f"needs the {encoder} adapter{pkg}, which is not part of this geneb-engine; "
+                  "import its official submission instead")
+    if encoder not in ("hf", *ENGINE_ADAPTERS):
+        return no(f"unknown encoder {encoder!r}")
+    if not source:
+        return no("its entry gives neither 'hub_id' nor 'path'")
+    if path and not Path(str(path)).expanduser().is_dir():
+        return no(f"its checkpoint folder {path} does not exist")
+
+    needs: list[str] = []
+    if encoder in ENGINE_ADAPTERS:
+        package = meta.get("requires") or ENGINE_ADAPTERS[encoder]
+        if not installed(package):
+            return no(f"needs the package {package}, which is not installed: "
+                      f"pip install {package}")
+        needs.append(f"{encoder} adapter ({package})")
+    else:
+        if meta.get("pooling") in ("tracks", "trunk"):
+            return no(f"pooling {meta.get('pooling')!r} needs encoder = \"enformer\"")
+        if remote in ("custom", "package"):
+            return no(f"needs its own code (remote_code = {remote}); the generic Hugging Face "
+                      "encoder cannot run it")
+        missing = [p for p in HF_PACKAGES if not installed(p)]
+        if missing:
+            return no(f"needs {' and '.join(missing)}, not installed: pip install "
+                      "'geneb[models]'")
+
+    needs_trust = remote == "required" and encoder == "hf"
+    if needs_trust:
+        if not (is_pinned(revision) or path):
+            return no("runs code from its hub repository and has no pinned revision; set "
+                      "revision = \"<40-hex commit>\" in its entry in <store>/models.toml "
+                      "(or run geneb-engine fill --trust-remote-code --models "
+                      f"{model_id}@<commit>)")
+        needs.append(f"trust remote code @{revision[:7]}" if revision and not path
+                     else "trust remote code (local code)")
+
+    weights = params * BYTES_PER_PARAM if params > 0 else None
+    warning = ""
+    if weights is not None and memory is not None and weights > memory:
+        warning = (f"⚠ needs ≈{format_bytes(weights)} (fp32 weights), the "
+                   f"{resolved_device(device)} has {format_bytes(memory)}")
+    elif weights is not None:
+        needs.append(f"≈{format_bytes(weights)} fp32")
+    return Runnability(model_id, True, needs=" · ".join(needs), remote_code=needs_trust,
+                       revision=revision if needs_trust and not path else None,
+                       memory=weights, warning=warning)

@@ -1,0 +1,181 @@
+"""Monkey test: seeded random keystrokes on every kind of store, at 80x24 and 160x45.
+
+Every key of every screen (the actions registry), the dialogs' keys, the comparison views' tabs,
+tab / arrows / Enter / Escape, the command palette and text typed into it: no exception, no
+internal error reported by a worker, and no exit. Keys go in bursts (sent to the driver like
+`pilot.press`, without waiting for idle after each); workers are awaited every few bursts. A fill
+is never started for real: `geneb_tui.core.fill.start` is a stub that replays the engine's JSON
+events. On failure the message gives the seed and the last keys, to replay with
+`GENEB_MONKEY_SEED=<seed> pytest tests/tui/test_monkey.py -k <store>`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+from collections import deque
+
+import pytest
+from conftest import STORE_KINDS
+from textual import events
+from textual.worker import WorkerCancelled
+
+from geneb_tui.actions import SCREENS
+from geneb_tui.app import GenebApp
+from geneb_tui.core import fill
+
+KEYS_PER_RUN = int(os.environ.get("GENEB_MONKEY_KEYS", "2000"))
+BURST = int(os.environ.get("GENEB_MONKEY_BURST", "100"))   # keys sent before the app idles
+SETTLE_EVERY = 4           # bursts between waits for the workers
+SIZES = ((80, 24), (160, 45))
+BASE_SEED = int(os.environ.get("GENEB_MONKEY_SEED", "20260")) 
+
+_CHARS = {"slash": "/", "question_mark": "?", "space": " ", "full_stop": ".",
+          "minus": "-", "plus": "+", "comma": ","}
+
+
+def _registry_keys() -> list[str]:
+    keys: list[str] = []
+    for _, actions in SCREENS:
+        for a in actions:
+            keys += a.key.split(",")
+    return keys
+
+
+# Weighted pool: every registered key, navigation and dialog keys, the palette, and text.
+NAVIGATION = ["tab", "shift+tab", "up", "down", "left", "right", "pageup", "pagedown", "home",
+              "end", "enter", "escape", "backspace", "space"]
+TEXT = list("abcdefghijklmnopqrstuvwxyz0123456789") + ["full_stop", "minus", "slash"]
+POOL: list[str] = (
+    _registry_keys() * 3
+    + NAVIGATION * 4
+    + ["escape"] * 10            # come back from screens often enough to visit the others
+    + ["ctrl+p"] * 2 + ["ctrl+s", "ctrl+c", "ctrl+r", "ctrl+q"]
+    + TEXT
+)
+
+
+def key_event(key: str) -> events.Key:
+    if len(key) == 1:
+        char = key
+    else:
+        char = _CHARS.get(key)
+    return events.Key(key, char)
+
+
+class FakeFill:
+    """What `fill.start` returns in the monkey test: the engine's events, then exit 0."""
+
+    def __init__(self, cmd: list[str]) -> None:
+        lines = ['{"event": "plan", "cells_total": 2, "cells_missing": 2, "pairs": 1}',
+                 '{"event": "cell", "model": "m", "task": "t", "regime": "full", "done": 1, '
+                 '"total": 2, "computed": true}',
+                 '{"event": "cell", "model": "m", "task": "u", "regime": "full", "done": 2, '
+                 '"total": 2, "computed": true}',
+                 '{"event": "done", "computed": 2, "seconds": 0.1}']
+        self.stdout = io.StringIO("\n".join(lines) + "\n")
+        self.stderr_file = io.StringIO("")
+        self.returncode: int | None = None
+
+    def poll(self):
+        return self.returncode
+
+    def wait(self):
+        self.returncode = 0
+        return 0
+
+    def terminate(self):
+        self.returncode = -15
+
+
+@pytest.fixture
+def no_real_side_effects(monkeypatch, tmp_path):
+    """No fill subprocess, exports and screenshots land in a temporary folder."""
+    started: list[list[str]] = []
+
+    def fake_start(cmd, cwd=None):
+        started.append(cmd)
+        return FakeFill(cmd)
+
+    monkeypatch.setattr(fill, "start", fake_start)
+    monkeypatch.chdir(tmp_path)
+    return started
+
+
+async def wait_for_workers(pilot) -> None:
+    """Workers done and their messages handled. A worker superseded meanwhile (exclusive) ends
+    cancelled, which `wait_for_complete` raises: that is the dashboard working, not failing."""
+    for _ in range(3):
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:
+            continue
+        break
+    await pilot.pause()
+
+
+async def monkey(app: GenebApp, size: tuple[int, int], seed: int, n: int) -> dict:
+    rng = random.Random(seed)
+    last: deque[str] = deque(maxlen=40)
+    quits = 0
+
+    def quit_pressed() -> None:   # q / Ctrl+Q / the palette's Quit: counted, the run goes on
+        nonlocal quits
+        quits += 1
+
+    app.action_quit = quit_pressed                  # type: ignore[method-assign]
+    app.deliver_screenshot = lambda *a, **k: None   # type: ignore[method-assign]
+    screens: set[str] = set()
+    push = app.push_screen
+
+    def push_screen(screen, *args, **kwargs):       # which screens the keys opened
+        screens.add(type(screen).__name__ if not isinstance(screen, str) else screen)
+        return push(screen, *args, **kwargs)
+
+    app.push_screen = push_screen                   # type: ignore[method-assign]
+
+    def fail(why: str) -> None:
+        pytest.fail(f"{why}\nseed {seed}, size {size[0]}x{size[1]}, after {sent} keys; "
+                    f"last keys: {' '.join(last)}", pytrace=False)
+
+    sent = 0
+    async with app.run_test(size=size) as pilot:
+        await wait_for_workers(pilot)
+        bursts = 0
+        while sent < n:
+            for _ in range(min(BURST, n - sent)):
+                key = rng.choice(POOL)
+                last.append(key)
+                ev = key_event(key)
+                ev.set_sender(app)
+                app._driver.send_message(ev)
+                sent += 1
+            await pilot.pause()
+            bursts += 1
+            if bursts % SETTLE_EVERY == 0:
+                await wait_for_workers(pilot)
+            if app._exception is not None:
+                fail(f"the app raised {app._exception!r}")
+            if app.internal_errors:
+                fail(f"a worker failed: {app.internal_errors[0]}")
+            if not app.is_running or app.return_code is not None:
+                fail("the app exited")
+        await wait_for_workers(pilot)
+        await wait_for_workers(pilot)
+        if app.internal_errors:
+            fail(f"a worker failed: {app.internal_errors[0]}")
+    if app._exception is not None:
+        fail(f"the app raised {app._exception!r}")
+    return {"keys": sent, "quits": quits, "screens": screens}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("kind", STORE_KINDS)
+async def test_monkey(kind, size, store_of_kind, no_real_side_effects):
+    seed = BASE_SEED + STORE_KINDS.index(kind) * 10 + SIZES.index(size)
+    app = GenebApp(store_of_kind(kind))
+    report = await monkey(app, size, seed, KEYS_PER_RUN)
+    assert report["keys"] >= KEYS_PER_RUN
+    # the run went beyond the first screen (the pool's keys open the others)
+    assert len(report["screens"]) >= (2 if kind == "empty" else 5), report
