@@ -20,8 +20,8 @@ def empty_store_text(root: Path) -> str:
     paragraphs = [
         "[b]This store has no results yet.[/b]\n"
         f"Store: {store}",
-        "Import the official GENEB results (40 models × 100 tasks × 3 regimes; a few seconds: "
-        "40 small files downloaded once, then about a second to import):",
+        "Import the official GENEB results, shipped with geneb (40 official and 1 self-reported "
+        "submission × 100 tasks × 3 regimes; no network, about a second):",
         f"    geneb-engine import --official --store {store}",
         "or import submission files you have (official JSON format; about a second for 40 "
         "files):",

@@ -13,7 +13,7 @@ from store.protocol import SEEDS
 
 
 def official_idx(ytr: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """The official recipe, written from its description in ../shared/data/README.md."""
+    """The official recipe, written from its description in the reference data README of GENEB."""
     rng = np.random.RandomState(seed)
     picks = []
     for cls in sorted(set(ytr.tolist())):

@@ -11,13 +11,13 @@ events. On failure the message gives the seed and the last keys, to replay with
 
 from __future__ import annotations
 
-import io
 import os
 import random
 from collections import deque
 
 import pytest
 from conftest import STORE_KINDS
+from fake_engine import FakeProc, cell, plan
 from textual import events
 from textual.worker import WorkerCancelled
 
@@ -64,31 +64,6 @@ def key_event(key: str) -> events.Key:
     return events.Key(key, char)
 
 
-class FakeFill:
-    """What `fill.start` returns in the monkey test: the engine's events, then exit 0."""
-
-    def __init__(self, cmd: list[str]) -> None:
-        lines = ['{"event": "plan", "cells_total": 2, "cells_missing": 2, "pairs": 1}',
-                 '{"event": "cell", "model": "m", "task": "t", "regime": "full", "done": 1, '
-                 '"total": 2, "computed": true}',
-                 '{"event": "cell", "model": "m", "task": "u", "regime": "full", "done": 2, '
-                 '"total": 2, "computed": true}',
-                 '{"event": "done", "computed": 2, "seconds": 0.1}']
-        self.stdout = io.StringIO("\n".join(lines) + "\n")
-        self.stderr_file = io.StringIO("")
-        self.returncode: int | None = None
-
-    def poll(self):
-        return self.returncode
-
-    def wait(self):
-        self.returncode = 0
-        return 0
-
-    def terminate(self):
-        self.returncode = -15
-
-
 @pytest.fixture
 def no_real_side_effects(monkeypatch, tmp_path):
     """No fill subprocess, exports and screenshots land in a temporary folder."""
@@ -96,7 +71,8 @@ def no_real_side_effects(monkeypatch, tmp_path):
 
     def fake_start(cmd, cwd=None):
         started.append(cmd)
-        return FakeFill(cmd)
+        return FakeProc([plan(2), cell(1, 2, model="m"), cell(2, 2, model="m"),
+                         {"event": "done", "computed": 2, "seconds": 0.1}])
 
     monkeypatch.setattr(fill, "start", fake_start)
     monkeypatch.chdir(tmp_path)

@@ -280,4 +280,4 @@ async def test_empty_store_states_how_long_each_way_takes(tmp_path):
         await settle(pilot)
         text = " ".join(str(app.screen.query_one("#empty-text", Static).render()).split())
         assert "about 15-20 s on two cores with --jobs 2" in text
-        assert "a few seconds" in text and "--jobs 2 --store" in text
+        assert "no network, about a second" in text and "--jobs 2 --store" in text

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import settle
+from fake_engine import FakeProc, cell, plan
 from fixture_store import build_official_store
 from textual.widgets import Input
 
@@ -60,34 +61,14 @@ def test_empty_store_snapshot(snap_compare, snapshot_store):
 def fixed_machine(monkeypatch):
     """What the missing-evaluations screen reads from the machine, fixed: 16 GiB of memory, no
     GPU, every package installed; and a stub engine (no fill runs)."""
-    import io
-
     from geneb_tui.core import fill, runnable
-
-    class Done:
-        def __init__(self, cmd, cwd=None):
-            self.stdout = io.StringIO(
-                '{"event": "plan", "cells_total": 3, "cells_missing": 3, "pairs": 1}\n'
-                + "".join('{"event": "cell", "model": "kmer-3", "task": "t", "regime": "full",'
-                          f' "done": {i}, "total": 3, "computed": true}}\n' for i in (1, 2, 3))
-                + '{"event": "done", "computed": 3, "seconds": 2.5}\n')
-            self.stderr_file = io.StringIO("")
-            self.returncode = None
-
-        def poll(self):
-            return self.returncode
-
-        def wait(self):
-            self.returncode = 0
-            return 0
-
-        def terminate(self):
-            pass
 
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setattr(runnable, "cuda_visible", lambda: False)
     monkeypatch.setattr(runnable, "package_installed", lambda package: True)
-    monkeypatch.setattr(fill, "start", Done)
+    monkeypatch.setattr(fill, "start", lambda cmd, cwd=None: FakeProc(
+        [plan(3), *(cell(i, 3, task="t") for i in (1, 2, 3)),
+         {"event": "done", "computed": 3, "seconds": 2.5}]))
 
 
 def test_missing_evaluations_snapshot(snap_compare, snapshot_store, fixed_machine):
