@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from engine.encoders.hf import HFEncoder, pick_device  # noqa: E402
+from engine.encoders.hf import HFEncoder  # noqa: E402
+from engine.encoders.streaming import pick_device  # noqa: E402
 
 
 def tiny_bert(folder: Path, hidden: int, layers: int, max_len: int) -> Path:

@@ -8,7 +8,7 @@ spectrum under a random rotation, per-feature offsets, a planted linear signal) 
 - official loop: the harness's `fit_eval` for full, 10-shot and 1-shot (5 full fits + 10 k-shot
   fits, scikit-learn `LogisticRegression(max_iter=1000, random_state=seed)`, sequential, on the
   float32 embeddings; scikit-learn's lbfgs keeps float32, so its loss and gradient run in float32)
-  vs our geneb-v1 path (`engine.probe.probe_cell`: the full fit once, same k-shot fits); the
+  vs our geneb-v1 path (`engine.probes.exact.probe_cell`: the full fit once, same k-shot fits); the
   metrics must be identical.
 - scikit-learn converged (StandardScaler + `LogisticRegression(max_iter=10_000, tol=1e-6)` on
   float64 features: the same objective, tolerance and dtype; 1 full + 10 k-shot fits, sequential)
@@ -39,10 +39,15 @@ from sklearn.preprocessing import StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.probe import evaluate, few_shot_indices, probe_cell  # noqa: E402
-from engine.probes.cell import run_variant_cell, run_variant_cells  # noqa: E402
-from engine.probes.variants import GENEB_V1_CONVERGED, sweep_protocols  # noqa: E402
-from store.protocol import REGIME_K, REGIMES, SEEDS  # noqa: E402
+from engine.probes.cell import run_cell, run_cells  # noqa: E402
+from engine.probes.exact import evaluate, few_shot_indices, probe_cell  # noqa: E402
+from store.protocol import (  # noqa: E402
+    GENEB_V1_CONVERGED,
+    REGIME_K,
+    REGIMES,
+    SEEDS,
+    sweep_protocols,
+)
 
 Cell = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -123,7 +128,7 @@ def main() -> None:
         cell = (X, y, X_test, y_test)
         if not a.skip_official:
             t_official, official = timed(official_loop, *cell)
-            t_ours, rows = timed(probe_cell, *cell, REGIMES, SEEDS)
+            t_ours, rows = timed(probe_cell, *cell, REGIMES)
             same = [r["mcc"] for r in rows] == official
             print(f"# {k} classes: geneb-v1 path metrics identical to the official loop: {same}")
             line(f"{k} classes: geneb-v1 path vs official loop", t_ours, t_official)
@@ -133,7 +138,7 @@ def main() -> None:
         if a.sweep:
             t_sk_sweep, sk_sweep = timed(sklearn_converged, *cell, Cs)
         for device in devices:
-            t_b, rows = timed(run_variant_cell, *cell, GENEB_V1_CONVERGED, REGIMES, SEEDS, device)
+            t_b, rows = timed(run_cell, *cell, GENEB_V1_CONVERGED, REGIMES, device)
             mcc = [r["mcc"] for r in rows if r["seed"] == SEEDS[0] or r["regime"] != "full"]
             print(f"# {k} classes, {device}: max |MCC difference| batched vs scikit-learn "
                   f"converged {np.max(np.abs(np.subtract(mcc, sk))):.4f}; batched iterations "
@@ -141,7 +146,7 @@ def main() -> None:
             line(f"{k} classes: batched solver ({device}) vs scikit-learn converged", t_b, t_sk)
             if not a.sweep:
                 continue
-            t_bs, _ = timed(run_variant_cells, *cell, sweep_protocols(), REGIMES, SEEDS, device)
+            t_bs, _ = timed(run_cells, *cell, sweep_protocols(), REGIMES, device)
             line(f"{k} classes: batched C sweep ({device}) vs scikit-learn converged sweep "
                  f"({len(Cs)} C, {len(sk_sweep)} fits)", t_bs, t_sk_sweep)
 

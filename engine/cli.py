@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from engine import __version__
 from engine.commands import COMMANDS
+from engine.commands.common import suggestions
 from store.errors import GenebError
 
 
@@ -21,7 +23,7 @@ class GenebParser(argparse.ArgumentParser):
 
     def error(self, message: str, prog: str | None = None):
         prog = prog or self.prog
-        one_line = " ".join(str(message).split())
+        one_line = _did_you_mean(" ".join(str(message).split()))
         self.exit(2, f"{prog}: {one_line} (see {prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):
@@ -30,6 +32,22 @@ class GenebParser(argparse.ArgumentParser):
             self.error(f"unrecognized arguments: {' '.join(extras)}",
                        getattr(parsed, "_parser_prog", None))
         return parsed
+
+
+_INVALID_CHOICE = re.compile(
+    r"invalid choice: '(?P<given>[^']*)' (?P<rest>\(choose from (?P<choices>.*)\))$")
+
+
+def _did_you_mean(message: str) -> str:
+    """argparse's "invalid choice" with the closest choices, as every name option says it."""
+    m = _INVALID_CHOICE.search(message)
+    if not m:
+        return message
+    close = suggestions(m["given"], re.findall(r"'([^']*)'", m["choices"]))
+    if not close:
+        return message
+    return (message[:m.start("rest")] + f"(did you mean {' or '.join(close)}?) "
+            + message[m.start("rest"):])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,37 +1,57 @@
-"""Task data: read the official flat CSV layout (`text,label,split`), validate it, hash it.
+"""Task data: read a task's files in either official layout, validate them, hash them.
+
+Two layouts hold the same data and hash the same (`content_hash`):
+
+- flat (the official harness): `<root>/<task_id>.csv`, columns `text,label,split`;
+- hub (dataset `DeepPavlov/geneb-tasks`): `<root>/tasks/<task_id>/{train,test}.csv`, columns
+  `text,label` (also accepted without the `tasks/` level: `<root>/<task_id>/train.csv`).
+
+The rows are read as the official harness reads them:
+
+- a flat file's rows are used when their split is exactly `train` or `test` (the harness compares
+  `== "train"`: no stripping, no case change); rows of any other split, rows missing a required
+  field and rows with more fields than the header are skipped and counted in one warning per
+  file (`TaskData.warnings`), which names near misses such as `" train"` or `Train`;
+- a sequence is any run of letters (A-Z, either case), kept as the file holds it (only
+  whitespace around it dropped): what each encoder makes of lower case, IUPAC codes or U is its
+  official extractor's rule (`store.encoder_kinds`); the number of sequences holding such
+  letters is counted per task (`TaskData.letters`); what cannot be a sequence (empty, digits,
+  punctuation, whitespace inside, non-ASCII) is refused.
 
 Every problem a user can cause raises one `GenebError` naming the file, the line and the fix.
-Files are UTF-8 (a leading BOM is accepted); fields may be as long as genomic sequences get.
-Rows whose split is neither `train` nor `test` (as the official harness skips them), rows missing
-a required field and rows with more fields than the header are skipped and counted in one
-warning per file (`TaskData.warnings`).
+Files are UTF-8 (a leading BOM is accepted; `store.csv_in`); fields may be as long as genomic
+sequences get.
 """
 
 from __future__ import annotations
 
-import codecs
-import csv
 import hashlib
-from collections.abc import Iterable
+import string
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from store.catalog import LetterCounts
+from store.csv_in import read_rows
+from store.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
 from store.errors import GenebError
 from store.ids import ID_RULE, check_id, shown
+from store.manifest import MANIFEST
 
-ALPHABET = frozenset("ACGTN")
 SPLITS = ("train", "test")
-_ALLOWED = frozenset("ACGTNacgtn")
-# Characters one CSV field may hold (the csv module's default, 131072, is below the length of
-# many genomic sequences).
-FIELD_LIMIT = 1 << 30
+_LETTERS = frozenset(string.ascii_letters)          # what a sequence may hold
+_STANDARD = frozenset("ACGTN")                      # what official data holds
+_IUPAC = frozenset("RYSWKMBDHVryswkmbdhv")          # ambiguity codes besides N
+_U = frozenset("Uu")
+_LOWER = frozenset(string.ascii_lowercase)
+_NUCLEOTIDE = frozenset("ACGTNUacgtnu") | _IUPAC    # the rest are "other" letters
 
 
 @dataclass(frozen=True)
 class Split:
-    sequences: tuple[str, ...]   # upper case, ACGTN only
+    sequences: tuple[str, ...]   # letters, as the file holds them
     labels: np.ndarray           # int64, one per sequence
 
     def __len__(self) -> int:
@@ -44,6 +64,7 @@ class TaskData:
     train: Split
     test: Split
     data_hash: str                # content hash of both splits (layout-independent)
+    letters: LetterCounts = LetterCounts()   # sequences holding more than upper-case ACGTN
     warnings: tuple[str, ...] = ()
 
     @property
@@ -56,12 +77,38 @@ def _sequence(raw: str | None, where: str) -> str:
         raise GenebError(f"{where}: empty sequence in column 'text'; remove the row or give the "
                          "sequence")
     seq = raw.strip()
-    if not _ALLOWED.issuperset(seq):
-        bad = sorted(set(seq) - _ALLOWED)
+    if not _LETTERS.issuperset(seq):
+        bad = sorted(set(seq) - _LETTERS)
         shown = ", ".join(repr(c) for c in bad[:5])
-        raise GenebError(f"{where}: character(s) {shown} outside ACGTN in column 'text'; "
-                         "sequences may hold only A, C, G, T, N (lower case is accepted)")
-    return seq.upper()
+        raise GenebError(f"{where}: character(s) {shown} in column 'text' cannot be part of a "
+                         "sequence; a sequence is letters only (A-Z in either case: "
+                         "nucleotides, IUPAC codes, U)")
+    return seq
+
+
+def letter_counts(sequences: Iterable[str]) -> LetterCounts:
+    """How many sequences hold IUPAC codes, U, lower case or other letters (`LetterCounts`)."""
+    iupac = u = lower = other = 0
+    for seq in sequences:
+        chars = set(seq)
+        if chars <= _STANDARD:
+            continue
+        iupac += not chars.isdisjoint(_IUPAC)
+        u += not chars.isdisjoint(_U)
+        lower += not chars.isdisjoint(_LOWER)
+        other += not chars <= _NUCLEOTIDE
+    return LetterCounts(iupac, u, lower, other)
+
+
+def as_read_by(kind: str, sequences: Sequence[str]) -> Sequence[str]:
+    """`sequences` as the official extractor of encoder kind `kind` received and transformed them
+    (its `store.encoder_kinds` rule); the same object where the rule changes nothing."""
+    rule = KINDS[kind].sequences
+    if rule == UPPER:
+        return [s.upper() for s in sequences]
+    if rule == UPPER_U_AS_T:
+        return [s.upper().replace("U", "T") for s in sequences]
+    return sequences                                    # AS_GIVEN
 
 
 def _label(raw: str | None, where: str) -> int:
@@ -84,70 +131,6 @@ def flat_task_name(path: Path) -> str:
     return path.name[:-4] if path.name.endswith(".csv") else path.stem
 
 
-def invalid_utf8(path: Path) -> tuple[int, int, int] | None:
-    """(absolute byte offset, byte, line) of the first byte that is not UTF-8, or None."""
-    base = lines = 0            # offset of data[0] in the file, newlines before it
-    data = b""
-    with open(path, "rb") as f:
-        while True:
-            block = f.read(1 << 20)
-            data += block
-            try:
-                _, used = codecs.utf_8_decode(data, "strict", not block)
-            except UnicodeDecodeError as exc:
-                return base + exc.start, data[exc.start], lines + data.count(b"\n", 0,
-                                                                               exc.start) + 1
-            if not block:
-                return None
-            lines += data.count(b"\n", 0, used)
-            base += used
-            data = data[used:]
-
-
-def not_utf8_message(path: Path) -> str:
-    try:
-        found = invalid_utf8(path)
-    except OSError:
-        found = None
-    where = (f": byte 0x{found[1]:02x} at byte offset {found[0]} (line {found[2]}) is invalid"
-             if found else "")
-    return f"{path}: not UTF-8 text{where}; save the file as UTF-8"
-
-
-def read_rows(path: Path, columns: tuple[str, ...],
-              hint: str | None = None) -> Iterable[tuple[int, dict[str, str]]]:
-    """(line number, row) pairs of a CSV file, after checking its header has `columns`.
-
-    UTF-8 with or without a BOM; a short row has None for its missing fields, a long one its
-    extra fields under the key None (see `skip_reason`). `hint`: what the missing-columns
-    message says the file needs (default: a task file's columns)."""
-    path = Path(path)
-    if csv.field_size_limit() < FIELD_LIMIT:
-        csv.field_size_limit(FIELD_LIMIT)
-    try:
-        f = open(path, newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise GenebError(f"{path}: cannot read ({exc.strerror})") from None
-    with f:
-        reader = csv.DictReader(f)
-        try:
-            header = reader.fieldnames or []
-            missing = [c for c in columns if c not in header]
-            if missing:
-                raise GenebError(f"{path}: missing column(s) {', '.join(missing)} (found "
-                                 f"{', '.join(header) or 'no header'}); "
-                                 + (hint or f"a task file needs the columns {','.join(columns)}"))
-            for row in reader:
-                yield reader.line_num, row
-        except UnicodeDecodeError:
-            raise GenebError(not_utf8_message(path)) from None
-        except csv.Error as exc:
-            raise GenebError(f"{path}, line {reader.reader.line_num}: not a valid CSV row ({exc}); "
-                             "fix that line") from None
-        except OSError as exc:
-            raise GenebError(f"{path}: cannot read ({exc.strerror or exc})") from None
-
-
 def skip_reason(row: dict, columns: tuple[str, ...]) -> str | None:
     """Why a row cannot be used ('with extra fields', 'with missing fields'), or None."""
     if None in row:
@@ -157,14 +140,24 @@ def skip_reason(row: dict, columns: tuple[str, ...]) -> str | None:
     return None
 
 
-def skipped_warning(path: Path, skipped: dict[str, int]) -> tuple[str, ...]:
-    """One warning for all the rows of a file that were skipped, by reason."""
+def near_miss(split: str) -> bool:
+    """A split that is `train` or `test` but for case or surrounding whitespace."""
+    return split not in SPLITS and split.strip().lower() in SPLITS
+
+
+def skipped_warning(path: Path, skipped: dict[str, int],
+                    near: Iterable[str] = ()) -> tuple[str, ...]:
+    """One warning for all the rows of a file that were skipped, by reason; `near`: the
+    near-miss splits among them (`near_miss`), named with what to do."""
     if not skipped:
         return ()
     order = sorted(skipped, key=lambda r: (not r.startswith("with split"), r))
     parts = ", ".join(f"{skipped[r]} {r}" for r in order)
+    near = sorted(set(near))
+    hint = ("; the official harness compares the split exactly: correct "
+            f"{', '.join(repr(s) for s in near)} to use those rows" if near else "")
     return (f"{path}: skipped {sum(skipped.values())} row(s): {parts} (only rows with every "
-            "field and split 'train' or 'test' are used)",)
+            f"field and split 'train' or 'test' are used{hint})",)
 
 
 def build_split(rows: list[tuple[str, str | None, str]]) -> Split:
@@ -188,7 +181,8 @@ def assemble_task(task_id: str, train: Split, test: Split, origin: str,
     if np.unique(train.labels).size < 2:
         raise GenebError(f"{origin}: the train split holds a single class; a probe needs at "
                          "least two classes to fit")
-    return TaskData(task_id, train, test, content_hash(train, test), warnings)
+    return TaskData(task_id, train, test, content_hash(train, test),
+                    letter_counts(train.sequences + test.sequences), warnings)
 
 
 def content_hash(train: Split, test: Split) -> str:
@@ -208,14 +202,61 @@ def read_flat_csv(path: Path, task_id: str | None = None) -> TaskData:
     task_id = task_id_of(flat_task_name(path) if task_id is None else task_id, path)
     by_split: dict[str, list[tuple[str, str | None, str]]] = {s: [] for s in SPLITS}
     skipped: dict[str, int] = {}
+    near: set[str] = set()
     for line, row in read_rows(path, columns):
         reason = skip_reason(row, columns)
         if reason is None:
-            split = row["split"].strip()
+            split = row["split"]
             if split in by_split:
                 by_split[split].append((f"{path}, line {line}", row["text"], row["label"]))
                 continue
             reason = f"with split {split!r}"
+            if near_miss(split):
+                near.add(split)
         skipped[reason] = skipped.get(reason, 0) + 1
     return assemble_task(task_id, build_split(by_split["train"]), build_split(by_split["test"]),
-                         str(path), skipped_warning(path, skipped))
+                         str(path), skipped_warning(path, skipped, near))
+
+
+def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
+    """One task from `<folder>/{train,test}.csv` (columns text,label)."""
+    folder = Path(folder)
+    task_id = task_id_of(folder.name if task_id is None else task_id, folder)
+    columns = ("text", "label")
+    splits: dict[str, Split] = {}
+    warnings: tuple[str, ...] = ()
+    for name in SPLITS:
+        path = folder / f"{name}.csv"
+        if not path.is_file():
+            raise GenebError(f"{path}: missing; a task in the hub layout needs both "
+                             f"{folder}/train.csv and {folder}/test.csv (columns text,label)")
+        rows, skipped = [], {}
+        for line, row in read_rows(path, columns):
+            reason = skip_reason(row, columns)
+            if reason is None:
+                rows.append((f"{path}, line {line}", row["text"], row["label"]))
+            else:
+                skipped[reason] = skipped.get(reason, 0) + 1
+        splits[name] = build_split(rows)
+        warnings += skipped_warning(path, skipped)
+    return assemble_task(task_id, splits["train"], splits["test"], str(folder), warnings)
+
+
+def task_sources(root: Path) -> dict[str, Callable[[], TaskData]]:
+    """Every task a folder holds, in either layout: task id → loader (sorted by id).
+
+    A file or folder whose name gives no usable task id (`store.ids`) is one error naming it."""
+    root = Path(root)
+    found: dict[str, Callable[[], TaskData]] = {}
+    for base in (root / "tasks", root):
+        if not base.is_dir():
+            continue
+        for sub in sorted(p for p in base.iterdir() if p.is_dir()):
+            if (sub / "train.csv").is_file() or (sub / "test.csv").is_file():
+                found.setdefault(task_id_of(sub.name, sub),
+                                 lambda s=sub: read_hub_task(s, s.name))
+    for path in sorted(root.glob("*.csv")):
+        if path.name != MANIFEST:
+            task_id = task_id_of(flat_task_name(path), path)
+            found.setdefault(task_id, lambda p=path, t=task_id: read_flat_csv(p, t))
+    return dict(sorted(found.items()))

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -30,12 +30,12 @@ from filelock import FileLock
 
 from engine import __version__
 from engine.data import TaskData
-from engine.encoders import build_encoder, preflight
+from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.planner import PairWork, Plan, plan
-from engine.probe import probe_cell
+from engine.probes import RUNNERS, runner
 from engine.suites import Suite
 from engine.workers import init_probe_worker
-from store.catalog import ModelMeta, TaskMeta, register_models, register_tasks
+from store.catalog import LetterCounts, ModelMeta, TaskMeta, register_models, register_tasks
 from store.embeddings import EmbeddingStore
 from store.errors import GenebError
 from store.locks import StoreSession, pair_lock, try_acquire
@@ -53,7 +53,7 @@ class FillOptions:
     protocols: tuple[Protocol, ...] = (GENEB_V1,)
     jobs: int = 1
     probe_device: str | None = None                       # batched solvers: cuda or cpu
-    encoder_options: dict = field(default_factory=dict)  # device, batch_size, trust_remote_code
+    encoder: EncoderOptions = EncoderOptions()           # device, batch size, remote-code opt-in
 
 
 def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:
@@ -78,25 +78,20 @@ def embed_pair(embeddings: EmbeddingStore, model: ModelMeta, encoder, data: Task
 def probe_rows(X_train, y_train, X_test, y_test,
                todo: tuple[tuple[Protocol, tuple[str, ...]], ...],
                probe_device: str | None = None) -> list[dict]:
-    """Rows of every (protocol, regimes) of one pair: geneb-v1 (scikit-learn) protocols exactly
-    as the official harness, variants with the batched solvers (protocols that need the same
-    regimes share one call, so a C sweep shares its batches and warm starts)."""
+    """Rows of every (protocol, regimes) of one pair, each protocol fitted by its solver's runner
+    (`engine.probes.RUNNERS`, in that order): geneb-v1 exactly as the official harness, variants
+    with the batched solvers. Protocols of one solver that need the same regimes share one call,
+    so a C sweep shares its batches and warm starts."""
+    order = {solver: i for i, solver in enumerate(RUNNERS)}   # an unknown solver: last, refused
+    calls: dict[tuple[str, tuple[str, ...]], list[Protocol]] = {}
+    for protocol, regimes in sorted(todo, key=lambda item: order.get(item[0].solver, len(order))):
+        calls.setdefault((protocol.solver, regimes), []).append(protocol)
     rows: list[dict] = []
-    variants: dict[tuple[str, ...], list[Protocol]] = {}
-    for protocol, regimes in todo:
-        if protocol.solver == GENEB_V1.solver:
-            rows += _tagged(probe_cell(X_train, y_train, X_test, y_test, regimes,
-                                       protocol.seeds, protocol), protocol)
-        else:
-            variants.setdefault(regimes, []).append(protocol)
-    if variants:
-        from engine.probes.cell import run_variant_cells
-
-        for regimes, protocols in variants.items():
-            per_protocol = run_variant_cells(X_train, y_train, X_test, y_test, protocols,
-                                             regimes, protocols[0].seeds, probe_device)
-            for protocol, found in zip(protocols, per_protocol, strict=True):
-                rows += _tagged(found, protocol)
+    for (solver, regimes), protocols in calls.items():
+        per_protocol = runner(solver)(X_train, y_train, X_test, y_test, protocols, regimes,
+                                      probe_device)
+        for protocol, found in zip(protocols, per_protocol, strict=True):
+            rows += _tagged(found, protocol)
     return rows
 
 
@@ -127,16 +122,25 @@ def probe_pair(root: str, model_id: str, task_id: str,
                        seeds={p.hash: len(p.seeds) for p, _ in todo})
 
 
-def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event) -> dict[str, str]:
-    """Load every task once (raising on the first malformed file); their data hashes. Each
-    file's warnings (skipped rows) become one `warning` event."""
-    hashes = {}
+@dataclass(frozen=True)
+class TaskChecks:
+    """What loading every task of a run found: each one's data hash and letter counts."""
+
+    hashes: dict[str, str]
+    letters: dict[str, LetterCounts]
+
+
+def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event) -> TaskChecks:
+    """Load every task once (raising on the first malformed file). Each file's warnings
+    (skipped rows) become one `warning` event."""
+    checks = TaskChecks({}, {})
     for t in tasks:
         data = suite.load(t.task_id)
         for message in data.warnings:
             on_event({"event": "warning", "message": message})
-        hashes[t.task_id] = data.data_hash
-    return hashes
+        checks.hashes[t.task_id] = data.data_hash
+        checks.letters[t.task_id] = data.letters
+    return checks
 
 
 def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: list[TaskMeta],
@@ -144,18 +148,21 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
     """Validate, plan, then compute every missing pair (see the module docstring). Events:
     `warning`, `plan`, one `cell` per planned cell (`computed` False when another process
     computed it meanwhile) and, from the caller, `done`."""
-    hashes = validate_tasks(suite, tasks, on_event)
-    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes)
+    checks = validate_tasks(suite, tasks, on_event)
+    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
-        preflight(model, **options.encoder_options)
+        preflight(model, options.encoder)
     if "GENEB_FAILPOINT" in os.environ:    # crash tests: a point met in a worker kills fill
         os.environ.setdefault("GENEB_FAILPOINT_PID", str(os.getpid()))
     with StoreSession(paths) as session:
         open_for_writing(paths)
         sweep(paths, session)
-        register_tasks(paths, tasks, None if suite.subsample else hashes)
+        if suite.subsample:   # a subsample's hashes are not the task's current data
+            register_tasks(paths, tasks)
+        else:
+            register_tasks(paths, tasks, checks.hashes, checks.letters)
         if the_plan.work:
             touched = _PairRunner(paths, suite, the_plan, options, on_event).run()
             compact(paths, {("local", m) for m in touched})
@@ -257,7 +264,7 @@ class _PairRunner:
     def _encoder(self, model: ModelMeta):
         if self.encoder is None or self.encoder[0] != model.model_id:
             self.encoder = None   # free the previous model before loading the next
-            self.encoder = (model.model_id, build_encoder(model, **self.options.encoder_options))
+            self.encoder = (model.model_id, build_encoder(model, self.options.encoder))
             register_models(self.paths, [model])
         return self.encoder[1]
 

@@ -1,19 +1,16 @@
-"""geneb-v1 task data: the hub layout, where the snapshot lives, and subsampling.
+"""geneb-v1 task data: the pinned dataset, where its snapshot is looked for, its checksum
+manifest, and subsampling.
 
-Two layouts hold the same data and hash the same (`engine.data.content_hash`):
+`geneb-engine data download` puts the pinned snapshot of `DeepPavlov/geneb-tasks` (either task
+layout: `engine.data`) in `StorePaths.data_dir(revision)` with a `geneb-data.json` manifest
+(per-file sha256); `--data-dir` (or `GENEB_DATA_DIR`) points at any folder holding either layout
+instead.
 
-- flat (the official harness): `<root>/<task_id>.csv`, columns `text,label,split`;
-- hub (dataset `DeepPavlov/geneb-tasks`): `<root>/tasks/<task_id>/{train,test}.csv`, columns
-  `text,label` (also accepted without the `tasks/` level: `<root>/<task_id>/train.csv`).
-
-`geneb-engine data download` puts the pinned snapshot in `<store>/data/geneb-v1/<revision>/`
-with a `geneb-data.json` manifest (per-file sha256); `--data-dir` (or `GENEB_DATA_DIR`) points
-at any folder holding either layout instead.
-
-Subsampling (off for geneb-v1 unless asked): a task with more than `max_sequences` sequences
-keeps, in each split and each class, the first ceil(n_class × max_sequences / n_task) rows of a
+Subsampling (off unless asked): a task with more than `max_sequences` sequences keeps, in each
+split and each class, the first ceil(n_class × max_sequences / n_task) rows of a
 `numpy.random.RandomState(seed)` permutation of that class's rows, in file order. The same files
-and options always give the same rows; the result's data hash is the subsample's.
+and options always give the same rows; the result's data hash is the subsample's, and the
+suite's data revision says it was subsampled (`subsampled`).
 """
 
 from __future__ import annotations
@@ -28,21 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.data import (
-    SPLITS,
-    Split,
-    TaskData,
-    assemble_task,
-    build_split,
-    flat_task_name,
-    read_flat_csv,
-    read_rows,
-    skip_reason,
-    skipped_warning,
-    task_id_of,
-)
+from engine.data import Split, TaskData, assemble_task, task_sources
 from store.atomic import write_text_atomic
 from store.errors import GenebError
+from store.paths import StorePaths
 
 DATASET_REPO = "DeepPavlov/geneb-tasks"
 MIRROR_REPO = "darlednik/geneb-tasks"
@@ -50,62 +36,13 @@ PINNED_REVISION = "4edd705be573e48c585c2cf79dc320f9f43c7b04"
 DATA_MANIFEST = "geneb-data.json"
 SUBSAMPLE_LIMIT = 100_000
 SUBSAMPLE_SEED = 0
-_SKIP = {"manifest.csv"}
 
 
-def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
-    """One task from `<folder>/{train,test}.csv` (columns text,label)."""
-    folder = Path(folder)
-    task_id = task_id_of(folder.name if task_id is None else task_id, folder)
-    columns = ("text", "label")
-    splits: dict[str, Split] = {}
-    warnings: tuple[str, ...] = ()
-    for name in SPLITS:
-        path = folder / f"{name}.csv"
-        if not path.is_file():
-            raise GenebError(f"{path}: missing; a task in the hub layout needs both "
-                             f"{folder}/train.csv and {folder}/test.csv (columns text,label)")
-        rows, skipped = [], {}
-        for line, row in read_rows(path, columns):
-            reason = skip_reason(row, columns)
-            if reason is None:
-                rows.append((f"{path}, line {line}", row["text"], row["label"]))
-            else:
-                skipped[reason] = skipped.get(reason, 0) + 1
-        splits[name] = build_split(rows)
-        warnings += skipped_warning(path, skipped)
-    return assemble_task(task_id, splits["train"], splits["test"], str(folder), warnings)
-
-
-def task_sources(root: Path) -> dict[str, Callable[[], TaskData]]:
-    """Every task a folder holds, in either layout: task id → loader (sorted by id).
-
-    A file or folder whose name gives no usable task id (`store.ids`) is one error naming it."""
-    root = Path(root)
-    found: dict[str, Callable[[], TaskData]] = {}
-    for base in (root / "tasks", root):
-        if not base.is_dir():
-            continue
-        for sub in sorted(p for p in base.iterdir() if p.is_dir()):
-            if (sub / "train.csv").is_file() or (sub / "test.csv").is_file():
-                found.setdefault(task_id_of(sub.name, sub),
-                                 lambda s=sub: read_hub_task(s, s.name))
-    for path in sorted(root.glob("*.csv")):
-        if path.name not in _SKIP:
-            task_id = task_id_of(flat_task_name(path), path)
-            found.setdefault(task_id, lambda p=path, t=task_id: read_flat_csv(p, t))
-    return dict(sorted(found.items()))
-
-
-def default_data_dir(store_root: Path, revision: str = PINNED_REVISION) -> Path:
-    return Path(store_root) / "data" / "geneb-v1" / revision
-
-
-def data_dir_for(store_root: Path, data_dir: str | os.PathLike | None = None,
+def data_dir_for(paths: StorePaths, data_dir: str | os.PathLike | None = None,
                  revision: str = PINNED_REVISION) -> Path:
     """`--data-dir`, else `GENEB_DATA_DIR`, else the downloaded snapshot in the store."""
     chosen = data_dir or os.environ.get("GENEB_DATA_DIR")
-    return Path(chosen).expanduser() if chosen else default_data_dir(store_root, revision)
+    return Path(chosen).expanduser() if chosen else paths.data_dir(revision)
 
 
 def missing_data_message(root: Path, revision: str = PINNED_REVISION) -> str:
@@ -188,31 +125,9 @@ def subsample_task(task: TaskData, max_sequences: int = SUBSAMPLE_LIMIT,
     return sub
 
 
-def geneb_v1_suite(store_root: Path, data_dir: str | os.PathLike | None = None,
-                   subsample: int | None = None, revision: str = PINNED_REVISION):
-    """The 100 geneb-v1 tasks (official ids, labels, categories) over the local data files."""
-    from engine.suites import Suite
-    from store.catalog import geneb_v1_tasks
-
-    root = data_dir_for(store_root, data_dir, revision)
-    manifest = read_data_manifest(root) if root.is_dir() else None
-    data_revision = manifest["revision"] if manifest else (
-        revision if root == default_data_dir(store_root, revision) else "unverified")
-    if subsample:
-        data_revision += f"+subsample{subsample}"
-    sources: dict[str, Callable[[], TaskData]] = {}
-
-    def load(task_id: str) -> TaskData:
-        # The task list needs no data (listing, planning); the first load looks for the files.
-        if not sources:
-            sources.update(task_sources(root) if root.is_dir() else {})
-            if not sources:
-                raise GenebError(missing_data_message(root, revision))
-        if task_id not in sources:
-            raise GenebError(f"task {task_id}: no data in {root} (neither tasks/{task_id}/"
-                             f"train.csv nor {task_id}.csv); run `geneb-engine data download` "
-                             "again or add the file")
-        task = sources[task_id]()
-        return subsample_task(task, subsample) if subsample else task
-
-    return Suite("geneb-v1", data_revision, geneb_v1_tasks(), load, subsample or None)
+def subsampled(revision: str | None, load: Callable[[str], TaskData],
+               max_sequences: int) -> tuple[str, Callable[[str], TaskData]]:
+    """What `--subsample N` makes of a suite's data revision and task loader: the revision with
+    `+subsample<N>` (`local` when it has none), and a loader of the subsampled tasks."""
+    return (f"{'local' if revision is None else revision}+subsample{max_sequences}",
+            lambda task_id: subsample_task(load(task_id), max_sequences))

@@ -23,11 +23,11 @@ import numpy as np
 
 from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
+from store.manifest import MANIFEST
 
 REVISION = "geneb-mini-1"
 SUITE = "geneb-mini"
 STAMP = ".revision"
-MANIFEST = "manifest.csv"
 
 _BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
 _IUPAC = {

@@ -1,7 +1,8 @@
 """What `--models` names: a catalog id, a Hugging Face hub id or a local checkpoint directory.
 
 - a catalog id (built-in or the user's `<store>/models.toml`) → that entry; `<id>@<commit>`
-  pins its revision (what `--trust-remote-code` needs);
+  pins its revision (what `--trust-remote-code` needs; refused for an official extractor, whose
+  revision is its file's hash);
 - a hub id `org/name` (optionally `org/name@<commit>`) → the catalog entry with that hub id, else
   a one-off entry with the generic encoder;
 - an existing directory with a `config.json` → a one-off entry for that local checkpoint
@@ -51,6 +52,9 @@ def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
         return catalog[spec]
     base, at, rev = spec.rpartition("@")
     if at and base in catalog and rev:          # `<catalog id>@<commit>` pins a revision
+        if catalog[base].encoder == "official-extractor":
+            raise GenebError(f"--models {spec}: the revision of {base} is the hash of its "
+                             "extractor file, taken at each run; name it without @")
         return _replace(catalog[base], revision=rev)
     folded = {k.casefold(): m for k, m in catalog.items()}
     if spec.casefold() in folded:
@@ -66,13 +70,9 @@ def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
         for m in catalog.values():
             if m.hub_id and m.hub_id.casefold() == hub_id.casefold():
                 return m if not revision else _replace(m, revision=revision)
-        return ModelMeta(
-            model_id=check_id("model", hub_id, "--models"), display=hub_id.split("/", 1)[1],
-            params=0, architecture="unknown",
-            architecture_family="Other", tokenization="unknown",
-            tokenization_family="mixed/other", pretraining_data="unknown", provenance="local",
-            hub_id=hub_id, revision=revision or None, encoder="hf",
-            notes="one-off run from a hub id")
+        return ModelMeta.one_off(
+            check_id("model", hub_id, "--models"), display=hub_id.split("/", 1)[1],
+            hub_id=hub_id, revision=revision or None, notes="one-off run from a hub id")
     names = list(catalog) + [m.display for m in catalog.values()]
     close = difflib.get_close_matches(spec, names, n=5, cutoff=0.5)
     close_ids = list(dict.fromkeys(
@@ -104,12 +104,10 @@ def local_model(path: Path, catalog: dict[str, ModelMeta] | None = None) -> Mode
         model_id = f"{path.parent.name}-{path.name}"
     check_id("model", model_id, str(path), fix="the model id of a local checkpoint is its "
              "folder's name: move the checkpoint into a folder with a usable name")
-    return ModelMeta(
-        model_id=model_id, display=path.name, params=count_params(path),
+    return ModelMeta.one_off(
+        model_id, display=path.name, params=count_params(path),
         architecture=_ARCH_ABBREV.get(family, model_type), architecture_family=family,
-        tokenization="unknown", tokenization_family="mixed/other", pretraining_data="unknown",
-        provenance="local", path=str(path), encoder="hf",
-        remote_code="required" if code_reference(str(path)) else "no",
+        path=str(path), remote_code="required" if code_reference(str(path)) else "no",
         notes="one-off run from a local checkpoint")
 
 

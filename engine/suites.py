@@ -5,22 +5,29 @@
   or a `--data-dir` (see `engine.hub_data`).
 - a directory of flat `<task_id>.csv` files (the official harness layout) or of hub-layout task
   folders (`tasks/<task_id>/{train,test}.csv`), with an optional `manifest.csv` (columns
-  `task_id,category[,label]`); without one, each task is its own category.
+  `task_id,category[,label]`, `store.manifest`); without one, each task is its own category.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.data import TaskData, read_rows
-from store.catalog import TaskMeta
+from engine.data import TaskData, task_sources
+from engine.hub_data import (
+    PINNED_REVISION,
+    data_dir_for,
+    missing_data_message,
+    read_data_manifest,
+    subsampled,
+)
+from store.catalog import TaskMeta, geneb_v1_tasks
 from store.errors import GenebError
 from store.ids import check_id
+from store.manifest import MANIFEST, read_manifest, suite_tasks
 from store.paths import StorePaths
-
-MANIFEST = "manifest.csv"
 
 
 @dataclass(frozen=True)
@@ -50,32 +57,42 @@ def flat_dir_suite(folder: Path, name: str | None = None, revision: str | None =
     if not folder.is_dir():
         raise GenebError(f"suite {folder}: no such directory; give geneb-mini, geneb-v1 or a "
                          "directory of <task_id>.csv files (columns text,label,split)")
-    from engine.hub_data import task_sources
-
     name = name or folder.name
     files = task_sources(folder)
     if not files:
         raise GenebError(f"suite {folder}: no <task_id>.csv files (columns text,label,split) "
                          "and no tasks/<task_id>/{train,test}.csv folders found")
-    meta = _read_manifest(folder / MANIFEST, files) if (folder / MANIFEST).exists() else {}
-    tasks = tuple(
-        TaskMeta(tid, meta.get(tid, {}).get("label") or tid,
-                 meta.get(tid, {}).get("category") or tid, name, name)
-        for tid in (list(meta) if meta else list(files))
-    )
-    return Suite(name, revision, tasks, lambda tid: files[tid]())
-
-
-def _read_manifest(path: Path, files: dict) -> dict[str, dict[str, str]]:
-    rows: dict[str, dict[str, str]] = {}
-    for line, row in read_rows(path, ("task_id", "category"),
-                               hint="a manifest needs the columns task_id,category[,label]"):
-        rows[check_id("task", row["task_id"], f"{path}, line {line}")] = row
-    absent = [t for t in rows if t not in files]
+    path = folder / MANIFEST
+    meta = read_manifest(path) if path.exists() else {}
+    absent = [t for t in meta if t not in files]
     if absent:
         raise GenebError(f"{path}: task(s) {', '.join(absent)} listed but no <task_id>.csv "
                          f"or tasks/<task_id>/ folder found in {path.parent}")
-    return rows
+    return Suite(name, revision, suite_tasks(name, meta, files), lambda tid: files[tid]())
+
+
+def geneb_v1_suite(paths: StorePaths, data_dir: str | os.PathLike | None = None,
+                   revision: str = PINNED_REVISION) -> Suite:
+    """The 100 geneb-v1 tasks (official ids, labels, categories) over the local data files."""
+    root = data_dir_for(paths, data_dir, revision)
+    manifest = read_data_manifest(root) if root.is_dir() else None
+    data_revision = manifest["revision"] if manifest else (
+        revision if root == paths.data_dir(revision) else "unverified")
+    sources: dict[str, Callable[[], TaskData]] = {}
+
+    def load(task_id: str) -> TaskData:
+        # The task list needs no data (listing, planning); the first load looks for the files.
+        if not sources:
+            sources.update(task_sources(root) if root.is_dir() else {})
+            if not sources:
+                raise GenebError(missing_data_message(root, revision))
+        if task_id not in sources:
+            raise GenebError(f"task {task_id}: no data in {root} (neither tasks/{task_id}/"
+                             f"train.csv nor {task_id}.csv); run `geneb-engine data download` "
+                             "again or add the file")
+        return sources[task_id]()
+
+    return Suite("geneb-v1", data_revision, geneb_v1_tasks(), load)
 
 
 def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = None,
@@ -87,23 +104,15 @@ def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = No
     sequences (deterministic, stratified; off by default).
     """
     if spec == "geneb-v1":
-        from engine.hub_data import geneb_v1_suite
-
-        return geneb_v1_suite(paths.root, data_dir, subsample)
-    if spec == "geneb-mini":
+        suite = geneb_v1_suite(paths, data_dir)
+    elif spec == "geneb-mini":
         from engine import mini
 
-        suite = flat_dir_suite(mini.materialize(paths.suites / "geneb-mini"), "geneb-mini",
+        suite = flat_dir_suite(mini.materialize(paths.suite_dir("geneb-mini")), "geneb-mini",
                                mini.REVISION)
     else:
         suite = flat_dir_suite(Path(spec))
     if subsample:
-        from dataclasses import replace
-
-        from engine.hub_data import subsample_task
-
-        load = suite.load
-        suite = replace(suite, revision=f"{suite.revision or 'local'}+subsample{subsample}",
-                        load=lambda tid: subsample_task(load(tid), subsample),
-                        subsample=subsample)
+        revision, load = subsampled(suite.revision, suite.load, subsample)
+        suite = replace(suite, revision=revision, load=load, subsample=subsample)
     return suite

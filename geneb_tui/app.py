@@ -28,7 +28,7 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core.fill import FillChoices
-from geneb_tui.core.filters import METRICS, REGIMES, Filters
+from geneb_tui.core.filters import Filters
 from geneb_tui.messages import (
     ExportFinished,
     SnapshotLoaded,
@@ -39,6 +39,7 @@ from geneb_tui.messages import (
 )
 from store.csv_out import write_csv
 from store.paths import StorePaths
+from store.protocol import METRICS, REGIMES
 
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
@@ -77,6 +78,7 @@ class GenebApp(App[None]):
         self.descending = True
         self.snapshot: StoreSnapshot | None = None
         self._damage_shown: set[str] = set()   # damaged files already reported (once each)
+        self._catalog_error_shown: str | None = None   # the models.toml problem last reported
         self.view: TableView | None = None
         self.rank_scope = "store"      # the rank the cells show: among all entries, or shown
         # What the missing-evaluations screen remembers while the dashboard runs.
@@ -164,6 +166,11 @@ class GenebApp(App[None]):
             self._damage_shown.add(problem)
             self.notify(escape(problem), title="Damaged store file", severity="warning",
                         timeout=15)
+        error = msg.snapshot.catalog_error
+        if error and error != self._catalog_error_shown:
+            self.notify(escape(f"{error}; its models are left out (fix it, then Ctrl+R)"),
+                        severity="warning", timeout=15)
+        self._catalog_error_shown = error
         if msg.snapshot.version is not None:
             self.sub_title = f"{self.paths.root} · results as of version {msg.snapshot.version}"
         for screen in self.screen_stack:
@@ -346,7 +353,7 @@ class GenebApp(App[None]):
             return
         from geneb_tui.components.compare_screen import CompareScreen
 
-        self.push_screen(CompareScreen(self.paths, self.snapshot, self.filters))
+        self.push_screen(CompareScreen(self.snapshot, self.filters))
 
     def action_missing(self) -> None:
         if self.snapshot is None or self.snapshot.is_empty:

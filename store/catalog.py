@@ -8,13 +8,15 @@ The geneb-v1 task list (100 ids, labels, categories in the official order) lives
 from __future__ import annotations
 
 import csv
+import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, astuple, dataclass, fields
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.encoder_kinds import ENCODERS, POOLINGS, split_extractor
 from store.errors import GenebError
 
 if TYPE_CHECKING:
@@ -49,14 +51,10 @@ TOKENIZATION_FAMILIES: tuple[str, ...] = ("single-nucleotide", "k-mer", "BPE", "
 PROVENANCES: tuple[str, ...] = (
     "official", "verified", "reproduced", "self-reported", "baseline", "local",
 )
-# How a model runs (closed vocabularies, checked for every entry).
-# tracks / trunk: the Enformer adapter's means over bins (predicted tracks / trunk embeddings).
-POOLINGS: tuple[str, ...] = ("mean", "mean-with-padding", "cls", "tracks", "trunk")
+# How a model runs (closed vocabularies, checked for every entry); ENCODERS and POOLINGS are
+# the encoder kinds' (`store.encoder_kinds`).
 PADDING_SIDES: tuple[str, ...] = ("left", "right", "none")   # none: batch by exact length
 REMOTE_CODE: tuple[str, ...] = ("no", "required", "custom", "package")
-ENCODERS: tuple[str, ...] = (
-    "hf", "kmer", "external", "evo", "lucaone", "biofm", "enformer", "space", "eccdnamamba",
-)
 
 
 def source_benchmark(task_id: str) -> str:
@@ -77,6 +75,51 @@ class TaskMeta:
 
 
 @dataclass(frozen=True)
+class LetterCounts:
+    """How many of a task's sequences hold letters other than upper-case A, C, G, T, N (one
+    sequence may count in several): IUPAC codes (R Y S W K M B D H V), U, lower case, other
+    letters (`engine.data.letter_counts`). Catalog columns `letters_<field>`."""
+
+    iupac: int = 0
+    u: int = 0
+    lower: int = 0
+    other: int = 0
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        return tuple(f"letters_{f.name}" for f in fields(cls))
+
+    @classmethod
+    def from_row(cls, row: Mapping) -> LetterCounts | None:
+        """The counts of a task catalog row; None where they were never recorded."""
+        values = [row.get(c) for c in cls.columns()]
+        return None if None in values else cls(*values)
+
+    def summary(self) -> str:
+        """'3 with IUPAC codes, 1 with U' (the counts above 0); '' when there are none."""
+        names = {"iupac": "IUPAC codes", "u": "U", "lower": "lower case",
+                 "other": "other letters"}
+        return ", ".join(f"{n} with {names[k]}" for k, n in asdict(self).items() if n)
+
+
+# ModelMeta's closed vocabularies (padding_side may also be None: by architecture).
+_VOCABULARIES: dict[str, tuple[str, ...]] = {
+    "architecture_family": ARCHITECTURE_FAMILIES, "tokenization_family": TOKENIZATION_FAMILIES,
+    "provenance": PROVENANCES, "pooling": POOLINGS, "padding_side": PADDING_SIDES,
+    "remote_code": REMOTE_CODE, "encoder": ENCODERS,
+}
+
+
+class VocabularyError(GenebError):
+    """A ModelMeta field outside its vocabulary; `problem` names the field, the value and what
+    is allowed (the message adds the model)."""
+
+    def __init__(self, model_id: str, problem: str):
+        super().__init__(f"model {model_id}: {problem}")
+        self.problem = problem
+
+
+@dataclass(frozen=True)
 class ModelMeta:
     """One model: what results refer to (display, params, families) and how to run it."""
 
@@ -94,13 +137,31 @@ class ModelMeta:
     revision: str | None = None         # pinned hub revision (required with remote code)
     remote_code: str = "no"             # no | required | custom | package
     requires: str | None = None         # PyPI package an adapter needs
-    encoder: str = "hf"                 # hf | kmer | an adapter name
+    encoder: str = "hf"                 # hf | kmer | official-extractor | an adapter name
     encoder_k: int | None = None        # k for the k-mer baseline
     pooling: str = "mean"               # mean | mean-with-padding | cls | tracks | trunk
     padding_side: str | None = None     # left for decoders (default: by architecture)
     max_tokens: int | None = None       # context cap in tokens
     batch_size: int | None = None
     notes: str | None = None
+    extractor: str | None = None        # official-extractor: /abs/path/file.py:ClassName
+    extractor_args: str | None = None   # its init arguments beside name_model, device (JSON)
+
+    def __post_init__(self) -> None:
+        for key, allowed in _VOCABULARIES.items():
+            value = getattr(self, key)
+            if value not in allowed and not (key == "padding_side" and value is None):
+                raise VocabularyError(self.model_id, f"{key} = {value!r} is not one of "
+                                                     f"{', '.join(allowed)}")
+
+    @classmethod
+    def one_off(cls, model_id: str, **known) -> ModelMeta:
+        """A model described in part (a hub id or checkpoint run once, a submission, a user
+        entry): the fields not `known` are unknown (the vocabularies' Other, mixed/other)."""
+        return cls(**{"display": model_id, "params": 0, "architecture": "unknown",
+                      "architecture_family": "Other", "tokenization": "unknown",
+                      "tokenization_family": "mixed/other", "pretraining_data": "unknown",
+                      **known, "model_id": model_id})
 
     @property
     def scale_band(self) -> str:
@@ -147,31 +208,70 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
                              f"allowed: {sorted(_MODEL_FIELDS)}")
         if not e.get("model_id"):
             raise GenebError(f"{where}: missing required field 'model_id'")
-        e = dict(e)
         if not (e.get("hub_id") or e.get("path") or e.get("encoder", "hf") != "hf"):
             raise GenebError(f"{where}: give 'hub_id' (a Hugging Face id) or 'path' "
                              "(a local checkpoint directory)")
-        e.setdefault("display", e["model_id"])
-        e.setdefault("params", 0)
-        for k in ("architecture", "architecture_family", "tokenization", "tokenization_family",
-                  "pretraining_data"):
-            e.setdefault(k, "unknown" if k != "architecture_family" else "Other")
-        if (isinstance(e["params"], bool) or not isinstance(e["params"], int)
-                or not 0 <= e["params"] <= int64_max):
+        params = e.get("params", 0)
+        if (isinstance(params, bool) or not isinstance(params, int)
+                or not 0 <= params <= int64_max):
             raise GenebError(f"{where}: 'params' must be an integer from 0 to 2^63 - 1, got "
-                             f"{e['params']!r}")
-        for key, allowed in (("pooling", POOLINGS), ("padding_side", PADDING_SIDES),
-                             ("remote_code", REMOTE_CODE), ("encoder", ENCODERS)):
-            if key in e and e[key] is not None and e[key] not in allowed:
-                raise GenebError(f"{where}: {key} = {e[key]!r} is not one of "
-                                 f"{', '.join(allowed)}")
+                             f"{params!r}")
         for key in ("max_tokens", "batch_size", "encoder_k"):
             value = e.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 1 <= value <= int64_max):
                 raise GenebError(f"{where}: '{key}' must be a positive integer (below 2^63)")
-        out.append(ModelMeta(**e))
+        e = _extractor_fields(e, where, origin)
+        try:
+            out.append(ModelMeta.one_off(**e))
+        except VocabularyError as exc:
+            raise GenebError(f"{where}: {exc.problem}") from None
     return out
+
+
+# The harness's own arguments of an extractor class (`engine.encoders.official_extractor`).
+HARNESS_ARGS: tuple[str, ...] = ("name_model", "device")
+
+
+def _extractor_fields(e: dict, where: str, origin: str) -> dict:
+    """The entry with its `extractor` made absolute (a relative file is in the folder of the
+    file the entry is written in, `origin`) and its `extractor_args` as canonical JSON; both
+    belong to official-extractor entries only, whose revision is their file's hash."""
+    given = [k for k in ("extractor", "extractor_args") if k in e]
+    if e.get("encoder") != "official-extractor":
+        if given:
+            raise GenebError(f"{where}: '{given[0]}' belongs to encoder = "
+                             "\"official-extractor\" entries")
+        return e
+    if "revision" in e:
+        raise GenebError(f"{where}: an official extractor's revision is the hash of its file "
+                         "and arguments, taken at each run; remove 'revision'")
+    e = dict(e)
+    if "extractor" in e:
+        try:
+            file, name = split_extractor(e["extractor"])
+        except ValueError as exc:
+            raise GenebError(f"{where}: {exc}") from None
+        path = Path(file).expanduser()
+        if not path.is_absolute():
+            path = Path(origin).expanduser().parent / path
+        e["extractor"] = f"{path.resolve()}:{name}"
+    if "extractor_args" in e:
+        args = e["extractor_args"]
+        if not isinstance(args, dict):
+            raise GenebError(f"{where}: 'extractor_args' must be a table of the class's "
+                             "keyword arguments, e.g. extractor_args = { max_len = 1024 }")
+        if clash := [k for k in HARNESS_ARGS if k in args]:
+            raise GenebError(f"{where}: extractor_args.{clash[0]} is the harness's own "
+                             "argument: name_model is the entry's 'path' or 'hub_id' (else its "
+                             "model_id), device is `fill --device`")
+        try:
+            e["extractor_args"] = json.dumps(args, sort_keys=True, separators=(",", ":"),
+                                             allow_nan=False)
+        except (TypeError, ValueError):
+            raise GenebError(f"{where}: 'extractor_args' may hold strings, numbers, booleans, "
+                             "arrays and tables only (no dates, nan or inf)") from None
+    return e
 
 
 @cache
@@ -190,27 +290,28 @@ def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:
                 entries = tomllib.load(f).get("model", [])
         except tomllib.TOMLDecodeError as exc:
             raise GenebError(f"{user_file}: not valid TOML ({exc})") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GenebError(f"{user_file}: cannot be read ({exc})") from None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise GenebError(f"{user_file}: 'model' must be a list of tables, one [[model]] "
+                             "per model")
         models.update({m.model_id: m for m in parse_model_entries(entries, str(user_file))})
     return models
 
 
-def materialised_suite_tasks(paths) -> list[TaskMeta]:
-    """Tasks of the suites materialised under `<store>/suites/<name>/manifest.csv` (known
-    before any of their results exist); a manifest that cannot be read is skipped."""
-    out: list[TaskMeta] = []
-    if not paths.suites.is_dir():
-        return out
-    for manifest in sorted(paths.suites.glob("*/manifest.csv")):
-        name = manifest.parent.name
-        try:
-            with open(manifest, newline="", encoding="utf-8-sig") as f:
-                for r in csv.DictReader(f):
-                    if r.get("task_id"):
-                        out.append(TaskMeta(r["task_id"], r.get("label") or r["task_id"],
-                                            r.get("category") or r["task_id"], name, name))
-        except (OSError, UnicodeDecodeError, csv.Error):
-            continue
-    return out
+def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) -> pl.DataFrame:
+    """The store's model catalog, completed with the entries of `known` it lacks (default:
+    the built-in and user models, `load_models(paths.user_models)`, whose GenebError names a
+    broken `models.toml`); a stored entry wins."""
+    import polars as pl
+
+    from store.db import read_catalog
+
+    stored = read_catalog(paths, "models")
+    known = load_models(paths.user_models) if known is None else known
+    ids = set(stored["model_id"])
+    extra = [m for m in known.values() if m.model_id not in ids]
+    return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
 
 
 def official_model_ids() -> frozenset[str]:
@@ -219,16 +320,25 @@ def official_model_ids() -> frozenset[str]:
 
 
 def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
-                data_hashes: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """The task catalog's rows; `data_hash` is the task's current data (`store.cells`), NULL
-    where not known."""
+                data_hashes: Mapping[str, str] | None = None,
+                letters: Mapping[str, LetterCounts] | None = None) -> pl.DataFrame:
+    """The task catalog's rows; `data_hash` is the task's current data (`store.cells`) and
+    `letters_*` what its sequences hold (`LetterCounts`), NULL where not known."""
     import polars as pl
 
-    hashes = data_hashes or {}
-    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id)} for t in tasks],
+    hashes, letters = data_hashes or {}, letters or {}
+    columns = LetterCounts.columns()
+
+    def counts(task_id: str) -> dict:
+        known = letters.get(task_id)
+        values = astuple(known) if known is not None else (None,) * len(columns)
+        return dict(zip(columns, values, strict=True))
+
+    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id), **counts(t.task_id)}
+                         for t in tasks],
                         schema={"task_id": pl.String, "label": pl.String, "category": pl.String,
                                 "suite": pl.String, "source_benchmark": pl.String,
-                                "data_hash": pl.String})
+                                "data_hash": pl.String, **dict.fromkeys(columns, pl.Int64)})
 
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
@@ -252,30 +362,33 @@ def _upsert(paths, name: str, new: pl.DataFrame, key: str, keep: tuple[str, ...]
     from store.failpoints import reach
     from store.locks import named_lock
 
-    path = paths.catalog / f"{name}.parquet"
+    path = paths.catalog_table(name)
     with named_lock(paths, "catalog"):
         if path.exists():
             try:
                 old = pl.from_arrow(pq.read_table(path))
             except Exception:   # a damaged catalog is rebuilt from what is registered now
                 old = new.clear()
-            if keep and set(keep) <= set(old.columns):
-                stored = old.select(key, *keep)
+            kept = [c for c in keep if c in old.columns]    # an older catalog may lack some
+            if kept:
+                stored = old.select(key, *kept)
                 new = (new.join(stored, on=key, how="left", suffix="_stored")
-                       .with_columns(pl.coalesce(c, f"{c}_stored").alias(c) for c in keep)
-                       .drop(f"{c}_stored" for c in keep))
+                       .with_columns(pl.coalesce(c, f"{c}_stored").alias(c) for c in kept)
+                       .drop(f"{c}_stored" for c in kept))
             new = pl.concat([old.filter(~pl.col(key).is_in(new[key].implode())), new],
                             how="diagonal_relaxed")
         write_atomic(path, lambda tmp: new.write_parquet(tmp))
         reach("catalog-written")
 
 
-def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None) -> None:
+def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None,
+                   letters: Mapping[str, LetterCounts] | None = None) -> None:
     """Record tasks in `<store>/catalog/tasks.parquet` (what results refer to), with the hash of
-    their current data where given (a task keeps its recorded hash otherwise)."""
+    their current data and its letter counts where given (a task keeps its recorded ones
+    otherwise)."""
     if tasks:
-        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes), "task_id",
-                keep=("data_hash",))
+        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters), "task_id",
+                keep=("data_hash", *LetterCounts.columns()))
 
 
 def register_models(paths, models) -> None:

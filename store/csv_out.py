@@ -19,15 +19,14 @@ from store.atomic import write_atomic
 _FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
 
 
-def safe_cell(value) -> str | int | float:
-    """Numbers stay numbers (negatives included; floats at full precision, via repr); strings
-    that look like formulas get a `'`; None and non-finite floats are empty; dates are ISO."""
+def safe_cell(value) -> str:
+    """The text written for one cell: numbers in Python's notation (floats at full precision,
+    via repr; negatives never quoted); strings that look like formulas get a `'`; None and
+    non-finite floats are empty; dates are ISO."""
     if value is None:
         return ""
-    if isinstance(value, bool):
+    if isinstance(value, int):   # bool included: True, False
         return str(value)
-    if isinstance(value, int):
-        return value
     if isinstance(value, float):
         return "" if not math.isfinite(value) else repr(value)
     if isinstance(value, datetime | date):

@@ -171,7 +171,7 @@ def read_catalog(paths: StorePaths, name: str) -> pl.DataFrame:
     from store.catalog import models_frame, tasks_frame
 
     empty = (tasks_frame if name == "tasks" else models_frame)([])
-    f = paths.catalog / f"{name}.parquet"
+    f = paths.catalog_table(name)
     if not f.exists():
         return empty
     try:

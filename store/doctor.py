@@ -119,7 +119,7 @@ def check_catalogs(paths: StorePaths) -> list[Finding]:
     out = []
     has_results = paths.results.exists()
     for name in ("tasks", "models"):
-        f = paths.catalog / f"{name}.parquet"
+        f = paths.catalog_table(name)
         if not f.exists():
             if has_results:
                 out.append(Finding("catalog", str(f), "missing",
@@ -136,6 +136,23 @@ def check_catalogs(paths: StorePaths) -> list[Finding]:
     return out
 
 
+def check_reference(paths: StorePaths) -> list[Finding]:
+    """The tables only an import writes (the leaderboard's aggregates, the submissions'
+    headers): one that cannot be read is kept aside; importing the files again restores it."""
+    import pyarrow.parquet as pq
+
+    out = []
+    for f in (paths.leaderboard, paths.submission_headers):
+        if not f.exists():
+            continue
+        try:
+            pq.read_table(f)
+        except Exception as exc:
+            out.append(Finding("reference", str(f), f"cannot be read ({brief(exc)})",
+                               "kept aside; import the official files again to restore it"))
+    return out
+
+
 def check_temps(paths: StorePaths, alone: bool) -> list[Finding]:
     from store.sweep import stale_temps
 
@@ -149,7 +166,8 @@ def examine(paths: StorePaths) -> list[Finding]:
 
     if not paths.root.exists():
         return []
-    findings = check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+    findings = (check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+                + check_reference(paths))
     if os.access(paths.root, os.W_OK):
         with StoreSession(paths) as session, session.exclusive() as alone:
             findings += check_temps(paths, alone)
@@ -182,10 +200,15 @@ def repair(paths: StorePaths) -> tuple[list[Finding], list[Finding]]:
         findings = check_catalogs(paths)
         _repair_catalogs(paths, findings, aside)
         done += findings
+        findings = check_reference(paths)
+        for f in findings:
+            _keep_aside(Path(f.path), aside, paths.root)
+        done += findings
         findings = check_temps(paths, alone=True)
         _remove_temps(findings)
         done += findings
-        left = check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+        left = (check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+                + check_reference(paths))
     return done, left
 
 
@@ -256,12 +279,12 @@ def rebuild_catalogs(paths: StorePaths, names: set[str]) -> None:
         TaskMeta,
         geneb_v1_tasks,
         load_models,
-        materialised_suite_tasks,
         register_models,
         register_tasks,
         source_benchmark,
     )
     from store.db import query
+    from store.manifest import materialised_suite_tasks
 
     used = query(paths, "SELECT DISTINCT model, task, source FROM results_all")
     if "tasks" in names:
@@ -276,9 +299,7 @@ def rebuild_catalogs(paths: StorePaths, names: set[str]) -> None:
             if model in catalog:
                 models.append(catalog[model])
             elif model not in {m.model_id for m in models}:
-                models.append(ModelMeta(model, model, 0, "unknown", "Other", "unknown",
-                                        "mixed/other", "unknown", provenance=source,
-                                        encoder="external"))
+                models.append(ModelMeta.one_off(model, provenance=source, encoder="external"))
         register_models(paths, list({m.model_id: m for m in models}.values()))
 
 

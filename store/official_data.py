@@ -26,10 +26,10 @@ import os
 import shutil
 import sys
 import tempfile
-import uuid
 from functools import lru_cache
 from pathlib import Path
 
+from store.atomic import temp_path, write_atomic, write_bytes_atomic, write_text_atomic
 from store.errors import GenebError
 
 REFERENCE_DATA = Path(__file__).resolve().parent / "reference_data"
@@ -126,8 +126,6 @@ def model_meta() -> dict:
 def write_official_files(dest: str | os.PathLike, provenance: str | None = None) -> list[Path]:
     """Write the shipped submissions (of one provenance when given) into `dest` as the
     published `<model_id>.json` files, byte for byte (each written atomically); their paths."""
-    from store.atomic import write_bytes_atomic
-
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     return [write_bytes_atomic(dest / name, document_bytes(doc))
@@ -188,8 +186,7 @@ def official_tree(cache_root: str | os.PathLike | None = None) -> Path:
     if _tree_is_whole(final, files):
         return final
     base.mkdir(parents=True, exist_ok=True)
-    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = base / f".{final.name}.tmp-{tag}"
+    tmp = temp_path(final)
     docs = submission_documents()
     for rel, (sha, blob) in files.items():
         data = blob if blob is not None else document_bytes(docs[rel.rsplit("/", 1)[1]])
@@ -207,7 +204,7 @@ def official_tree(cache_root: str | os.PathLike | None = None) -> Path:
             if _tree_is_whole(final, files):     # another process was first
                 shutil.rmtree(tmp, ignore_errors=True)
                 return final
-            aside = base / f".{final.name}.damaged-{tag}"
+            aside = tmp.with_name(tmp.name.replace(".tmp-", ".damaged-"))
             try:                                 # a damaged copy: move it away, then retry
                 os.rename(final, aside)
             except OSError:
@@ -309,7 +306,6 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from store.atomic import write_atomic, write_bytes_atomic, write_text_atomic
     from store.official_fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
 
     source_dir, out_dir = Path(source_dir), Path(out_dir)

@@ -32,8 +32,7 @@ _SHA = re.compile(r"^[0-9a-fA-F]{40}$")
 def official_dir(paths: StorePaths, commit: str = OFFICIAL_COMMIT) -> Path:
     """Where the official files of `commit` go: `reference/official-submissions/` for the
     pinned (shipped) commit, `reference/official-submissions-<commit>/` for any other."""
-    name = "official-submissions"
-    return paths.root / "reference" / (name if commit == OFFICIAL_COMMIT else f"{name}-{commit}")
+    return paths.official_submissions(None if commit == OFFICIAL_COMMIT else commit)
 
 
 def official_file_names() -> list[str]:

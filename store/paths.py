@@ -1,4 +1,5 @@
-"""Where the store lives: `--store` beats `GENEB_HOME` beats `~/.geneb`."""
+"""Where the store lives (`--store` beats `GENEB_HOME` beats `~/.geneb`), and every path in it:
+modules ask `StorePaths` for a folder or file of the store, never build one themselves."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ class StorePaths:
     @property
     def catalog(self) -> Path:
         return self.root / "catalog"
+
+    def catalog_table(self, name: str) -> Path:
+        """One catalog table (`tasks`, `models`)."""
+        return self.catalog / f"{name}.parquet"
 
     @property
     def embeddings(self) -> Path:
@@ -37,6 +42,35 @@ class StorePaths:
     def suites(self) -> Path:
         """Materialised built-in suites (e.g. geneb-mini as flat CSVs)."""
         return self.root / "suites"
+
+    def suite_dir(self, name: str) -> Path:
+        return self.suites / name
+
+    def data_dir(self, revision: str) -> Path:
+        """The geneb-v1 task data snapshot of a dataset revision (`geneb-engine data download`)."""
+        return self.root / "data" / "geneb-v1" / revision
+
+    @property
+    def reference(self) -> Path:
+        """Reference data beside the results: the official leaderboard and submissions."""
+        return self.root / "reference"
+
+    @property
+    def leaderboard(self) -> Path:
+        """The official leaderboard's aggregates (`store.reference`)."""
+        return self.reference / "leaderboard.parquet"
+
+    @property
+    def submission_headers(self) -> Path:
+        """The imported submissions' headers, harness_version and meta per (model, source)
+        (`store.submission`)."""
+        return self.reference / "submission-headers.parquet"
+
+    def official_submissions(self, commit: str | None = None) -> Path:
+        """The official submission files: the shipped ones (`commit` None), else those
+        downloaded at `commit` (`store.official_fetch`)."""
+        name = "official-submissions"
+        return self.reference / (name if commit is None else f"{name}-{commit}")
 
     @property
     def user_models(self) -> Path:

@@ -2,9 +2,9 @@
 
 `leaderboard.json` holds only aggregates (micro, macro and the 13 category scores per model,
 regime and metric), never per-task scores, so it is not a source of result rows. It is kept as
-one table, `<store>/reference/leaderboard.parquet`, replaced as a whole by each import (the
-leaderboard is one document), and read back in the shape of `store.analyses.aggregates` so it
-can stand beside aggregates computed from the results.
+one table, `StorePaths.leaderboard` (`<store>/reference/leaderboard.parquet`), replaced as a
+whole by each import (the leaderboard is one document), and read back in the shape of
+`store.analyses.aggregates` so it can stand beside aggregates computed from the results.
 """
 
 from __future__ import annotations
@@ -18,13 +18,9 @@ from store.official import Leaderboard, leaderboard_schema
 from store.paths import StorePaths
 
 
-def leaderboard_file(paths: StorePaths):
-    return paths.root / "reference" / "leaderboard.parquet"
-
-
 def write_leaderboard(paths: StorePaths, board: Leaderboard) -> bool:
     """Store the leaderboard (atomically); False when the stored one is already identical."""
-    path = leaderboard_file(paths)
+    path = paths.leaderboard
     frame = board.frame.sort("regime", "metric", "model")
     if path.exists() and pl.read_parquet(path, glob=False).equals(frame):
         return False
@@ -36,7 +32,7 @@ def read_leaderboard(paths: StorePaths, *, regime: str = "full",
                      metric: str = "mcc") -> pl.DataFrame:
     """[model, display, params, provenance, micro, macro, <13 categories>] for one regime and
     metric (result column names: mcc, acc, f1_macro); empty when no leaderboard was imported."""
-    path = leaderboard_file(paths)
+    path = paths.leaderboard
     columns = ["model", "display", "params", "provenance", "micro", "macro", *CATEGORY_ORDER]
     if not path.exists():
         return pl.DataFrame(schema={c: leaderboard_schema()[c] for c in columns})

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from store.atomic import fsync_dir, temp_path
+from store.atomic import write_atomic
 from store.errors import GenebError, brief
 from store.failpoints import reach
 from store.ids import path_part
@@ -201,19 +201,13 @@ def write_data_file(root: Path, table: pa.Table, source: str, model: str):
     rel = (f"source={path_part(source)}/model={path_part(model)}/"
            f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}.parquet")
     final = root / rel
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(final)
-    try:
+
+    def write(tmp: Path) -> None:
         pq.write_table(table.select(FILE_SCHEMA.names).cast(FILE_SCHEMA), tmp,
                        write_page_checksum=True)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
         reach("data-file-temp")
-        os.replace(tmp, final)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(final.parent)
+
+    write_atomic(final, write)
     reach("data-file-renamed")
     tasks = table.column("task")
     stats = {"numRecords": table.num_rows,

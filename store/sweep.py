@@ -34,8 +34,8 @@ def stale_temps(paths: StorePaths, alone: bool) -> list[Path]:
         return found
     for base, dirs, files in os.walk(paths.root):
         here = Path(base)
-        if here == paths.root and "aside" in dirs:
-            dirs.remove("aside")
+        if here == paths.root and paths.aside.name in dirs:
+            dirs.remove(paths.aside.name)
         for name in [*dirs, *files]:
             owner = temp_owner(Path(name))
             if owner is not None:

@@ -11,7 +11,10 @@ COMMANDS: tuple[str, ...] = (
     "tasks",
     "models",
     "import_",
+    "validate",
+    "leaderboard",
     "report",
+    "compare",
     "data",
     "doctor",
 )

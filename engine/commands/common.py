@@ -210,8 +210,9 @@ class StoreNames:
 
     @cached_property
     def _catalog_tasks(self):
-        from store.catalog import geneb_v1_tasks, materialised_suite_tasks
+        from store.catalog import geneb_v1_tasks
         from store.db import read_catalog
+        from store.manifest import materialised_suite_tasks
 
         stored = read_catalog(self.paths, "tasks")
         pairs = [(t.task_id, t.category) for t in geneb_v1_tasks()]
@@ -267,11 +268,10 @@ class StoreNames:
 
     @cached_property
     def protocols(self) -> list[str]:
-        """The protocols `fill --protocol` knows, then those of the store's rows."""
-        from engine.commands.fill import protocol_names
+        """The protocol names (`store.protocol.NAMED`): `report --versus` compares with one."""
+        from store.protocol import NAMED
 
-        return list(dict.fromkeys([*protocol_names(),
-                                   *sorted(self._rows["protocol"].drop_nulls().unique())]))
+        return list(NAMED)
 
     def check_models(self, given, option: str = "--models") -> list[str]:
         return check_names("model", given, self.models, option=option,

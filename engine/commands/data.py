@@ -2,15 +2,20 @@
 
 `download` fetches the pinned revision of the official dataset (`DeepPavlov/geneb-tasks`, else
 its mirror `darlednik/geneb-tasks`) with huggingface_hub into
-`<store>/data/geneb-v1/<revision>/` (or `--data-dir`); an interrupted download resumes; every file's
-sha256 goes into `geneb-data.json`. Offline, it says what to download and where to put it.
+`<store>/data/geneb-v1/<revision>/` (`StorePaths.data_dir`; or `--data-dir`); an interrupted
+download resumes; every file's sha256 goes into `geneb-data.json`. Offline, it says what to
+download and where to put it. `verify` checks every file against its recorded sha256, then reads
+every task as `fill` does: a task that cannot be read is a problem too, and it shows how many
+sequences of each task hold IUPAC codes, U, lower case or other letters.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from engine.commands.common import console, emit_json, store_of
+from engine.data import task_sources
 from engine.hub_data import (
     DATA_MANIFEST,
     DATASET_REPO,
@@ -18,10 +23,10 @@ from engine.hub_data import (
     PINNED_REVISION,
     data_dir_for,
     read_data_manifest,
-    task_sources,
     verify_data,
     write_data_manifest,
 )
+from store.catalog import LetterCounts
 from store.errors import GenebError
 
 
@@ -101,7 +106,7 @@ def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
 
 def download(args) -> int:
     paths = store_of(args, write=args.data_dir is None)    # else it writes only --data-dir
-    target = data_dir_for(paths.root, args.data_dir, args.revision)
+    target = data_dir_for(paths, args.data_dir, args.revision)
     manifest = fetch(target, args.revision)
     summary = {"data_dir": str(target), "dataset": manifest["dataset"],
                "revision": manifest["revision"], "n_tasks": manifest["n_tasks"],
@@ -116,21 +121,48 @@ def download(args) -> int:
 
 
 def verify(args) -> int:
-    target = data_dir_for(store_of(args).root, args.data_dir, args.revision)
+    target = data_dir_for(store_of(args), args.data_dir, args.revision)
     bad = verify_data(target)
+    letters, unread = read_letters(target)
     if args.json:
-        emit_json({"data_dir": str(target), "problems": bad})
-    elif bad:
+        emit_json({"data_dir": str(target), "problems": bad + unread,
+                   "letters": {t: asdict(c) for t, c in letters.items()}})
+        return 1 if bad or unread else 0
+    if bad:
         console.print(f"{len(bad)} file(s) differ from {target / DATA_MANIFEST}:")
         for line in bad[:50]:
             console.print(f"  {line}")
     else:
         console.print(f"{target}: every file matches its recorded checksum")
-    return 1 if bad else 0
+    if unread:
+        console.print(f"{len(unread)} task(s) cannot be read:")
+        for line in unread:
+            console.print(f"  {line}")
+    held = {t: c.summary() for t, c in letters.items() if c.summary()}
+    if held:
+        console.print(f"{len(held)} of {len(letters)} task(s) hold sequences with letters other "
+                      "than upper-case ACGTN:")
+        for task_id, summary in held.items():
+            console.print(f"  {task_id}: {summary}")
+    elif letters:
+        console.print(f"{len(letters)} task(s) read: every sequence is upper-case ACGTN")
+    return 1 if bad or unread else 0
+
+
+def read_letters(root: Path) -> tuple[dict[str, LetterCounts], list[str]]:
+    """Every task of `root` read as `fill` reads it: letter counts by task, and a problem line
+    for each task that cannot be read."""
+    letters, unread = {}, []
+    for task_id, load in task_sources(root).items():
+        try:
+            letters[task_id] = load().letters
+        except GenebError as exc:
+            unread.append(f"task {task_id}: {exc}")
+    return letters, unread
 
 
 def where(args) -> int:
-    target = data_dir_for(store_of(args).root, args.data_dir, args.revision)
+    target = data_dir_for(store_of(args), args.data_dir, args.revision)
     n = len(task_sources(target)) if target.is_dir() else 0
     manifest = read_data_manifest(target) if target.is_dir() else None
     info = {"data_dir": str(target), "n_tasks": n,

@@ -1,15 +1,15 @@
-"""`geneb-engine export`: results to CSV (seed means, or raw per-seed rows), or one model's
-local results as an official submission file (schema 1.0)."""
+"""`geneb-engine export`: results to CSV (seed means, or raw per-seed rows), or one source of
+a model's results as an official submission file (schema 1.0), its metadata set by option."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from engine.commands.common import StoreNames, choice_of, console, emit_json, store_of
 from store.errors import GenebError
 from store.protocol import REGIMES
 
-PROVENANCES = ("self-reported", "reproduced", "verified")
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
 EXTRA_COLUMNS = ("display", "suite", "table_version", "filters")
@@ -19,18 +19,41 @@ def register(sub, common) -> None:
     p = sub.add_parser("export", parents=[common], help="export results",
                        description="Export results to CSV: seed means (mean and sample sd over "
                                    "seeds) by default, raw per-seed rows with --per-seed. Or, "
-                                   "with --submission MODEL -o FILE, the model's local geneb-v1 "
-                                   "results as an official submission (refused, with the "
-                                   "missing cells listed, unless complete).")
+                                   "with --submission MODEL -o FILE, the model's geneb-v1 "
+                                   "results of one source (local, or an imported one) as an "
+                                   "official submission (refused, with the missing cells "
+                                   "listed, unless complete, and unless the file passes the "
+                                   "official rules). Its metadata: the imported file's own, "
+                                   "else the catalog's, each field changed by its option.")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--csv", metavar="PATH", help="the CSV file to write")
     what.add_argument("--submission", metavar="MODEL",
                       help="write this model's official submission file (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the submission file, named <model id>.json (or a folder for it)")
-    p.add_argument("--provenance", choices=PROVENANCES, type=choice_of("provenance", PROVENANCES),
-                   default="self-reported", help="the submission's provenance "
-                                                 "(default: self-reported)")
+    p.add_argument("--source", metavar="SOURCE", default="local",
+                   help="with --submission: the results to export (default: local; official, "
+                        "verified, reproduced, self-reported, leaderboard: imported ones)")
+    p.add_argument("--provenance", type=_provenance, metavar="PROVENANCE",
+                   help="the submission's provenance: official (only the 40 curated models), "
+                        "verified, reproduced or self-reported (default: an imported file's, "
+                        "else self-reported)")
+    p.add_argument("--display", metavar="NAME", help="meta.display (default: the imported "
+                                                     "file's, else the catalog's display name)")
+    p.add_argument("--params", type=_integer, metavar="N",
+                   help="meta.params, the parameter count (default: the imported file's, else "
+                        "the catalog's)")
+    p.add_argument("--url", help="meta.url (default: the imported file's, else empty)")
+    p.add_argument("--zero-shot", action=argparse.BooleanOptionalAction,
+                   help="meta.zero_shot (default: the imported file's, else false)")
+    p.add_argument("--training-data", metavar="TEXT",
+                   help="meta.training_data (default: the imported file's, else the catalog's "
+                        "pretraining data)")
+    p.add_argument("--submitted-by", metavar="NAME",
+                   help="meta.submitted_by (default: the imported file's, else empty)")
+    p.add_argument("--harness-version", metavar="TEXT",
+                   help="harness_version (default: the imported file's, else geneb-engine "
+                        "<version>)")
     p.add_argument("--per-seed", action="store_true", help="one row per seed")
     p.add_argument("--models", nargs="+", metavar="MODEL")
     p.add_argument("--tasks", nargs="+", metavar="TASK")
@@ -51,6 +74,7 @@ def run(args) -> int:
     names = StoreNames(paths, snap)
     if args.submission:
         names.check_models([args.submission], option="--submission")
+        names.check_sources([args.source], option="--source")
         return _submission(paths, args)
     names.check_models(args.models)
     names.check_tasks(args.tasks)
@@ -137,18 +161,49 @@ def _csv_path(given: str) -> Path:
     return out
 
 
+def _provenance(text: str) -> str:
+    """argparse `type=` of --provenance: one of the official format's."""
+    from store.official import SUBMISSION_PROVENANCES  # polars: not at start-up
+
+    return choice_of("provenance", SUBMISSION_PROVENANCES)(text)
+
+
+def _integer(text: str) -> int:
+    """argparse `type=` of --params: any integer (the official rules judge its value)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a parameter count "
+                                         "(a whole number >= 0)") from None
+
+
 def _submission(paths, args) -> int:
+    import json
+
     from engine import __version__
-    from store.submission import export_submission
+    from store.submission import META_FIELDS, InvalidSubmission, export_submission
 
     if not args.output:
         raise GenebError(f"--submission {args.submission}: give the file to write with -o "
                          "FILE (named <model id>.json) or -o FOLDER")
-    out = export_submission(paths, args.submission, args.output, provenance=args.provenance,
-                            harness_version=f"geneb-engine {__version__}")
+    meta = {field: getattr(args, field) for field in META_FIELDS}   # each has its option
+    options = {f"meta.{field}": f"--{field.replace('_', '-')}"
+               for field, value in meta.items() if value is not None}
+    if args.harness_version is not None:
+        options["harness_version"] = "--harness-version"
+    try:
+        out = export_submission(paths, args.submission, args.output, source=args.source,
+                                engine=f"geneb-engine {__version__}",
+                                harness_version=args.harness_version, meta=meta)
+    except InvalidSubmission as exc:   # a refused field the user set is named by its option
+        raise GenebError("; ".join(f"{options.get(p.field, p.field)}: {p.rule}"
+                                   for p in exc.problems) + "; nothing written") from None
+    provenance = json.loads(out.read_bytes())["meta"].get("provenance", "self-reported")
     if args.json:
-        emit_json({"path": str(out), "model": args.submission, "provenance": args.provenance})
+        emit_json({"path": str(out), "model": args.submission, "source": args.source,
+                   "provenance": provenance})
     else:
-        console.print(f"wrote the {args.provenance} submission of {args.submission} to {out} "
+        of = "" if args.source == "local" else f" (its {args.source} results)"
+        console.print(f"wrote the {provenance} submission of {args.submission}{of} to {out} "
                       "(schema 1.0, 3 regimes x 100 tasks, seed means)")
     return 0

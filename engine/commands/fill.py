@@ -27,7 +27,7 @@ from engine.commands.common import (
     store_of,
     suite_of,
 )
-from store.protocol import GENEB_V1, REGIMES, Protocol
+from store.protocol import NAMED, REGIMES, Protocol, protocols_named
 
 
 def register(sub, common) -> None:
@@ -60,27 +60,11 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
-def _known_protocols() -> dict[str, tuple[Protocol, ...]]:
-    from engine.probes.variants import named_variants, sweep_protocols
-
-    return {GENEB_V1.name: (GENEB_V1,), "sweep": sweep_protocols(),
-            "sweep-unscaled": sweep_protocols(standardize=False),
-            **{name: (p,) for name, p in named_variants().items()}}
-
-
-def protocol_names() -> list[str]:
-    """The names `--protocol` takes (geneb-v1 first: the official one)."""
-    return list(_known_protocols())
-
-
 def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
-    """Protocols by name; `sweep` / `sweep-unscaled` stand for a whole C sweep."""
-    known = _known_protocols()
-    check_names("protocol", names, known, option="--protocol")
-    out: dict[str, Protocol] = {}
-    for name in names:
-        out.update({p.hash: p for p in known[name]})
-    return tuple(out.values())
+    """Protocols by name (`store.protocol.NAMED`); `sweep` / `sweep-unscaled` stand for a whole
+    C sweep."""
+    check_names("protocol", names, NAMED, option="--protocol")
+    return protocols_named(names)
 
 
 def _stop_on_sigterm() -> None:
@@ -91,6 +75,7 @@ def _stop_on_sigterm() -> None:
 
 
 def run(args) -> int:
+    from engine.encoders import EncoderOptions
     from engine.fill import FillOptions, run_fill
     _stop_on_sigterm()
     paths = store_of(args, write=True)
@@ -106,11 +91,11 @@ def run(args) -> int:
                     option=f"suite {suite.name}", quote=False,
                     listing=f"`geneb-engine tasks --suite {args.suite}` lists them")
     tasks = list(suite.select(args.tasks))[:args.limit]
-    encoder_options = {"device": args.device, "batch_size": args.batch_size,
-                       "trust_remote_code": args.trust_remote_code}
     options = FillOptions(protocols=protocols, jobs=max(1, args.jobs),
                           probe_device=args.probe_device,
-                          encoder_options={k: v for k, v in encoder_options.items() if v})
+                          encoder=EncoderOptions(device=args.device or None,
+                                                 batch_size=args.batch_size,
+                                                 trust_remote_code=args.trust_remote_code))
     start = time.perf_counter()
     computed = 0    # cells this run computed (the others were finished by another process)
 

@@ -1,4 +1,5 @@
-"""`geneb-engine import`: official submissions (schema 1.0) and leaderboard.json into the store."""
+"""`geneb-engine import`: official submissions (schema 1.0), leaderboard.json and
+leaderboard_tasks.json into the store."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ def register(sub, common) -> None:
     from store.official_fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
 
     p = sub.add_parser(
-        "import", parents=[common], help="import official submissions or leaderboard.json",
+        "import", parents=[common],
+        help="import official submissions, leaderboard.json or leaderboard_tasks.json",
         description="Import official GENEB submission files (schema 1.0) and the official "
-                    "leaderboard.json. Every file is validated first; one problem per line "
-                    "names the file, the field and the rule, and nothing is stored unless all "
-                    "files are valid. Re-importing the same content stores nothing new.")
+                    "leaderboard.json and leaderboard_tasks.json (told apart by their content). "
+                    "Every file is validated first; one problem per line names the file, the "
+                    "field and the rule, and nothing is stored unless all files are valid. "
+                    "Re-importing the same content stores nothing new.")
     p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="submission files, leaderboard.json, or folders of *.json files")
+                   help="submission files, leaderboard.json, leaderboard_tasks.json, or "
+                        "folders of *.json files")
     p.add_argument("--official", action="store_true",
                    help=f"import the official results shipped with geneb (github.com/"
                         f"{OFFICIAL_REPO} at {OFFICIAL_COMMIT[:10]}: 40 official and 1 "
@@ -38,8 +42,9 @@ def run(args) -> int:
 
     official = args.official or args.commit is not None
     if not args.paths and not official:
-        raise GenebError("nothing to import: give submission files, leaderboard.json or folders "
-                         "of them, or --official for the official GENEB results")
+        raise GenebError("nothing to import: give submission files, leaderboard.json, "
+                         "leaderboard_tasks.json or folders of them, or --official for the "
+                         "official GENEB results")
     if args.commit is not None:
         pinned_commit(args.commit)      # a malformed SHA is refused before the store is touched
     paths = store_of(args, write=True)
@@ -58,7 +63,8 @@ def run(args) -> int:
         table.add_row(o.path.name, o.source or "leaderboard (reference table)", str(o.rows),
                       f"[{colour}]{o.status}[/]")
     console.print(table)
-    written = sum(o.rows for o in outcomes if o.kind == "submission")
+    # leaderboard.json's rows go to the reference table; every other kind's are result rows
+    written = sum(o.rows for o in outcomes if o.kind != "leaderboard")
     unchanged = sum(o.status == "unchanged" for o in outcomes)
     console.print(f"{len(outcomes)} file(s): {written} result rows written"
                   + (f", {unchanged} already in the store unchanged" if unchanged else ""))

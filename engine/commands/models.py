@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 
 from rich.markup import escape
 
@@ -16,6 +17,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, load_models
+from store.encoder_kinds import split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")
 
@@ -46,6 +48,9 @@ def _runs(m) -> str:
     """How `fill` runs the model, in a few words."""
     if m.encoder == "external":
         return "no public weights"
+    if m.extractor:
+        file, name = split_extractor(m.extractor)
+        return f"official extractor {Path(file).name}:{name}"
     if m.encoder not in ("hf", "kmer"):
         return f"adapter {m.encoder}"
     return f"{m.encoder} + remote code" if m.remote_code == "required" else m.encoder
@@ -62,7 +67,7 @@ def run(args) -> int:
             ("--pretraining", "pretraining data", "pretraining_data", ())):
         given = getattr(args, option[2:])
         if given is not None:
-            known = [*vocabulary, *sorted({getattr(m, field) for m in entries})]
+            known = vocabulary or sorted({getattr(m, field) for m in entries})
             check_names(kind, [given], known, option=option)
     models = [
         m for m in entries

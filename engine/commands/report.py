@@ -63,32 +63,27 @@ def versus(snap, name: str, *, regime: str, metric: str,
     from store import analyses as A
     from store.db import query
     from store.errors import GenebError
+    from store.protocol import protocol_named
 
-    found = query(snap, "SELECT DISTINCT protocol_hash FROM results "
-                        "WHERE source = 'local' AND protocol = ?", [name])
-    if found.is_empty():
+    other = protocol_named(name)   # None for a group (a whole sweep): not one protocol
+    if other is None or query(snap, "SELECT 1 FROM results WHERE source = 'local' "
+                                    "AND protocol_hash = ? LIMIT 1", [other.hash]).is_empty():
         raise GenebError(f"no local results for protocol {name!r} in {snap.paths.root}; "
                          f"compute them with `geneb-engine fill --protocol {name} "
                          "--models MODEL..`")
     aggs = [A.aggregates(A.scores_of(A.seed_means(snap, protocol_hash=h, source="local"),
                                      regime=regime, metric=metric, with_source=False),
                          tasks=tasks)
-            for h in (GENEB_V1.hash, found["protocol_hash"][0])]
+            for h in (GENEB_V1.hash, other.hash)]
     return {"protocol_agreement": A.protocol_agreement(*aggs),
             "protocol_rank_shift": A.rank_shift(*aggs)}
 
 
 def _models(paths) -> pl.DataFrame:
     """The store's model catalog, completed with the built-in and user entries it lacks."""
-    import polars as pl
+    from store.catalog import models_with_builtins
 
-    from store.catalog import load_models, models_frame
-    from store.db import read_catalog
-
-    stored = read_catalog(paths, "models")
-    extra = [m for m in load_models(paths.user_models).values()
-             if m.model_id not in set(stored["model_id"])]
-    return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
+    return models_with_builtins(paths)
 
 
 def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,

@@ -68,7 +68,7 @@ def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
     from store.errors import GenebError
 
     try:
-        return validate_tasks(suite, list(tasks), lambda event: None), None
+        return validate_tasks(suite, list(tasks), lambda event: None).hashes, None
     except GenebError as exc:
         return None, str(exc).splitlines()[0]
 

@@ -3,45 +3,48 @@
 Every encoder has `settings` (JSON-able, recorded with the embeddings and part of their
 identity), `revision` (the model revision, or None) and `encode_into(sequences, writer)`, which
 writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncated`).
-`build_encoder` picks the encoder a catalog entry asks for; heavy imports happen only there.
+
+The kinds a catalog entry may name are plain data (`store.encoder_kinds.KINDS`); here they get
+the engine's side: `preflight`, every check that needs no weights (run once per model before
+`fill` changes the store), the one pooling rule (`pooling_of`), the one remote-code rule
+(`check_remote_code`), and `build_encoder`, which imports the kind's module (`BUILDERS`) only
+then and calls its `build(model, options)`.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from store.encoder_kinds import (
+    DEFAULT_POOLING,
+    ENCODERS,
+    KINDS,
+    UNPUBLISHED,
+    EncoderKind,
+    adapter_of,
+    extractor_problem,
+    is_pinned,
+)
 from store.errors import GenebError
 
 if TYPE_CHECKING:
     from store.catalog import ModelMeta
     from store.embeddings import SplitWriter
 
-# Families the generic encoder cannot reproduce: what each one needs. Those in IMPLEMENTED have
-# an adapter here; for the others `fill` reports the reason instead of failing obscurely.
-ADAPTERS: dict[str, str] = {
-    "evo": "the StripedHyena code of the `evo-model` package (pip install evo-model; CUDA and "
-           "flash-attention only), batch size 1",
-    "lucaone": "the LucaOne model code (`lucaone` package / LucaGroup repository): a mixed "
-               "nucleotide/protein tokenizer the hub checkpoint does not ship",
-    "biofm": "the `biofm_eval` package (BioToken tokenization of variants and annotations)",
-    "enformer": "the `enformer-pytorch` package; the official recipe averages Enformer's "
-                "predicted tracks over bins, not a hidden layer",
-    "space": "the SPACE repository code (one-hot input, N-padded, mean of trunk embeddings)",
-    "eccdnamamba": "the eccDNAMamba repository code (bidirectional Mamba-2 with CUDA kernels)",
+# The module that builds each kind this engine runs (its `build(model, options)`); the kinds
+# without one are `unavailable` in their spec.
+BUILDERS: dict[str, str] = {
+    "hf": "engine.encoders.hf", "kmer": "engine.encoders.kmer",
+    "enformer": "engine.encoders.enformer",
+    "official-extractor": "engine.encoders.official_extractor",
 }
-
-# Adapter -> (the module it imports, the pip line that installs it).
-IMPLEMENTED: dict[str, tuple[str, str]] = {
-    "enformer": ("enformer_pytorch", "pip install enformer-pytorch (or pip install "
-                 "'geneb[adapters]')"),
-}
-# Poolings only the Enformer adapter computes (mean over bins of the tracks / trunk).
-ENFORMER_POOLINGS: tuple[str, ...] = ("tracks", "trunk")
 
 
 class Encoder(Protocol):
@@ -51,12 +54,13 @@ class Encoder(Protocol):
     def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict: ...
 
 
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+@dataclass(frozen=True)
+class EncoderOptions:
+    """What a run asks of every encoder it builds (the catalog entry says the rest)."""
 
-
-def is_pinned(revision: str | None) -> bool:
-    """A full commit hash (a branch or tag name can move under you)."""
-    return bool(revision) and bool(_COMMIT.match(revision))
+    device: str | None = None           # cuda, cuda:1, cpu; None: cuda when available
+    batch_size: int | None = None       # the start batch size (None: the entry's, else default)
+    trust_remote_code: bool = False     # the user's opt-in to a checkpoint's own code
 
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
@@ -123,7 +127,8 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
     config.json or tokenizer_config.json has `auto_map` (whatever the entry says; see
     `code_reference`; hub ids are read only with `hub=True`). Such code runs only with the
     user's opt-in (`trust`) and a pinned revision (or a local folder); otherwise this raises.
-    A model that needs none, or whose files cannot be checked, loads with False.
+    A model that needs none, or whose files cannot be checked, loads with False. `preflight`
+    checks without the hub; the hf builder checks with it, once, before anything is loaded.
     """
     if remote_code in ("custom", "package"):
         raise GenebError(f"model {model_id}: needs its own code ({remote_code}); the "
@@ -149,101 +154,75 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
     return True
 
 
-def preflight(model: ModelMeta, **options) -> None:
-    """Every check that needs no weights, so that `fill` can refuse before writing anything."""
-    if model.encoder == "kmer":
-        if model.encoder_k is None:
-            raise GenebError(f"model {model.model_id}: a k-mer baseline needs 'encoder_k'")
-    elif model.encoder == "external":
+def kind_of(model: ModelMeta) -> EncoderKind:
+    """The spec of the entry's encoder kind; raises why when this engine cannot run it."""
+    kind = KINDS.get(model.encoder)
+    if kind is None:
+        raise GenebError(f"model {model.model_id}: unknown encoder {model.encoder!r} (known: "
+                         f"{', '.join(ENCODERS)})")
+    if kind.unavailable == UNPUBLISHED:
         raise GenebError(
             f"model {model.model_id}: its weights are not published on the Hugging Face hub "
             f"({model.notes or 'see the GENEB README'}); add a registry entry with 'path' "
             "pointing at a local checkpoint to run it")
-    elif model.encoder == "hf":
-        source = model.path or model.hub_id
-        if not source:
-            raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
-                             "entry")
-        if model.pooling in ENFORMER_POOLINGS:
-            raise GenebError(f"model {model.model_id}: pooling {model.pooling!r} needs "
-                             "encoder = \"enformer\"")
-        check_remote_code(model.model_id, source, options.get("revision") or model.revision,
-                          model.remote_code, bool(options.get("trust_remote_code")))
-    elif model.encoder == "enformer":
-        if not (model.path or model.hub_id):
-            raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
-                             "entry")
-        if model.pooling not in ("mean", *ENFORMER_POOLINGS):   # mean: the default, = tracks
-            raise GenebError(f"model {model.model_id}: the Enformer adapter's pooling is one of "
-                             f"{', '.join(ENFORMER_POOLINGS)}, not {model.pooling!r}")
-        module, install = IMPLEMENTED["enformer"]
-        if importlib.util.find_spec(module) is None:
-            raise GenebError(f"model {model.model_id}: the Enformer adapter needs the "
-                             f"enformer-pytorch package, which is not installed; {install}")
-    elif model.encoder in ADAPTERS:
+    if kind.unavailable:
         need = f" (install: pip install {model.requires})" if model.requires else ""
         raise GenebError(
             f"model {model.model_id}: the generic Hugging Face encoder cannot reproduce its "
-            f"official recipe; it needs {ADAPTERS[model.encoder]}{need}. That adapter is not "
-            "part of this version of geneb-engine; skip the model with --models, or evaluate "
-            "it with the official extractor and import its submission")
-    else:
-        raise GenebError(f"model {model.model_id}: unknown encoder {model.encoder!r} (known: "
-                         f"hf, kmer, external, {', '.join(ADAPTERS)})")
+            f"official recipe; it needs {kind.recipe}{need}. That adapter is not part of this "
+            "version of geneb-engine; skip the model with --models, or evaluate it with the "
+            "official extractor and import its submission")
+    return kind
 
 
-def build_encoder(model: ModelMeta, **options) -> Encoder:
-    """The encoder for a catalog entry, after `preflight`.
-
-    Options for Hugging Face models: trust_remote_code (bool), device ('cuda', 'cpu', None =
-    auto), batch_size (int), revision (overrides the entry's), dtype ('auto' | 'float32' | ...),
-    progress (callable(done, total)). Unknown options are ignored by weight-free encoders.
-    """
-    preflight(model, **options)
-    if model.encoder == "kmer":
-        from engine.encoders.kmer import KmerEncoder
-
-        return KmerEncoder(model.encoder_k)
-    if model.encoder == "enformer":
-        return _build_enformer(model, **options)
-    return _build_hf(model, **options)
-
-
-def _build_enformer(model: ModelMeta, **options) -> Encoder:
-    from engine.encoders.enformer import EnformerEncoder
-
-    return EnformerEncoder(
-        model.path or model.hub_id,
-        model_id=model.model_id,
-        revision=options.get("revision") or model.revision,
-        pooling="tracks" if model.pooling == "mean" else model.pooling,
-        max_bp=model.max_tokens,
-        batch_size=options.get("batch_size") or model.batch_size,
-        device=options.get("device"),
-        dtype=options.get("dtype") or "auto",
-        progress=options.get("progress"),
-    )
+def pooling_of(model: ModelMeta) -> str:
+    """The pooling the entry's encoder computes: the entry's own, or for the catalog's default
+    (mean) the kind's default; a kind without poolings ignores the field. A pooling only a
+    family adapter computes needs that adapter."""
+    kind = KINDS[model.encoder]
+    if not kind.poolings or model.pooling in kind.poolings:
+        return model.pooling
+    if model.pooling == DEFAULT_POOLING:
+        return kind.poolings[0]
+    if owner := adapter_of(model.pooling):
+        raise GenebError(f"model {model.model_id}: pooling {model.pooling!r} needs "
+                         f"encoder = \"{owner}\"")
+    raise GenebError(f"model {model.model_id}: {kind.label}'s pooling is one of "
+                     f"{', '.join(kind.poolings)}, not {model.pooling!r}")
 
 
-def _build_hf(model: ModelMeta, **options) -> Encoder:
-    source = model.path or model.hub_id
+def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> None:
+    """Every check that needs no weights, so that `fill` can refuse before writing anything
+    (the hub is not asked: the builder checks it for remote code, once, before loading)."""
+    kind = kind_of(model)
+    for name in kind.fields:
+        if getattr(model, name) is None:
+            raise GenebError(f"model {model.model_id}: {kind.label} needs '{name}'")
+    if kind.source and not (model.path or model.hub_id):
+        raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
+                         "entry")
+    pooling_of(model)
+    if kind.user_code and (problem := extractor_problem(model.extractor)):
+        raise GenebError(f"model {model.model_id}: {problem} (the 'extractor' of its registry "
+                         "entry)")
+    if kind.module and importlib.util.find_spec(kind.module) is None:
+        raise GenebError(f"model {model.model_id}: {kind.label} needs the "
+                         f"{' and '.join(kind.packages)} package, which is not installed; "
+                         f"{kind.install}")
+    if kind.checkpoint_code:
+        check_remote_code(model.model_id, model.path or model.hub_id, model.revision,
+                          model.remote_code, options.trust_remote_code)
+
+
+def build_encoder(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> Encoder:
+    """The encoder for a catalog entry that passed `preflight` (which `fill` runs once per model
+    first); a kind this engine cannot run raises why."""
+    kind = kind_of(model)
     try:
-        from engine.encoders.hf import HFEncoder
+        module = importlib.import_module(BUILDERS[kind.name])
     except ImportError as exc:
+        if not kind.install:
+            raise
         raise GenebError(f"model {model.model_id}: the model side is not installed ({exc}); "
-                         "pip install 'geneb[models]'") from None
-    batch_size = options.get("batch_size") or model.batch_size
-    return HFEncoder(
-        source,
-        model_id=model.model_id,
-        revision=options.get("revision") or model.revision,
-        pooling=model.pooling,
-        padding_side=model.padding_side,
-        max_tokens=model.max_tokens,
-        batch_size=batch_size,
-        device=options.get("device"),
-        dtype=options.get("dtype") or "auto",
-        trust_remote_code=bool(options.get("trust_remote_code")),
-        remote_code=model.remote_code,
-        progress=options.get("progress"),
-    )
+                         f"{kind.install}") from None
+    return module.build(model, options)

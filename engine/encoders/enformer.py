@@ -13,8 +13,8 @@ Recipe (the official GENEB one for `enformer-official-rough`):
   the trunk embeddings (`return_only_embeddings`, 2 × dim = 3,072 values);
 - sequences are batched by exact length, so a batch never pads one sequence to another's length:
   a sequence embeds the same alone and inside a batch; rows are written back at their positions;
-- `torch.inference_mode`; bf16 autocast on CUDA, fp32 on CPU; an out-of-memory error halves the
-  batch (down to one sequence); finished batches stream into the split writer.
+- an out-of-memory error halves the failed batch (down to one sequence); the device, autocast
+  and streaming into the split writer are `StreamingEncoder`'s (engine/encoders/streaming.py).
 
 The checkpoint (`config.json` plus `model.safetensors` or `pytorch_model.bin`, from a local
 directory or the hub) is loaded here rather than with `Enformer.from_pretrained`, which breaks on
@@ -25,63 +25,42 @@ always computed in torch: the package's TensorFlow-precomputed gammas exist only
 
 from __future__ import annotations
 
-import time
-from collections import deque
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
+from enformer_pytorch import Enformer, EnformerConfig, str_to_one_hot
+from enformer_pytorch.modeling_enformer import Attention
 
-from engine.encoders import ENFORMER_POOLINGS
-from engine.encoders.hf import (
-    DEFAULT_FLUSH_ROWS,
-    ArraySink,
-    autocast_dtype,
-    dtype_label,
-    oom_types,
-    pick_device,
-    plan_batches,
-    stream_batches,
-)
+from engine.encoders.streaming import StreamingEncoder
 from store.errors import GenebError
 
 if TYPE_CHECKING:
-    from store.embeddings import SplitWriter
+    from engine.encoders import EncoderOptions
+    from store.catalog import ModelMeta
 
 HEAD = "human"
 MAX_BP = 196_608            # Enformer's input length
-DEFAULT_BATCH_SIZE = 8
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 
 
-class EnformerEncoder:
+def build(model: ModelMeta, options: EncoderOptions) -> EnformerEncoder:
+    """The encoder of a catalog entry that passed `preflight`."""
+    return EnformerEncoder.for_model(model, options, max_bp=model.max_tokens)
+
+
+class EnformerEncoder(StreamingEncoder):
     """Embeds sequences with an Enformer checkpoint (a hub id or a local directory)."""
 
-    def __init__(self, source: str, *, model_id: str | None = None, revision: str | None = None,
-                 pooling: str = "tracks", max_bp: int | None = None,
-                 batch_size: int | None = None, device: str | None = None,
-                 dtype: str = "auto", flush_rows: int = DEFAULT_FLUSH_ROWS,
-                 flush_seconds: float = 30.0,
-                 oom_errors: tuple[type[BaseException], ...] | None = None,
-                 progress: Callable[[int, int], None] | None = None):
-        self.model_id = model_id or source
-        if pooling not in ENFORMER_POOLINGS:
-            raise GenebError(f"model {self.model_id}: the Enformer adapter's pooling is one of "
-                             f"{', '.join(ENFORMER_POOLINGS)}, not {pooling!r}")
-        self.source = source
-        self.revision = revision
-        self.pooling = pooling
+    kind = "enformer"
+    default_batch_size = 8
+    halve, unit, limit = "rows", "bp", "max_tokens (bp)"
+
+    def __init__(self, source: str, *, max_bp: int | None = None, **common):
+        super().__init__(source, **common)
         self.max_bp = int(max_bp or MAX_BP)
-        self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
-        self.flush_rows = max(1, int(flush_rows))
-        self.flush_seconds = flush_seconds
-        self.oom_errors = oom_errors or oom_types()
-        self.progress = progress
-        self.device = pick_device(device)
-        self.autocast_dtype = autocast_dtype(self.device, dtype, self.model_id)
         self.model = self._load().to(self.device).eval()
         self.bin_bp = 2 ** int(self.model.config.num_downsamples)
         if self.pooling == "tracks" and HEAD not in self.model.config.output_heads:
@@ -123,9 +102,6 @@ class EnformerEncoder:
                 f"{(str(exc).splitlines() or [type(exc).__name__])[0]}") from None
 
     def _load(self):
-        from enformer_pytorch import Enformer, EnformerConfig
-        from enformer_pytorch.modeling_enformer import Attention
-
         config_file, weights_file = self._files()
         config = EnformerConfig.from_json_file(str(config_file))
         config.target_length = -1          # keep every bin: no crop to 896
@@ -146,30 +122,20 @@ class EnformerEncoder:
 
     # ---- identity ------------------------------------------------------------------------
 
-    @property
-    def settings(self) -> dict:
-        return {
-            "encoder": "enformer",
-            "source": self.source,
-            "revision": self.revision,
-            "pooling": self.pooling,
-            "head": HEAD if self.pooling == "tracks" else None,
-            "max_bp": self.max_bp,
-            "pad": f"N-right-to-{self.bin_bp}",
-            "positional_gamma": "torch",
-            "dtype": dtype_label(self.autocast_dtype),
-        }
+    def recipe(self) -> dict:
+        return {"head": HEAD if self.pooling == "tracks" else None, "max_bp": self.max_bp,
+                "pad": f"N-right-to-{self.bin_bp}", "positional_gamma": "torch",
+                "dtype": self.precision}
 
     # ---- encoding ------------------------------------------------------------------------
 
-    def plan_batches(self, lengths: np.ndarray) -> list[np.ndarray]:
-        """Positions (into `lengths`) per batch: equal lengths only, longest first."""
-        return plan_batches(lengths, self.batch_size, exact_length=True)
+    def tokenize(self, sequences: Sequence[str]) -> tuple[list[str], np.ndarray]:
+        """Each sequence cut to `max_bp`, and a cut flag per sequence."""
+        return ([s[:self.max_bp] for s in sequences],
+                np.array([len(s) > self.max_bp for s in sequences], dtype=bool))
 
-    def one_hot(self, sequences: Sequence[str]) -> torch.Tensor:
+    def collate(self, sequences: list[str]) -> torch.Tensor:
         """(n, padded length, 4) float32 for sequences of one length, N-padded to the bin size."""
-        from enformer_pytorch import str_to_one_hot
-
         n = len(sequences[0])
         width = max(self.bin_bp, -(-n // self.bin_bp) * self.bin_bp)
         # Non-ASCII characters become "?" (an all-zero row, like N), one byte per base.
@@ -178,52 +144,12 @@ class EnformerEncoder:
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one one-hot batch."""
-        autocast = (torch.autocast(device_type="cuda", dtype=self.autocast_dtype)
-                    if self.autocast_dtype is not None else nullcontext())
-        with autocast:
+        with self.autocast():
             if self.pooling == "trunk":
                 out = self.model(x.to(self.device), return_only_embeddings=True)
             else:
                 out = self.model(x.to(self.device), head=HEAD)
         return out.float().mean(dim=1)
-
-    def encode(self, sequences: Sequence[str]) -> np.ndarray:
-        """All rows at once (tests, small inputs): the same path as `encode_into`."""
-        sink = ArraySink(len(sequences))
-        self.encode_into(sequences, sink)
-        return sink.array
-
-    def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict:
-        start = time.perf_counter()
-        seqs = [s[:self.max_bp] for s in sequences]
-        n_truncated = sum(len(s) > self.max_bp for s in sequences)
-        rows = np.asarray(writer.pending(), dtype=np.int64)
-        stats = {"n_truncated": int(n_truncated), "n_sequences": len(sequences),
-                 "n_encoded": int(rows.size), "n_batches": 0, "n_oom_retries": 0}
-        if rows.size == 0:
-            stats["seconds"] = 0.0
-            return stats
-        lengths = np.fromiter((len(seqs[r]) for r in rows), dtype=np.int64, count=rows.size)
-        queue = deque(rows[p] for p in self.plan_batches(lengths))
-
-        def embed(batch_rows: np.ndarray) -> torch.Tensor:
-            return self.forward(self.one_hot([seqs[r] for r in batch_rows]))
-
-        def shrink(batch_rows: np.ndarray, queue: deque) -> deque:
-            half = batch_rows.size // 2
-            self.batch_size = max(1, min(self.batch_size, half))
-            queue.extendleft([batch_rows[half:], batch_rows[:half]])
-            return queue
-
-        def too_big(batch_rows: np.ndarray) -> GenebError:
-            return GenebError(
-                f"model {self.model_id}: out of memory on a single sequence of "
-                f"{len(seqs[batch_rows[0]])} bp on {self.device}; lower max_tokens (bp) in its "
-                "registry entry or use a larger device")
-
-        stream_batches(self, queue, writer, rows.size, stats, embed, shrink, too_big)
-        stats["seconds"] = round(time.perf_counter() - start, 3)
-        return stats
 
 
 def _load_state(model: torch.nn.Module, state: dict, model_id: str) -> None:

@@ -1,22 +1,33 @@
 """Weight-free k-mer spectrum baselines, as the official example extractor computes them.
 
-Overlapping windows over ACGT (upper-cased); a window holding any other character is skipped;
-counts are indexed lexicographically (A<C<G<T, base 4) and normalised to sum 1; float32.
+Each sequence upper-cased (`engine.data.as_read_by`), then its overlapping windows counted; a
+window holding any letter but A, C, G, T (N, IUPAC codes, U, ...) is skipped; counts are indexed
+lexicographically (A<C<G<T, base 4) and normalised to sum 1; float32.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.data import as_read_by
 from store.embeddings import SplitWriter
+
+if TYPE_CHECKING:
+    from engine.encoders import EncoderOptions
+    from store.catalog import ModelMeta
 
 _CODE = np.full(256, 4, dtype=np.int64)
 for _i, _c in enumerate(b"ACGT"):
     _CODE[_c] = _i
-    _CODE[ord(chr(_c).lower())] = _i
+
+
+def build(model: ModelMeta, options: EncoderOptions) -> KmerEncoder:
+    """The baseline of a catalog entry that passed `preflight` (weight-free: no options)."""
+    return KmerEncoder(model.encoder_k)
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,7 @@ class KmerEncoder:
 
     def encode(self, sequences: Sequence[str]) -> np.ndarray:
         """(n, 4**k) float32 spectra, vectorised over all windows of all sequences at once."""
+        sequences = as_read_by("kmer", sequences)
         k, n = self.k, len(sequences)
         out = np.zeros((n, self.dim), dtype=np.float32)
         lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=n)

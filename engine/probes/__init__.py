@@ -1,5 +1,27 @@
-"""Probe machinery beyond the exact geneb-v1 path: batched torch solvers and protocol variants.
+"""The probes: the exact scikit-learn path (`exact`), the batched torch solvers and the runner
+of each solver.
 
 Modules import only numpy, torch, scikit-learn and the standard library at import time, so they
-run on a bare GPU machine (no polars, zarr or duckdb there).
+run on a bare GPU machine (no polars, zarr or duckdb there). This package itself imports neither
+torch nor scikit-learn: a runner's module is imported when a protocol of its solver first runs.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+RUNNERS: dict[str, str] = {
+    "sklearn-lbfgs": "engine.probes.exact",   # geneb-v1 exactly as the official harness
+    "torch-lbfgs": "engine.probes.cell",      # the batched solvers of the variants
+}
+"""Protocol solver -> the module whose `run_cells(X_train, y_train, X_test, y_test, protocols,
+regimes, device)` fits that solver's protocols (one row list per protocol). A pair's rows are
+made in this order."""
+
+
+def runner(solver: str) -> Callable[..., list[list[dict]]]:
+    """The `run_cells` of `solver`'s module."""
+    if solver not in RUNNERS:
+        raise ValueError(f"unknown probe solver {solver!r} (one of {', '.join(RUNNERS)})")
+    return import_module(RUNNERS[solver]).run_cells

@@ -22,61 +22,32 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from engine.probes.lbfgs import minimize_lbfgs, value_and_grad
-from engine.probes.problems import (
-    Batch,
-    Design,
-    as_tensor,
-    build_batch,
-    decide,
-    l2_weight,
-    mean_loss,
-    resolve_device,
-)
+from engine.probes.estimator import BatchedEstimator
+from engine.probes.problems import l2_weight, mean_loss
 
 
-class BatchedLogisticRegression:
+class BatchedLogisticRegression(BatchedEstimator):
     """Many L2-regularised logistic regressions at once (scikit-learn-like estimator).
 
-    C: one value for all problems or one per problem. tol: gradient max-norm of the mean-form
-    objective. warm_start: start the next `fit` from the current solution (same problem shapes),
-    e.g. along an increasing C path. device: "cpu", "cuda", or "auto"/None (CUDA where present).
+    Parameters as `BatchedEstimator`'s, and warm_start: start the next `fit` from the current
+    solution (same problem shapes), e.g. along an increasing C path.
     """
 
-    def __init__(
-        self,
-        C: float | Sequence[float] = 1.0,
-        tol: float = 1e-6,
-        max_iter: int = 10_000,
-        standardize: bool = False,
-        warm_start: bool = False,
-        history: int = 10,
-        device: str | torch.device | None = "cpu",
-        dtype: torch.dtype = torch.float64,
-    ) -> None:
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.standardize = standardize
+    def __init__(self, C: float | Sequence[float] = 1.0, tol: float = 1e-6,
+                 max_iter: int = 10_000, standardize: bool = False, warm_start: bool = False,
+                 history: int = 10, device: str | torch.device | None = "cpu",
+                 dtype: torch.dtype = torch.float64) -> None:
+        super().__init__(C, tol, max_iter, standardize, history, device, dtype)
         self.warm_start = warm_start
-        self.history = history
-        self.device = device
-        self.dtype = dtype
 
-    def fit(
-        self,
-        X: np.ndarray | Tensor,
-        y: np.ndarray,
-        rows: Sequence[np.ndarray] | None = None,
-    ) -> BatchedLogisticRegression:
+    def fit(self, X: np.ndarray | Tensor, y: np.ndarray,
+            rows: Sequence[np.ndarray] | None = None) -> BatchedLogisticRegression:
         """Fit B problems; see `engine.probes.problems.build_batch` for the accepted shapes.
 
         Learned state: classes_ (K,), coef_ (B, K', d) with K' = 1 for binary problems,
         intercept_ (B, K'), mean_ and scale_ (B, d) or None, n_iter_ (B,), converged_ (B,).
         """
-        device = resolve_device(self.device)
-        batch = build_batch(X, y, rows, standardize=self.standardize, device=device,
-                            dtype=self.dtype)
+        batch = self._batch(X, y, rows)
         d = batch.design.X.shape[-1]
         k = batch.n_outputs
         penalty = l2_weight(self.C, batch)
@@ -87,38 +58,24 @@ class BatchedLogisticRegression:
             Z = batch.design.linear(W) + c[:, None, :]
             return mean_loss(Z, batch) + penalty * (W * W).sum((1, 2))
 
+        device = batch.weight.device
         theta0 = torch.zeros(batch.n_problems, (d + 1) * k, dtype=self.dtype, device=device)
         if self.warm_start and getattr(self, "theta_", None) is not None:
             if self.theta_.shape != theta0.shape:
                 raise ValueError(f"warm start needs problems of shape {tuple(self.theta_.shape)},"
                                  f" got {tuple(theta0.shape)}")
             theta0 = self.theta_.to(device=device, dtype=self.dtype)
-        result = minimize_lbfgs(value_and_grad(objective), theta0, tol=self.tol,
-                                max_iter=self.max_iter, history=self.history)
-        self._set_state(batch, result.x)
-        self.n_iter_ = result.n_iter.cpu().numpy()
-        self.converged_ = result.converged.cpu().numpy()
-        self.grad_max_ = result.grad_max.cpu().numpy()
-        return self
-
-    def _set_state(self, batch: Batch, theta: Tensor) -> None:
-        d = batch.design.X.shape[-1]
-        params = theta.view(batch.n_problems, d + 1, batch.n_outputs)
-        self.theta_ = theta
-        self.classes_ = batch.classes
-        self._standardisation = (batch.design.mean, batch.design.scale)
+        self._solve(batch, objective, theta0)
+        params = self.theta_.view(batch.n_problems, d + 1, k)
         self.coef_ = params[:, :d].transpose(1, 2).cpu().numpy()
         self.intercept_ = params[:, d].cpu().numpy()
         self.mean_, self.scale_ = (None if t is None else t.cpu().numpy()
                                    for t in self._standardisation)
+        return self
 
     def decision_function(self, X: np.ndarray | Tensor) -> Tensor:
         """Logits (B, m, K') of every problem on features X (m, d) shared by all problems."""
-        design = Design(as_tensor(X, self.theta_.device, self.dtype), *self._standardisation)
+        design = self._design(X)
         d = design.X.shape[-1]
         params = self.theta_.view(-1, d + 1, self.coef_.shape[1])
         return design.linear(params[:, :d]) + params[:, d][:, None, :]
-
-    def predict(self, X: np.ndarray | Tensor) -> np.ndarray:
-        """Predicted labels (B, m): classes_[1] where the binary logit > 0, else the argmax."""
-        return decide(self.decision_function(X), self.classes_)

@@ -1,11 +1,12 @@
-"""Result rows of one (model, task) cell under protocol variants, fitted with the batched solvers.
+"""Result rows of one (model, task) cell under protocol variants, fitted with the batched solvers
+(the runner of solver `torch-lbfgs`, `engine.probes.RUNNERS`).
 
 Per probe configuration, the fits of a cell run in two groups: the full-regime problems on the
 shared train matrix (one per protocol for the logistic probe, whose fit does not depend on the
 seed, solved along increasing C with warm starts; one per protocol and seed for the seeded MLP,
 batched), and every k-shot problem (protocol x regime x seed) stacked in one batch. The k-shot
-rows are the geneb-v1 draws (`engine.probe.few_shot_indices`) and the metrics are geneb-v1's
-(`engine.probe.evaluate`), so variant rows line up with official ones.
+rows are the geneb-v1 draws (`engine.probes.exact.few_shot_indices`) and the metrics are
+geneb-v1's (`engine.probes.exact.evaluate`), so variant rows line up with official ones.
 
 `fit_seconds` of a row is the wall time of the batch that fitted it divided by the number of
 problems in that batch (an amortised share); rows of one shared fit carry the same value.
@@ -20,13 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.probe import evaluate, few_shot_indices
 from engine.probes.batched import BatchedLogisticRegression
+from engine.probes.exact import evaluate, few_shot_indices
 from engine.probes.mlp import BatchedMLPClassifier
 from engine.probes.problems import resolve_device
-from store.protocol import REGIME_K, SEEDS, Protocol
-
-SOLVERS = ("torch-lbfgs",)
+from store.protocol import REGIME_K, Protocol
 
 
 @dataclass(frozen=True)
@@ -37,59 +36,60 @@ class _Problem:
     rows: np.ndarray | None  # None: the whole train split
 
 
-def run_variant_cell(
+_Fit = tuple[list[_Problem], np.ndarray, np.ndarray, np.ndarray]
+"""Problems fitted together, with their test predictions, convergence flags and iterations."""
+
+
+def run_cell(
     X_train: np.ndarray,
     y_train: np.ndarray,
     X_test: np.ndarray,
     y_test: np.ndarray,
     protocol: Protocol,
     regimes: Sequence[str],
-    seeds: Sequence[int] = SEEDS,
     device: str | torch.device | None = None,
 ) -> list[dict]:
     """Result rows (regime, seed, probe, metrics, flags) of one cell under one variant protocol."""
-    return run_variant_cells(X_train, y_train, X_test, y_test, [protocol], regimes, seeds,
-                             device)[0]
+    return run_cells(X_train, y_train, X_test, y_test, [protocol], regimes, device)[0]
 
 
-def run_variant_cells(
+def run_cells(
     X_train: np.ndarray,
     y_train: np.ndarray,
     X_test: np.ndarray,
     y_test: np.ndarray,
     protocols: Sequence[Protocol],
     regimes: Sequence[str],
-    seeds: Sequence[int] = SEEDS,
     device: str | torch.device | None = None,
 ) -> list[list[dict]]:
     """Rows of one cell under several variant protocols (e.g. a C sweep), one list per protocol.
 
-    Protocols that differ only in C share batches (C is per problem). Keys of a row: regime,
-    seed, probe, mcc, acc, f1_macro, degenerate, n_train, n_test, converged, n_iter, shared_fit,
-    fit_seconds. `device` None picks CUDA where available.
+    Protocols that differ only in C share batches (C is per problem); each protocol's rows cover
+    its own seeds. Keys of a row: regime, seed, probe, mcc, acc, f1_macro, degenerate, n_train,
+    n_test, converged, n_iter, shared_fit, fit_seconds. `device` None picks CUDA where available.
     """
     for p in protocols:
-        if p.solver not in SOLVERS or p.tol is None:
-            raise ValueError(f"protocol {p.name}: solver {p.solver!r} with tol {p.tol} is not a "
-                             f"batched-solver protocol ({', '.join(SOLVERS)} with a tolerance); "
-                             "geneb-v1 cells go through engine.probe")
+        if p.tol is None:
+            raise ValueError(f"protocol {p.name}: solver {p.solver!r} without a tolerance is not "
+                             "a batched-solver protocol; engine.probes.RUNNERS sends each "
+                             "protocol to its solver's runner (geneb-v1: engine.probes.exact)")
     out: list[list[dict]] = [[] for _ in protocols]
     groups: dict[tuple, list[int]] = {}
     for i, p in enumerate(protocols):
         groups.setdefault((p.probe, p.standardize, p.tol, p.max_iter, p.hidden), []).append(i)
     for members in groups.values():
-        full, shots = _problems(y_train, protocols, members, regimes, seeds)
+        full, shots = _problems(y_train, protocols, members, regimes)
         for problems in (full, shots):
             if problems:
                 for problem, row in _fit_batch(X_train, y_train, X_test, y_test, protocols,
                                                problems, device):
-                    out[problem.protocol].extend(_expand(problem, row, seeds, protocols))
+                    out[problem.protocol].extend(_expand(problem, row, protocols))
     return out
 
 
 def _problems(
     y_train: np.ndarray, protocols: Sequence[Protocol], members: list[int],
-    regimes: Sequence[str], seeds: Sequence[int],
+    regimes: Sequence[str],
 ) -> tuple[list[_Problem], list[_Problem]]:
     """The full-regime and the k-shot problems of the protocols `members` (which share batches)."""
     full: list[_Problem] = []
@@ -99,10 +99,11 @@ def _problems(
         for regime in regimes:
             k = REGIME_K[regime]
             if k is None:
-                full += ([_Problem(i, regime, s, None) for s in seeds] if p.probe == "mlp"
-                         else [_Problem(i, regime, seeds[0], None)])
+                full += ([_Problem(i, regime, p.seeds[0], None)] if p.shares_full_fit
+                         else [_Problem(i, regime, s, None) for s in p.seeds])
             else:
-                shots += [_Problem(i, regime, s, few_shot_indices(y_train, k, s)) for s in seeds]
+                shots += [_Problem(i, regime, s, few_shot_indices(y_train, k, s))
+                          for s in p.seeds]
     return full, shots
 
 
@@ -110,42 +111,15 @@ def _fit_batch(
     X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
     protocols: Sequence[Protocol], problems: list[_Problem], device: str | torch.device | None,
 ) -> list[tuple[_Problem, dict]]:
-    """Fit one batch of problems (same probe configuration) and score each on the test split.
-
-    Full-regime logistic problems (one per C) are solved one after another along increasing C,
-    each warm-started from the previous optimum: on the CPU a batch of them costs about as much
-    per iteration as the same fits in turn, and always runs to the slowest one's iterations.
-    """
+    """Fit one batch of problems (same probe configuration) and score each on the test split."""
     p = protocols[problems[0].protocol]
+    if p.probe not in _FITS:
+        raise ValueError(f"protocol {p.name}: unknown probe {p.probe!r} ({' or '.join(_FITS)})")
     device = resolve_device(device)
     Cs = [protocols[q.protocol].C for q in problems]
     rows = None if problems[0].rows is None else [q.rows for q in problems]
     start = time.perf_counter()
-    if p.probe == "mlp":
-        est = BatchedMLPClassifier(hidden=p.hidden, C=Cs, tol=p.tol, max_iter=p.max_iter,
-                                   standardize=p.standardize, device=device)
-        seeds = [q.seed for q in problems]
-        if rows is None:
-            est.fit(X_train, np.broadcast_to(y_train, (len(problems), len(y_train))), seeds)
-        else:
-            est.fit(X_train, y_train, seeds, rows)
-        fits = [(problems, est.predict(X_test), est.converged_, est.n_iter_)]
-    elif p.probe == "logreg":
-        est = BatchedLogisticRegression(tol=p.tol, max_iter=p.max_iter,
-                                        standardize=p.standardize, device=device)
-        if rows is None:
-            est.warm_start = True
-            fits = []
-            for C, q in sorted(zip(Cs, problems, strict=True), key=lambda pair: pair[0]):
-                est.C = C
-                est.fit(X_train, y_train)
-                fits.append(([q], est.predict(X_test), est.converged_, est.n_iter_))
-        else:
-            est.C = Cs
-            est.fit(X_train, y_train, rows)
-            fits = [(problems, est.predict(X_test), est.converged_, est.n_iter_)]
-    else:
-        raise ValueError(f"protocol {p.name}: unknown probe {p.probe!r} (logreg or mlp)")
+    fits = _FITS[p.probe](p, problems, Cs, rows, X_train, y_train, X_test, device)
     seconds = (time.perf_counter() - start) / len(problems)
     return [
         (q, {**evaluate(y_test, pred), "probe": p.probe, "converged": bool(conv),
@@ -156,10 +130,48 @@ def _fit_batch(
     ]
 
 
-def _expand(problem: _Problem, row: dict, seeds: Sequence[int],
-            protocols: Sequence[Protocol]) -> list[dict]:
+def _fit_logreg(p: Protocol, problems: list[_Problem], Cs: list[float],
+                rows: list[np.ndarray] | None, X_train: np.ndarray, y_train: np.ndarray,
+                X_test: np.ndarray, device: torch.device) -> list[_Fit]:
+    """Logistic problems: k-shot ones in one batch; full-regime ones (one per C) one after another
+    along increasing C, each warm-started from the previous optimum: on the CPU a batch of them
+    costs about as much per iteration as the same fits in turn, and always runs to the slowest
+    one's iterations."""
+    est = BatchedLogisticRegression(tol=p.tol, max_iter=p.max_iter, standardize=p.standardize,
+                                    device=device)
+    if rows is not None:
+        est.C = Cs
+        est.fit(X_train, y_train, rows)
+        return [(problems, est.predict(X_test), est.converged_, est.n_iter_)]
+    est.warm_start = True
+    fits = []
+    for C, q in sorted(zip(Cs, problems, strict=True), key=lambda pair: pair[0]):
+        est.C = C
+        est.fit(X_train, y_train)
+        fits.append(([q], est.predict(X_test), est.converged_, est.n_iter_))
+    return fits
+
+
+def _fit_mlp(p: Protocol, problems: list[_Problem], Cs: list[float],
+             rows: list[np.ndarray] | None, X_train: np.ndarray, y_train: np.ndarray,
+             X_test: np.ndarray, device: torch.device) -> list[_Fit]:
+    """MLP problems in one batch, each initialised from its seed."""
+    est = BatchedMLPClassifier(hidden=p.hidden, C=Cs, tol=p.tol, max_iter=p.max_iter,
+                               standardize=p.standardize, device=device)
+    seeds = [q.seed for q in problems]
+    if rows is None:
+        est.fit(X_train, np.broadcast_to(y_train, (len(problems), len(y_train))), seeds)
+    else:
+        est.fit(X_train, y_train, seeds, rows)
+    return [(problems, est.predict(X_test), est.converged_, est.n_iter_)]
+
+
+_FITS = {"logreg": _fit_logreg, "mlp": _fit_mlp}   # probe -> how a batch of its problems is fit
+
+
+def _expand(problem: _Problem, row: dict, protocols: Sequence[Protocol]) -> list[dict]:
     """The rows one fitted problem stands for: every seed for a seed-independent full fit."""
-    shared = problem.rows is None and protocols[problem.protocol].probe == "logreg"
-    if shared:
-        return [{"regime": problem.regime, "seed": s, "shared_fit": True, **row} for s in seeds]
+    p = protocols[problem.protocol]
+    if problem.rows is None and p.shares_full_fit:
+        return [{"regime": problem.regime, "seed": s, "shared_fit": True, **row} for s in p.seeds]
     return [{"regime": problem.regime, "seed": problem.seed, "shared_fit": False, **row}]

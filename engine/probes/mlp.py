@@ -19,59 +19,31 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from engine.probes.lbfgs import minimize_lbfgs, value_and_grad
-from engine.probes.problems import (
-    Design,
-    as_tensor,
-    build_batch,
-    decide,
-    l2_weight,
-    mean_loss,
-    resolve_device,
-)
+from engine.probes.estimator import BatchedEstimator
+from engine.probes.problems import Design, l2_weight, mean_loss
 
 
-class BatchedMLPClassifier:
+class BatchedMLPClassifier(BatchedEstimator):
     """Many one-hidden-layer MLP probes at once; `fit` takes one seed per problem.
 
-    C: one value for all problems or one per problem. device: "cpu", "cuda", or "auto"/None.
-    Training rows and standardisation are as in `BatchedLogisticRegression`.
+    Parameters as `BatchedEstimator`'s, and hidden: the width of the hidden layer. Training rows
+    and standardisation are as in `BatchedLogisticRegression`.
     """
 
-    def __init__(
-        self,
-        hidden: int = 256,
-        C: float | Sequence[float] = 1.0,
-        tol: float = 1e-5,
-        max_iter: int = 500,
-        standardize: bool = True,
-        history: int = 10,
-        device: str | torch.device | None = "cpu",
-        dtype: torch.dtype = torch.float32,
-    ) -> None:
+    def __init__(self, hidden: int = 256, C: float | Sequence[float] = 1.0, tol: float = 1e-5,
+                 max_iter: int = 500, standardize: bool = True, history: int = 10,
+                 device: str | torch.device | None = "cpu",
+                 dtype: torch.dtype = torch.float32) -> None:
+        super().__init__(C, tol, max_iter, standardize, history, device, dtype)
         self.hidden = hidden
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.standardize = standardize
-        self.history = history
-        self.device = device
-        self.dtype = dtype
 
-    def fit(
-        self,
-        X: np.ndarray | Tensor,
-        y: np.ndarray,
-        seeds: Sequence[int],
-        rows: Sequence[np.ndarray] | None = None,
-    ) -> BatchedMLPClassifier:
+    def fit(self, X: np.ndarray | Tensor, y: np.ndarray, seeds: Sequence[int],
+            rows: Sequence[np.ndarray] | None = None) -> BatchedMLPClassifier:
         """Fit one MLP per seed (and per row set; `seeds` has one entry per problem).
 
         Learned state: classes_, n_iter_ (B,), converged_ (B,); `predict` uses the fitted nets.
         """
-        device = resolve_device(self.device)
-        batch = build_batch(X, y, rows, standardize=self.standardize, device=device,
-                            dtype=self.dtype)
+        batch = self._batch(X, y, rows)
         if len(seeds) != batch.n_problems:
             raise ValueError(f"{len(seeds)} seeds for {batch.n_problems} problems")
         d, h, k = batch.design.X.shape[-1], self.hidden, batch.n_outputs
@@ -83,14 +55,8 @@ class BatchedMLPClassifier:
             Z = self._logits(batch.design, W1, c1, W2, c2)
             return mean_loss(Z, batch) + penalty * ((W1 * W1).sum((1, 2)) + (W2 * W2).sum((1, 2)))
 
-        theta0 = torch.stack([self._init(seed) for seed in seeds]).to(device)
-        result = minimize_lbfgs(value_and_grad(objective), theta0, tol=self.tol,
-                                max_iter=self.max_iter, history=self.history)
-        self.theta_ = result.x
-        self.classes_ = batch.classes
-        self._standardisation = (batch.design.mean, batch.design.scale)
-        self.n_iter_ = result.n_iter.cpu().numpy()
-        self.converged_ = result.converged.cpu().numpy()
+        theta0 = torch.stack([self._init(seed) for seed in seeds]).to(batch.weight.device)
+        self._solve(batch, objective, theta0)
         return self
 
     def _init(self, seed: int) -> Tensor:
@@ -113,7 +79,6 @@ class BatchedMLPClassifier:
     def _logits(design: Design, W1: Tensor, c1: Tensor, W2: Tensor, c2: Tensor) -> Tensor:
         return torch.bmm(torch.relu(design.linear(W1) + c1), W2) + c2
 
-    def predict(self, X: np.ndarray | Tensor) -> np.ndarray:
-        """Predicted labels (B, m) of every problem on features X (m, d)."""
-        design = Design(as_tensor(X, self.theta_.device, self.dtype), *self._standardisation)
-        return decide(self._logits(design, *self._unpack(self.theta_)), self.classes_)
+    def decision_function(self, X: np.ndarray | Tensor) -> Tensor:
+        """Logits (B, m, K') of every problem on features X (m, d)."""
+        return self._logits(self._design(X), *self._unpack(self.theta_))

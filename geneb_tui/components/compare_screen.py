@@ -18,10 +18,10 @@ from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.scale_plot import ScalePlot
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, compute
-from geneb_tui.core.filters import REGIMES, Filters
+from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady
-from store.paths import StorePaths
+from store.protocol import REGIMES
 
 
 def _next(values, current):
@@ -33,16 +33,14 @@ def _next(values, current):
 class CompareScreen(Screen[None]):
     BINDINGS = bindings(COMPARE_KEYS)
 
-    def __init__(self, paths: StorePaths, snapshot: StoreSnapshot, filters: Filters,
-                 initial: str = "leaders") -> None:
+    def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
         super().__init__()
-        self.paths = paths
         self.snapshot = snapshot
         self.filters = filters
         other = "10shot" if filters.regime == "full" else "full"
         column = filters.category or "macro"
         self.options = CompareOptions(regime_a=filters.regime, regime_b=other, column=column)
-        self.initial = initial
+        self.initial = VIEWS[0][0]   # the first view opens first
         self._token = 0
 
     def compose(self) -> ComposeResult:

@@ -15,12 +15,12 @@ from geneb_tui.actions import FILTER_KEYS, bindings
 from geneb_tui.components.once import dismiss_once
 from geneb_tui.core.filters import (
     METRIC_LABELS,
-    REGIMES,
     SCALE_BANDS,
     Filters,
     format_params,
     parse_bounds,
 )
+from store.protocol import REGIMES
 
 if TYPE_CHECKING:
     from geneb_tui.core.query import FilterChoices

@@ -36,10 +36,11 @@ from geneb_tui.actions import MISSING_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
 from geneb_tui.core import fill, runnable
-from geneb_tui.core.filters import REGIMES, Filters, format_params
+from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot, candidate_models, missing_cells
 from geneb_tui.messages import FillFinished, FillProgress
 from store.paths import StorePaths
+from store.protocol import REGIMES
 
 REGIME_CHOICES: tuple[str, ...] = ("all", *REGIMES)
 MAX_CELL_ROWS = 500          # the cells list shows this many; the note gives the total

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 class ResultsTable(DataTable):
     """Shows a `TableView`; a click on a header (or `s`) asks the app to sort by that column."""
 
-    DEFAULT_CSS = ""
-
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="cell", zebra_stripes=False, fixed_columns=1, **kwargs)
         self.view: TableView | None = None

@@ -29,6 +29,7 @@ from store.analyses import (
     scale_correlation,
     task_difficulty,
 )
+from store.analyses.difficulty import EASY, HARD, HIGH_VAR
 from store.protocol import REGIMES
 
 VIEWS: tuple[tuple[str, str], ...] = (
@@ -91,10 +92,6 @@ def _names(snap: StoreSnapshot, frame: pl.DataFrame) -> list[str]:
 
 def _fmt_rho(rho: float | None) -> str:
     return "n/a" if rho is None or (isinstance(rho, float) and math.isnan(rho)) else f"{rho:+.2f}"
-
-
-def columns_of(snap: StoreSnapshot, filters: Filters) -> list[str]:
-    return ["macro", "micro", *snap.categories(filters.suite)]
 
 
 def leaders(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
@@ -212,8 +209,9 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
         rows.append([r["label"], r["category"], r["n_models"], r["mean"], r["sd"], best,
                      r["best_value"], marks])
     note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
-            f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > 0.70, hard = "
-            "mean < 0.35, high-var = sd > 0.12. Enter: the task across models.")
+            f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > {EASY:.2f}, "
+            f"hard = mean < {HARD:.2f}, high-var = sd > {HIGH_VAR:.2f}. Enter: the task across "
+            "models.")
     means = [r[3] for r in rows if r[3] is not None]
     heat = {3: (min(means), max(means))} if means else {}
     return Table(header, rows, note, heat, row_keys=keys)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-REGIMES: tuple[str, ...] = ("full", "10shot", "1shot")
-METRICS: tuple[str, ...] = ("mcc", "acc", "f1_macro")
 METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "Acc", "f1_macro": "F1"}
 SCALE_BANDS: tuple[str, ...] = ("<100M", "100M-1B", ">1B", "custom")
 DEFAULT_SUITE = "geneb-v1"

@@ -20,17 +20,20 @@ from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
 from store.catalog import (
     CATEGORY_ORDER,
+    ModelMeta,
     TaskMeta,
     geneb_v1_tasks,
     load_models,
-    materialised_suite_tasks,
     models_frame,
+    models_with_builtins,
     tasks_frame,
 )
 from store.cells import cell_states
 from store.db import Snapshot, damage
+from store.errors import GenebError
+from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
-from store.protocol import GENEB_V1, REGIMES
+from store.protocol import GENEB_V1, REGIMES, name_of, protocol_with_hash
 
 # Suites the engine knows without a path (their tasks appear once materialised in the store).
 BUILTIN_SUITES = frozenset({"geneb-mini"})
@@ -93,7 +96,8 @@ class StoreSnapshot:
     def load(cls, paths: StorePaths, protocol_hash: str = GENEB_V1.hash) -> StoreSnapshot:
         snap = Snapshot(paths)   # one version of the results for everything shown
         scores = seed_means(snap, protocol_hash=protocol_hash)
-        done = (cell_states(snap.query, seeds={protocol_hash: len(GENEB_V1.seeds)})
+        seeds = (protocol_with_hash(protocol_hash) or GENEB_V1).seeds
+        done = (cell_states(snap.query, seeds={protocol_hash: len(seeds)})
                 .filter(pl.col("state") == "done").select("model", "task", "regime").unique())
         tasks = snap.query("SELECT * FROM tasks")
         if tasks.is_empty() or "geneb-v1" not in set(tasks["suite"].to_list()):
@@ -103,21 +107,18 @@ class StoreSnapshot:
         if suite_tasks:
             tasks = pl.concat([tasks, tasks_frame(suite_tasks)], how="diagonal_relaxed")
             tasks = tasks.unique("task_id", keep="first", maintain_order=True)
-        models = snap.query("SELECT * FROM models")
         catalog_error = None
         try:
             known = load_models(paths.user_models)
-        except Exception as exc:  # a broken user file must not keep the dashboard from opening
+        except GenebError as exc:  # a broken user file must not keep the dashboard from opening
             known = load_models(None)
-            catalog_error = f"{type(exc).__name__}: {exc}"
-        extra = models_frame([m for mid, m in known.items()
-                              if mid not in set(models["model_id"].to_list())])
-        models = pl.concat([models, extra], how="diagonal_relaxed")
+            catalog_error = str(exc)
+        models = models_with_builtins(paths, known)
         snap.close()
-        name = GENEB_V1.name if protocol_hash == GENEB_V1.hash else protocol_hash
         return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()),
                    catalog={mid: asdict(m) for mid, m in known.items()},
-                   catalog_error=catalog_error, protocol=name, protocol_hash=protocol_hash)
+                   catalog_error=catalog_error, protocol=name_of(protocol_hash),
+                   protocol_hash=protocol_hash)
 
     @property
     def is_empty(self) -> bool:
@@ -170,11 +171,8 @@ class StoreSnapshot:
                 meta.setdefault(r["model_id"], r)
             self._meta = meta
         hit = self._meta.get(model_id)
-        if hit is None:
-            return {"model_id": model_id, "display": model_id, "params": 0,
-                    "architecture": "?", "architecture_family": "Other", "tokenization": "?",
-                    "tokenization_family": "mixed/other", "pretraining_data": "?",
-                    "scale_band": "n/a"}
+        if hit is None:   # in no catalog: what the store records for a model known in part
+            return models_frame([ModelMeta.one_off(model_id)]).row(0, named=True)
         return hit
 
 

@@ -1,13 +1,16 @@
 """Which catalog models `geneb-engine fill` can run from the dashboard, and what each one needs.
 
 Decided from catalog data only (the `store.catalog.ModelMeta` fields `encoder`, `remote_code`,
-`revision`, `requires`, `hub_id`/`path`, `params`) and from which packages are installed
-(`importlib.util.find_spec`, which imports nothing): the dashboard never imports the engine,
-torch or transformers. The rules follow the engine's own refusals (`preflight` and
-`check_remote_code` in engine/encoders/__init__.py); tests/tui/test_missing.py checks that every
-model said runnable here passes the engine's preflight.
+`revision`, `requires`, `hub_id`/`path`, `extractor`, `params`), the encoder kinds' specs (what
+each kind needs, or why it cannot run: `store.encoder_kinds`, the data the engine's `preflight`
+checks against) and which packages are installed (`importlib.util.find_spec`, which imports
+nothing): the dashboard never imports the engine, torch or transformers.
+tests/tui/test_missing.py checks that every model said runnable here passes the engine's
+preflight.
 
-- k-mer baselines (`encoder = "kmer"`) need nothing;
+- k-mer baselines (`encoder = "kmer"`) need nothing but `encoder_k`;
+- official-harness extractors (`encoder = "official-extractor"`) need their `extractor` file
+  (the user's own code, named in their own models.toml: run as is, no trust flag);
 - Hugging Face models (`encoder = "hf"`) need torch and transformers; those with
   `remote_code = "required"` run only with `--trust-remote-code` AND a pinned revision (a
   40-hex commit in the entry, passed as `--models id@<commit>`) or a local checkpoint folder:
@@ -26,25 +29,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.encoder_kinds import KINDS, UNPUBLISHED, adapter_of, extractor_problem, is_pinned
+
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 BYTES_PER_PARAM = 4              # float32 weights (engine/encoders/hf.py loads in float32)
 GIB = 1024 ** 3
-# Adapters this engine implements: encoder -> the package it needs (when `requires` is unset).
-ENGINE_ADAPTERS: dict[str, str] = {"enformer": "enformer-pytorch"}
-# Adapter families the catalog knows but this engine does not implement.
-OTHER_ADAPTERS: tuple[str, ...] = ("evo", "lucaone", "biofm", "space", "eccdnamamba")
-HF_PACKAGES: tuple[str, ...] = ("torch", "transformers")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-
-
-def is_pinned(revision: str | None) -> bool:
-    """A full commit hash (a branch or tag can move under you): the engine's rule."""
-    return bool(revision) and bool(_COMMIT.match(str(revision)))
 
 
 def module_of(package: str) -> str:
@@ -135,44 +128,49 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
     def no(why: str) -> Runnability:
         return Runnability(model_id, False, why)
 
-    if encoder == "kmer":
-        if not meta.get("encoder_k"):
-            return no("a k-mer baseline needs 'encoder_k' in its entry")
-        return Runnability(model_id, True, needs="weight-free baseline")
-    if encoder == "external":
+    kind = KINDS.get(encoder)
+    if kind is None:
+        return no(f"unknown encoder {encoder!r}")
+    if kind.unavailable == UNPUBLISHED:
         note = meta.get("notes") or "see the GENEB README"
         return no(f"weights not published on the Hugging Face hub ({note}); an entry with "
                   "'path' to a local checkpoint runs it")
-    if encoder in OTHER_ADAPTERS:
+    if kind.unavailable:
         pkg = f" (package {meta['requires']})" if meta.get("requires") else ""
         return no(f"needs the {encoder} adapter{pkg}, which is not part of this geneb-engine; "
                   "import its official submission instead")
-    if encoder not in ("hf", *ENGINE_ADAPTERS):
-        return no(f"unknown encoder {encoder!r}")
+    for name in kind.fields:
+        if not meta.get(name):
+            return no(f"{kind.label} needs '{name}' in its entry")
+    if kind.user_code:              # the user's own class, run as is (no trust flag)
+        if problem := extractor_problem(meta["extractor"]):
+            return no(problem)
+        return Runnability(model_id, True, needs=f"your extractor {Path(meta['extractor']).name}")
+    if not kind.source:
+        return Runnability(model_id, True, needs="weight-free baseline")
     if not source:
         return no("its entry gives neither 'hub_id' nor 'path'")
     if path and not Path(str(path)).expanduser().is_dir():
         return no(f"its checkpoint folder {path} does not exist")
 
     needs: list[str] = []
-    if encoder in ENGINE_ADAPTERS:
-        package = meta.get("requires") or ENGINE_ADAPTERS[encoder]
+    if kind.recipe:                 # a family adapter: its own package
+        package = meta.get("requires") or kind.packages[0]
         if not installed(package):
             return no(f"needs the package {package}, which is not installed: "
                       f"pip install {package}")
         needs.append(f"{encoder} adapter ({package})")
     else:
-        if meta.get("pooling") in ("tracks", "trunk"):
-            return no(f"pooling {meta.get('pooling')!r} needs encoder = \"enformer\"")
+        if owner := adapter_of(meta.get("pooling")):
+            return no(f"pooling {meta.get('pooling')!r} needs encoder = \"{owner}\"")
         if remote in ("custom", "package"):
             return no(f"needs its own code (remote_code = {remote}); the generic Hugging Face "
                       "encoder cannot run it")
-        missing = [p for p in HF_PACKAGES if not installed(p)]
+        missing = [p for p in kind.packages if not installed(p)]
         if missing:
-            return no(f"needs {' and '.join(missing)}, not installed: pip install "
-                      "'geneb[models]'")
+            return no(f"needs {' and '.join(missing)}, not installed: {kind.install}")
 
-    needs_trust = remote == "required" and encoder == "hf"
+    needs_trust = remote == "required" and kind.checkpoint_code
     if needs_trust:
         if not (is_pinned(revision) or path):
             return no("runs code from its hub repository and has no pinned revision; set "

@@ -4,7 +4,7 @@ Start from `scores(paths, regime=..., metric=...)` (per-task seed means), aggreg
 `aggregates`, then rank, correlate and compare. Definitions are in each function's docstring.
 """
 
-from store.analyses.aggregates import SCOPES, aggregates, aggregates_by_regime, by_regime
+from store.analyses.aggregates import SCOPES, aggregates, by_regime
 from store.analyses.controlled import ATTRIBUTES, controlled_pairs
 from store.analyses.degradation import degradation, degradation_summary
 from store.analyses.difficulty import task_difficulty
@@ -22,7 +22,7 @@ from store.analyses.scale import scale_correlation
 from store.analyses.scores import scores, scores_of, seed_means
 
 __all__ = [
-    "ATTRIBUTES", "SCOPES", "aggregates", "aggregates_by_regime", "borda", "by_regime",
+    "ATTRIBUTES", "SCOPES", "aggregates", "borda", "by_regime",
     "category_agreement", "category_leaders", "controlled_pairs", "degradation",
     "degradation_summary", "leader_changes", "protocol_agreement", "rank_shift", "rankings",
     "scale_correlation", "scores", "scores_of", "seed_means", "spearman", "spearman_regimes",

@@ -12,10 +12,7 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
-from store.analyses.scores import scores_of, seed_means
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
-from store.paths import StorePaths
-from store.protocol import GENEB_V1, REGIMES
 
 SCOPES: tuple[str, ...] = ("micro", "macro", *CATEGORY_ORDER)
 
@@ -46,16 +43,25 @@ def score_columns(frame: pl.DataFrame) -> list[str]:
 
 
 def _complete_mean(values: pl.Expr) -> pl.Expr:
-    return pl.when(values.null_count() == 0).then(values.mean())
+    """The mean, summed left to right in the frame's order (as the official leaderboard
+    builder's `sum(values) / len(values)`: the same last bit as the published files, on every
+    run; a parallel or pairwise sum is not); NULL when a value is missing."""
+    return pl.when(values.null_count() == 0).then(values.cum_sum().last() / values.count())
 
 
 def _macro(categories: list[str]) -> pl.Expr:
-    """The mean of the category scores; NULL when one is missing, or when the suite has no
-    tasks (a suite not materialised in the store yet: no categories, nothing to average)."""
+    """The mean of the category scores, added left to right in category order; NULL when one
+    is missing, or when the suite has no tasks (a suite not materialised in the store yet: no
+    categories, nothing to average)."""
     if not categories:
         return pl.lit(None, dtype=pl.Float64).alias("macro")
+    total = pl.col(categories[0])
+    for c in categories[1:]:
+        total = total + pl.col(c)
+    # Divided by a count, not by the literal len(categories): polars turns a division by a
+    # literal into a multiplication by its reciprocal, which is off in the last bit.
     return (pl.when(pl.all_horizontal(pl.col(categories).is_not_null()))
-            .then(pl.mean_horizontal(categories)).alias("macro"))
+            .then(total / pl.concat_list(categories).list.len()).alias("macro"))
 
 
 def aggregates(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
@@ -92,16 +98,6 @@ def aggregates(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = No
             .select(*keys, "micro", "macro", *categories, "n_missing",
                     *(f"{c} missing" for c in categories if missing_by_category))
             .sort(["macro", *keys], descending=[True] + [False] * len(keys), nulls_last=True))
-
-
-def aggregates_by_regime(paths: StorePaths, *, metric: str = "mcc", source: str | None = None,
-                         protocol_hash: str = GENEB_V1.hash,
-                         regimes: Iterable[str] = REGIMES) -> dict[str, pl.DataFrame]:
-    """`aggregates(scores(...))` for each regime (one read of the store): the input of the
-    cross-regime analyses."""
-    means = seed_means(paths, protocol_hash=protocol_hash, source=source)
-    return {r: aggregates(scores_of(means, regime=r, metric=metric, with_source=source is None))
-            for r in regimes}
 
 
 def unpivot_scopes(agg_df: pl.DataFrame, value_name: str = "value") -> pl.DataFrame:

@@ -3,7 +3,7 @@
 Per task, over the entries (models) that have a score for it: the mean, the sample standard
 deviation (ddof=1, NULL with fewer than 2 entries) and the best entry (highest score; ties go to
 the first model id in sort order). A task is easy when mean > `easy`, hard when mean < `hard`,
-high-variance when sd > `high_var` (defaults 0.70, 0.35, 0.12 on MCC, as in GENEB).
+high-variance when sd > `high_var` (defaults `EASY`, `HARD`, `HIGH_VAR`: GENEB's, on MCC).
 """
 
 from __future__ import annotations

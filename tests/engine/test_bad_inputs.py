@@ -4,7 +4,6 @@ exit status 2, the store byte for byte as it was, and never a traceback."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
 import re
@@ -16,6 +15,8 @@ from engine.cli import main
 from engine.data import read_flat_csv
 from store.catalog import geneb_v1_tasks
 from store.protocol import REGIMES
+from tests.engine.in_process import refused, run
+from tests.helpers import digest
 
 GOOD_ROWS = [("ACGTACGTAA", 0, "train"), ("CCGGCCGGTT", 1, "train"), ("ACGAACGAAT", 0, "train"),
              ("GGCCGGCCAT", 1, "train"), ("ACGTACGAAA", 0, "test"), ("GGCCGGCAAT", 1, "test")]
@@ -27,40 +28,6 @@ def write_rows(path: Path, rows, header=("text", "label", "split")) -> Path:
         w.writerow(header)
         w.writerows(rows)
     return path
-
-
-def digest(root: Path) -> dict[str, str]:
-    """Every file under `root` → its sha256 (folders → 'dir'); {} when `root` is missing."""
-    if not root.exists():
-        return {}
-    if root.is_file():
-        return {".": hashlib.sha256(root.read_bytes()).hexdigest()}
-    return {p.relative_to(root).as_posix(): "dir" if p.is_dir()
-            else hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))}
-
-
-def run(capsys, *argv: str) -> tuple[int, str]:
-    """(exit status, stderr) of `geneb-engine argv` in this process."""
-    capsys.readouterr()
-    try:
-        rc = main(list(argv))
-    except SystemExit as exc:               # argparse errors
-        rc = exc.code
-    return rc, capsys.readouterr().err
-
-
-def refused(capsys, store: Path, *argv: str, names: tuple[str, ...], lines: int = 1) -> str:
-    """Run, and check: exit 2, `lines` line(s) on stderr naming each of `names`, no traceback,
-    the store unchanged. Returns stderr."""
-    before = digest(store)
-    rc, err = run(capsys, *argv)
-    assert rc == 2, err
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == lines and err.endswith("\n"), err
-    for name in names:
-        assert name in err, (name, err)
-    assert digest(store) == before
-    return err
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +71,9 @@ def test_a_200_kb_sequence_loads(tmp_path, store, capsys):
 
 
 def test_a_field_over_the_limit_is_one_message(tmp_path, store, capsys, monkeypatch):
-    import engine.data
+    from store import csv_in
 
-    monkeypatch.setattr(engine.data, "FIELD_LIMIT", 1000)
+    monkeypatch.setattr(csv_in, "FIELD_LIMIT", 1000)
     default = csv.field_size_limit(1000)
     try:
         suite = suite_with(tmp_path, "x.csv", good_bytes() + b"A" * 2000 + b",1,train\r\n")
@@ -321,7 +288,7 @@ def test_skipped_rows_are_counted_in_one_warning(tmp_path):
 
 
 def test_hub_layout_skips_short_rows_with_one_warning_per_file(tmp_path):
-    from engine.hub_data import read_hub_task
+    from engine.data import read_hub_task
 
     folder = tmp_path / "tasks" / "t"
     folder.mkdir(parents=True)

@@ -9,8 +9,8 @@ from sklearn.metrics import matthews_corrcoef
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from engine.probe import few_shot_indices
 from engine.probes.batched import BatchedLogisticRegression
+from engine.probes.exact import few_shot_indices
 
 
 def embeddings(n: int, d: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -170,3 +170,17 @@ def test_suggestions_put_case_only_differences_first():
     assert suggestions("zzz", known) == []
     with pytest.raises(GenebError, match=r"unknown regime 'x'; choose from full, 10shot"):
         check_names("regime", ["x"], ["full", "10shot"])
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["validat"], "geneb-engine: argument COMMAND: invalid choice: 'validat' (did you mean "
+                  "validate?) (choose from 'fill', "),
+    (["data", "verfy"], "geneb-engine data: argument VERB: invalid choice: 'verfy' (did you "
+                        "mean verify?) (choose from 'download', 'verify', 'where')"),
+    (["xyz"], "geneb-engine: argument COMMAND: invalid choice: 'xyz' (choose from 'fill', "),
+])
+def test_a_mistyped_command_is_one_line_with_the_closest(capsys, argv, said):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.startswith(said) and len(err.splitlines()) == 1

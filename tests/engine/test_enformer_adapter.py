@@ -20,9 +20,9 @@ import torch  # noqa: E402
 
 pytest.importorskip("enformer_pytorch")
 
-from engine.encoders import build_encoder, preflight  # noqa: E402
+from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
 from engine.encoders.enformer import EnformerEncoder  # noqa: E402
-from engine.encoders.hf import ArraySink  # noqa: E402
+from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.errors import GenebError  # noqa: E402
@@ -81,7 +81,8 @@ def zoo(tmp_path_factory) -> dict:
 
 
 def encoder(zoo, model_id: str, **options) -> EnformerEncoder:
-    return build_encoder(resolve_model(model_id, zoo["catalog"]), device="cpu", **options)
+    return build_encoder(resolve_model(model_id, zoo["catalog"]),
+                         EncoderOptions(device="cpu", **options))
 
 
 # Lengths that repeat (shared batches), that are and are not multiples of the 8-bp bin.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -18,6 +17,7 @@ from engine.cli import main
 from store.db import query
 from store.paths import resolve_store
 from tests.engine.conftest import write_task
+from tests.helpers import digest
 
 COMPARE = ["model", "task", "regime", "seed", "mcc", "acc", "f1_macro", "n_train", "n_test",
            "converged", "degenerate", "n_iter", "shared_fit", "data_hash", "protocol_hash"]
@@ -32,11 +32,6 @@ def results(store: Path) -> pl.DataFrame:
         "model", "task", "regime", "seed")
 
 
-def tree_digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def test_fill_computes_only_what_is_missing(tmp_path, task_dir, capsys):
     store = tmp_path / "store"
     assert fill(store, task_dir, "--models", "kmer-3", "--regimes", "full", "--json") == 0
@@ -46,10 +41,10 @@ def test_fill_computes_only_what_is_missing(tmp_path, task_dir, capsys):
     assert first[-1]["event"] == "done" and first[-1]["computed"] == 3
 
     # the same request again: nothing to do, nothing written
-    before = tree_digest(store)
+    before = digest(store)
     assert fill(store, task_dir, "--models", "kmer-3", "--regimes", "full") == 0
     assert "nothing to compute" in capsys.readouterr().out
-    assert tree_digest(store) == before
+    assert digest(store) == before
 
     # more regimes: only the new cells, and the embeddings are reused, not recomputed
     emb = {p: p.stat().st_mtime_ns for p in (store / "embeddings.zarr").rglob("c/*")}
@@ -84,20 +79,20 @@ def test_changed_data_makes_results_stale(tmp_path, task_dir, capsys):
 
 @pytest.mark.parametrize("body, message", [
     ("text,label,split\nACGT,0,train\n", "has no rows"),
-    ("text,label,split\nACGU,0,train\nACGT,1,test\n", "line 2: character(s) 'U' outside ACGTN"),
+    ("text,label,split\nAC;U,0,train\nACGT,1,test\n", "line 2: character(s) ';' in column"),
     ("seq,label,split\n", "missing column(s) text"),
 ])
 def test_malformed_input_leaves_the_store_unchanged(tmp_path, task_dir, capsys, body, message):
     store = tmp_path / "store"
     fill(store, task_dir, "--models", "kmer-3", "--regimes", "1shot")
-    before = tree_digest(store)
+    before = digest(store)
     (task_dir / "zz_bad.csv").write_text(body)
     (task_dir / "manifest.csv").unlink()
     capsys.readouterr()
     assert fill(store, task_dir, "--models", "kmer-3", "kmer-4") == 2
     err = capsys.readouterr().err
     assert message in err and "zz_bad.csv" in err and "Traceback" not in err
-    assert tree_digest(store) == before
+    assert digest(store) == before
 
 
 def test_unknown_model_and_task_are_named(tmp_path, task_dir, capsys):

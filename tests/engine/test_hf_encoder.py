@@ -16,11 +16,14 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from engine.encoders import ADAPTERS, build_encoder  # noqa: E402
-from engine.encoders.hf import ArraySink, HFEncoder  # noqa: E402
+from engine.encoders import BUILDERS, EncoderOptions, build_encoder  # noqa: E402
+from engine.encoders.hf import HFEncoder  # noqa: E402
+from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
-from store.catalog import ENCODERS, PADDING_SIDES, POOLINGS, ModelMeta, load_models  # noqa: E402
+from store import encoder_kinds  # noqa: E402
+from store.catalog import ENCODERS, POOLINGS, ModelMeta, load_models  # noqa: E402
 from store.embeddings import EmbeddingStore  # noqa: E402
+from store.encoder_kinds import ADAPTERS  # noqa: E402
 from store.errors import GenebError  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
 from tests.engine.tiny_models import build, random_dna  # noqa: E402
@@ -48,7 +51,8 @@ def zoo(tmp_path_factory) -> dict:
 
 
 def encoder(zoo, model_id: str, **options) -> HFEncoder:
-    return build_encoder(resolve_model(model_id, zoo["catalog"]), device="cpu", **options)
+    return build_encoder(resolve_model(model_id, zoo["catalog"]),
+                         EncoderOptions(device="cpu", **options))
 
 
 SEQS = random_dna(13, 20, 90, seed=7)
@@ -166,7 +170,7 @@ def test_out_of_memory_on_one_sequence_is_a_clear_error(zoo):
 
 def test_interrupted_embedding_resumes_without_recomputing(zoo, tmp_path):
     model = resolve_model("tiny-bert", zoo["catalog"])
-    enc = build_encoder(model, device="cpu", batch_size=4)
+    enc = build_encoder(model, EncoderOptions(device="cpu", batch_size=4))
     seqs = random_dna(30, 20, 90, seed=3)
     labels = np.arange(30) % 2
     expect = {"model_id": model.model_id, "model_revision": enc.revision,
@@ -193,7 +197,7 @@ def test_one_off_directory_resolves_to_the_generic_encoder(zoo):
     meta = resolve_model(str(zoo["dirs"]["llama"]), zoo["catalog"])
     assert meta.encoder == "hf" and meta.path == str(zoo["dirs"]["llama"].resolve())
     assert meta.architecture_family == "Transformer decoder" and meta.params > 0
-    enc = build_encoder(meta, device="cpu")
+    enc = build_encoder(meta, EncoderOptions(device="cpu"))
     assert enc.settings["source"] == meta.path and enc.encode(SEQS[:2]).shape == (2, 32)
 
 
@@ -203,7 +207,7 @@ def test_remote_code_needs_the_flag_and_a_pinned_revision():
     with pytest.raises(GenebError, match=r"model remote-x: .*--trust-remote-code"):
         build_encoder(meta)
     with pytest.raises(GenebError, match=r"remote-x: --trust-remote-code needs a pinned revision"):
-        build_encoder(meta, trust_remote_code=True)
+        build_encoder(meta, EncoderOptions(trust_remote_code=True))
 
 
 def test_adapters_and_external_weights_explain_what_they_need():
@@ -212,20 +216,21 @@ def test_adapters_and_external_weights_explain_what_they_need():
         build_encoder(catalog["enformer-official-rough"])
     with pytest.raises(GenebError, match=r"deepgene: its weights are not published"):
         build_encoder(catalog["deepgene"])
-    assert set(ADAPTERS) | {"hf", "kmer", "external"} == set(ENCODERS)
+    assert set(ADAPTERS) | {"hf", "kmer", "official-extractor", "external"} == set(ENCODERS)
 
 
 def test_encoder_vocabularies_match_the_catalog():
-    from engine.encoders import hf
-
-    assert hf.POOLINGS == POOLINGS and hf.PADDING_SIDES == PADDING_SIDES
+    kinds = encoder_kinds.KINDS
+    assert ENCODERS == tuple(kinds)
+    assert set(POOLINGS) == {p for k in kinds.values() for p in k.poolings}
+    assert set(BUILDERS) == {name for name, k in kinds.items() if not k.unavailable}
 
 
 def test_a_missing_checkpoint_is_one_clear_error(tmp_path):
     meta = ModelMeta("gone", "gone", 0, "?", "Other", "?", "mixed/other", "?",
                      path=str(tmp_path / "nope"))
     with pytest.raises(GenebError, match="model gone: cannot load"):
-        build_encoder(meta, device="cpu")
+        build_encoder(meta, EncoderOptions(device="cpu"))
 
 
 
@@ -311,6 +316,6 @@ def test_remote_code_checkpoint_runs_only_with_the_opt_in(zoo, tmp_path):
     meta = resolve_model(str(ckpt), zoo["catalog"])
     assert meta.remote_code == "required"
     with pytest.raises(GenebError, match=r"model remote-ckpt: .*--trust-remote-code"):
-        build_encoder(meta, device="cpu")
-    enc = build_encoder(meta, device="cpu", trust_remote_code=True)   # local code: no pin needed
+        build_encoder(meta, EncoderOptions(device="cpu"))
+    enc = build_encoder(meta, EncoderOptions(device="cpu", trust_remote_code=True))   # local code
     assert enc.encode(SEQS[:3]).shape == (3, 8)

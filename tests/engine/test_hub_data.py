@@ -11,20 +11,18 @@ import pytest
 
 from engine.cli import main
 from engine.commands import data as data_cmd
-from engine.data import read_flat_csv
+from engine.data import read_flat_csv, read_hub_task, task_sources
 from engine.hub_data import (
     DATA_MANIFEST,
     PINNED_REVISION,
-    default_data_dir,
-    read_hub_task,
     sha256_file,
     subsample_task,
-    task_sources,
     verify_data,
 )
 from engine.suites import flat_dir_suite, resolve_suite
 from store.catalog import geneb_v1_tasks
 from store.errors import GenebError
+from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
 
 V1 = [t.task_id for t in geneb_v1_tasks()]
@@ -47,6 +45,11 @@ def write_flat(folder: Path, task_id: str, rows) -> Path:
         w.writerow(["text", "label", "split"])
         w.writerows(rows)
     return folder / f"{task_id}.csv"
+
+
+def snapshot_of(store: Path) -> Path:
+    """Where `data download` puts the pinned snapshot in a store."""
+    return StorePaths(store).data_dir(PINNED_REVISION)
 
 
 def write_hub(root: Path, task_id: str, rows) -> Path:
@@ -90,7 +93,7 @@ def test_hub_missing_split_names_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("text,label\nACGT,0\nACXT,1\n", r"train\.csv, line 3: character\(s\) 'X' outside ACGTN"),
+    ("text,label\nACGT,0\nAC5T,1\n", r"train\.csv, line 3: character\(s\) '5' in column 'text'"),
     ("text,label\nACGT,0\nACGT,one\n", r"train\.csv, line 3: label 'one' is not an integer"),
     ("text,label\nACGT,0\n,1\n", r"train\.csv, line 3: empty sequence"),
     ("sequence,label\nACGT,0\n", r"train\.csv: missing column\(s\) text"),
@@ -111,9 +114,26 @@ def test_directory_suites_accept_the_hub_layout(tmp_path):
     assert len(suite.load("b").train) == 30
 
 
+def test_a_suite_manifest_reads_alike_for_the_engine_and_the_dashboard(tmp_path):
+    paths = StorePaths(tmp_path)
+    folder = paths.suite_dir("mine")
+    write_flat(folder, "a", rows_for(1))
+    write_flat(folder, "b", rows_for(2))
+    (folder / "manifest.csv").write_text("task_id,category,label\nb,Enhancers,\na,Promoters,A\n")
+    suite = flat_dir_suite(folder)
+    assert [(t.task_id, t.label, t.category) for t in suite.tasks] == [
+        ("b", "b", "Enhancers"), ("a", "A", "Promoters")]
+    assert tuple(materialised_suite_tasks(paths)) == suite.tasks
+    (folder / "manifest.csv").write_bytes(b"task_id,category\n\xff,Enhancers\n")
+    assert materialised_suite_tasks(paths) == []       # the dashboard skips what cannot be read
+    with pytest.raises(GenebError, match="manifest.csv: not UTF-8"):
+        flat_dir_suite(folder)
+
+
 def test_geneb_v1_reads_the_downloaded_snapshot(tmp_path):
     paths = StorePaths(tmp_path / "store")
-    snap = default_data_dir(paths.root)
+    snap = paths.data_dir(PINNED_REVISION)
+    assert snap == paths.root / "data" / "geneb-v1" / PINNED_REVISION    # existing stores' layout
     write_hub(snap, V1[0], rows_for(1))
     write_flat(snap, V1[1], rows_for(2))      # a flat file beside it works too
     suite = resolve_suite("geneb-v1", paths)
@@ -132,7 +152,7 @@ def test_geneb_v1_without_data_lists_tasks_and_says_how_to_get_them(tmp_path, mo
         suite.load(V1[0])
     msg = str(err.value)
     assert "geneb-engine data download" in msg and "tasks/<task_id>/train.csv" in msg
-    assert str(default_data_dir(tmp_path.resolve())) in msg or str(tmp_path) in msg
+    assert str(snapshot_of(tmp_path.resolve())) in msg or str(tmp_path) in msg
 
 
 def test_geneb_v1_from_a_data_dir_and_env(tmp_path, monkeypatch):
@@ -160,7 +180,11 @@ def test_subsampling_is_deterministic_stratified_and_off_by_default(tmp_path):
     plain = resolve_suite("geneb-v1", StorePaths(tmp_path), data_dir=snap)
     assert len(plain.load(V1[0]).train) == 400
     sub = resolve_suite("geneb-v1", StorePaths(tmp_path), data_dir=snap, subsample=100)
-    assert sub.revision.endswith("+subsample100") and len(sub.load(V1[0]).train) < 100
+    assert sub.revision == "unverified+subsample100" and len(sub.load(V1[0]).train) < 100
+    assert sub.subsample == 100 and plain.subsample is None
+    local = resolve_suite(str(snap), StorePaths(tmp_path), subsample=100)
+    assert local.revision == "local+subsample100"
+    assert local.load(V1[0]).data_hash == sub.load(V1[0]).data_hash
 
 
 def test_download_offline_says_what_to_download_and_where(tmp_path, monkeypatch, capsys):
@@ -170,7 +194,7 @@ def test_download_offline_says_what_to_download_and_where(tmp_path, monkeypatch,
     assert main(["data", "download", "--store", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "DeepPavlov/geneb-tasks" in err and PINNED_REVISION in err
-    assert str(default_data_dir(tmp_path.resolve())) in err and "--data-dir" in err
+    assert str(snapshot_of(tmp_path.resolve())) in err and "--data-dir" in err
 
 
 def test_download_network_failure_tries_the_mirror_then_explains(tmp_path, monkeypatch):
@@ -203,7 +227,7 @@ def test_download_records_checksums_and_verify_catches_changes(tmp_path, monkeyp
     assert main(["data", "download", "--store", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["n_tasks"] == 2 and summary["n_files"] == 4
-    snap = default_data_dir(tmp_path.resolve())
+    snap = snapshot_of(tmp_path.resolve())
     manifest = json.loads((snap / DATA_MANIFEST).read_text())
     rel = f"tasks/{V1[0]}/train.csv"
     assert manifest["files"][rel]["sha256"] == sha256_file(snap / rel)

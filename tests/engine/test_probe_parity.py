@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 from engine.encoders.kmer import KmerEncoder
-from engine.probe import few_shot_indices, probe_cell
+from engine.probes.exact import few_shot_indices, probe_cell
 from store.protocol import SEEDS
 
 

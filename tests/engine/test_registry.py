@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from engine.encoders import ADAPTERS
-from engine.hub_data import PINNED_REVISION
 from engine.registry import resolve_model
 from store.catalog import (
     ARCHITECTURE_FAMILIES,
@@ -15,9 +13,11 @@ from store.catalog import (
     PROVENANCES,
     REMOTE_CODE,
     TOKENIZATION_FAMILIES,
+    ModelMeta,
     load_models,
     parse_model_entries,
 )
+from store.encoder_kinds import ADAPTERS
 from store.errors import GenebError
 from store.official_data import model_meta
 
@@ -77,10 +77,35 @@ def test_recipes_from_the_official_extractors():
     ({"model_id": "x", "hub_id": "o/x", "remote_code": "yes"}, "remote_code"),
     ({"model_id": "x", "hub_id": "o/x", "max_tokens": 0}, "max_tokens"),
     ({"model_id": "x", "hub_id": "o/x", "encoder": "magic"}, "encoder"),
+    ({"model_id": "x", "hub_id": "o/x", "architecture_family": "RNN"}, "architecture_family"),
+    ({"model_id": "x", "hub_id": "o/x", "tokenization_family": "unknown"},
+     "tokenization_family"),
+    ({"model_id": "x", "hub_id": "o/x", "provenance": "mine"}, "provenance"),
 ])
 def test_a_bad_user_entry_names_the_file_entry_and_field(entry, field):
     with pytest.raises(GenebError, match=rf"models.toml: model entry 1 \(x\).*{field}"):
         parse_model_entries([entry], "models.toml")
+
+
+def test_a_model_outside_the_vocabularies_is_refused_however_it_is_built():
+    with pytest.raises(GenebError) as info:
+        ModelMeta.one_off("x", tokenization_family="unknown")
+    assert str(info.value) == ("model x: tokenization_family = 'unknown' is not one of "
+                               "single-nucleotide, k-mer, BPE, mixed/other")
+    with pytest.raises(GenebError, match=r"^models.toml: model entry 1 \(x\): pooling = 'max' "
+                                         r"is not one of mean, mean-with-padding, cls, tracks, "
+                                         r"trunk$"):
+        parse_model_entries([{"model_id": "x", "hub_id": "o/x", "pooling": "max"}],
+                            "models.toml")
+
+
+def test_a_model_known_in_part_is_unknown_in_the_vocabularies_terms():
+    m = ModelMeta.one_off("org/x", hub_id="org/x", params=5)
+    assert (m.display, m.params, m.architecture, m.architecture_family, m.tokenization,
+            m.tokenization_family, m.pretraining_data, m.provenance, m.encoder) == (
+        "org/x", 5, "unknown", "Other", "unknown", "mixed/other", "unknown", "local", "hf")
+    user = parse_model_entries([{"model_id": "x", "hub_id": "o/x"}], "models.toml")[0]
+    assert user == ModelMeta.one_off("x", hub_id="o/x")
 
 
 def test_one_user_entry_adds_a_model(tmp_path):
@@ -95,16 +120,20 @@ def test_one_user_entry_adds_a_model(tmp_path):
 
 def test_resolve_catalog_id_hub_id_and_revision():
     catalog = load_models()
+    commit = "0123456789abcdef0123456789abcdef01234567"    # a model commit, made up
     assert resolve_model("GROVER", catalog).model_id == "GROVER"
     assert resolve_model("grover", catalog).model_id == "GROVER"
     by_hub = resolve_model("PoetschLab/GROVER", catalog)
     assert by_hub.model_id == "GROVER"
-    pinned = resolve_model(f"PoetschLab/GROVER@{PINNED_REVISION}", catalog)
-    assert pinned.model_id == "GROVER" and pinned.revision == PINNED_REVISION
-    assert resolve_model(f"GROVER@{PINNED_REVISION}", catalog).revision == PINNED_REVISION
+    pinned = resolve_model(f"PoetschLab/GROVER@{commit}", catalog)
+    assert pinned.model_id == "GROVER" and pinned.revision == commit
+    assert resolve_model(f"GROVER@{commit}", catalog).revision == commit
     new = resolve_model("someone/dna-encoder", catalog)
-    assert (new.model_id, new.hub_id, new.encoder, new.provenance) == (
-        "someone/dna-encoder", "someone/dna-encoder", "hf", "local")
+    assert (new.model_id, new.display, new.hub_id, new.encoder, new.provenance,
+            new.architecture_family, new.tokenization_family, new.revision) == (
+        "someone/dna-encoder", "dna-encoder", "someone/dna-encoder", "hf", "local", "Other",
+        "mixed/other", None)
+    assert resolve_model(f"someone/dna-encoder@{commit}", catalog).revision == commit
 
 
 def test_resolve_local_checkpoint_directory(tmp_path):
@@ -125,3 +154,13 @@ def test_unknown_model_lists_close_matches():
         resolve_model("GROVR", load_models())
     with pytest.raises(GenebError, match="neither a catalog id"):
         resolve_model("./no/such/dir", load_models())
+
+
+def test_report_on_a_broken_user_file_is_one_line_exit_2(tmp_path, capsys):
+    from engine.cli import main
+
+    (tmp_path / "models.toml").write_text("[model]\nmodel_id = 'x'\n")
+    assert main(["report", "--store", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"geneb-engine report: {tmp_path / 'models.toml'}: 'model' must be a list of tables, "
+        "one [[model]] per model\n")

@@ -6,7 +6,6 @@ stale data, and `doctor --repair` after damage. Every run is a real `geneb-engin
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
@@ -20,22 +19,27 @@ from pathlib import Path
 import pytest
 
 from store import db
-from store.atomic import TEMP_NAME
 from store.db import query
 from store.paths import resolve_store
-from store.schema import KEY
 from tests.engine.conftest import write_task
+from tests.engine.processes import (
+    MODELS,
+    ROOT,
+    duplicate_keys,
+    env_of,
+    fill_cmd,
+    results_of,
+    run,
+    temp_files,
+    wait_no_orphans,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-MODELS = ("kmer-3", "kmer-4")
 # Every write point of a fill (store/failpoints.py); `:2`: the second time it is reached, so
 # the run dies with a pair finished and the next one half-written.
 WRITE_POINTS = ("split-created:2", "arrays-created:2", "rows-written:2", "done-flags:2",
                 "checksum:2", "complete:2", "split-renamed:2", "data-file-temp:2",
                 "data-file-renamed:2", "committed:2", "catalog-written:2")
 RANDOM_KILLS = 20   # per --jobs setting
-COMPARED = ("model, task, regime, seed, protocol_hash, data_hash, mcc, acc, f1_macro, n_train, "
-            "n_test, degenerate, converged, shared_fit")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="orphan checks read /proc")
 
@@ -48,61 +52,6 @@ def suite(tmp_path_factory) -> Path:
     write_task(folder / "task_b.csv", 150, 60, 3, 12)
     write_task(folder / "task_c.csv", 140, 60, 2, 13)
     return folder
-
-
-def fill_cmd(store: Path, suite: Path, *extra: str, models=MODELS) -> list[str]:
-    return [sys.executable, "-m", "engine.cli", "fill", "--suite", str(suite), "--models",
-            *models, "--store", str(store), "--json", *extra]
-
-
-def env_of(mark: str, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GENEB_")}
-    return {**env, "GENEB_TEST_RUN": mark, **extra}
-
-
-def run(cmd: list[str], mark: str = "", **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=ROOT, env=env_of(mark or uuid.uuid4().hex, **extra),
-                          capture_output=True, text=True, timeout=300)
-
-
-def processes_marked(mark: str) -> list[int]:
-    """Live processes whose environment carries the run's mark (the fill and its workers)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if f"GENEB_TEST_RUN={mark}".encode() in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
-
-
-def wait_no_orphans(mark: str, timeout: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while (left := processes_marked(mark)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
-
-
-def results_of(store: Path):
-    return query(resolve_store(store), f"SELECT {COMPARED} FROM results ORDER BY ALL")
-
-
-def duplicate_keys(store: Path) -> int:
-    key = ", ".join(KEY)
-    return query(resolve_store(store), f"SELECT count(*) FROM (SELECT {key} FROM results_all "
-                                       f"GROUP BY ALL HAVING count(*) > 1)").item()
-
-
-def temp_files(store: Path) -> list[Path]:
-    """Every temporary name of the store (`store.sweep`'s) and every unfinished split."""
-    from store.sweep import stale_temps
-
-    return stale_temps(resolve_store(store), alone=True) + [
-        p for p in store.rglob("*") if TEMP_NAME.match(p.name) or p.name.endswith(".partial")]
 
 
 @pytest.fixture(scope="module")
@@ -293,3 +242,24 @@ def test_doctor_repairs_every_kind_of_damage_and_the_store_fills_to_the_referenc
     kept = list(paths.aside.rglob("*.parquet"))
     assert garbled.name in {p.name for p in kept}                    # never deleted
     assert_recovers(store, suite, reference[0], "1", "after doctor --repair")
+
+
+def test_doctor_keeps_an_unreadable_reference_table_aside(official_store, tmp_path, capsys):
+    """The tables only an import writes: found, kept aside, restored by importing again."""
+    from engine.cli import main
+    from tests.conftest import SUBMISSIONS
+
+    root = tmp_path / "store"
+    shutil.copytree(official_store.root, root)
+    paths = resolve_store(root)
+    paths.submission_headers.write_bytes(b"PAR1 garbled")
+    capsys.readouterr()
+    assert main(["doctor", "--store", str(root), "--json"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [(p["part"], p["path"]) for p in problems] == [
+        ("reference", str(paths.submission_headers))]
+    assert main(["doctor", "--repair", "--store", str(root)]) == 0
+    assert not paths.submission_headers.exists()
+    assert [p.name for p in paths.aside.rglob("*.parquet")] == [paths.submission_headers.name]
+    assert main(["import", "--store", str(root), str(SUBMISSIONS / "GROVER.json")]) == 0
+    assert main(["doctor", "--store", str(root)]) == 0 and paths.submission_headers.exists()

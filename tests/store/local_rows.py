@@ -1,6 +1,9 @@
-"""Synthetic local geneb-v1 results for one model, written as the engine writes them."""
+"""Synthetic local geneb-v1 results, written as the engine writes them (every test package's one
+helper for them)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -10,21 +13,31 @@ from store.protocol import GENEB_V1, REGIMES, SEEDS
 from store.results import append_rows
 
 
-def local_rows(model: str, skip=frozenset(), seeds_of=lambda regime, task: SEEDS) -> list[dict]:
-    """Rows for every (regime, task) but those in `skip`: the full regime shares one fit over
-    the seeds, k-shot regimes have one fit per seed (`seeds_of` picks the seeds)."""
+def local_rows(model: str, tasks: Sequence[str] | None = None,
+               regimes: Sequence[str] = REGIMES, *, value: float | None = None,
+               seeds_of=lambda regime, task: SEEDS, skip=frozenset()) -> list[dict]:
+    """Rows of `model` for each regime of `regimes` and task of `tasks` (default: every geneb-v1
+    task) but the (regime, task) pairs in `skip`, one per seed of `seeds_of(regime, task)`: the
+    full regime shares one fit over its seeds, k-shot regimes fit once per seed. Scores are
+    drawn at random (seeded), or with `value`: MCC `value` + 0.01 × the task's position in
+    `tasks`, acc 0.7, F1 0.6 (ranks a test can predict)."""
     rng = np.random.default_rng(0)
+    ids = [t.task_id for t in geneb_v1_tasks()] if tasks is None else list(tasks)
     rows = []
-    for regime in REGIMES:
-        for task in geneb_v1_tasks():
-            if (regime, task.task_id) in skip:
+    for regime in regimes:
+        for i, task in enumerate(ids):
+            if (regime, task) in skip:
                 continue
             shared = rng.uniform(0, 1, 3)
-            for seed in seeds_of(regime, task.task_id):
-                mcc, acc, f1 = shared if regime == "full" else rng.uniform(0, 1, 3)
-                rows.append({"model": model, "task": task.task_id, "regime": regime,
-                             "seed": seed, "probe": "logreg", "protocol": GENEB_V1.name,
-                             "protocol_hash": GENEB_V1.hash, "mcc": 2 * mcc - 1, "acc": acc,
+            for seed in seeds_of(regime, task):
+                if value is None:
+                    u, acc, f1 = shared if regime == "full" else rng.uniform(0, 1, 3)
+                    mcc = 2 * u - 1
+                else:
+                    mcc, acc, f1 = value + i * 0.01, 0.7, 0.6
+                rows.append({"model": model, "task": task, "regime": regime, "seed": seed,
+                             "probe": "logreg", "protocol": GENEB_V1.name,
+                             "protocol_hash": GENEB_V1.hash, "mcc": mcc, "acc": acc,
                              "f1_macro": f1, "source": "local", "shared_fit": regime == "full"})
     return rows
 

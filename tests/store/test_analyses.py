@@ -8,7 +8,6 @@ from scipy.stats import spearmanr
 
 from store.analyses import (
     aggregates,
-    aggregates_by_regime,
     borda,
     category_agreement,
     category_leaders,
@@ -20,12 +19,15 @@ from store.analyses import (
     rankings,
     scale_correlation,
     scores,
+    scores_of,
+    seed_means,
     spearman,
     spearman_regimes,
     task_difficulty,
 )
 from store.catalog import CATEGORY_ORDER, TaskMeta
 from store.db import read_catalog
+from store.protocol import REGIMES
 
 # A two-category suite: A has tasks a1, a2; B has b1.
 TASKS = [TaskMeta("a1", "A one", "Promoters", "toy", "x"),
@@ -186,7 +188,8 @@ def test_official_category_agreement_is_symmetric_and_matches_scipy(official_sto
 
 
 def test_official_regime_agreement_and_leaders(official_store):
-    aggs = aggregates_by_regime(official_store, source="official")
+    means = seed_means(official_store, source="official")   # as `geneb-engine report` reads
+    aggs = {r: aggregates(scores_of(means, regime=r, with_source=False)) for r in REGIMES}
     pairs = spearman_regimes(aggs)
     assert pairs.select("regime_a", "regime_b", "n").rows() == [
         ("full", "10shot", 40), ("full", "1shot", 40), ("10shot", "1shot", 40)]

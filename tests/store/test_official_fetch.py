@@ -3,6 +3,7 @@ and the clear message when offline."""
 
 from __future__ import annotations
 
+import json
 import urllib.error
 
 import pytest
@@ -107,3 +108,22 @@ def test_cli_refuses_a_commit_that_is_not_a_sha(tmp_path, capsys):
         "of a github.com/darlednik/GENEB commit (the shipped data is at "
         f"{OFFICIAL_COMMIT})")
     assert not store.exists()
+
+
+def test_cli_official_brings_every_submission_with_its_provenance(tmp_path, capsys):
+    """All 41 shipped submissions, the self-reported splicebert-1024nt among them: its
+    provenance is its entry's source in `report` and its file's provenance in an export."""
+    store = str(tmp_path / "store")
+    assert main(["import", "--store", store, "--official"]) == 0
+    assert "42 file(s): 12300 result rows written" in capsys.readouterr().out
+    assert main(["report", "--store", store, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["aggregates"]
+    assert len({r["model"] for r in rows}) == 41
+    assert {(r["model"], r["source"]) for r in rows if r["source"] != "official"} == {
+        ("splicebert-1024nt", "self-reported")}
+    assert main(["export", "--store", store, "--submission", "splicebert-1024nt", "--source",
+                 "self-reported", "-o", str(tmp_path)]) == 0
+    assert "wrote the self-reported submission of splicebert-1024nt" in capsys.readouterr().out
+    out = tmp_path / "splicebert-1024nt.json"
+    assert json.loads(out.read_text())["meta"]["provenance"] == "self-reported"
+    assert out.read_bytes() == (SELF_REPORTED / "splicebert-1024nt.json").read_bytes()

@@ -7,7 +7,6 @@ the file, the field and the rule, and that the store is byte-for-byte unchanged.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -18,6 +17,7 @@ from store.errors import GenebError
 from store.paths import resolve_store
 from store.submission import import_files
 from tests.conftest import LEADERBOARD, SUBMISSIONS
+from tests.helpers import DELETE, digest, set_field
 
 TASK = "iDHS-EL_DNase_I"
 SOURCE = "BioFM-265M"
@@ -30,25 +30,16 @@ def store(official_store, tmp_path_factory):
     return resolve_store(root)
 
 
-def _digest(root: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        h.update(str(path.relative_to(root)).encode())
-        if path.is_file():
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def _submission() -> dict:
     return json.loads((SUBMISSIONS / f"{SOURCE}.json").read_text())
 
 
 def _problems(store, *paths: Path) -> list[str]:
     """The problem lines of importing `paths`; asserts the store did not change."""
-    before = _digest(store.root)
+    before = digest(store.root)
     with pytest.raises(GenebError) as info:
         import_files(store, list(paths))
-    assert _digest(store.root) == before
+    assert digest(store.root) == before
     head, *lines = str(info.value).split("\n")
     if not lines:   # a single problem is one line
         assert head.endswith("; nothing imported")
@@ -63,27 +54,14 @@ def _write(tmp_path: Path, doc, name: str = f"{SOURCE}.json") -> Path:
     return path
 
 
-def _set(doc: dict, dotted: str, value) -> dict:
-    *parents, last = dotted.split("|")
-    node = doc
-    for key in parents:
-        node = node[key]
-    if value is _DELETE:
-        del node[last]
-    else:
-        node[last] = value
-    return doc
-
-
-_DELETE = object()
 
 # (field path in the document ('|' separated), new value, expected field, expected rule text)
 CASES = [
     ("schema_version", "2.0", "schema_version", "must be '1.0' (the schema this tool reads)"),
-    ("model_id", _DELETE, "model_id", "required (a non-empty string)"),
+    ("model_id", DELETE, "model_id", "required (a non-empty string)"),
     ("model_id", "", "model_id", "must be a non-empty string, got string ''"),
     ("model_id", 7, "model_id", "must be a non-empty string, got integer 7"),
-    ("harness_version", _DELETE, "harness_version", "required (a non-empty string)"),
+    ("harness_version", DELETE, "harness_version", "required (a non-empty string)"),
     ("harness_version", " ", "harness_version", "must be a non-empty string"),
     ("meta", ["BioFM"], "meta", "must be an object with display, params and provenance, "
                                 "got array"),
@@ -98,17 +76,17 @@ CASES = [
     ("meta|zero_shot", "no", "meta.zero_shot", "must be true or false, got string"),
     ("results", None, "results", "must be an object with the regimes full, 10shot, 1shot, "
                                  "got null"),
-    ("results|1shot", _DELETE, "results", "missing 1 regime(s): 1shot"),
+    ("results|1shot", DELETE, "results", "missing 1 regime(s): 1shot"),
     ("results|5shot", {}, "results", "1 unknown regime(s): 5shot"),
     ("results|10shot", [], "results.10shot", "must be an object mapping task ids to scores, "
                                              "got array"),
-    (f"results|full|{TASK}", _DELETE, "results.full",
+    (f"results|full|{TASK}", DELETE, "results.full",
      f"missing 1 task id(s) of the geneb-v1 spec: {TASK}"),
     ("results|full|my_task", {"MCC": 0.1, "Acc": 0.5, "F1": 0.5}, "results.full",
      "1 unknown task id(s) of the geneb-v1 spec: my_task"),
     (f"results|full|{TASK}", 0.5, f"results.full.{TASK}",
      "must be an object with MCC, Acc, F1, got number"),
-    (f"results|full|{TASK}|F1", _DELETE, f"results.full.{TASK}.F1",
+    (f"results|full|{TASK}|F1", DELETE, f"results.full.{TASK}.F1",
      "missing (every task needs MCC, Acc and F1)"),
     (f"results|full|{TASK}|MCC", "0.5", f"results.full.{TASK}.MCC",
      "must be a number, got string '0.5'"),
@@ -128,7 +106,7 @@ CASES = [
 @pytest.mark.parametrize(("where", "value", "field", "rule"), CASES,
                          ids=[f"{c[0]}={c[1]!r}" for c in CASES])
 def test_one_rule_one_line(store, tmp_path, where, value, field, rule):
-    path = _write(tmp_path, _set(_submission(), where, value))
+    path = _write(tmp_path, set_field(_submission(), where, value))
     problems = _problems(store, path)
     assert len(problems) == 1, problems
     assert problems[0].startswith(f"{path}: {field}: ")
@@ -156,14 +134,14 @@ def test_file_name_must_be_the_sanitized_model_id(store, tmp_path):
 
 
 def test_official_provenance_is_reserved_for_the_curated_models(store, tmp_path):
-    doc = _set(_submission(), "model_id", "my-model")
+    doc = set_field(_submission(), "model_id", "my-model")
     [problem] = _problems(store, _write(tmp_path, doc, "my-model.json"))
     assert problem.startswith(f"{tmp_path / 'my-model.json'}: meta.provenance: 'official' is "
                               "reserved")
 
 
 def test_scores_within_the_tolerance_are_accepted(store, tmp_path):
-    doc = _set(_submission(), f"results|full|{TASK}|Acc", 1 + 5e-7)
+    doc = set_field(_submission(), f"results|full|{TASK}|Acc", 1 + 5e-7)
     doc["meta"]["provenance"] = "reproduced"
     [outcome] = import_files(store, [_write(tmp_path, doc)])
     assert (outcome.source, outcome.status) == ("reproduced", "imported")
@@ -191,11 +169,11 @@ def test_the_same_model_and_provenance_twice(store, tmp_path):
         doc = _submission()
         doc["meta"]["provenance"] = "verified"
         _write(tmp_path / folder, doc)
-    before = _digest(store.root)
+    before = digest(store.root)
     with pytest.raises(GenebError, match=r"model_id: 'BioFM-265M' with provenance 'verified' "
                                          r"is also in .*a/BioFM-265M.json"):
         import_files(store, [tmp_path / "a", tmp_path / "b"])
-    assert _digest(store.root) == before
+    assert digest(store.root) == before
 
 
 def _board() -> dict:

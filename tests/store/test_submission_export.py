@@ -1,18 +1,23 @@
-"""Exporting local results as an official submission, and importing it back exactly."""
+"""Exporting results as an official submission (local ones, or an imported file given back
+exactly), its metadata options, and importing it back exactly."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
 
+from engine.cli import main
 from store.analyses import scores
-from store.catalog import geneb_v1_tasks
+from store.catalog import geneb_v1_tasks, load_models
 from store.errors import GenebError
-from store.official import read_official_files
+from store.official import read_official_file, read_official_files
+from store.paths import resolve_store
 from store.protocol import METRICS, REGIMES, SEEDS
-from store.submission import export_submission, import_files
+from store.submission import META_FIELDS, export_submission, import_files
+from tests.conftest import SELF_REPORTED, SUBMISSIONS
 from tests.store.local_rows import local_rows, local_store
 
 MODEL = "kmer-3"
@@ -82,3 +87,143 @@ def test_export_needs_local_results_and_the_official_file_name(tmp_path):
         export_submission(paths, MODEL, tmp_path / "submission.json")
     with pytest.raises(GenebError, match="kmer-4: no local results under protocol"):
         export_submission(paths, "kmer-4", tmp_path / "kmer-4.json")
+
+
+# --- any source, the official metadata ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """A store holding all 41 shipped submissions (40 official, 1 self-reported)."""
+    paths = resolve_store(tmp_path_factory.mktemp("all-official") / "store")
+    import_files(paths, [SUBMISSIONS, SELF_REPORTED])
+    return paths
+
+
+def test_an_imported_file_is_exported_back_exactly(imported, tmp_path):
+    """export(import(x)) == x for every shipped file: values, metadata, harness version, and
+    the bytes."""
+    published = sorted([*SUBMISSIONS.glob("*.json"), *SELF_REPORTED.glob("*.json")])
+    assert len(published) == 41
+    for path in published:
+        doc = json.loads(path.read_bytes())
+        out = export_submission(imported, doc["model_id"], tmp_path,
+                                source=doc["meta"]["provenance"])
+        assert json.loads(out.read_bytes()) == doc, path.name
+        assert out.read_bytes() == path.read_bytes(), path.name
+
+
+def test_without_a_stored_header_the_catalog_and_our_engine_are_stated(imported, tmp_path):
+    """An imported entry whose header the store lacks (a store imported before headers were
+    kept) falls back to the catalog's metadata, the engine and the source's provenance."""
+    paths = _copy(imported, tmp_path)
+    paths.submission_headers.unlink()
+    out = export_submission(paths, "GROVER", tmp_path, source="official",
+                            engine="geneb-engine 9.9")
+    doc = json.loads(out.read_text())
+    known = load_models()["GROVER"]
+    assert doc["harness_version"] == "geneb-engine 9.9"
+    assert doc["meta"] == {"display": known.display, "params": known.params, "url": "",
+                           "zero_shot": False, "training_data": known.pretraining_data,
+                           "provenance": "official", "submitted_by": ""}
+    assert doc["results"] == json.loads((SUBMISSIONS / "GROVER.json").read_text())["results"]
+
+
+def test_a_changed_header_alone_is_imported(imported, tmp_path):
+    paths = _copy(imported, tmp_path)
+    doc = json.loads((SUBMISSIONS / "GROVER.json").read_text())
+    doc["meta"]["url"] = "https://example.org/grover"         # the rows do not hold it
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "GROVER.json").write_text(json.dumps(doc))
+    [outcome] = import_files(paths, [tmp_path / "new" / "GROVER.json"])
+    assert (outcome.status, outcome.rows) == ("imported", 0)       # the rows are the same
+    (tmp_path / "out").mkdir()
+    out = export_submission(paths, "GROVER", tmp_path / "out", source="official")
+    assert json.loads(out.read_text()) == doc
+    [again] = import_files(paths, [tmp_path / "new" / "GROVER.json"])
+    assert (again.status, again.rows) == ("unchanged", 0)
+
+
+def _copy(paths, tmp_path):
+    shutil.copytree(paths.root, tmp_path / "store")
+    return resolve_store(tmp_path / "store")
+
+
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    """`main`'s exit status (usage errors, argparse exits, included), stdout and stderr."""
+    capsys.readouterr()
+    try:
+        rc = main([*map(str, argv)])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("option, value, field, expected", [
+    ("--display", "My k-mers", "display", "My k-mers"),
+    ("--params", "4096", "params", 4096),
+    ("--url", "https://example.org/kmer", "url", "https://example.org/kmer"),
+    ("--zero-shot", None, "zero_shot", True),
+    ("--training-data", "none (a baseline)", "training_data", "none (a baseline)"),
+    ("--submitted-by", "A Lab", "submitted_by", "A Lab"),
+    ("--provenance", "verified", "provenance", "verified"),
+    ("--harness-version", "my-harness 2", None, "my-harness 2"),
+])
+def test_each_metadata_option_lands_in_the_file(tmp_path, capsys, option, value, field,
+                                                expected):
+    paths = _store(tmp_path, _local_rows())
+    argv = [option] if value is None else [option, value]
+    rc, _, err = _cli(capsys, "export", "--store", paths.root, "--submission", MODEL,
+                      "-o", tmp_path, *argv)
+    assert (rc, err) == (0, "")
+    out = tmp_path / f"{MODEL}.json"
+    doc, problems = read_official_file(out)
+    assert problems == []
+    if field is None:
+        assert doc.harness_version == expected
+    else:
+        assert doc.meta[field] == expected
+        assert doc.harness_version.startswith("geneb-engine ")
+    defaults = {"display": "3-mer spectrum", "params": 0, "url": "", "zero_shot": False,
+                "provenance": "self-reported", "submitted_by": ""}
+    assert list(doc.meta) == list(META_FIELDS)
+    assert {k: v for k, v in doc.meta.items() if k in defaults and k != field} == \
+        {k: v for k, v in defaults.items() if k != field}
+
+
+@pytest.mark.parametrize("argv, line", [
+    (("--params", "-5"), "--params: must be an integer >= 0 (a parameter count), got "
+                         "integer -5; nothing written"),
+    (("--params", "5e3"), "argument --params: '5e3' is not an integer; give a parameter count "
+                          "(a whole number >= 0)"),
+    (("--provenance", "peer-reviewed"), "argument --provenance: unknown provenance "
+                                        "'peer-reviewed'; choose from official, verified, "
+                                        "reproduced, self-reported"),
+    (("--provenance", "official"), "--provenance: 'official' is reserved for the benchmark "
+                                   "authors' 40 curated models"),
+    (("--display", " "), "--display: must be a non-empty string, got string ' '"),
+    (("--harness-version", ""), "--harness-version: must be a non-empty string"),
+    (("--source", "oficial"), "--source: unknown source 'oficial' (did you mean official?)"),
+])
+def test_a_bad_option_value_is_one_line_and_writes_nothing(tmp_path, capsys, argv, line):
+    paths = _store(tmp_path, _local_rows())
+    (tmp_path / "out").mkdir()
+    rc, out, err = _cli(capsys, "export", "--store", paths.root, "--submission", MODEL,
+                        "-o", tmp_path / "out", *argv)
+    assert (rc, out) == (2, "")
+    assert len(err.splitlines()) == 1 and line in err, err
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_the_cli_exports_an_imported_source_and_says_where_the_results_are(imported, tmp_path,
+                                                                          capsys):
+    rc, _, err = _cli(capsys, "export", "--store", imported.root, "--submission", "GROVER",
+                      "-o", tmp_path)
+    assert rc == 2
+    assert err.strip().endswith("its results are of source official: give --source official")
+    rc, out, _ = _cli(capsys, "export", "--store", imported.root, "--submission", "GROVER",
+                      "--source", "official", "-o", tmp_path, "--json")
+    assert rc == 0
+    assert json.loads(out) == {"path": str(tmp_path / "GROVER.json"), "model": "GROVER",
+                               "source": "official", "provenance": "official"}
+    assert (tmp_path / "GROVER.json").read_bytes() == (SUBMISSIONS / "GROVER.json").read_bytes()

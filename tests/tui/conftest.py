@@ -1,4 +1,5 @@
-"""Fixtures for the dashboard tests: stores built with the real import, a settled pilot."""
+"""Fixtures and helpers of the dashboard tests: stores built with the real import, a settled
+pilot, filters set through the filter dialog."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fixture_store import SUBMISSIONS, build_official_store  # noqa: E402
 
 from geneb_tui.app import GenebApp  # noqa: E402
+from geneb_tui.components.filter_screen import FilterScreen  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
-from store.protocol import GENEB_V1  # noqa: E402
+from store.protocol import REGIMES, SEEDS  # noqa: E402
 from store.results import append_rows  # noqa: E402
+from tests.store.local_rows import local_rows  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -30,12 +33,9 @@ def small_store(tmp_path):
     return build_official_store(tmp_path / "store", files)
 
 
-def local_rows(model: str, tasks: list[str], regime: str = "full", value: float = 0.5):
-    return [{"model": model, "task": t, "regime": regime, "seed": seed, "probe": "logreg",
-             "protocol": "geneb-v1", "protocol_hash": GENEB_V1.hash, "mcc": value + i * 0.01,
-             "acc": 0.7, "f1_macro": 0.6,
-             "source": "local"}
-            for i, t in enumerate(tasks) for seed in (13, 17)]
+def two_seeds(regime: str, task: str) -> tuple[int, ...]:
+    """`local_rows(seeds_of=...)` of a partial run: seeds 13 and 17 only (a done cell has five)."""
+    return SEEDS[:2]
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def mixed_store(tmp_path):
     from store.catalog import geneb_v1_tasks
 
     tasks = [t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"][:3]
-    append_rows(paths, local_rows("kmer-3", tasks))
+    append_rows(paths, local_rows("kmer-3", tasks, ("full",), value=0.5, seeds_of=two_seeds))
     return paths
 
 
@@ -55,6 +55,19 @@ async def settle(pilot, rounds: int = 3) -> None:
     for _ in range(rounds):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+
+
+async def apply_filters(pilot, **values) -> None:
+    """Open the filter dialog (f), set its widgets by id, apply (Ctrl+S)."""
+    await pilot.press("f")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, FilterScreen)
+    for id_, value in values.items():
+        screen.query_one(f"#{id_}").value = value
+    await pilot.pause()
+    await pilot.press("ctrl+s")
+    await settle(pilot)
 
 
 @pytest.fixture
@@ -94,22 +107,26 @@ def build_store_kind(kind: str, root: Path, official: StorePaths | None = None) 
         tasks = _mini_tasks()
         register_tasks(paths, tasks)
         for i, m in enumerate(("kmer-3", "kmer-4", "kmer-6")):
-            append_rows(paths, local_rows(m, [t.task_id for t in tasks], value=0.3 + i / 10))
+            append_rows(paths, local_rows(m, [t.task_id for t in tasks], ("full",),
+                                          value=0.3 + i / 10, seeds_of=two_seeds))
         return paths
     if kind == "mixed":
         paths = build_official_store(root / "mixed",
                                      [SUBMISSIONS / "GROVER.json", SUBMISSIONS / "MutBERT.json"])
         promoters = [t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"][:3]
-        append_rows(paths, local_rows("kmer-3", promoters))
+        append_rows(paths, local_rows("kmer-3", promoters, ("full",), value=0.5,
+                                      seeds_of=two_seeds))
         tasks = _mini_tasks()
         register_tasks(paths, tasks)
-        append_rows(paths, local_rows("kmer-4", [t.task_id for t in tasks]))
+        append_rows(paths, local_rows("kmer-4", [t.task_id for t in tasks], ("full",),
+                                      value=0.5, seeds_of=two_seeds))
         return paths
     if kind == "one_task":
         paths = resolve_store(root / "one_task")
         task = geneb_v1_tasks()[0].task_id
-        for regime in ("full", "10shot", "1shot"):
-            append_rows(paths, local_rows("kmer-4", [task], regime=regime))
+        for regime in REGIMES:
+            append_rows(paths, local_rows("kmer-4", [task], (regime,), value=0.5,
+                                          seeds_of=two_seeds))
         return paths
     raise ValueError(kind)
 

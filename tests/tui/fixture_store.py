@@ -13,6 +13,7 @@ from store.submission import import_files
 DATA = official_tree()
 SUBMISSIONS = DATA / "submissions"                 # the 40 official submissions
 LEADERBOARD = DATA / "leaderboard.json"
+OFFICIAL_IDS = sorted(p.stem for p in SUBMISSIONS.glob("*.json"))
 
 
 def build_official_store(root: Path, files: list[Path] | None = None) -> StorePaths:
@@ -24,3 +25,8 @@ def build_official_store(root: Path, files: list[Path] | None = None) -> StorePa
 def leaderboard() -> dict:
     """`leaderboard.json`'s rows per regime: {"full": [...], "10shot": [...], "1shot": [...]}."""
     return json.loads(LEADERBOARD.read_text())["data"]
+
+
+def board(regime: str) -> dict[str, dict]:
+    """The leaderboard's rows of one regime for the 40 official models, by model id."""
+    return {r["model"]: r for r in leaderboard()[regime] if r["model"] in OFFICIAL_IDS}

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import csv
+from datetime import date
 
-from conftest import local_rows, settle
+from conftest import apply_filters, settle, two_seeds
 from fixture_store import SUBMISSIONS, build_official_store
-from test_main_view import apply_filters
 from textual.widgets import Input
 
 from geneb_tui.components.export_screen import ExportScreen
 from store.catalog import geneb_v1_tasks
 from store.csv_out import safe_cell, write_csv
 from store.results import append_rows
+from tests.store.local_rows import local_rows
 
 
 async def export_to(pilot, path) -> None:
@@ -107,7 +108,7 @@ async def test_export_dialog_offers_a_descriptive_name_in_the_current_folder(
 async def test_export_escapes_formulas_but_keeps_negative_numbers(tmp_path):
     paths = build_official_store(tmp_path / "store", [SUBMISSIONS / "GROVER.json"])
     tasks = [t.task_id for t in geneb_v1_tasks()]
-    rows = local_rows("=HYPERLINK(evil)", tasks, value=-0.2)
+    rows = local_rows("=HYPERLINK(evil)", tasks, ("full",), value=-0.2, seeds_of=two_seeds)
     append_rows(paths, rows)
     from geneb_tui.app import GenebApp
 
@@ -131,10 +132,13 @@ def test_safe_cell_rules(tmp_path):
     assert safe_cell("-cmd") == "'-cmd"
     assert safe_cell("@SUM(A1)") == "'@SUM(A1)"
     assert safe_cell("\tx") == "'\tx" and safe_cell("\rx") == "'\rx"
-    assert safe_cell(-0.25) == "-0.25" and safe_cell(-3) == -3
+    assert safe_cell(-0.25) == "-0.25" and safe_cell(-3) == "-3" and safe_cell(True) == "True"
     assert safe_cell(0.1 + 0.2) == "0.30000000000000004"
-    assert safe_cell(None) == "" and safe_cell("GROVER") == "GROVER"
+    assert safe_cell(None) == "" == safe_cell(float("nan")) and safe_cell("GROVER") == "GROVER"
+    assert safe_cell(date(2024, 5, 1)) == "2024-05-01"
     out = tmp_path / "h.csv"
     assert write_csv(out, ["a", "b"], []) == 0
     assert out.read_bytes() == b"a,b\r\n"
+    assert write_csv(out, ["n", "x", "none", "flag"], [[-3, -0.25, None, False]]) == 1
+    assert out.read_bytes() == b"n,x,none,flag\r\n-3,-0.25,,False\r\n"
     assert [p.name for p in tmp_path.iterdir()] == ["h.csv"]     # no temporary file left

@@ -106,7 +106,11 @@ async def test_cancel_mid_run_leaves_a_consistent_store(small_store):
         assert 1 <= done < 13
         await settle(pilot)
         # what was finished is in the store and the views; the rest is still missing
-        assert 0 < 13 - len(screen.cells) <= 13
+        local = query(small_store, "SELECT model, task, regime FROM results "
+                                   "WHERE source = 'local'")
+        finished = set(local.iter_rows())
+        reported = {(e.data["model"], e.data["task"], e.data["regime"])
+                    for e in screen.events if e.kind == "cell"}
+        assert reported <= finished and {m for m, _, _ in finished} == {"kmer-6"}
+        assert not finished & set(screen.cells) and len(finished) + len(screen.cells) == 13
     assert_consistent(small_store)
-    local = query(small_store, "SELECT model, task, regime FROM results WHERE source = 'local'")
-    assert local.height >= 1 and set(local["model"]) == {"kmer-6"}

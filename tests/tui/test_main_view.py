@@ -5,21 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import settle
-from fixture_store import SUBMISSIONS, leaderboard
-from textual.widgets import Input, Select
+from conftest import apply_filters, settle, two_seeds
+from fixture_store import OFFICIAL_IDS, SUBMISSIONS, board
+from rich.markup import escape
+from textual.widgets import Input
 
-from geneb_tui.components.filter_screen import FilterScreen
 from geneb_tui.components.results_table import ResultsTable
 from store.catalog import geneb_v1_tasks, load_models
+from tests.store.local_rows import local_rows
 
 SIZE = (100, 30)
 MODELS = load_models(None)
-OFFICIAL_IDS = sorted(p.stem for p in SUBMISSIONS.glob("*.json"))
-
-
-def board(regime: str) -> dict[str, dict]:
-    return {r["model"]: r for r in leaderboard()[regime] if r["model"] in OFFICIAL_IDS}
 
 
 def shown(app) -> dict[str, dict]:
@@ -30,23 +26,6 @@ def shown(app) -> dict[str, dict]:
 def table_rows(app) -> list[str]:
     table = app.query_one(ResultsTable)
     return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
-
-
-async def apply_filters(pilot, **values) -> None:
-    """Open the filter dialog (f), set widgets by id, apply (Ctrl+S)."""
-    await pilot.press("f")
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, FilterScreen)
-    for id_, value in values.items():
-        widget = screen.query_one(f"#{id_}")
-        if isinstance(widget, Select):
-            widget.value = value
-        else:
-            widget.value = value
-    await pilot.pause()
-    await pilot.press("ctrl+s")
-    await settle(pilot)
 
 
 async def test_default_table_is_the_official_leaderboard(official_store, make_app):
@@ -263,12 +242,11 @@ async def test_works_at_80x24_and_help_and_palette(official_store, make_app):
         await pilot.pause()
         from geneb_tui.actions import ACTIONS, palette_title
 
-        titles = {c.title for c in app.get_system_commands(app.screen)}
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
         for a in ACTIONS:
             if a.action not in ("quit", "help"):
-                assert palette_title(a) in titles
-        assert "Quit the application" in {c.help for c in app.get_system_commands(app.screen)} \
-            or any("Quit" in t for t in titles)
+                assert palette_title(a) in commands
+        assert commands["Quit"].callback == app.action_quit     # Textual's own entry
 
 
 async def test_a_late_result_of_a_superseded_query_is_dropped(official_store, make_app):
@@ -288,8 +266,6 @@ async def test_a_late_result_of_a_superseded_query_is_dropped(official_store, ma
 
 async def test_a_store_with_only_local_suite_results_opens_on_that_suite(tmp_path, make_app):
     """A fresh `make demo` store holds geneb-mini results only: the table opens on them."""
-    from conftest import local_rows
-
     from engine import mini
     from store.catalog import register_tasks
     from store.paths import resolve_store
@@ -298,9 +274,27 @@ async def test_a_store_with_only_local_suite_results_opens_on_that_suite(tmp_pat
     paths = resolve_store(tmp_path / "store")
     mini.materialize(paths.suites / "geneb-mini")
     register_tasks(paths, mini.TASKS)
-    append_rows(paths, local_rows("kmer-3", [t.task_id for t in mini.TASKS]))
+    append_rows(paths, local_rows("kmer-3", [t.task_id for t in mini.TASKS], ("full",),
+                                  value=0.5, seeds_of=two_seeds))
     app = make_app(paths)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         assert app.filters.suite == "geneb-mini"
         assert [r.model for r in app.view.rows] == ["kmer-3"]
+
+
+async def test_a_broken_models_toml_is_reported_once_and_the_table_still_shown(small_store,
+                                                                             make_app):
+    small_store.user_models.write_text("[model]\nmodel_id = 'x'\n")
+    app = make_app(small_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        problem = (f"{small_store.user_models}: 'model' must be a list of tables, one "
+                   "[[model]] per model")
+        assert app.snapshot.catalog_error == problem
+        assert [n.message for n in app._notifications] == [
+            escape(f"{problem}; its models are left out (fix it, then Ctrl+R)")]
+        assert {r.model for r in app.view.rows} == {"GROVER", "MutBERT"}
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert len(app._notifications) == 1                  # reported once, not per reload

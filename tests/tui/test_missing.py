@@ -369,17 +369,18 @@ def test_runnable_here_exactly_when_the_engine_preflight_passes():
     would run. (torch/transformers count as installed: preflight does not check them.)"""
     from dataclasses import asdict
 
-    from engine.encoders import preflight
+    from engine.encoders import EncoderOptions, preflight
     from store.catalog import load_models
+    from store.encoder_kinds import KINDS
     from store.errors import GenebError
 
     def installed(package: str) -> bool:
-        return package in runnable.HF_PACKAGES or runnable.package_installed(package)
+        return package in KINDS["hf"].packages or runnable.package_installed(package)
 
     for mid, meta in load_models(None).items():
         a = assess(asdict(meta), mid, installed=installed)
         try:
-            preflight(meta, trust_remote_code=a.remote_code, revision=a.revision)
+            preflight(meta, EncoderOptions(trust_remote_code=a.remote_code))
             engine_ok = True
         except GenebError:
             engine_ok = False

@@ -3,13 +3,10 @@ filter never makes a model look first overall (the rule: 'min' ties, missing unr
 
 from __future__ import annotations
 
-from conftest import settle
-from fixture_store import SUBMISSIONS
-from test_main_view import apply_filters, board
+from conftest import apply_filters, settle
+from fixture_store import board
 
 from geneb_tui.components.results_table import ResultsTable
-
-OFFICIAL_IDS = sorted(p.stem for p in SUBMISSIONS.glob("*.json"))
 
 
 def macro_cell(app, row: int) -> str:

@@ -17,6 +17,7 @@ from geneb_tui.capture import screen_text
 from geneb_tui.components.compare_screen import CompareScreen
 from geneb_tui.components.empty_store_screen import EmptyStoreScreen
 from geneb_tui.components.view_table import ViewTable
+from store.catalog import load_models
 from store.paths import resolve_store
 
 
@@ -67,7 +68,11 @@ async def test_comparison_views(official_store):
                          [official[m]["cat_MCC"][cats[1]] for m in official]).statistic
         assert agree.rows[0][2] == pytest.approx(want)
 
-        assert "Spearman ρ = +" in str(screen.query_one("#scale-note").render())
+        catalog = load_models()
+        rho = spearmanr([catalog[m].params for m in official],
+                        [official[m]["macro_MCC"] for m in official])
+        assert (f"Spearman ρ = {rho.statistic:+.2f} (p = {rho.pvalue:.3g}, n = 40)"
+                in str(screen.query_one("#scale-note").render()))
         deg = screen.query_one("#degradation-table", ViewTable).data
         assert len(deg.rows) == 40 and deg.header[1:4] == ["full", "10shot", "1shot"]
         tasks = screen.query_one("#tasks-table", ViewTable).data

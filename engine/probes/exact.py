@@ -1,4 +1,5 @@
-"""The geneb-v1 probe, exactly as the official harness computes it.
+"""The exact scikit-learn probe (solver `sklearn-lbfgs`): geneb-v1, as the official harness
+computes it.
 
 `LogisticRegression(max_iter=1000, random_state=seed)` with scikit-learn's other defaults (lbfgs,
 L2, C=1.0), no feature scaling, on the stored float32 embeddings passed unchanged, as the official
@@ -29,7 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from store.protocol import GENEB_V1, REGIME_K, SEEDS, Protocol
+from store.protocol import GENEB_V1, REGIME_K, Protocol
 
 
 def few_shot_indices(y_train: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -67,9 +68,9 @@ def fit_predict(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, seed: int,
 
 
 def probe_cell(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-               regimes: Sequence[str], seeds: Sequence[int] = SEEDS,
-               protocol: Protocol = GENEB_V1) -> list[dict]:
+               regimes: Sequence[str], protocol: Protocol = GENEB_V1) -> list[dict]:
     """Result rows (regime, seed, metrics, flags) for one (model, task) cell, geneb-v1 exact."""
+    seeds = protocol.seeds
     rows = []
     for regime in regimes:
         k = REGIME_K[regime]
@@ -86,3 +87,11 @@ def probe_cell(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_t
     for r in rows:
         r.update(probe=protocol.probe, n_test=len(y_test))
     return rows
+
+
+def run_cells(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+              protocols: Sequence[Protocol], regimes: Sequence[str],
+              device: str | None = None) -> list[list[dict]]:
+    """Rows of one cell under each of `protocols`, one list per protocol (the runner of
+    `engine.probes.RUNNERS`; scikit-learn runs on the CPU whatever `device` says)."""
+    return [probe_cell(X_train, y_train, X_test, y_test, regimes, p) for p in protocols]

@@ -1,0 +1,87 @@
+"""`geneb-engine leaderboard -o DIR`: the official web leaderboard's two files
+(`leaderboard.json`, `leaderboard_tasks.json`) from the store's complete models."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from engine.commands.common import StoreNames, console, emit_json, store_of
+from store.errors import GenebError
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser(
+        "leaderboard", parents=[common], help="write leaderboard.json and leaderboard_tasks.json",
+        description="Write the two files of the official GENEB web leaderboard (as the "
+                    "official tools/build_leaderboard.py writes them: same keys, rows sorted by "
+                    "lower-cased model id, plain means, compact JSON) from every model of the "
+                    "store with all 300 geneb-v1 cells (3 regimes x 100 tasks; k-shot cells "
+                    "with all five seeds, or imported). Each model has one row, taken from the "
+                    "first source in the --source order that holds all its cells; the others "
+                    "are listed as left out.")
+    p.add_argument("-o", "--output", metavar="DIR", required=True,
+                   help="the folder to write leaderboard.json and leaderboard_tasks.json into "
+                        "(created when missing; files there are replaced)")
+    p.add_argument("--source", nargs="+", metavar="SOURCE",
+                   help="the sources to take rows from, preferred first (default: official, "
+                        "verified, reproduced, self-reported, local, then the store's others)")
+    p.add_argument("--protocol", default="geneb-v1", metavar="PROTOCOL",
+                   help="the protocol of the results (default: geneb-v1)")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from store.db import Snapshot
+    from store.leaderboard_files import (
+        LEADERBOARD_FILES,
+        leaderboard_documents,
+        source_order,
+        store_submissions,
+        write_leaderboard_files,
+    )
+    from store.protocol import GENEB_V1, NAMED, protocol_named
+
+    paths = store_of(args)
+    snap = Snapshot(paths)
+    names = StoreNames(paths, snap)
+    sources = names.check_sources(args.source, option="--source") or source_order(names.sources)
+    names.check_protocols([args.protocol], option="--protocol")
+    protocol = protocol_named(args.protocol)
+    if protocol is None:        # a group (a whole sweep), not one protocol
+        members = ", ".join(p.name for p in NAMED[args.protocol])
+        raise GenebError(f"--protocol {args.protocol}: names {len(NAMED[args.protocol])} "
+                         f"protocols ({members}); a leaderboard is of one, give one of them")
+    out = Path(args.output).expanduser()
+    if out.exists() and not out.is_dir():
+        raise GenebError(f"-o {args.output}: is a file; give the folder to write "
+                         f"{' and '.join(LEADERBOARD_FILES)} into")
+    entries, left_out = store_submissions(snap, sources=sources, protocol_hash=protocol.hash)
+    if not entries:
+        shown = "".join(f"; {line}" for line in left_out[:3]) + ("; ..." * (len(left_out) > 3))
+        official = protocol == GENEB_V1
+        fill = ("`geneb-engine fill --models MODEL`" if official else
+                f"`geneb-engine fill --protocol {protocol.name} --models MODEL`")
+        imported = ("import the official results with `geneb-engine import --official`, or "
+                    if official else "")
+        raise GenebError(f"no model has all 300 {protocol.name} cells in source(s) "
+                         f"{', '.join(sources)} of {paths.root}{shown}; nothing written "
+                         f"({imported}complete a model with {fill})")
+    try:
+        written = write_leaderboard_files(out, leaderboard_documents(s for _, s in entries))
+    except OSError as exc:
+        raise GenebError(f"-o {args.output}: cannot write ({exc.strerror or exc})") from None
+    if args.json:
+        emit_json({"files": [str(p) for p in written], "protocol": protocol.name,
+                   "table_version": snap.version,
+                   "rows": [{"model": s.model_id, "source": source} for source, s in entries],
+                   "left_out": left_out})
+        return 0
+    for line in left_out:
+        console.print(f"left out: {line}", markup=False, highlight=False)
+    counts = Counter(source for source, _ in entries)
+    n = len(entries)
+    console.print(f"wrote {' and '.join(LEADERBOARD_FILES)} to {out}: {n} model{'s' * (n != 1)} "
+                  f"({', '.join(f'{n} {source}' for source, n in counts.items())}), protocol "
+                  f"{protocol.name}, results {snap.label}", markup=False, highlight=False)
+    return 0

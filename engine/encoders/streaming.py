@@ -1,0 +1,285 @@
+"""What every encoder with weights shares: `StreamingEncoder`, the base of hf.py and enformer.py.
+
+It holds the embeddings' identity (`settings`: kind, source, revision, pooling, then the
+subclass's `recipe()`), picks the device, sets up autocast (`torch.inference_mode`; on CUDA bf16
+autocast, fp16 where bf16 is unsupported, fp32 on CPU) and runs `encode_into`:
+
+- every sequence is prepared once: as the kind's official extractor received it
+  (`engine.data.as_read_by`: as given for the generic encoder, upper case with U read as T for
+  Enformer), then `tokenize`d (token ids, or a cut sequence; cuts counted);
+- batches are built from length-sorted sequences (longest first, so an out-of-memory error
+  shows up at once); rows are written back at their original positions, so the input order
+  never matters; an encoder that never pads (`exact_length`) batches by exact length only;
+- an out-of-memory error halves (`halve`) either the padded tokens a batch may hold ("tokens":
+  what is left is planned again, so the shorter sequences that follow still share larger
+  batches) or the failed batch's rows ("rows"), down to one sequence;
+- finished batches are streamed into the split writer (buffered a little to keep Zarr writes
+  large, always flushed on an error or interrupt), so an interrupted task resumes where it
+  stopped.
+
+A subclass loads its model in `__init__` and supplies `tokenize`, `collate` (a batch's input),
+`forward` (pooled float32 rows) and `recipe`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import numpy as np
+import torch
+
+from engine.data import as_read_by
+from engine.encoders import pooling_of
+from store.encoder_kinds import KINDS
+from store.errors import GenebError
+
+if TYPE_CHECKING:
+    from engine.encoders import EncoderOptions
+    from store.catalog import ModelMeta
+    from store.embeddings import SplitWriter
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+DEFAULT_FLUSH_ROWS = 1024
+
+
+def pick_device(device: str | None = None) -> torch.device:
+    if device in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise GenebError(f"--device {device!r} is not a torch device (try cpu, cuda, cuda:1)")\
+            from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise GenebError(f"--device {device}: CUDA is not available on this machine; use "
+                         "--device cpu or leave --device out")
+    return dev
+
+
+def autocast_dtype(device: torch.device, dtype: str, model_id: str) -> torch.dtype | None:
+    """The autocast dtype of a forward pass: none on the CPU or for 'float32'; on CUDA
+    'float16', 'bfloat16', or for 'auto' bf16 where the card supports it, else fp16."""
+    if dtype not in DTYPES:
+        raise GenebError(f"model {model_id}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    if device.type != "cuda" or dtype == "float32":
+        return None
+    if dtype == "float16":
+        return torch.float16
+    if dtype == "bfloat16" or torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return torch.float16
+
+
+def plan_batches(lengths: np.ndarray, batch_size: int, *, exact_length: bool,
+                 max_batch_tokens: int | None = None) -> list[np.ndarray]:
+    """Positions (into `lengths`) per batch, longest first.
+
+    At most `batch_size` rows, and at most `max_batch_tokens` padded tokens once an
+    out-of-memory error has set that budget (short sequences then still share big batches);
+    with `exact_length`, a batch holds one length only (models that are never padded).
+    """
+    order = np.argsort(-lengths, kind="stable")
+    groups = (np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1) if exact_length
+              else [order])
+    batches = []
+    for group in groups:
+        i = 0
+        while i < group.size:
+            n = batch_size
+            if max_batch_tokens:
+                n = max(1, min(n, max_batch_tokens // max(1, int(lengths[group[i]]))))
+            batches.append(group[i:i + n])
+            i += n
+    return batches
+
+
+class StreamingEncoder:
+    """Embeds sequences with a checkpoint (a hub id or a local directory); see the module.
+
+    `model_id` names the model in messages; `source` is the hub id or path; `revision` the hub
+    revision (a commit hash pins it); `pooling` defaults to the kind's first. The settings
+    dict is the embeddings' identity.
+    """
+
+    kind: ClassVar[str]                       # settings["encoder"], a store.encoder_kinds name
+    default_batch_size: ClassVar[int]
+    exact_length: bool = True                 # never padded: a batch holds one length only
+    halve: ClassVar[str] = "tokens"           # what an out-of-memory error halves: tokens | rows
+    unit: ClassVar[str] = "tokens"            # what a sequence's length counts
+    limit: ClassVar[str] = "max_tokens"       # the registry field that caps it
+
+    def __init__(self, source: str, *, model_id: str | None = None,
+                 revision: str | None = None, pooling: str | None = None,
+                 batch_size: int | None = None, device: str | None = None, dtype: str = "auto",
+                 flush_rows: int = DEFAULT_FLUSH_ROWS, flush_seconds: float = 30.0,
+                 oom_errors: tuple[type[BaseException], ...] | None = None,
+                 progress: Callable[[int, int], None] | None = None):
+        self.model_id = model_id or source
+        self.source = source
+        self.revision = revision
+        self.pooling = pooling or KINDS[self.kind].poolings[0]
+        self.batch_size = int(batch_size or self.default_batch_size)
+        self.max_batch_tokens: int | None = None
+        self.flush_rows = max(1, int(flush_rows))
+        self.flush_seconds = flush_seconds
+        self.oom_errors = oom_errors or (torch.OutOfMemoryError,)
+        self.progress = progress
+        self.device = pick_device(device)
+        self.autocast_dtype = autocast_dtype(self.device, dtype, self.model_id)
+
+    @classmethod
+    def for_model(cls, model: ModelMeta, options: EncoderOptions, **recipe) -> Self:
+        """The encoder of a catalog entry that passed `engine.encoders.preflight`."""
+        return cls(model.path or model.hub_id, model_id=model.model_id, revision=model.revision,
+                   pooling=pooling_of(model), batch_size=options.batch_size or model.batch_size,
+                   device=options.device, **recipe)
+
+    # ---- identity ------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> dict:
+        return {"encoder": self.kind, "source": self.source, "revision": self.revision,
+                "pooling": self.pooling, **self.recipe()}
+
+    def recipe(self) -> dict:
+        """The subclass's part of the settings (`precision` among them)."""
+        raise NotImplementedError
+
+    @property
+    def precision(self) -> str:
+        """How a forward pass computes, as recorded in the embeddings' settings."""
+        if self.autocast_dtype is None:
+            return "float32"
+        return f"{str(self.autocast_dtype).removeprefix('torch.')}-autocast"
+
+    # ---- encoding ------------------------------------------------------------------------
+
+    def tokenize(self, sequences: Sequence[str]) -> tuple[list, np.ndarray]:
+        """What each sequence becomes (its len() is its length) and a truncated flag each."""
+        raise NotImplementedError
+
+    def collate(self, items: list) -> Any:
+        """The input of one batch."""
+        raise NotImplementedError
+
+    def forward(self, batch: Any) -> torch.Tensor:
+        """Pooled float32 embeddings (n × d) of one collated batch."""
+        raise NotImplementedError
+
+    def autocast(self) -> AbstractContextManager:
+        if self.autocast_dtype is None:
+            return nullcontext()
+        return torch.autocast(device_type="cuda", dtype=self.autocast_dtype)
+
+    def plan_batches(self, lengths: np.ndarray) -> list[np.ndarray]:
+        """Positions (into `lengths`) per batch; see `plan_batches`."""
+        return plan_batches(lengths, self.batch_size, exact_length=self.exact_length,
+                            max_batch_tokens=self.max_batch_tokens)
+
+    def encode(self, sequences: Sequence[str]) -> np.ndarray:
+        """All rows at once (tests, small inputs): the same path as `encode_into`."""
+        sink = ArraySink(len(sequences))
+        self.encode_into(sequences, sink)
+        return sink.array
+
+    def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict:
+        start = time.perf_counter()
+        items, truncated = self.tokenize(as_read_by(self.kind, sequences))
+        rows = np.asarray(writer.pending(), dtype=np.int64)
+        stats = {"n_truncated": int(truncated.sum()), "n_sequences": len(sequences),
+                 "n_encoded": int(rows.size), "n_batches": 0, "n_oom_retries": 0,
+                 "n_tokens": 0, "n_padded_tokens": 0}
+        if rows.size == 0:
+            stats["seconds"] = 0.0
+            return stats
+        lengths = np.fromiter((len(x) for x in items), dtype=np.int64, count=len(items))
+        queue = deque(rows[p] for p in self.plan_batches(lengths[rows]))
+        buffer = RowBuffer(writer, self.flush_rows, self.flush_seconds)
+        done = 0
+        try:
+            with torch.inference_mode():
+                while queue:
+                    batch = queue.popleft()
+                    try:
+                        pooled = self.forward(self.collate([items[r] for r in batch]))
+                    except self.oom_errors:
+                        if batch.size == 1:
+                            raise GenebError(
+                                f"model {self.model_id}: out of memory on a single sequence of "
+                                f"{lengths[batch[0]]} {self.unit} on {self.device}; lower "
+                                f"{self.limit} in its registry entry or use a larger device"
+                            ) from None
+                        if self.device.type == "cuda":
+                            torch.cuda.empty_cache()
+                        stats["n_oom_retries"] += 1
+                        queue = self._back_off(batch, queue, lengths)
+                        continue
+                    stats["n_tokens"] += int(lengths[batch].sum())
+                    stats["n_padded_tokens"] += batch.size * int(lengths[batch].max())
+                    buffer.add(batch, pooled.cpu().numpy())
+                    stats["n_batches"] += 1
+                    done += batch.size
+                    if self.progress is not None:
+                        self.progress(done, rows.size)
+        finally:
+            buffer.flush()
+        stats["max_batch_tokens"] = self.max_batch_tokens
+        stats["seconds"] = round(time.perf_counter() - start, 3)
+        return stats
+
+    def _back_off(self, batch: np.ndarray, queue: deque, lengths: np.ndarray) -> deque:
+        """The queue after an out-of-memory error on `batch` (see `halve`)."""
+        if self.halve == "rows":    # split the failed batch; later calls start smaller
+            half = batch.size // 2
+            self.batch_size = max(1, min(self.batch_size, half))
+            queue.extendleft([batch[half:], batch[:half]])
+            return queue
+        self.max_batch_tokens = max(1, batch.size * int(lengths[batch].max()) // 2)
+        left = np.concatenate([batch, *queue])
+        return deque(left[p] for p in self.plan_batches(lengths[left]))
+
+
+class RowBuffer:
+    """Collects finished batches and writes them in blocks of about `rows` rows."""
+
+    def __init__(self, writer, rows: int, seconds: float):
+        self.writer, self.rows, self.seconds = writer, rows, seconds
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.n = 0
+        self.since = time.monotonic()
+
+    def add(self, rows: np.ndarray, block: np.ndarray) -> None:
+        self.parts.append((rows, block))
+        self.n += rows.size
+        if self.n >= self.rows or time.monotonic() - self.since >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            rows = np.concatenate([r for r, _ in self.parts])
+            block = np.concatenate([b for _, b in self.parts])
+            order = np.argsort(rows, kind="stable")
+            self.writer.write(rows[order], block[order])
+        self.parts, self.n, self.since = [], 0, time.monotonic()
+
+
+class ArraySink:
+    """An in-memory stand-in for a SplitWriter (pending/write)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.array: np.ndarray | None = None
+        self.done = np.zeros(n, dtype=bool)
+
+    def pending(self) -> np.ndarray:
+        return np.flatnonzero(~self.done)
+
+    def write(self, rows: np.ndarray, block: np.ndarray) -> None:
+        if self.array is None:
+            self.array = np.zeros((self.n, block.shape[1]), dtype=np.float32)
+        self.array[rows] = block
+        self.done[rows] = True

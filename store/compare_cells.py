@@ -1,0 +1,101 @@
+"""Per-cell differences between two sets of results: what `geneb-engine compare` reports.
+
+A cell is (model, task, regime, metric); its value is the seed mean of a store's rows
+(`store.seedmeans`) or the mean an official submission holds (`store.submission.submission_rows`).
+Two sides are compared on the cells both hold: difference = B - A, within the tolerance when
+|B - A| <= tol. Cells of one side only are counted, never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import polars as pl
+
+from store import seedmeans
+from store.db import Source
+from store.official import Submission
+from store.protocol import METRICS, REGIMES
+from store.submission import submission_rows
+
+CELL: tuple[str, ...] = ("model", "task", "regime", "metric")
+
+# Metrics lie in [-1, 1]: summing a seed mean in another order moves it by a few 1e-16, while
+# one test prediction more or less moves it by about 1 / (5 x test size), above 1e-7 for any
+# test set under a million sequences. 1e-12 tells the two apart.
+DEFAULT_TOL = 1e-12
+
+
+def store_cells(source: Source, protocol_hash: str, source_name: str | None = None
+                ) -> pl.DataFrame:
+    """[source, model, task, regime, metric, value]: the seed means of the store's rows under
+    one protocol, of `source_name` or (None) of every source."""
+    filters = {"source": [source_name]} if source_name is not None else {}
+    return _cells(seedmeans.seed_means(source, protocol_hash=[protocol_hash], **filters))
+
+
+def submission_cells(subs: Iterable[Submission]) -> pl.DataFrame:
+    """The cells of official submissions, as `store_cells` (source = the file's provenance)."""
+    return _cells(pl.DataFrame([row for sub in subs for row in submission_rows(sub)]))
+
+
+def _cells(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per (source, cell) of a frame with one column per metric; NULL values left out."""
+    return (frame.select("source", "model", "task", "regime", *METRICS)
+            .unpivot(on=list(METRICS), index=["source", "model", "task", "regime"],
+                     variable_name="metric", value_name="value")
+            .drop_nulls("value"))
+
+
+def mixed_sources(cells: pl.DataFrame) -> dict[str, list[str]]:
+    """Model -> its sources, for the models some of whose cells have values of two sources
+    (which one to compare is then for the user to say)."""
+    mixed = (cells.group_by(*CELL).agg(pl.col("source").unique())
+             .filter(pl.col("source").list.len() > 1)
+             .explode("source").group_by("model").agg(pl.col("source").unique().sort())
+             .sort("model"))
+    return dict(zip(mixed["model"], mixed["source"].to_list(), strict=True))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two sides' cells compared at tolerance `tol`."""
+
+    tol: float
+    compared: int               # cells both sides hold
+    differences: pl.DataFrame   # [*CELL, a, b, difference] beyond tol, largest |difference| first
+    largest: dict | None        # the compared cell of the largest |difference| (None: none)
+    only_a: pl.DataFrame        # [model, cells]: cells only side A holds, per model
+    only_b: pl.DataFrame
+
+    @property
+    def agrees(self) -> bool:
+        """Some cell compared, and every compared cell within the tolerance."""
+        return self.compared > 0 and self.differences.is_empty()
+
+
+def compare_cells(a: pl.DataFrame, b: pl.DataFrame, tol: float = DEFAULT_TOL) -> Comparison:
+    """Compare the cells of two `store_cells` / `submission_cells` frames, each holding one
+    value per cell (see `mixed_sources`)."""
+    key = list(CELL)
+    joined = (a.select(*key, pl.col("value").alias("a"))
+              .join(b.select(*key, pl.col("value").alias("b")), on=key, how="full",
+                    coalesce=True))
+    order = [pl.col("difference").abs(), "model", "task",
+             pl.col("regime").replace_strict({r: i for i, r in enumerate(REGIMES)},
+                                             default=len(REGIMES), return_dtype=pl.Int64),
+             pl.col("metric").replace_strict({m: i for i, m in enumerate(METRICS)},
+                                             return_dtype=pl.Int64)]
+    both = (joined.filter(pl.col("a").is_not_null() & pl.col("b").is_not_null())
+            .with_columns(difference=pl.col("b") - pl.col("a"))
+            .sort(order, descending=[True, False, False, False, False]))
+    beyond = both.filter(~(pl.col("difference").abs() <= tol))   # NaN is beyond
+
+    def only(present: str, absent: str) -> pl.DataFrame:
+        return (joined.filter(pl.col(present).is_not_null() & pl.col(absent).is_null())
+                .group_by("model").agg(cells=pl.len()).sort("model"))
+
+    return Comparison(tol=tol, compared=both.height, differences=beyond,
+                      largest=both.row(0, named=True) if both.height else None,
+                      only_a=only("a", "b"), only_b=only("b", "a"))

@@ -1,0 +1,83 @@
+"""The CSV files a user gives (task files, suite manifests), read as rows with line numbers.
+
+Files are UTF-8 (a leading BOM is accepted); fields may be as long as genomic sequences get.
+Every problem (unreadable file, missing columns, bytes that are not UTF-8, a row the csv module
+cannot parse) raises one `GenebError` naming the file, the line or byte, and the fix.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+
+from store.errors import GenebError
+
+# Characters one CSV field may hold (the csv module's default, 131072, is below the length of
+# many genomic sequences).
+FIELD_LIMIT = 1 << 30
+
+
+def invalid_utf8(path: Path) -> tuple[int, int, int] | None:
+    """(absolute byte offset, byte, line) of the first byte that is not UTF-8, or None."""
+    base = lines = 0            # offset of data[0] in the file, newlines before it
+    data = b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(1 << 20)
+            data += block
+            try:
+                _, used = codecs.utf_8_decode(data, "strict", not block)
+            except UnicodeDecodeError as exc:
+                return base + exc.start, data[exc.start], lines + data.count(b"\n", 0,
+                                                                               exc.start) + 1
+            if not block:
+                return None
+            lines += data.count(b"\n", 0, used)
+            base += used
+            data = data[used:]
+
+
+def not_utf8_message(path: Path) -> str:
+    try:
+        found = invalid_utf8(path)
+    except OSError:
+        found = None
+    where = (f": byte 0x{found[1]:02x} at byte offset {found[0]} (line {found[2]}) is invalid"
+             if found else "")
+    return f"{path}: not UTF-8 text{where}; save the file as UTF-8"
+
+
+def read_rows(path: Path, columns: tuple[str, ...],
+              hint: str | None = None) -> Iterable[tuple[int, dict[str, str]]]:
+    """(line number, row) pairs of a CSV file, after checking its header has `columns`.
+
+    UTF-8 with or without a BOM; a short row has None for its missing fields, a long one its
+    extra fields under the key None (`engine.data.skip_reason`). `hint`: what the
+    missing-columns message says the file needs (default: a task file's columns)."""
+    path = Path(path)
+    if csv.field_size_limit() < FIELD_LIMIT:
+        csv.field_size_limit(FIELD_LIMIT)
+    try:
+        f = open(path, newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise GenebError(f"{path}: cannot read ({exc.strerror})") from None
+    with f:
+        reader = csv.DictReader(f)
+        try:
+            header = reader.fieldnames or []
+            missing = [c for c in columns if c not in header]
+            if missing:
+                raise GenebError(f"{path}: missing column(s) {', '.join(missing)} (found "
+                                 f"{', '.join(header) or 'no header'}); "
+                                 + (hint or f"a task file needs the columns {','.join(columns)}"))
+            for row in reader:
+                yield reader.line_num, row
+        except UnicodeDecodeError:
+            raise GenebError(not_utf8_message(path)) from None
+        except csv.Error as exc:
+            raise GenebError(f"{path}, line {reader.reader.line_num}: not a valid CSV row ({exc}); "
+                             "fix that line") from None
+        except OSError as exc:
+            raise GenebError(f"{path}: cannot read ({exc.strerror or exc})") from None

@@ -1,0 +1,126 @@
+"""The encoder kinds a model entry may name (`ModelMeta.encoder`): one plain-data spec each.
+
+A spec says which poolings the kind computes (its default first), what a run needs (entry
+fields, a hub_id or path, packages and how to install them, a user's own extractor file), what
+its official extractor did to a sequence before encoding it (`sequences`) and, for a kind this
+engine cannot run, why.
+Torch-free: `store.catalog` takes its ENCODERS and POOLINGS vocabularies from here, the dashboard
+(`geneb_tui/core/runnable.py`) its runnability rules; the engine adds the builders and the
+checks that need its code (`engine/encoders/__init__.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# Why this engine cannot run a kind (`EncoderKind.unavailable`).
+UNPUBLISHED = "unpublished"     # no published weights (an hf entry with 'path' runs a local copy)
+NO_ADAPTER = "no-adapter"       # a family adapter this engine does not have
+DEFAULT_POOLING = "mean"        # ModelMeta's default: a kind that does not compute it uses its own
+
+# What a kind's official extractor did to a sequence before encoding it (`EncoderKind.sequences`,
+# applied by `engine.data.as_read_by`): nothing (the text as the task file holds it; the
+# tokenizer decides: every official extractor of the generic encoder's families), upper case
+# (the official k-mer example), upper case with U read as T (the official Enformer extractor).
+# Not part of the embeddings' settings: the data hash is of the sequences as given, and every
+# hash recorded before these rules is of upper-case ACGTN text, where each rule is the identity.
+AS_GIVEN = "as-given"
+UPPER = "upper"
+UPPER_U_AS_T = "upper-u-as-t"
+SEQUENCE_RULES: tuple[str, ...] = (AS_GIVEN, UPPER, UPPER_U_AS_T)
+
+
+@dataclass(frozen=True)
+class EncoderKind:
+    name: str
+    label: str = ""                     # how messages name it
+    poolings: tuple[str, ...] = ()      # what it computes, its default first; none: unused
+    fields: tuple[str, ...] = ()        # entry fields a run needs
+    source: bool = False                # loads weights from the entry's hub_id or path
+    checkpoint_code: bool = False       # loads through transformers: a checkpoint may name code
+    packages: tuple[str, ...] = ()      # PyPI packages a run needs
+    module: str | None = None           # the adapter's own package, checked before any loading
+    install: str = ""                   # how to install those packages
+    recipe: str = ""                    # a family adapter: what its official recipe needs
+    unavailable: str = ""               # UNPUBLISHED | NO_ADAPTER: why it cannot run here
+    sequences: str = AS_GIVEN           # a SEQUENCE_RULES value: what the encoder gets
+    user_code: bool = False             # runs the user's own class, the entry's 'extractor'
+
+
+def _no_adapter(name: str, recipe: str) -> EncoderKind:
+    return EncoderKind(name, recipe=recipe, unavailable=NO_ADAPTER)
+
+
+# In the order messages list them.
+KINDS: dict[str, EncoderKind] = {k.name: k for k in (
+    EncoderKind("hf", "the generic Hugging Face encoder",
+                poolings=("mean", "mean-with-padding", "cls"), source=True,
+                checkpoint_code=True, packages=("torch", "transformers"),
+                install="pip install 'geneb[models]'"),
+    EncoderKind("kmer", "a k-mer baseline", fields=("encoder_k",), sequences=UPPER),
+    # A class written for the official harness (harness/extractors/<module>.py), run as is: it
+    # gets the text as the harness gives it and decides itself.
+    EncoderKind("official-extractor", "an official-harness extractor", fields=("extractor",),
+                user_code=True),
+    EncoderKind("external", unavailable=UNPUBLISHED),
+    _no_adapter("evo", "the StripedHyena code of the `evo-model` package (pip install evo-model; "
+                       "CUDA and flash-attention only), batch size 1"),
+    _no_adapter("lucaone", "the LucaOne model code (`lucaone` package / LucaGroup repository): a "
+                           "mixed nucleotide/protein tokenizer the hub checkpoint does not ship"),
+    _no_adapter("biofm", "the `biofm_eval` package (BioToken tokenization of variants and "
+                         "annotations)"),
+    # tracks / trunk: the means over bins of the predicted tracks / of the trunk embeddings.
+    EncoderKind("enformer", "the Enformer adapter", poolings=("tracks", "trunk"), source=True,
+                packages=("enformer-pytorch",), module="enformer_pytorch",
+                install="pip install enformer-pytorch (or pip install 'geneb[adapters]')",
+                recipe="the `enformer-pytorch` package; the official recipe averages Enformer's "
+                       "predicted tracks over bins, not a hidden layer",
+                sequences=UPPER_U_AS_T),
+    _no_adapter("space", "the SPACE repository code (one-hot input, N-padded, mean of trunk "
+                         "embeddings)"),
+    _no_adapter("eccdnamamba", "the eccDNAMamba repository code (bidirectional Mamba-2 with CUDA "
+                               "kernels)"),
+)}
+ENCODERS: tuple[str, ...] = tuple(KINDS)
+POOLINGS: tuple[str, ...] = tuple(dict.fromkeys(p for k in KINDS.values() for p in k.poolings))
+# Families the generic encoder cannot reproduce (those without `unavailable` have an adapter).
+ADAPTERS: tuple[str, ...] = tuple(k.name for k in KINDS.values() if k.recipe)
+
+
+def adapter_of(pooling: str | None) -> str | None:
+    """The family adapter that alone computes `pooling` (tracks, trunk: enformer), else None."""
+    return next((k.name for k in KINDS.values() if k.recipe and pooling in k.poolings), None)
+
+
+def split_extractor(spec: str) -> tuple[str, str]:
+    """(file, class name) of an entry's `extractor`, `path/to/file.py:ClassName`; ValueError
+    saying what is wrong."""
+    file, colon, name = str(spec).rpartition(":")
+    if not colon or not file.endswith(".py") or not name.isidentifier():
+        raise ValueError("'extractor' must name a Python file and a class in it, "
+                         f"'path/to/file.py:ClassName', not {spec!r}")
+    return file, name
+
+
+def extractor_problem(spec: str) -> str:
+    """Why the entry's extractor cannot run as named, told without running it ("" when its
+    file exists): the one rule of the engine's `preflight` and the dashboard."""
+    try:
+        file, _ = split_extractor(spec)
+    except ValueError as exc:
+        return str(exc)
+    path = Path(file).expanduser()
+    if path.is_file():
+        return ""
+    return (f"its extractor {file} is not a file" if path.exists() else
+            f"its extractor file {file} does not exist")
+
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def is_pinned(revision: str | None) -> bool:
+    """A full commit hash (a branch or tag name can move under you): what remote code needs."""
+    return bool(revision) and bool(_COMMIT.match(str(revision)))

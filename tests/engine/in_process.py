@@ -1,0 +1,33 @@
+"""`geneb-engine` run in the test's process: its exit status and stderr, and the check that a
+refused command printed one clear line and left the store as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.cli import main
+from tests.helpers import digest
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    """(exit status, stderr) of `geneb-engine argv` in this process."""
+    capsys.readouterr()
+    try:
+        rc = main(list(argv))
+    except SystemExit as exc:               # argparse errors
+        rc = exc.code
+    return rc, capsys.readouterr().err
+
+
+def refused(capsys, store: Path, *argv: str, names: tuple[str, ...], lines: int = 1) -> str:
+    """Run, and check: exit 2, `lines` line(s) on stderr naming each of `names`, no traceback,
+    the store unchanged. Returns stderr."""
+    before = digest(store)
+    rc, err = run(capsys, *argv)
+    assert rc == 2, err
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == lines and err.endswith("\n"), err
+    for name in names:
+        assert name in err, (name, err)
+    assert digest(store) == before
+    return err

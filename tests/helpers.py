@@ -1,0 +1,32 @@
+"""Plain helpers shared by the test packages (fixtures live in the conftest.py files)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+DELETE = object()   # `set_field`'s value that removes the field
+
+
+def digest(root: Path) -> dict[str, str]:
+    """Every file under `root` -> its sha256 (folders -> 'dir'); {} when `root` is missing: what
+    "the store is unchanged, byte for byte" compares."""
+    if not root.exists():
+        return {}
+    if root.is_file():
+        return {".": hashlib.sha256(root.read_bytes()).hexdigest()}
+    return {p.relative_to(root).as_posix(): "dir" if p.is_dir()
+            else hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))}
+
+
+def set_field(doc: dict, dotted: str, value) -> dict:
+    """`doc` with the field at `dotted` ('|'-separated keys) set to `value` (DELETE: removed)."""
+    *parents, last = dotted.split("|")
+    node = doc
+    for key in parents:
+        node = node[key]
+    if value is DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return doc

@@ -1,0 +1,54 @@
+"""The model catalogs: the user's models.toml, and the store's catalog completed with them."""
+
+from __future__ import annotations
+
+import pytest
+
+from store.catalog import ModelMeta, load_models, models_with_builtins, register_models
+from store.errors import GenebError
+from store.paths import resolve_store
+from store.submission import import_files
+from tests.conftest import SELF_REPORTED
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"[[model]\n", "not valid TOML"),
+    (b"[model]\nmodel_id = 'x'\n", "'model' must be a list of tables, one [[model]] per model"),
+    (b"model = 3\n", "'model' must be a list of tables, one [[model]] per model"),
+    (b"\xff\xfe", "cannot be read ('utf-8' codec can't decode byte 0xff"),
+])
+def test_a_broken_user_file_is_one_error_naming_it(tmp_path, content, problem):
+    user = tmp_path / "models.toml"
+    user.write_bytes(content)
+    with pytest.raises(GenebError) as info:
+        load_models(user)
+    assert str(info.value).startswith(f"{user}: {problem}")
+
+
+def test_a_folder_as_the_user_file_is_one_error_naming_it(tmp_path):
+    (tmp_path / "models.toml").mkdir()
+    with pytest.raises(GenebError, match=r"models.toml: cannot be read \(\[Errno 21\]"):
+        load_models(tmp_path / "models.toml")
+
+
+def test_the_store_catalog_is_completed_with_the_builtin_and_user_models(tmp_path):
+    paths = resolve_store(tmp_path / "store")
+    paths.root.mkdir()
+    paths.user_models.write_text('[[model]]\nmodel_id = "mine"\nhub_id = "me/mine"\n')
+    register_models(paths, [ModelMeta.one_off("GROVER", display="stored GROVER")])
+    models = models_with_builtins(paths)
+    assert models["model_id"].is_unique().all()
+    assert set(models["model_id"]) == {*load_models(), "mine"}
+    assert models.row(0, named=True)["display"] == "stored GROVER"     # a stored entry wins
+    paths.user_models.write_text("[model]\n")
+    with pytest.raises(GenebError, match="models.toml: 'model' must be a list of tables"):
+        models_with_builtins(paths)
+
+
+def test_a_submitted_model_the_catalogs_lack_is_registered_in_the_vocabularies(tmp_path):
+    paths = resolve_store(tmp_path / "store")
+    [outcome] = import_files(paths, [SELF_REPORTED / "splicebert-1024nt.json"])
+    row = models_with_builtins(paths).filter(model_id=outcome.model).row(0, named=True)
+    assert (row["architecture"], row["architecture_family"], row["tokenization"],
+            row["tokenization_family"], row["provenance"]) == (
+        "unknown", "Other", "unknown", "mixed/other", "self-reported")
