@@ -21,12 +21,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check engine store geneb_tui tests bench
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe.py
 	$(BIN)/python bench/embed.py
 	$(BIN)/python bench/tui_startup.py
+	$(BIN)/python bench/uncertainty.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -33,6 +33,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("export", "e", "Export…", "Export the table as shown to CSV"),
     Action("help", "question_mark", "Help", "Every key of every screen"),
     Action("quit", "q", "Quit", "Leave geneb-tui"),
+    Action("significance", "d", "Signif.",
+           "Significance: critical-difference diagram, P(A > B) matrix, two-model test"),
     Action("clear_filters", "x", "Clear", "Reset every filter to its default", footer=False),
     Action("sort_column", "s", "Sort", "Sort by the column under the cursor (again: reverse)",
            footer=False),
@@ -52,6 +54,7 @@ PALETTE_TITLES: dict[str, str] = {
     "cycle_category": "Next category", "compare": "Comparison views",
     "missing": "Missing evaluations…", "export": "Export CSV…", "clear_filters": "Clear filters",
     "sort_column": "Sort by column", "rank_scope": "Toggle rank scope (store / shown)",
+    "significance": "Significance view (which differences are real)",
 }
 
 COMPARE_KEYS: tuple[Action, ...] = (
@@ -65,6 +68,19 @@ COMPARE_KEYS: tuple[Action, ...] = (
     Action("regime_b", "b", "Regime B", "Rank shift: the second regime"),
     Action("column", "o", "Column", "The score column of rank shift, scale and few-shot"),
     Action(None, "enter", "Drill down", "Tasks tab: the task's values across the models"),
+    Action(None, "tab", "Focus", "Between the tabs and the view"),
+)
+
+SIGNIFICANCE_TABS: tuple[tuple[str, str], ...] = (
+    ("cd", "CD diagram"), ("matrix", "P(A > B)"), ("pair", "Two models"))
+
+SIGNIFICANCE_KEYS: tuple[Action, ...] = (
+    Action("close", "escape,d", "Back", "Back to the main table"),
+    *(Action(f"tab('{name}')", str(i), title, f"Tab {title}", footer=False)
+      for i, (name, title) in enumerate(SIGNIFICANCE_TABS, 1)),
+    Action("model_a", "a", "Model A", "Two models: the next model as A (average-rank order)"),
+    Action("model_b", "b", "Model B", "Two models: the next model as B"),
+    Action(None, "enter", "Compare", "P(A > B) tab: compare the row's model with the column's"),
     Action(None, "tab", "Focus", "Between the tabs and the view"),
 )
 
@@ -104,6 +120,7 @@ EXPORT_KEYS: tuple[Action, ...] = (
 SCREENS: tuple[tuple[str, tuple[Action, ...]], ...] = (
     ("Main table", ACTIONS),
     ("Comparison views (v)", COMPARE_KEYS),
+    ("Significance (d)", SIGNIFICANCE_KEYS),
     ("Task drill-down (Enter in Tasks)", TASK_KEYS),
     ("Missing evaluations (g)", MISSING_KEYS),
     ("Filter dialog (f)", FILTER_KEYS),

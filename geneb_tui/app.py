@@ -31,6 +31,7 @@ from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
 from geneb_tui.messages import (
     ExportFinished,
+    IntervalsReady,
     SnapshotLoaded,
     SortRequested,
     StoreLoadFailed,
@@ -44,11 +45,13 @@ from store.protocol import METRICS, REGIMES
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
     from geneb_tui.core.query import StoreSnapshot, TableView
+    from geneb_tui.core.significance import Intervals
 
 
 REGISTRY = frozenset(a.action for a in ACTIONS)
 # Actions that work on the main table only (their widgets live there).
-MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope"})
+MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope",
+                       "significance"})
 # Selection changes: the main table, and the screens that follow it (comparison views, missing
 # evaluations).
 SELECTION = frozenset({"filters", "clear_filters", "cycle_regime", "cycle_metric",
@@ -87,6 +90,11 @@ class GenebApp(App[None]):
         self._store_token = 0
         self._view_token = 0
         self._rebuild_pending = False
+        # The main table's rank intervals: computed in a worker after the table is shown, kept
+        # per snapshot and entries (a sort or a category change reuses them).
+        self._snapshot_serial = 0
+        self._intervals: dict[tuple, Intervals] = {}
+        self._intervals_running: tuple | None = None
         self.sub_title = str(paths.root)
 
     # -- layout ------------------------------------------------------------------------------
@@ -162,6 +170,9 @@ class GenebApp(App[None]):
             return  # superseded
         first = self.snapshot is None
         self.snapshot = msg.snapshot
+        self._snapshot_serial += 1
+        self._intervals.clear()
+        self._intervals_running = None
         for problem in set(msg.snapshot.damage) - self._damage_shown:
             self._damage_shown.add(problem)
             self.notify(escape(problem), title="Damaged store file", severity="warning",
@@ -247,8 +258,67 @@ class GenebApp(App[None]):
             return  # a newer selection is on its way
         self.view = msg.view
         self.sort_key, self.descending = msg.view.sort_key, msg.view.descending
+        msg.view.intervals = self._intervals.get(self._intervals_key(msg.view))
         self.query_one(ResultsTable).show(msg.view)
         self.query_one(FilterBar).show(msg.view)
+        if msg.view.intervals is None:
+            self.call_after_refresh(self._start_intervals)   # the plain table paints first
+
+    # -- rank intervals of the main table (a worker, after the table is shown) ---------------
+    def _intervals_key(self, view: TableView) -> tuple:
+        """(snapshot, entries): the intervals are drawn over the entries the cells rank among:
+        the store's for the suite, regime and metric (`n`: "store"), or the rows shown
+        ("shown", when a filter hides some); every scope at once, so the category is left out
+        of the key."""
+        f = view.filters.with_(category=None)
+        if not (view.rank_scope == "shown" and f.filters_models):
+            f = f.without_model_filters()
+        return (self._snapshot_serial, f)
+
+    def _start_intervals(self) -> None:
+        view, snap = self.view, self.snapshot
+        if view is None or snap is None or view.intervals is not None or not view.rows:
+            return
+        key = self._intervals_key(view)
+        if key in self._intervals:
+            self._show_intervals(view, self._intervals[key])
+        elif key != self._intervals_running:
+            self._intervals_running = key
+            self._compute_intervals(snap, key[1], key)
+
+    @work(thread=True, exclusive=True, group="intervals")
+    def _compute_intervals(self, snap: StoreSnapshot, filters: Filters, key: tuple) -> None:
+        from geneb_tui.core.significance import store_seed_rows, table_intervals
+
+        try:
+            intervals = table_intervals(snap, filters, seed_rows=store_seed_rows(snap))
+        except Exception as exc:  # a bug: told, never a traceback over the UI
+            self.post_message(IntervalsReady(None, key, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(IntervalsReady(intervals, key))
+
+    @on(IntervalsReady)
+    def _intervals_ready(self, msg: IntervalsReady) -> None:
+        if msg.key == self._intervals_running:
+            self._intervals_running = None
+        if msg.key[0] != self._snapshot_serial:
+            return  # computed on a snapshot since replaced
+        if msg.error is not None or msg.intervals is None:
+            self.report_internal_error("Could not compute the rank intervals",
+                                       msg.error or "no result")
+            return
+        if len(self._intervals) >= 16:
+            self._intervals.pop(next(iter(self._intervals)))
+        self._intervals[msg.key] = msg.intervals
+        view = self.view
+        if view is not None and view.intervals is None and self._intervals_key(view) == msg.key:
+            self._show_intervals(view, msg.intervals)
+        elif view is not None and view.intervals is None:
+            self._start_intervals()   # the selection moved on meanwhile: its own intervals
+
+    def _show_intervals(self, view: TableView, intervals: Intervals) -> None:
+        view.intervals = intervals
+        self.query_one(ResultsTable).show_intervals(view)
 
     # -- selection ----------------------------------------------------------------------------
     def set_filters(self, filters: Filters | None) -> None:
@@ -354,6 +424,13 @@ class GenebApp(App[None]):
         from geneb_tui.components.compare_screen import CompareScreen
 
         self.push_screen(CompareScreen(self.snapshot, self.filters))
+
+    def action_significance(self) -> None:
+        if self.snapshot is None or self.snapshot.is_empty:
+            return
+        from geneb_tui.components.significance_screen import SignificanceScreen
+
+        self.push_screen(SignificanceScreen(self.snapshot, self.filters))
 
     def action_missing(self) -> None:
         if self.snapshot is None or self.snapshot.is_empty:

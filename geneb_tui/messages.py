@@ -11,6 +11,7 @@ from textual.message import Message
 if TYPE_CHECKING:  # the store stack (polars, duckdb) loads in a worker, after the first frame
     from geneb_tui.core.fill import FillEvent
     from geneb_tui.core.query import StoreSnapshot, TableView
+    from geneb_tui.core.significance import Intervals
 
 
 @dataclass
@@ -40,6 +41,16 @@ class ViewFailed(Message):
     error: str
     filters: object
     token: int
+
+
+@dataclass
+class IntervalsReady(Message):
+    """The main table's rank intervals for the entries `key` names (worker); `error` when the
+    computation failed (a bug: shown, never a traceback over the UI)."""
+
+    intervals: Intervals | None
+    key: tuple
+    error: str | None = None
 
 
 @dataclass

@@ -5,7 +5,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-DELETE = object()   # `set_field`'s value that removes the field
+
+class _Delete:
+    def __repr__(self) -> str:   # test ids stay the same in every process (pytest -n)
+        return "DELETE"
+
+
+DELETE = _Delete()   # `set_field`'s value that removes the field
 
 
 def digest(root: Path) -> dict[str, str]:

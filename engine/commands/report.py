@@ -4,15 +4,25 @@ Single-regime analyses (aggregates, rankings and Borda, category agreement, scal
 pairs, task difficulty) use `--regime`; cross-regime ones (rank shift, Spearman between regimes,
 few-shot degradation, category leaders) use all three regimes. On a store without results it
 says how to fill it and exits 1 (nothing to report).
+
+Uncertainty (`--resamples`, `--level`, `--bootstrap-seed`): one task bootstrap
+(`store.analyses.uncertainty.draw`) per regime of `--metric`, shared by every consumer: the
+score and rank intervals, P(A > B) and the leader's tie group of `--regime`, and the paper's
+claims (`store.analyses.claims`), and the Friedman test with the Nemenyi critical difference
+(`store.analyses.ranktests`, which resample nothing). `--resamples 0` turns all of them off:
+the point analyses alone, as fast as before.
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 import sys
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from engine.commands.common import (
     OUTPUT_WIDTH,
@@ -36,6 +46,54 @@ if TYPE_CHECKING:
 # a terminal, its width. Tables wider than that are split into blocks of columns.
 REPORT_WIDTH = OUTPUT_WIDTH
 
+RESAMPLES = 10_000          # --resamples by default
+MAX_RESAMPLES = 100_000     # (n x entries x 15 scopes float64 per regime: 0.5 GB at 40 models)
+LEVEL = 0.95                # --level by default
+MIN_TASKS = 5               # the rank tests of a category need at least this many tasks
+
+
+def resample_count(text: str) -> int:
+    """argparse `type=` of `--resamples`: a whole number from 0 (no intervals) to
+    MAX_RESAMPLES."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a whole number of "
+                                         "resamples >= 0 (0 turns the intervals off)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0; give a whole number of "
+                                         "resamples >= 0 (0 turns the intervals off)")
+    if value > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"{value} is above {MAX_RESAMPLES:,}; give at most "
+                                         f"{MAX_RESAMPLES:,} resamples (the default, "
+                                         f"{RESAMPLES:,}, gives percentiles to about 0.005)")
+    return value
+
+
+def level_of(text: str) -> float:
+    """argparse `type=` of `--level`: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a level between 0 "
+                                         "and 1, such as 0.95") from None
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1 (exclusive); give a "
+                                         "level such as 0.95 or 0.9")
+    return value
+
+
+def seed_of(text: str) -> int:
+    """argparse `type=` of `--bootstrap-seed`: a whole number >= 0 (`numpy.random.default_rng`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a whole number "
+                                         ">= 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0; give a whole number >= 0")
+    return value
+
 
 def register(sub, common) -> None:
     p = sub.add_parser(
@@ -54,6 +112,15 @@ def register(sub, common) -> None:
     p.add_argument("--versus", metavar="PROTOCOL",
                    help="also compare the rankings of your local geneb-v1 results with those of "
                         "a variant protocol you filled (e.g. mlp-h256: linear vs MLP stability)")
+    p.add_argument("--resamples", type=resample_count, default=RESAMPLES, metavar="N",
+                   help="task bootstrap resamples of the intervals, P(A > B), the tie group and "
+                        f"the claims (default: {RESAMPLES:,}; 0: none of them, nor the rank "
+                        "tests: the point analyses alone)")
+    p.add_argument("--level", type=level_of, default=LEVEL, metavar="L",
+                   help=f"level of the intervals and claims, between 0 and 1 (default: {LEVEL}); "
+                        "the rank tests use alpha = 1 - L")
+    p.add_argument("--bootstrap-seed", type=seed_of, default=0, metavar="S",
+                   help="seed of the resamples (default: 0; the same seed, the same report)")
     p.set_defaults(handler=run)
 
 
@@ -87,20 +154,145 @@ def _models(paths) -> pl.DataFrame:
 
 
 def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
-            tasks: tuple[TaskMeta, ...] | None = None) -> dict[str, pl.DataFrame]:
+            tasks: tuple[TaskMeta, ...] | None = None, resamples: int = 0,
+            level: float = LEVEL, bootstrap_seed: int = 0) -> dict[str, pl.DataFrame]:
     """Every analysis frame of the report, by name, from one snapshot of `store` (a
-    `StorePaths` or a `store.db.Snapshot`); empty when the store has no results."""
+    `StorePaths` or a `store.db.Snapshot`); empty when the store has no results.
+
+    With `resamples` > 0 also the significance frames: the rank tests (`rank_test_frames`,
+    alpha = 1 - `level`) and the bootstrap ones (`uncertainty_frames`, seeded with
+    `bootstrap_seed`). The CLI's default is RESAMPLES; this function's 0 gives the point
+    analyses alone (what a caller that does not ask for them gets, as before)."""
     from store import analyses as A
     from store.db import snapshot_of
-    from store.reference import leaderboard_differences, read_leaderboard
 
     snap = snapshot_of(store)
     means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
+    # Per-seed rows only where a cell has several seeds (local k-shot runs): the seed level of
+    # the bootstrap. Imported results are seed means.
+    per_seed = (_per_seed(snap, source) if resamples and not means.is_empty()
+                and (means["n_seeds"].max() or 0) > 1 else None)
     snap.close()   # the analyses need no DuckDB: free its memory (a later query reopens it)
     if means.is_empty():
         return {}
     scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=source is None)
               for r in REGIMES}
+    frames = _analyses(snap, scores, models, regime=regime, metric=metric, tasks=tasks)
+    if resamples:
+        frames |= rank_test_frames(scores, tasks=tasks, level=level)
+        frames |= uncertainty_frames(scores, models, regime=regime, metric=metric,
+                                     tasks=tasks, resamples=resamples, level=level,
+                                     seed=bootstrap_seed, per_seed=per_seed,
+                                     with_source=source is None)
+    return frames
+
+
+def _per_seed(snap, source: str | None) -> pl.DataFrame:
+    from store.seedmeans import per_seed
+
+    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(REGIMES[1:])}
+    if source is not None:
+        filters["source"] = [source]
+    return per_seed(snap, **filters)
+
+
+def _alpha(level: float) -> float:
+    """The rank tests' alpha for a level: 1 - level, rounded off the float noise (0.95 gives
+    0.05, not 0.050000000000000044)."""
+    return round(1 - level, 12)
+
+
+def rank_test_frames(scores: dict[str, pl.DataFrame], *,
+                     tasks: tuple[TaskMeta, ...] | None, level: float) -> dict[str, pl.DataFrame]:
+    """`rank_tests` ([regime, scope, n_models, n_tasks, statistic, p_value,
+    critical_difference, alpha]) and `average_ranks` ([regime, scope, model, (source),
+    average_rank]) of every regime with scores: Friedman and Nemenyi over the tasks, for all
+    of them and for each category with at least MIN_TASKS (`store.analyses.ranktests`), at
+    alpha = 1 - level."""
+    import polars as pl
+
+    from store.analyses import ranktests as R
+
+    tests, ranks = [], []
+    for r, frame in scores.items():
+        if frame.is_empty():
+            continue
+        tests.append(R.rank_tests(frame, tasks=tasks, alpha=_alpha(level), min_tasks=MIN_TASKS)
+                     .select(pl.lit(r).alias("regime"), pl.all()))
+        ranks.append(R.scope_average_ranks(frame, tasks=tasks, min_tasks=MIN_TASKS)
+                     .select(pl.lit(r).alias("regime"), pl.all()))
+    return {"rank_tests": pl.concat(tests), "average_ranks": pl.concat(ranks)} if tests else {}
+
+
+def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, regime: str,
+                       metric: str, tasks: tuple[TaskMeta, ...] | None, resamples: int,
+                       level: float, seed: int, per_seed: pl.DataFrame | None = None,
+                       with_source: bool = True) -> dict[str, pl.DataFrame]:
+    """The bootstrap frames: ONE `uncertainty.draw` per regime (of `metric`), shared by all.
+
+    Of `regime`: `score_intervals`, `rank_intervals` (every scope), `win_probabilities` and
+    `leader_tie_group` (macro), `scale_rho_intervals`, `controlled_pair_intervals`. Across the
+    regimes: `leader_change_significance` (full -> 10shot, full -> 1shot),
+    `smaller_beats_larger` (with a regime column) and its summary. `bootstrap` says how
+    ([regime, metric, resamples, seed, level, unit, seeds_resampled, n_entries]). Regimes
+    without a complete entry (every task) are left out."""
+    import polars as pl
+
+    from store.analyses import claims as C
+    from store.analyses import uncertainty as U
+
+    def drawn(r: str):
+        rows = (U.seed_rows_of(per_seed, regime=r, metric=metric, with_source=with_source)
+                if per_seed is not None and r != "full" else None)
+        d = U.draw(scores[r], tasks=tasks, n=resamples, seed=seed, seed_rows=rows)
+        return d if d.entries.height else None
+
+    # One regime's draws at a time beside full's (each is n x entries x scopes float64): the
+    # consumers of --regime, full -> r leader changes and r's cases, then they are freed.
+    base = drawn("full") if "full" in scores else None
+    out: dict[str, pl.DataFrame] = {}
+    how, changes, cases = [], [], {}
+    for r in scores:
+        d = base if r == "full" else drawn(r)
+        if d is None:
+            continue
+        how.append({"regime": r, "metric": metric, "resamples": d.n, "seed": d.seed,
+                    "level": level,
+                    "unit": "task (micro: all tasks; categories and macro: within each "
+                            "category)" + (", then seed within task" if d.seeds_resampled
+                                           else ""),
+                    "seeds_resampled": d.seeds_resampled, "n_entries": d.entries.height})
+        if r == regime:
+            out |= {
+                "score_intervals": U.score_intervals(d, level),
+                "rank_intervals": U.rank_intervals(d, level),
+                "win_probabilities": U.win_probabilities(d, scope="macro"),
+                "leader_tie_group": U.leader_tie_group(d, scope="macro", level=level),
+                "scale_rho_intervals": C.scale_rho_intervals(d, models, level=level),
+                "controlled_pair_intervals": C.controlled_pair_intervals(d, models,
+                                                                         level=level),
+            }
+        if base is not None and r != "full":
+            changes.append(C.leader_change_significance({"full": base, r: d}, level=level))
+        cases[r] = C.smaller_beats_larger(d, models, level=level)
+        del d
+    if not how:
+        return {}
+    out["bootstrap"] = pl.DataFrame(how)
+    if changes:
+        out["leader_change_significance"] = pl.concat(changes)
+    out["smaller_beats_larger"] = pl.concat(
+        [c.select(pl.lit(r).alias("regime"), pl.all()) for r, c in cases.items()])
+    out["smaller_beats_larger_summary"] = C.smaller_beats_larger_summary(cases)
+    return out
+
+
+def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, regime: str,
+              metric: str, tasks: tuple[TaskMeta, ...] | None) -> dict[str, pl.DataFrame]:
+    """The point analyses (no resampling), from the scores of every regime."""
+    from store import analyses as A
+    from store.reference import leaderboard_differences, read_leaderboard
+
     aggs = {r: A.aggregates(s, tasks=tasks) for r, s in scores.items()}
     agg = aggs[regime]
     leaders = A.category_leaders(aggs)
@@ -177,8 +369,37 @@ class _Names:
         return escape(f"{name} ({row['source']})" if self.mixed and "source" in row else name)
 
 
+def _iv(low, high, digits: int = 2) -> str:
+    """An interval, `[0.55, 0.60]`; "" when it is undefined."""
+    if low is None or high is None:
+        return ""
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _p(value) -> str:
+    """A probability: 3 decimals, and never a rounded 1.000 or 0.000 that is not exact."""
+    if value is None:
+        return "—"
+    if 0.9995 <= value < 1:
+        return ">0.999"
+    if 0 < value < 0.0005:
+        return "<0.001"
+    return f"{value:.3f}"
+
+
+def _p_value(value) -> str:
+    """A p-value in 2 significant digits; one below the smallest float says so (not 0)."""
+    if value is None:
+        return "—"
+    return "<1e-300" if value == 0 else f"{value:.2g}"
+
+
+def _pct(level: float) -> str:
+    return f"{level * 100:g} %"
+
+
 def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
-           regime: str, metric: str) -> None:
+           regime: str, metric: str, level: float = LEVEL) -> None:
     import polars as pl
 
     from store.analyses.aggregates import category_columns
@@ -188,6 +409,9 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     agg = frames["aggregates"]
     cats = category_columns(agg)
     shown: list[FitTable] = []
+    pct = _pct(level)
+    boot = frames.get("bootstrap")
+    n_boot = boot["resamples"][0] if boot is not None and boot.height else None
 
     def show(table: FitTable) -> None:
         """Print a table, one blank line after the one before."""
@@ -196,14 +420,35 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         console.print(table)
         shown.append(table)
 
+    score_iv = {(_key(r), r["scope"]): r
+                for r in frames.get("score_intervals", pl.DataFrame()).iter_rows(named=True)}
+    rank_iv = {_key(r): r for r in frames.get("rank_intervals", pl.DataFrame())
+               .filter(pl.col("scope") == "macro").iter_rows(named=True)} \
+        if "rank_intervals" in frames else {}
+    with_iv = (f"; [ ] = {pct} interval over {n_boot:,} resamples of the tasks (within each "
+               "category for macro), rank interval = the macro rank's" if score_iv else "")
+
+    def scored(r: dict, scope: str) -> str:
+        iv = score_iv.get((_key(r), scope))
+        return _f(r[scope]) + (f" {_iv(iv['low'], iv['high'])}" if iv else "")
+
+    def rank_range(r: dict) -> list[str]:
+        """The macro rank interval cell, `[2-7]` (none without the bootstrap)."""
+        if not rank_iv:
+            return []
+        iv = rank_iv.get(_key(r))
+        return [f"[{iv['rank_low']}-{iv['rank_high']}]" if iv else "—"]
+
     t = _table(f"Aggregates ({where}): category = mean of its tasks, micro = mean of the "
-               "tasks, macro = mean of the categories; — where a task is missing",
-               [("#", "right"), ("model", "left"), ("macro", "right"), ("micro", "right"),
+               f"tasks, macro = mean of the categories; — where a task is missing{with_iv}",
+               [("#", "right"), ("model", "left"),
+                *([("rank interval", "right")] if rank_iv else []),
+                ("macro", "right"), ("micro", "right"),
                 *((c, "right") for c in cats), ("missing", "right")], keys=2)
     ranks = {_key(r): r for r in frames["rankings"].iter_rows(named=True)}
     for r in agg.iter_rows(named=True):
-        t.add_row(str(ranks[_key(r)]["macro"] or "—"), names(r),
-                  _f(r["macro"]), _f(r["micro"]), *(_f(r[c]) for c in cats),
+        t.add_row(str(ranks[_key(r)]["macro"] or "—"), names(r), *rank_range(r),
+                  scored(r, "macro"), scored(r, "micro"), *(_f(r[c]) for c in cats),
                   str(r["n_missing"]))
     show(t)
     published = frames["leaderboard_differences"]
@@ -212,6 +457,24 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         console.print(f"Imported leaderboard.json: {published['model'].n_unique()} models in "
                       f"common; largest |aggregate - published| = "
                       f"{'—' if worst is None else f'{worst:.1e}'}")
+
+    if boot is not None and not score_iv:
+        console.print(f"[dim]no intervals in {regime}: the bootstrap needs an entry with a score "
+                      "on every task of the suite[/]")
+
+    if "leader_tie_group" in frames:
+        group = frames["leader_tie_group"].filter("tied_with_leader")
+        t = _table(f"Tie group of the macro leader ({where}, {pct}): the models whose macro "
+                   "rank interval overlaps the leader's; P(best) = share of the resamples "
+                   "where it ranks first",
+                   [("model", "left"), ("macro", "right"), ("P(best)", "right"),
+                    ("rank interval", "right")])
+        macro = {_key(r): r for r in agg.iter_rows(named=True)}
+        for r in group.iter_rows(named=True):
+            t.add_row(names(r) + (" (leader)" if r["leader"] else ""),
+                      _f(macro[_key(r)]["macro"]), _p(r["p_best"]),
+                      f"{r['rank_low']}-{r['rank_high']}")
+        show(t)
 
     t = _table(f"Rankings per category ({where}) and Borda count (n - rank points per "
                "category, summed)",
@@ -222,6 +485,30 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         t.add_row(str(r["borda_rank"] or "—"), names(r), str(r["borda"] or "—"),
                   _f(r["mean_rank"], 1), *(str(rk[c] or "—") for c in cats))
     show(t)
+
+    if "rank_tests" in frames:
+        tests = frames["rank_tests"]
+        alpha = tests["alpha"][0] if tests.height else None
+        best = {(r["regime"], r["scope"]): r for r in frames["average_ranks"]
+                .group_by("regime", "scope", maintain_order=True).first().iter_rows(named=True)}
+        one_k = tests["n_models"].n_unique() == 1     # the usual case: said in the title
+        t = _table(f"Friedman test and Nemenyi critical difference ({metric}"
+                   + (f", {tests['n_models'][0]} models" if one_k else "")
+                   + f"): average ranks over the tasks (1 = best), all tasks and each category "
+                   f"with >= {MIN_TASKS}; two models whose average ranks differ by more than CD "
+                   f"differ at alpha = {alpha:g}",
+                   [("regime", "left"), ("scope", "left"),
+                    *([] if one_k else [("models", "right")]),
+                    ("tasks", "right"), ("chi2", "right"), ("p-value", "right"),
+                    ("CD", "right"), ("best: its average rank", "left")], keys=2)
+        for r in tests.iter_rows(named=True):
+            top = best.get((r["regime"], r["scope"]))
+            t.add_row(escape(r["regime"]), escape(r["scope"]),
+                      *([] if one_k else [str(r["n_models"])]),
+                      str(r["n_tasks"]), _f(r["statistic"], 1), _p_value(r["p_value"]),
+                      _f(r["critical_difference"], 2),
+                      f"{names(top)}: {_f(top['average_rank'], 2)}" if top else "—")
+        show(t)
 
     shifts = {r: {_key(x): x for x in frames[f"rank_shift_full_{r}"].iter_rows(named=True)}
               for r in REGIMES[1:]}
@@ -277,30 +564,56 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     show(t)
 
     by_source = names.mixed and "source" in frames["scale"].columns
-    t = _table(f"Scale ({where}): Spearman rho between parameter count and score",
+    rho_iv = {(r.get("source"), r["scope"]): r
+              for r in frames.get("scale_rho_intervals", pl.DataFrame()).iter_rows(named=True)}
+    t = _table(f"Scale ({where}): Spearman rho between parameter count and score"
+               + (f"; its {pct} interval over the resamples of the tasks" if rho_iv else ""),
                [*([("source", "left")] if by_source else []),
-                ("scope", "left"), ("rho", "right"), ("p-value", "right"), ("n", "right")],
+                ("scope", "left"), ("rho", "right"), *([("interval", "right")] if rho_iv else []),
+                ("p-value", "right"), ("n", "right")],
                keys=2 if by_source else 1,
                empty=_too_few(frames["scale"], "with a known parameter count (the k-mer "
                                                "baselines have none) and the score"))
     for r in _defined(frames["scale"]):
+        iv = rho_iv.get((r.get("source"), r["scope"]))
+        same = iv is not None and iv["n"] == r["n"]     # the same models (all complete)
         t.add_row(*([escape(r["source"])] if by_source else []), escape(r["scope"]), _f(r["rho"]),
+                  *([_iv(iv["low"], iv["high"]) if same else "—"] if rho_iv else []),
                   "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
     show(t)
 
     pairs = frames["controlled_pairs"].sort("attribute", "model_a", "model_b")
+    pair_iv = {(r.get("source"), r["model_a"], r["model_b"]): r
+               for r in frames.get("controlled_pair_intervals", pl.DataFrame())
+               .filter(pl.col("scope") == "macro").iter_rows(named=True)} \
+        if "controlled_pair_intervals" in frames else {}
     t = _table(f"Controlled pairs ({where}): models differing in exactly one attribute; "
-               "Δ = a - b, wins over the categories",
+               "Δ = a - b, wins over the categories"
+               + (f"; [ ] = {pct} interval of Δ, P(a>b) = share of the resamples where a "
+                  "scores higher" if pair_iv else ""),
                [("attribute", "left"), ("model a", "left"), ("model b", "left"),
                 ("a", "left"), ("b", "left"), ("Δ macro", "right"),
+                *([("P(a>b)", "right")] if pair_iv else []),
                 ("wins a-b-ties", "right")], keys=3,
                empty="no two models (of one source) differ in exactly one of architecture "
                      "family, tokenization family, pretraining data and scale band")
     for r in pairs.iter_rows(named=True):
+        iv = pair_iv.get((r.get("source"), r["model_a"], r["model_b"]))
         t.add_row(escape(r["attribute"]), names(r, "model_a"), names(r, "model_b"),
-                  escape(r["value_a"]), escape(r["value_b"]), _f(r["macro"]),
+                  escape(r["value_a"]), escape(r["value_b"]),
+                  _f(r["macro"]) + (f" {_iv(iv['low'], iv['high'])}" if iv else ""),
+                  *([_p(iv["p_a_beats_b"]) if iv else "—"] if pair_iv else []),
                   f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
     show(t)
+
+    if "smaller_beats_larger_summary" in frames:
+        counts = "; ".join(f"{r['regime']}: {r['n_hold']} of {r['n_cases']}"
+                           for r in frames["smaller_beats_larger_summary"].iter_rows(named=True))
+        console.print(Text(
+            f"Smaller beats 5x larger ({metric}, macro; pairs of one source where the model "
+            "with at most a fifth of the other's parameters scores higher), cases that hold at "
+            f"{pct} (the smaller one higher in >= {pct} of the resamples): {counts}",
+            no_wrap=False, overflow="fold"), soft_wrap=False)   # wrapped at the width
 
     difficulty = frames["task_difficulty"]
     flagged = difficulty.filter(pl.col("easy") | pl.col("hard") | pl.col("high_variance"))
@@ -333,6 +646,23 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
             cells += [names(lead), _f(lead["value"])] if lead else ["—", "—"]
         t.add_row("*" if r["changed"] else "", escape(r["scope"]), *cells)
     show(t)
+
+    if "leader_change_significance" in frames:
+        changes = frames["leader_change_significance"].filter("changed")
+        t = _table(f"Leader changes from full ({metric}): significant when the new leader "
+                   f"beats the old in >= {pct} of the new regime's resamples and the old beats "
+                   f"the new in >= {pct} of full's",
+                   [("regime", "left"), ("scope", "left"), ("significant", "left"),
+                    ("P(new>old) new regime", "right"), ("P(old>new) full", "right"),
+                    ("new leader", "left"), ("full leader", "left")], keys=2,
+                   empty="no leader changes")
+        for r in changes.iter_rows(named=True):
+            t.add_row(escape(r["regime_to"]), escape(r["scope"]),
+                      "yes" if r["significant"] else "no",
+                      _p(r["p_new_beats_old"]), _p(r["p_old_beats_new"]),
+                      names({"model": r["leader_to"], "source": r.get("source_to")}),
+                      names({"model": r["leader_from"], "source": r.get("source_from")}))
+        show(t)
 
     if "protocol_agreement" in frames:
         t = _table(f"Probe agreement ({where}, local): Spearman rho between the geneb-v1 "
@@ -370,7 +700,8 @@ def run(args) -> int:
         print(why or _no_results(args, paths), file=sys.stderr)
         return 1
     frames = compute(snap, models, regime=args.regime, metric=args.metric, source=args.source,
-                     tasks=tasks)
+                     tasks=tasks, resamples=args.resamples, level=args.level,
+                     bootstrap_seed=args.bootstrap_seed)
     if frames and args.versus:
         frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
     if not frames:
@@ -384,12 +715,14 @@ def run(args) -> int:
         emit_json({"store": str(paths.root), "table_version": snap.version,
                    "as_of": snap.label, "protocol": GENEB_V1.name,
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
-                   "source": args.source, **{k: f.to_dicts() for k, f in frames.items()}})
+                   "source": args.source, "resamples": args.resamples, "level": args.level,
+                   "bootstrap_seed": args.bootstrap_seed,
+                   **{k: f.to_dicts() for k, f in frames.items()}})
         return 0
     console = table_console()
     mixed = args.source is None and frames["aggregates"]["source"].n_unique() > 1
     render(console, frames, _Names(models, mixed), regime=args.regime,
-           metric=args.metric)
+           metric=args.metric, level=args.level)
     console.print(f"[dim]results {snap.label} of {paths.results}[/]")
     return 0
 

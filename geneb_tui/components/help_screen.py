@@ -20,8 +20,14 @@ ABOUT = (
     "the better rank): by default the rank among [i]all[/i] entries of the store for this "
     "suite, category, regime and metric, so a filter never makes a model look first overall; "
     "[b]n[/b] switches to the rank among the rows shown. [i]—[/i] is a missing result, never a "
-    "zero. Colours run red → yellow → green over each column's range. Ctrl+P opens the command "
-    "palette with every action.\n"
+    "zero. Colours run red → yellow → green over each column's range. A moment after the table, "
+    "each rank of macro, micro and the categories gets its 95 % rank interval, "
+    "[b]#4 \\[2-7][/b]: the 2.5-97.5 % range of the model's rank over 5,000 bootstrap resamples "
+    "of the tasks (and of the seeds of local few-shot runs), among the same entries as the rank "
+    "beside it; [b]≈[/b] before the rank (and bold) marks the leader's tie group, the models "
+    "whose rank interval overlaps the leader's. [b]d[/b] opens the Significance view: a "
+    "critical-difference diagram, the P(A > B) matrix and a two-model test. Ctrl+P opens the "
+    "command palette with every action.\n"
 )
 
 

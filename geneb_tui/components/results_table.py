@@ -1,4 +1,6 @@
-"""The main table: models × score columns, value and rank per cell, heat-shaded per column."""
+"""The main table: models × score columns, value and rank per cell, heat-shaded per column;
+once the app's worker has computed them, each rank's interval beside it (`#4 [2-7]`) and the
+leader's tie group marked `≈` (bold)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ class ResultsTable(DataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="cell", zebra_stripes=False, fixed_columns=1, **kwargs)
         self.view: TableView | None = None
+        self._ranges: dict[str, tuple[float, float]] = {}
 
     def show(self, view: TableView) -> None:
         old_row, old_col = self.cursor_coordinate
@@ -31,6 +34,7 @@ class ResultsTable(DataTable):
         for c in view.score_columns:
             vals = [r.values.get(c.key) for r in view.rows if r.values.get(c.key) is not None]
             ranges[c.key] = (min(vals), max(vals)) if vals else (0.0, 0.0)
+        self._ranges = ranges
         for c in view.columns:
             arrow = ""
             if c.key == view.sort_key:
@@ -41,13 +45,7 @@ class ResultsTable(DataTable):
             for c in view.columns:
                 text = view.cell_text(r, c)
                 if c.kind == "score":
-                    v = r.values.get(c.key)
-                    if v is None:
-                        cells.append(Text(text, style="dim italic", justify="center"))
-                    else:
-                        lo, hi = ranges[c.key]
-                        cells.append(Text(text, style=f"#101010 on {heat_color(v, lo, hi)}",
-                                          justify="right"))
+                    cells.append(self._score_cell(view, r, c))
                 elif c.key == "source":
                     cells.append(Text(text, style=SOURCE_STYLES.get(text, "bold")))
                 elif c.key == "params":
@@ -58,6 +56,27 @@ class ResultsTable(DataTable):
         if view.rows:
             self.move_cursor(row=min(old_row, len(view.rows) - 1),
                              column=min(old_col, len(view.columns) - 1), animate=False)
+
+    def _score_cell(self, view: TableView, row, col) -> Text:
+        text = view.cell_text(row, col)
+        v = row.values.get(col.key)
+        if v is None:
+            return Text(text, style="dim italic", justify="center")
+        lo, hi = self._ranges.get(col.key, (v, v))
+        iv = view.interval(row, col)
+        bold = " bold" if iv is not None and iv.tied else ""
+        return Text(text, style=f"#101010 on {heat_color(v, lo, hi)}{bold}", justify="right")
+
+    def show_intervals(self, view: TableView) -> None:
+        """The intervals arrived for the view shown: its score cells again, in place (the
+        cursor and the scroll position stay)."""
+        if view is not self.view:
+            return
+        for c in view.score_columns:
+            if not view.has_interval(c):
+                continue
+            for r in view.rows:
+                self.update_cell(r.key, c.key, self._score_cell(view, r, c), update_width=True)
 
     def cursor_column_key(self) -> str | None:
         if self.view is None or not self.view.columns:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import polars as pl
 
@@ -35,6 +35,9 @@ from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
 from store.protocol import GENEB_V1, REGIMES, name_of, protocol_with_hash
 
+if TYPE_CHECKING:   # computed in a worker after the table is shown (geneb_tui.core.significance)
+    from geneb_tui.core.significance import CellInterval, Intervals
+
 # Suites the engine knows without a path (their tasks appear once materialised in the store).
 BUILTIN_SUITES = frozenset({"geneb-mini"})
 
@@ -50,6 +53,7 @@ TRAILING_META: tuple[tuple[str, str], ...] = (
 )
 
 RANK_SCOPES: tuple[str, ...] = ("store", "shown")
+TIE_MARK = "≈"   # before the rank of an entry in the leader's tie group (rank intervals shown)
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,9 @@ class TableView:
     rank_scope: str = "store"      # the rank a cell shows: "store" (all entries) or "shown"
     protocol: str = GENEB_V1.name
     protocol_hash: str = GENEB_V1.hash
+    # The rank intervals and tie groups (`geneb_tui.core.significance.table_intervals`) over
+    # the entries the ranks are taken among; None until the app's worker has computed them.
+    intervals: Intervals | None = None
 
     @property
     def is_filtered(self) -> bool:
@@ -197,6 +204,18 @@ class TableView:
 
     def rank(self, row: Row, col: Column) -> int | None:
         return (row.overall if self.rank_scope == "store" else row.ranks).get(col.key)
+
+    def has_interval(self, col: Column) -> bool:
+        """Does this score column carry rank intervals (macro, micro and the categories once
+        computed; a task column never: one task has no task bootstrap)?"""
+        return (self.intervals is not None and col.kind == "score"
+                and not col.key.startswith("task:")
+                and _score_field(col) in self.intervals.scopes)
+
+    def interval(self, row: Row, col: Column) -> CellInterval | None:
+        if not self.has_interval(col):
+            return None
+        return self.intervals.get(_score_field(col), row.model, row.source)
 
     @property
     def score_columns(self) -> list[Column]:
@@ -215,7 +234,14 @@ class TableView:
         if col.kind == "score":
             if v is None:
                 return "—"
-            return f"{v:.3f} {'#' + str(self.rank(row, col)):>3}"
+            rank = "#" + str(self.rank(row, col))
+            iv = self.interval(row, col)
+            if iv is None:
+                return f"{v:.3f} {rank:>3}"
+            # `0.573  #4 [2-7]`; `≈#1`: in the leader's tie group. Right-justified cells end at
+            # the interval, so the padding goes before the rank.
+            pad = " " * (self.intervals.width - len(iv.label))
+            return f"{v:.3f} {pad}{(TIE_MARK if iv.tied else '') + rank:>4} {iv.label}"
         if col.key == "params":
             return format_params(v)
         return "" if v is None else str(v)
@@ -226,7 +252,9 @@ class TableView:
 
     def export_header(self) -> list[str]:
         """Each column as shown; `Model ID` after `Model`; after each score its rank among the
-        rows shown and its rank among all entries in the store; then the selection (suite,
+        rows shown and its rank among all entries in the store; once the intervals are
+        computed, after those the score's 95 % interval and the rank interval (over the entries
+        the intervals were drawn among: `store` or `shown`); then the selection (suite,
         category, regime, metric, protocol, the active model filters) on every line."""
         header = []
         for c in self.columns:
@@ -235,6 +263,12 @@ class TableView:
                 header.append("Model ID")
             if c.kind == "score":
                 header += [f"{c.label} rank (shown)", f"{c.label} rank (store)"]
+            if self.has_interval(c):
+                level = f"{round(self.intervals.level * 100)}%"
+                scope = self.rank_scope
+                header += [f"{c.label} {level} low", f"{c.label} {level} high",
+                           f"{c.label} rank {level} low ({scope})",
+                           f"{c.label} rank {level} high ({scope})"]
         return header + list(self.SELECTION_HEADER)
 
     def selection_cells(self) -> list:
@@ -254,6 +288,10 @@ class TableView:
                     line.append(r.model)
                 if c.kind == "score":
                     line += [r.ranks.get(c.key), r.overall.get(c.key)]
+                if self.has_interval(c):
+                    iv = self.interval(r, c)
+                    line += ([iv.low, iv.high, iv.rank_low, iv.rank_high] if iv is not None
+                             else [None] * 4)
             out.append(line + tail)
         return out
 

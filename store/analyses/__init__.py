@@ -18,8 +18,25 @@ from store.analyses.rankings import (
     spearman,
     spearman_regimes,
 )
+from store.analyses.ranktests import (
+    average_ranks,
+    friedman,
+    rank_tests,
+    scope_average_ranks,
+    wilcoxon_holm,
+)
 from store.analyses.scale import scale_correlation
 from store.analyses.scores import scores, scores_of, seed_means
+from store.analyses.uncertainty import (
+    Draws,
+    draw,
+    leader_tie_group,
+    rank_intervals,
+    score_intervals,
+    seed_rows,
+    seed_rows_of,
+    win_probabilities,
+)
 
 __all__ = [
     "ATTRIBUTES", "SCOPES", "aggregates", "borda", "by_regime",
@@ -27,4 +44,7 @@ __all__ = [
     "degradation_summary", "leader_changes", "protocol_agreement", "rank_shift", "rankings",
     "scale_correlation", "scores", "scores_of", "seed_means", "spearman", "spearman_regimes",
     "task_difficulty",
+    "average_ranks", "friedman", "rank_tests", "scope_average_ranks", "wilcoxon_holm",
+    "Draws", "draw", "leader_tie_group", "rank_intervals", "score_intervals", "seed_rows",
+    "seed_rows_of", "win_probabilities",
 ]

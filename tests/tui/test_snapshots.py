@@ -19,6 +19,8 @@ from store.paths import resolve_store
 
 # A fixed location (not $TMPDIR): the store path is part of the pictures (header, empty screen).
 ROOT = Path("/tmp/geneb-tui-snapshots")
+# One worker takes them all under `pytest -n` (they share ROOT).
+pytestmark = pytest.mark.xdist_group("snapshots")
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +37,10 @@ async def _ready(pilot) -> None:
         inp.cursor_blink = False
     await settle(pilot)
     for _ in range(50):   # a loaded store: until its table is built (a busy machine is slower)
-        snap = pilot.app.snapshot
-        if snap is not None and (snap.is_empty or pilot.app.view is not None):
+        snap, view = pilot.app.snapshot, pilot.app.view
+        # ... with its rank intervals (a worker computes them after the table is shown)
+        if snap is not None and (snap.is_empty or (
+                view is not None and (view.intervals is not None or not view.rows))):
             break
         await settle(pilot, rounds=1)
     await settle(pilot)
@@ -50,6 +54,20 @@ def test_comparison_view_snapshot(snap_compare, snapshot_store):
     async def run_before(pilot) -> None:
         await _ready(pilot)
         await pilot.press("v", "3")          # comparison views, agreement tab
+        await settle(pilot)
+
+    assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30),
+                        run_before=run_before)
+
+
+def test_significance_view_snapshot(snap_compare, snapshot_store):
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await pilot.press("d")               # the Significance view: its CD diagram
+        for _ in range(50):
+            if getattr(pilot.app.screen, "sig", None) is not None:
+                break
+            await settle(pilot, rounds=1)
         await settle(pilot)
 
     assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30),

@@ -1,0 +1,213 @@
+"""The Significance view (`d`): which differences between the models shown are real.
+
+Three tabs, each computed off the UI thread by `geneb_tui.core.significance` (from
+`store.analyses.uncertainty` and `store.analyses.ranktests`): a critical-difference diagram
+(average ranks over the tasks, Friedman's test, the Nemenyi CD and the groups not separable), the
+P(A > B) heat matrix of the models shown, and a two-model comparison (per-task differences,
+wins / losses / ties, the Wilcoxon p-value, the paired bootstrap interval of the difference).
+It follows the main view's selection (regime, metric, category, filters); a result that arrives
+after the selection changed again is dropped.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import ScrollableContainer
+from textual.screen import Screen
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
+
+from geneb_tui.actions import SIGNIFICANCE_KEYS, SIGNIFICANCE_TABS, bindings
+from geneb_tui.components.footer import KeysFooter
+from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.view_table import ViewTable
+from geneb_tui.core.compare import Failed, Table
+from geneb_tui.core.filters import Filters
+from geneb_tui.core.query import StoreSnapshot
+from geneb_tui.messages import ComparisonReady
+
+
+class MatrixTable(ViewTable):
+    """The P(A > B) matrix: a cell cursor, Enter picks the (row, column) pair."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.cursor_type = "cell"
+
+
+@dismiss_once
+class SignificanceScreen(Screen[None]):
+    BINDINGS = bindings(SIGNIFICANCE_KEYS)
+    def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+        self.filters = filters
+        self.sig = None                     # the last `Significance` shown
+        self.pair: tuple[str, str] | None = None
+        self.shown_pair = None              # the last `Pair` shown
+        self._token = 0
+        self._pair_token = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial=SIGNIFICANCE_TABS[0][0], id="significance-tabs"):
+            for name, title in SIGNIFICANCE_TABS:
+                with TabPane(title, id=name):
+                    yield Static("computing…", id=f"{name}-note", classes="view-note")
+                    if name == "cd":
+                        with ScrollableContainer(id="cd-scroll"):
+                            yield Static("", id="cd-diagram")
+                    elif name == "matrix":
+                        yield MatrixTable(id="matrix-table", classes="view-table")
+                    else:
+                        yield ViewTable(id="pair-table", classes="view-table")
+        yield KeysFooter()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.filters.describe()
+        self.recompute()
+
+    # -- following the app's selection -----------------------------------------------------------
+    def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
+        self.snapshot = snapshot
+        if self.is_mounted:
+            self.recompute()
+
+    def filters_updated(self, filters: Filters) -> None:
+        """The app's selection changed (r, m, c, f, x work here too): follow it."""
+        self.filters = filters
+        self.sub_title = filters.describe()
+        if self.is_mounted:
+            self.recompute()
+
+    # -- computing ---------------------------------------------------------------------------------
+    def recompute(self) -> None:
+        self._token += 1
+        self._pair_token += 1          # a pair of the previous selection is dropped too
+        for name, _ in SIGNIFICANCE_TABS:
+            self.query_one(f"#{name}-note", Static).update("computing…")
+        self._compute(self.snapshot, self.filters, self._token)
+
+    @work(thread=True, exclusive=True, group="significance")
+    def _compute(self, snap: StoreSnapshot, filters: Filters, token: int) -> None:
+        from geneb_tui.core.significance import significance, store_seed_rows
+
+        try:
+            payload = significance(snap, filters, seed_rows=store_seed_rows(snap))
+        except Exception as exc:  # a bug: told, never a traceback over the UI
+            payload = Failed(f"{type(exc).__name__}: {exc}")
+        self.post_message(ComparisonReady("significance", payload, token))
+
+    @work(thread=True, exclusive=True, group="significance-pair")
+    def _compute_pair(self, sig, a: str, b: str, token: int) -> None:
+        from geneb_tui.core.significance import two_models
+
+        try:
+            payload = two_models(sig, a, b)
+        except Exception as exc:  # a bug: told, never a traceback over the UI
+            payload = Failed(f"{type(exc).__name__}: {exc}")
+        self.post_message(ComparisonReady("pair", payload, token))
+
+    @on(ComparisonReady)
+    def _ready(self, msg: ComparisonReady) -> None:
+        msg.stop()
+        if msg.name == "significance" and msg.token == self._token:
+            self._show(msg.payload)
+        elif msg.name == "pair" and msg.token == self._pair_token:
+            self._show_pair(msg.payload)
+
+    def _failed(self, names: tuple[str, ...], failed: Failed) -> None:
+        for name in names:
+            self.query_one(f"#{name}-note", Static).update(
+                f"[b]Could not compute this view[/b]: {escape(failed.note)}")
+        self.app.report_internal_error("Significance view", failed.note)
+
+    def _show(self, sig) -> None:
+        if isinstance(sig, Failed):
+            self._failed(("cd", "matrix", "pair"), sig)
+            return
+        self.sig = sig
+        self.query_one("#cd-note", Static).update(escape(sig.note))
+        self.query_one("#cd-diagram", Static).update(
+            Text("\n".join(sig.diagram), no_wrap=True, overflow="ignore"))
+        matrix = self.query_one("#matrix-table", MatrixTable)
+        pair_table = self.query_one("#pair-table", ViewTable)
+        if not sig.ok:
+            for name in ("matrix", "pair"):
+                self.query_one(f"#{name}-note", Static).update(escape(sig.note))
+            matrix.show(Table(["Model"], []))
+            pair_table.show(Table(["Task"], []))
+            self.pair = None
+            self.shown_pair = None
+            return
+        self.query_one("#matrix-note", Static).update(escape(sig.matrix_note))
+        matrix.show(sig.matrix)
+        if self.pair is None or not set(self.pair) <= set(sig.entries):
+            self.pair = (sig.entries[0], sig.entries[1])
+        self._pick(*self.pair)
+
+    def _show_pair(self, pair) -> None:
+        if isinstance(pair, Failed):
+            self._failed(("pair",), pair)
+            return
+        self.shown_pair = pair
+        self.query_one("#pair-note", Static).update(escape(pair.note))
+        self.query_one("#pair-table", ViewTable).show(pair.table)
+
+    def _pick(self, a: str, b: str) -> None:
+        if self.sig is None or not self.sig.ok:
+            return
+        self.pair = (a, b)
+        self._pair_token += 1
+        self.query_one("#pair-note", Static).update("computing…")
+        self._compute_pair(self.sig, a, b, self._pair_token)
+
+    # -- choosing two models -----------------------------------------------------------------------
+    def _step(self, which: int) -> None:
+        sig = self.sig
+        if sig is None or not sig.ok or self.pair is None:
+            return
+        pair = list(self.pair)
+        entries = sig.entries
+        i = entries.index(pair[which])
+        for _ in range(len(entries)):
+            i = (i + 1) % len(entries)
+            if entries[i] != pair[1 - which]:
+                break
+        pair[which] = entries[i]
+        self.query_one(TabbedContent).active = "pair"
+        self._pick(*pair)
+
+    def action_model_a(self) -> None:
+        self._step(0)
+
+    def action_model_b(self) -> None:
+        self._step(1)
+
+    @on(DataTable.CellSelected, "#matrix-table")
+    def _matrix_cell(self, event: DataTable.CellSelected) -> None:
+        sig = self.sig
+        row, col = event.coordinate.row, event.coordinate.column
+        if sig is None or not sig.ok or col == 0 or row >= len(sig.entries):
+            return
+        a, b = sig.entries[row], sig.entries[col - 1]
+        if a != b:
+            self.query_one(TabbedContent).active = "pair"
+            self._pick(a, b)
+
+    # -- tabs ------------------------------------------------------------------------------------
+    @on(TabbedContent.TabActivated)
+    def _focus_view(self, event: TabbedContent.TabActivated) -> None:
+        """Arrow keys (and Enter in the matrix) go to the view of the tab just shown."""
+        target = {"cd": "#cd-scroll", "matrix": "#matrix-table", "pair": "#pair-table"}
+        name = event.pane.id
+        if name in target:
+            self.query_one(target[name]).focus()
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+
+    def action_close(self) -> None:
+        self.dismiss()

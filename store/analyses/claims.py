@@ -1,0 +1,355 @@
+"""The paper's claims with their uncertainty, from the task bootstrap of
+`store.analyses.uncertainty` (`Draws`: per entry, scope and resample, the aggregate score on a
+resample of the tasks).
+
+Resampling unit: the task. A micro score is recomputed on the tasks drawn with replacement from
+the suite; a category score on its own tasks drawn within the category, and macro as the mean of
+those, so every category keeps its weight (the `Draws` a function is given define it; with local
+per-seed rows the seeds of a task may be resampled too, `Draws.seeds_resampled`). Every claim is
+judged on the same resamples: one `Draws` per regime (and metric), shared.
+
+Definitions:
+- P(A beats B) = the share of resamples in which A's score is strictly higher than B's (a tie
+  counts for neither);
+- an interval at `level` is the percentile interval of the resampled quantity: its
+  (1 - level) / 2 and 1 - (1 - level) / 2 quantiles (numpy's default, linear interpolation);
+- a claim holds at `level` when its probability is at least `level`.
+
+The point values (leaders, rho, deltas, cases) are the existing analyses' own, computed on the
+`Draws`' point scores (the aggregates of the whole suite): `leaders.category_leaders` (ties go to
+the first model id), `scale.scale_correlation` (Spearman rho, models with a known parameter
+count, per source), `controlled.controlled_pairs` (pairs that differ in exactly one attribute).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from store.analyses.aggregates import entry_keys
+from store.analyses.controlled import controlled_pairs
+from store.analyses.leaders import category_leaders
+from store.analyses.scale import scale_correlation
+
+if TYPE_CHECKING:
+    from store.analyses.uncertainty import Draws
+
+RATIO = 5.0   # "a smaller model beats a model 5x larger": params_small * RATIO <= params_large
+
+
+def _quantiles(level: float) -> tuple[float, float]:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1 (exclusive), got {level!r}")
+    return (1 - level) / 2, 1 - (1 - level) / 2     # as uncertainty.score_intervals
+
+
+def _interval(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile interval of `samples` (resamples on axis 0), NaN resamples left out
+    (all NaN: NaN)."""
+    import warnings
+
+    lo, hi = _quantiles(level)
+    if not np.isnan(samples).any():          # the usual case; nanquantile is far slower
+        low, high = np.quantile(samples, [lo, hi], axis=0)
+        return low, high
+    with warnings.catch_warnings():          # an all-NaN slice: NaN, as wanted
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanquantile(samples, [lo, hi], axis=0)
+    return low, high
+
+
+def _null(value) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def point_frame(draws: Draws) -> pl.DataFrame:
+    """[keys..., <one column per scope>]: the `Draws`' point scores in the shape of
+    `aggregates()` (micro, macro, categories; NULL where a score is missing), the input of the
+    point analyses."""
+    values = np.asarray(draws.point, dtype=float)
+    return draws.entries.select(entry_keys(draws.entries)).with_columns(
+        pl.Series(scope, values[:, j], dtype=pl.Float64).fill_nan(None)
+        for j, scope in enumerate(draws.scopes))
+
+
+def _positions(draws: Draws) -> dict[tuple, int]:
+    """Entry key (model, source or None) -> its row in the `Draws` arrays."""
+    keys = entry_keys(draws.entries)
+    return {(r[0], r[1] if len(r) > 1 else None): i
+            for i, r in enumerate(draws.entries.select(keys).iter_rows())}
+
+
+def _key(row: Mapping, prefix: str = "") -> tuple:
+    return row[f"{prefix}model"], row.get(f"{prefix}source")
+
+
+# --- leader changes -------------------------------------------------------------------------
+
+def leader_change_significance(draws: Mapping[str, Draws], *, base: str = "full",
+                               level: float = 0.95) -> pl.DataFrame:
+    """[regime_from, regime_to, scope, leader_from, (source_from), value_from, leader_to,
+    (source_to), value_to, changed, p_new_beats_old, p_old_beats_new, significant].
+
+    `draws` maps regime -> its `Draws` (of one metric). For every other regime than `base`
+    (default: full -> 10shot, full -> 1shot) and every scope (micro, macro, categories): the
+    leader of each regime (`leaders.category_leaders` on the point scores), whether it changes,
+    P(new leader beats old) in the resamples of the new regime and P(old leader beats new) in
+    those of `base`, and `significant`: the change holds both ways at `level` (both
+    probabilities >= level). Without a change (or where one leader has no score in the other
+    regime) the probabilities are NULL and `significant` is false. Level: the scope's
+    aggregate; unit: the task (see the module docstring).
+    """
+    _quantiles(level)
+    if base not in draws:
+        raise ValueError(f"no draws of the base regime {base!r}")
+    keys = entry_keys(draws[base].entries)
+    sourced = "source" in keys
+    old_draws = draws[base]
+    old_at, rows = _positions(old_draws), []
+    for regime, new_draws in draws.items():
+        if regime == base:
+            continue
+        leaders = category_leaders({base: point_frame(old_draws),
+                                    regime: point_frame(new_draws)})
+        lead = {(r["regime"], r["scope"]): r for r in leaders.iter_rows(named=True)}
+        new_at = _positions(new_draws)
+        for scope in old_draws.scopes:
+            old, new = lead.get((base, scope)), lead.get((regime, scope))
+            if old is None or new is None:
+                continue
+            changed = _key(old) != _key(new)
+            p_new = p_old = None
+            if changed and scope in new_draws.scopes:
+                p_new = _beats(new_draws, new_at, _key(new), _key(old), scope)
+                p_old = _beats(old_draws, old_at, _key(old), _key(new), scope)
+            rows.append({
+                "regime_from": base, "regime_to": regime, "scope": scope,
+                "leader_from": old["model"], "source_from": old.get("source"),
+                "value_from": old["value"],
+                "leader_to": new["model"], "source_to": new.get("source"),
+                "value_to": new["value"], "changed": changed,
+                "p_new_beats_old": p_new, "p_old_beats_new": p_old,
+                "significant": (p_new is not None and p_old is not None
+                                and p_new >= level and p_old >= level)})
+    schema = {"regime_from": pl.String, "regime_to": pl.String, "scope": pl.String,
+              "leader_from": pl.String, "source_from": pl.String, "value_from": pl.Float64,
+              "leader_to": pl.String, "source_to": pl.String, "value_to": pl.Float64,
+              "changed": pl.Boolean, "p_new_beats_old": pl.Float64,
+              "p_old_beats_new": pl.Float64, "significant": pl.Boolean}
+    frame = pl.DataFrame(rows, schema=schema)
+    return frame if sourced else frame.drop("source_from", "source_to")
+
+
+def _beats(draws: Draws, at: Mapping[tuple, int], a: tuple, b: tuple,
+           scope: str) -> float | None:
+    """P(a beats b) in `draws` for `scope`; None when either has no score there."""
+    if a not in at or b not in at:
+        return None
+    j = draws.scopes.index(scope)
+    point = np.asarray(draws.point)
+    if not (np.isfinite(point[at[a], j]) and np.isfinite(point[at[b], j])):
+        return None
+    values = np.asarray(draws.values)
+    return float(np.mean(values[:, at[a], j] > values[:, at[b], j]))
+
+
+# --- scale ----------------------------------------------------------------------------------
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..E along the last axis of `x` (n, E), ties sharing the mean of their ranks (as
+    Spearman's rho needs; `scipy.stats.rankdata(method="average")`), vectorised over rows."""
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    n, e = x.shape
+    order = np.argsort(x, axis=1, kind="stable")
+    ordered = np.take_along_axis(x, order, axis=1)
+    idx = np.broadcast_to(np.arange(e), (n, e))
+    starts = np.ones((n, e), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ends = np.ones((n, e), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, idx, e)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((n, e))
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=1)
+    return ranks
+
+
+def _row_spearman(fixed: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Spearman rho between `fixed` (E,) and every row of `values` (n, E): Pearson's r of the
+    average ranks; NaN for a constant row."""
+    a = _average_ranks(fixed[None, :])[0]
+    b = _average_ranks(values)
+    a = a - a.mean()
+    b = b - b.mean(axis=1, keepdims=True)
+    with np.errstate(all="ignore"):
+        return (b @ a) / np.sqrt((b * b).sum(axis=1) * (a @ a))
+
+
+def scale_rho_intervals(draws: Draws, models_df: pl.DataFrame, exclude: Iterable[str] = (),
+                        *, scopes: Sequence[str] | None = None,
+                        level: float = 0.95) -> pl.DataFrame:
+    """[(source), scope, rho, p_value, n, low, high]: the scale Spearman rho with its bootstrap
+    interval, for every scope of `draws` (or `scopes`).
+
+    rho, p_value and n are `scale.scale_correlation`'s on the point scores (models with a known
+    parameter count, not in `exclude`, with the score; per source when sources mix). The
+    interval: per resample, rho between the parameter counts and the resampled scores of the
+    same models (the same definition: Pearson's r of the average ranks); its percentile interval
+    at `level` over the resamples where rho is defined (NULL with fewer than 3 models). Unit:
+    the task (the resampled score is the scope's aggregate).
+    """
+    _quantiles(level)
+    scopes = list(scopes) if scopes is not None else list(draws.scopes)
+    points = point_frame(draws)
+    rho = scale_correlation(points, models_df, exclude, columns=scopes)
+    sized = _sized(draws, models_df)
+    excluded = np.isin(sized["model"].to_numpy(), list(exclude))
+    values, point = np.asarray(draws.values), np.asarray(draws.point, dtype=float)
+    lows, highs = [], []
+    for r in rho.iter_rows(named=True):
+        j = draws.scopes.index(r["scope"])
+        take = ((sized["params"].to_numpy() > 0) & ~excluded
+                & np.isfinite(point[sized["i"].to_numpy(), j]))
+        if "source" in sized.columns:
+            take &= sized["source"].to_numpy() == r["source"]
+        low = high = None
+        if r["rho"] is not None and take.sum() >= 3:
+            idx = sized["i"].to_numpy()[take]
+            resampled = _row_spearman(sized["params"].to_numpy()[take].astype(float),
+                                      values[:, idx, j])
+            lo, hi = _interval(resampled, level)
+            low, high = _null(lo), _null(hi)
+        lows.append(low)
+        highs.append(high)
+    return rho.with_columns(pl.Series("low", lows, dtype=pl.Float64),
+                            pl.Series("high", highs, dtype=pl.Float64))
+
+
+def _sized(draws: Draws, models_df: pl.DataFrame) -> pl.DataFrame:
+    """[i, keys..., params]: the `Draws`' entries (i: the row in its arrays) with their
+    catalog parameter count (0 where unknown)."""
+    return (draws.entries.select(entry_keys(draws.entries)).with_row_index("i")
+            .join(models_df.select(pl.col("model_id").alias("model"), "params"),
+                  on="model", how="left", maintain_order="left")
+            .with_columns(pl.col("params").fill_null(0).cast(pl.Float64)))
+
+
+# --- controlled pairs -----------------------------------------------------------------------
+
+def _pair_differences(draws: Draws, ia: np.ndarray, ib: np.ndarray, level: float):
+    """Per scope of `draws` (in its order): the percentile interval of the paired
+    differences a - b (entries `ia`, `ib`) and the shares of resamples where it is > 0 and
+    < 0, each an array over the pairs."""
+    by_scope = np.ascontiguousarray(np.asarray(draws.values).transpose(2, 1, 0))  # (S, E, n)
+    out = []
+    for j in range(len(draws.scopes)):       # one scope at a time: (pairs, n) in memory
+        d = (by_scope[j, ia] - by_scope[j, ib]).T
+        low, high = _interval(d, level)
+        out.append((low, high, np.mean(d > 0, axis=0), np.mean(d < 0, axis=0)))
+    return out
+
+
+def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
+                              pairs: Iterable[tuple[str, str]] | None = None, *,
+                              level: float = 0.95) -> pl.DataFrame:
+    """[(source), model_a, model_b, attribute, value_a, value_b, scope, delta, low, high,
+    p_a_beats_b, p_b_beats_a]: every controlled pair's delta with its bootstrap interval.
+
+    The pairs, their attributes and the point `delta` (a - b) are `controlled.controlled_pairs`'
+    on the point scores (pairs that differ in exactly one attribute, or the named `pairs`); one
+    row per pair and scope (macro, then the categories). Per resample the pair's difference of
+    the resampled scores (paired: both on the same tasks); `low`/`high` its percentile interval
+    at `level`, `p_a_beats_b` (`p_b_beats_a`) the share of resamples where it is > 0 (< 0).
+    NULL where either score is missing. Unit: the task.
+    """
+    _quantiles(level)
+    points = point_frame(draws)
+    found = controlled_pairs(points, models_df, pairs)
+    keys = entry_keys(points)
+    scopes = [c for c in found.columns if c in draws.scopes]   # macro, categories
+    ident = [*(["source"] if "source" in keys else []), "model_a", "model_b", "attribute",
+             "value_a", "value_b"]
+    schema = {**{c: pl.String for c in ident}, "scope": pl.String, "delta": pl.Float64,
+              "low": pl.Float64, "high": pl.Float64, "p_a_beats_b": pl.Float64,
+              "p_b_beats_a": pl.Float64}
+    if found.is_empty():
+        return pl.DataFrame(schema=schema)
+    at = _positions(draws)
+    rows = found.to_dicts()
+    ia = np.array([at[(r["model_a"], r.get("source"))] for r in rows])
+    ib = np.array([at[(r["model_b"], r.get("source"))] for r in rows])
+    stats = _pair_differences(draws, ia, ib, level)
+    out = []
+    for scope in scopes:
+        low, high, pa, pb = stats[draws.scopes.index(scope)]
+        for p, r in enumerate(rows):
+            defined = r[scope] is not None
+            out.append({**{c: r[c] for c in ident}, "scope": scope, "delta": r[scope],
+                        "low": _null(low[p]) if defined else None,
+                        "high": _null(high[p]) if defined else None,
+                        "p_a_beats_b": float(pa[p]) if defined else None,
+                        "p_b_beats_a": float(pb[p]) if defined else None})
+    return pl.DataFrame(out, schema=schema)
+
+
+# --- smaller beats larger -------------------------------------------------------------------
+
+def smaller_beats_larger(draws: Draws, models_df: pl.DataFrame, *, ratio: float = RATIO,
+                         scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
+    """[(source), model_small, model_large, params_small, params_large, value_small,
+    value_large, delta, low, high, p_small_beats_large, holds]: the paper's "a smaller model
+    beats a model 5x larger" cases of one regime (the `Draws`' regime) and `scope`.
+
+    A case: two entries of one source, both with a known parameter count,
+    params_small * `ratio` <= params_large, and the point score of the smaller one higher
+    (strictly) than the larger one's. `delta` = value_small - value_large, `low`/`high` its
+    percentile interval over the resamples (paired), `p_small_beats_large` the share of
+    resamples where the smaller one scores higher, `holds` = that share >= `level`. Sorted by
+    that share (highest first), then delta. Unit: the task.
+    """
+    _quantiles(level)
+    keys = entry_keys(draws.entries)
+    entries = _sized(draws, models_df)
+    j = draws.scopes.index(scope)
+    point = np.asarray(draws.point, dtype=float)[:, j]
+    idx = entries["i"].to_numpy()
+    size = entries["params"].to_numpy()
+    source = (entries["source"].to_numpy() if "source" in keys
+              else np.zeros(len(idx), dtype=object))
+    score = point[idx]
+    small, large = np.nonzero(
+        (size[:, None] > 0) & (size[None, :] > 0) & (size[:, None] * ratio <= size[None, :])
+        & (source[:, None] == source[None, :]) & np.isfinite(score[:, None])
+        & np.isfinite(score[None, :]) & (score[:, None] > score[None, :]))
+    a, b = idx[small], idx[large]
+    values = np.asarray(draws.values)
+    d = values[:, a, j] - values[:, b, j]
+    low, high = _interval(d, level) if len(a) else (np.array([]), np.array([]))
+    share = np.mean(d > 0, axis=0) if len(a) else np.array([])
+    names = entries["model"].to_numpy()
+    frame = pl.DataFrame({
+        **({"source": source[small].astype(str)} if "source" in keys else {}),
+        "model_small": names[small].astype(str), "model_large": names[large].astype(str),
+        "params_small": size[small].astype(np.int64), "params_large": size[large].astype(np.int64),
+        "value_small": point[a], "value_large": point[b], "delta": point[a] - point[b],
+        "low": low, "high": high, "p_small_beats_large": share,
+    }, schema={**({"source": pl.String} if "source" in keys else {}),
+               "model_small": pl.String, "model_large": pl.String, "params_small": pl.Int64,
+               "params_large": pl.Int64, "value_small": pl.Float64, "value_large": pl.Float64,
+               "delta": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+               "p_small_beats_large": pl.Float64})
+    return (frame.with_columns((pl.col("p_small_beats_large") >= level).alias("holds"))
+            .sort(["p_small_beats_large", "delta", "model_small", "model_large"],
+                  descending=[True, True, False, False]))
+
+
+def smaller_beats_larger_summary(cases: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """[regime, n_cases, n_hold]: per regime (`cases` maps regime -> `smaller_beats_larger`),
+    how many cases there are and how many hold at the level they were computed at."""
+    return pl.DataFrame(
+        [{"regime": regime, "n_cases": frame.height, "n_hold": int(frame["holds"].sum())}
+         for regime, frame in cases.items()],
+        schema={"regime": pl.String, "n_cases": pl.Int64, "n_hold": pl.Int64})

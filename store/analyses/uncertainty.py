@@ -1,0 +1,497 @@
+"""Uncertainty: bootstrap intervals of every aggregate score, rank intervals, P(A > B) and the
+leader's tie group, for one regime and one metric.
+
+Definitions (the README's "Uncertainty" subsection says the same):
+
+- **Resampling unit: tasks.** A resample draws, for the micro score, the suite's T tasks with
+  replacement (T of T), and, for the categories, each category's own T_c tasks with replacement
+  within it (T_c of T_c), so every category keeps its weight; the macro score of a resample is
+  the mean of that resample's category scores (the same resample as the categories). micro and
+  the categories are drawn independently of each other.
+- **Paired.** One set of resampled tasks is shared by every entry, so differences between two
+  entries and their ranks are paired (the same tasks count for both).
+- **Seed level (two-level bootstrap).** With `seed_rows` (local per-seed rows), within each
+  resampled task the entry's k seeds are resampled with replacement (k of k), afresh for every
+  time the task is drawn, and their mean is the task's value in that resample. Seeds are
+  matched by position in seed order, so entries with the same seeds share the draw (seed s is
+  the same few-shot training sample for every model: still paired). A cell without seed rows
+  (imported seed means) or whose seeds all agree (the full regime's one shared fit) is resampled
+  at the task level only: its value is the same in every seed draw.
+- **Entries**: those with every aggregate (no missing task); the others are left out.
+- **What the task bootstrap cannot see**: a category of one task (geneb-v1's Coding/NC and
+  Chromatin Acc.) draws that task in every resample, so its interval has zero width unless its
+  seeds are resampled; categories of 2-3 tasks get coarse intervals. The macro interval
+  inherits this (it understates the uncertainty of those categories).
+- **Point**: the aggregates of the data as observed, taken from
+  `store.analyses.aggregates.aggregates` (the official leaderboard to the last bit).
+- **Score interval**: percentile, the (1 - level)/2 and 1 - (1 - level)/2 quantiles of the
+  resampled scores (numpy's "linear" method).
+- **Ranks**: higher is better, rank 1 the best, ties share the best rank ('min', as
+  `store.analyses.rankings`), among the entries of the draws, in the data and in every
+  resample. **Rank interval**: the same quantiles of the entry's resampled ranks, the lower one
+  rounded down and the upper one rounded up to a rank (numpy's "lower" / "higher" methods),
+  widened where needed to contain the entry's point rank (a percentile interval of ranks can
+  miss it: on the official store 1-shot accuracy, lncRNA's 6 tasks put one entry's point rank 6
+  in only 2.4 % of the resamples, below the 2.5 % quantile).
+- **P(A > B)**: the share of resamples where A's score is strictly above B's; P(tie) the share
+  where they are equal.
+- **p_best**: the share of resamples where the entry ranks 1 (entries tied at the top all
+  count). **Leader**: the entry with the best point score (ties: the first in key order, as
+  `store.analyses.leaders`). **Tie group of the leader**: the entries whose rank interval
+  overlaps the leader's, i.e. rank_low <= the leader's rank_high (the leader included); every
+  entry best in more than (1 - level)/2 of the resamples has rank_low 1 and so is in it.
+
+Vectorised: the resampled tasks become count matrices (how often each task is drawn in each
+resample, `numpy.bincount`) and every resample's sums are one matrix product, counts @ scores;
+seeded with `numpy.random.default_rng(seed)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from store.analyses.aggregates import aggregates, entry_keys
+from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
+from store.db import Source
+from store.protocol import GENEB_V1, METRICS
+
+# Entries x entries x resamples of one comparison block, at most (booleans, ~32 MB).
+_BLOCK = 1 << 25
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Bootstrap resamples of every complete entry's aggregate scores (one regime, one metric)."""
+    entries: pl.DataFrame      # [model] or [model, source]: row i is entry i of the arrays
+    scopes: tuple[str, ...]    # ("micro", "macro", *categories in CATEGORY_ORDER / suite order)
+    point: np.ndarray          # (E, S) float64: the aggregates of the data as observed
+    #                            (== store.analyses.aggregates.aggregates to the last bit)
+    values: np.ndarray         # (n, E, S) float64: the aggregates of each resample
+    n: int
+    seed: int
+    seeds_resampled: bool      # True when per-seed rows were resampled too (two-level)
+
+
+@dataclass(frozen=True)
+class Resamples:
+    """The index sets of `n` resamples of a suite's tasks (positions in the suite's order).
+
+    `micro` (n, T): the tasks drawn T of T; `strata` (n, T): the tasks drawn within each
+    category, the category's T_c columns in category order (the scopes' order), each holding
+    positions of that category's tasks; `seeds` maps a seed count k to the seed positions
+    (n, T, k) drawn for each drawn task of `micro` and of `strata`: entry [r, j] holds the k seed
+    positions (0..k-1, in seed order) of the task drawn in column j of resample r.
+    """
+    micro: np.ndarray
+    strata: np.ndarray
+    seeds: dict[int, tuple[np.ndarray, np.ndarray]]
+
+
+def suite_categories(tasks: Iterable[TaskMeta] | None = None) -> tuple[list[str], list[str]]:
+    """(task ids in suite order, categories in scope order) of the suite (default geneb-v1):
+    GENEB's categories in CATEGORY_ORDER, then a custom suite's own in order of appearance (as
+    `aggregates` orders its columns)."""
+    expected = list(tasks if tasks is not None else geneb_v1_tasks())
+    categories = [c for c in CATEGORY_ORDER if any(t.category == c for t in expected)]
+    categories += list(dict.fromkeys(t.category for t in expected if t.category not in categories))
+    return [t.task_id for t in expected], categories
+
+
+def resample_indices(task_categories: Sequence[str], categories: Sequence[str], n: int,
+                     rng: np.random.Generator, seed_counts: Iterable[int] = ()) -> Resamples:
+    """The index sets `draw` uses, drawn from `rng` in this order: the micro tasks
+    (`rng.integers(0, T, (n, T))`), then for each category in scope order its tasks
+    (`rng.integers(0, T_c, (n, T_c))`, positions within the category in suite order), then for
+    each seed count k in increasing order the seed positions of micro's and of the strata's
+    drawn tasks (`rng.integers(0, k, (n, T, k))` each). `task_categories[t]` is the category
+    of the suite's task t."""
+    cats = np.asarray(task_categories, dtype=object)
+    members = [np.flatnonzero(cats == c) for c in categories]
+    t = len(cats)
+    micro = rng.integers(0, t, size=(n, t)) if t else np.zeros((n, 0), np.int64)
+    strata = (np.concatenate([m[rng.integers(0, len(m), size=(n, len(m)))] for m in members],
+                             axis=1)
+              if members else np.zeros((n, 0), np.int64))
+    seeds = {k: (rng.integers(0, k, size=(n, t, k)), rng.integers(0, k, size=(n, t, k)))
+             for k in sorted(set(seed_counts))}
+    return Resamples(micro, strata, seeds)
+
+
+def seed_rows_of(rows: pl.DataFrame, *, regime: str = "full", metric: str = "mcc",
+                 with_source: bool = True) -> pl.DataFrame:
+    """[model, (source), task, seed, value]: the per-seed rows of one regime and metric, from a
+    `store.seedmeans.per_seed` frame (imported rows, seed NULL, and NULL values left out)."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    return (rows.filter((pl.col("regime") == regime) & pl.col("seed").is_not_null()
+                        & pl.col(metric).is_not_null())
+            .select("model", *(["source"] if with_source else []), "task", "seed",
+                    pl.col(metric).alias("value")))
+
+
+def seed_rows(paths: Source, *, regime: str = "full", metric: str = "mcc",
+              source: str | None = None, protocol_hash: str = GENEB_V1.hash) -> pl.DataFrame:
+    """The `seed_rows` of `draw` read from the store, keyed as `store.analyses.scores(paths,
+    regime=, metric=, source=)` keys its frame (a `source` column when `source` is None)."""
+    from store.seedmeans import per_seed
+
+    filters = {"protocol_hash": [protocol_hash], "regime": [regime]}
+    if source is not None:
+        filters["source"] = [source]
+    return seed_rows_of(per_seed(paths, **filters), regime=regime, metric=metric,
+                        with_source=source is None)
+
+
+def draw(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None, n: int = 10_000,
+         seed: int = 0, seed_rows: pl.DataFrame | None = None) -> Draws:
+    """`n` bootstrap resamples of the aggregates (micro, macro, categories) of every entry of
+    `scores_df` (a `scores()` frame of one regime and metric) that has every task of the suite
+    (`tasks`, default geneb-v1); the other entries are left out.
+
+    Resampling unit: tasks (micro: T of T; each category: T_c of T_c within it; macro: the mean
+    of the resampled categories), one index set shared by every entry (paired). With
+    `seed_rows` ([model, (source), task, seed, value], keyed like `scores_df`), the seeds of
+    each drawn task are resampled too, k of k (two-level); cells without seed rows, or whose
+    seeds all agree, are resampled at the task level only. Seeded: the same arguments give the
+    same draws. See the module docstring for the definitions.
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    task_list = list(tasks if tasks is not None else geneb_v1_tasks())
+    task_ids, categories = suite_categories(task_list)
+    category_of = {t.task_id: t.category for t in task_list}
+    keys = entry_keys(scores_df)
+    scopes = ("micro", "macro", *categories)
+    agg = aggregates(scores_df, tasks=task_list)
+    complete = agg.filter(pl.all_horizontal(pl.col(list(scopes)).is_not_null()))
+    entries = complete.select(keys)
+    point = complete.select(scopes).to_numpy().astype(np.float64).reshape(len(entries),
+                                                                          len(scopes))
+    x = _matrix(scores_df, entries, task_ids, keys)
+    cells = _seed_cells(seed_rows, entries, task_ids, keys) if seed_rows is not None else {}
+    rng = np.random.default_rng(seed)
+    res = resample_indices([category_of[t] for t in task_ids], categories, n, rng, cells)
+    values = _resampled(x, cells, res, [category_of[t] for t in task_ids], categories)
+    return Draws(entries, scopes, point, values, n, seed, bool(cells))
+
+
+def _matrix(scores_df: pl.DataFrame, entries: pl.DataFrame, task_ids: list[str],
+            keys: list[str]) -> np.ndarray:
+    """(E, T) scores of the entries on the suite's tasks (every cell present: complete
+    entries)."""
+    x = np.full((entries.height, len(task_ids)), np.nan)
+    if not entries.height or not task_ids:
+        return x
+    cells = (scores_df.select(*keys, "task", "value")
+             .join(entries.with_row_index("e"), on=keys)
+             .join(pl.DataFrame({"task": task_ids}).with_row_index("t"), on="task"))
+    x[cells["e"].to_numpy(), cells["t"].to_numpy()] = cells["value"].to_numpy()
+    return x
+
+
+def _seed_cells(seed_rows: pl.DataFrame, entries: pl.DataFrame, task_ids: list[str],
+                keys: list[str]) -> dict[int, np.ndarray]:
+    """{k: (E, T, k) seed values of the cells with k seeds that do not all agree, NaN in the
+    other cells}, seeds in seed order."""
+    missing = [k for k in (*keys, "task", "seed", "value") if k not in seed_rows.columns]
+    if missing:
+        raise ValueError(f"seed_rows must have the columns {[*keys, 'task', 'seed', 'value']} "
+                         f"(keyed as the scores are); missing {missing}")
+    rows = (seed_rows.filter(pl.col("seed").is_not_null() & pl.col("value").is_not_null())
+            .unique([*keys, "task", "seed"], keep="last", maintain_order=True)
+            .join(entries.with_row_index("e"), on=keys)
+            .join(pl.DataFrame({"task": task_ids}).with_row_index("t"), on="task")
+            .sort("e", "t", "seed")
+            .group_by("e", "t", maintain_order=True)
+            .agg(pl.col("value"), pl.col("value").n_unique().alias("distinct"))
+            .filter(pl.col("distinct") > 1)
+            .with_columns(pl.col("value").list.len().alias("k")))
+    out = {}
+    for (k,), part in rows.partition_by("k", as_dict=True, maintain_order=True).items():
+        v = np.full((entries.height, len(task_ids), k), np.nan)
+        v[part["e"].to_numpy(), part["t"].to_numpy()] = np.array(part["value"].to_list())
+        out[int(k)] = v
+    return out
+
+
+def _counts(idx: np.ndarray, size: int) -> np.ndarray:
+    """(n, size) float64: how often each position is drawn in each row of `idx` (n, m)."""
+    n = idx.shape[0]
+    flat = (np.arange(n)[:, None] * size + idx).ravel()
+    return np.bincount(flat, minlength=n * size).reshape(n, size).astype(np.float64)
+
+
+def _resampled(x: np.ndarray, cells: dict[int, np.ndarray], res: Resamples,
+               task_categories: list[str], categories: list[str]) -> np.ndarray:
+    """(n, E, S) resampled aggregates (micro, macro, categories): a view of an (S, n, E)
+    array, so each scope's (n, E) plane is contiguous for the ranks and comparisons."""
+    n, t = res.micro.shape
+    e = x.shape[0]
+    cats = np.asarray(task_categories, dtype=object)
+    members = [np.flatnonzero(cats == c) for c in categories]
+    order = np.concatenate(members) if members else np.zeros(0, np.int64)
+    in_order = np.empty(t, dtype=np.int64)       # suite position -> position in category order
+    in_order[order] = np.arange(t)
+    bounds = np.cumsum([0, *(len(m) for m in members)])
+    task_level = x.copy()
+    for v in cells.values():
+        task_level[~np.isnan(v[..., 0])] = 0.0       # those cells come from their seeds
+    seed_level = {k: np.nan_to_num(v, nan=0.0) for k, v in cells.items()}
+
+    def counted(idx: np.ndarray, which: int) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """How often each task is drawn per resample (n, T), and for each seed count k how
+        often each (task, seed position) is drawn (n, T, k)."""
+        per_seed = {}
+        for k in seed_level:
+            flat = (idx[..., None] * k + res.seeds[k][which]).reshape(n, -1)
+            per_seed[k] = _counts(flat, t * k).reshape(n, t, k)
+        return _counts(idx, t), per_seed
+
+    def sums(counts: tuple[np.ndarray, dict[int, np.ndarray]], values: np.ndarray,
+             seeds: dict[int, np.ndarray], cols: slice, size: int, into: np.ndarray) -> None:
+        """`into` (n, E) = each resample's mean over its `size` drawn tasks among `cols` of
+        each entry's values (a seed-level cell adds the mean of its drawn seeds per draw)."""
+        tasks, per_seed = counts
+        np.matmul(tasks[:, cols], values[:, cols].T, out=into)
+        for k, v in seeds.items():
+            into += (per_seed[k][:, cols].reshape(n, -1) @ v[:, cols].reshape(e, -1).T) / k
+        into /= size
+
+    out = np.empty((2 + len(categories), n, e))
+    sums(counted(res.micro, 0), task_level, seed_level, slice(None), t, out[0])
+    # The strata in category order: each category a slice of columns.
+    strata = counted(in_order[res.strata], 1)
+    ordered = task_level[:, order]
+    ordered_seeds = {k: v[:, order] for k, v in seed_level.items()}
+    for i in range(len(categories)):         # one matrix product per category, all resamples
+        sums(strata, ordered, ordered_seeds, slice(bounds[i], bounds[i + 1]),
+             int(bounds[i + 1] - bounds[i]), out[2 + i])
+    if categories:
+        np.sum(out[2:], axis=0, out=out[1])
+        out[1] /= len(categories)
+    else:
+        out[1] = np.nan
+    return out.transpose(1, 2, 0)
+
+
+def _planes(draws: Draws) -> np.ndarray:
+    """(S, n, E): the draws' values scope by scope (no copy for the draws of `draw`)."""
+    return np.ascontiguousarray(draws.values.transpose(2, 0, 1))
+
+
+def _quantile_bounds(level: float) -> tuple[float, float]:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    return (1 - level) / 2, 1 - (1 - level) / 2
+
+
+def _tie_ranks(ascending: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """For values sorted in increasing order along the last axis: None when no row holds a
+    tie; else (the rows holding one, (k, E) those rows' 0-based ranks from the best of each
+    position, 'min' ties: how many values are strictly greater)."""
+    m = ascending.shape[-1]
+    tie = ascending[..., 1:] == ascending[..., :-1]
+    rows = tie.any(axis=-1)
+    if not rows.any():
+        return None
+    # Best first, a tie group's positions all take the rank of its first.
+    starts = np.ones((int(rows.sum()), m), dtype=bool)
+    starts[:, 1:] = ~tie[rows][:, ::-1]
+    return rows, np.maximum.accumulate(np.where(starts, np.arange(m), 0), axis=-1)[:, ::-1]
+
+
+def _descending_ranks(ascending: np.ndarray) -> np.ndarray:
+    """Each position's 0-based rank from the best ('min' ties), for values sorted in
+    increasing order along the last axis (without ties: E - 1 - position)."""
+    m = ascending.shape[-1]
+    ranked = np.broadcast_to(np.arange(m - 1, -1, -1), ascending.shape)
+    ties = _tie_ranks(ascending)
+    if ties is None:
+        return ranked
+    ranked = ranked.copy()
+    ranked[ties[0]] = ties[1]
+    return ranked
+
+
+def min_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks along the last axis, higher is better, rank 1 the best, ties sharing the best rank
+    of the tie ('min': 1, 2, 2, 4), as `store.analyses.rankings` ranks (int64)."""
+    order = np.argsort(values, axis=-1)
+    ranked = _descending_ranks(np.take_along_axis(values, order, axis=-1)) + 1
+    ranks = np.empty(values.shape, dtype=np.int64)
+    np.put_along_axis(ranks, order, ranked, axis=-1)
+    return ranks
+
+
+def _rank_histogram(values: np.ndarray) -> np.ndarray:
+    """(..., E, E) counts from resampled values (..., n, E): [..., e, r - 1] = how many
+    resamples give entry e rank r ('min' ranks)."""
+    m = values.shape[-1]
+    lead = values.shape[:-2]
+    planes = int(np.prod(lead))
+    order = np.argsort(values, axis=-1)              # entry at each position, worst first
+    untied = np.arange(m - 1, -1, -1)
+    flat = order
+    flat *= m
+    flat += untied
+    ties = _tie_ranks(np.sort(values, axis=-1))
+    if ties is not None:                             # the few rows holding a tie
+        flat[ties[0]] += ties[1] - untied
+    flat += (np.arange(planes) * m * m).reshape(*lead, 1, 1)
+    return np.bincount(flat.ravel(), minlength=planes * m * m).reshape(*lead, m, m)
+
+
+def _linear_quantile(ordered: np.ndarray, q: float) -> np.ndarray:
+    """numpy's "linear" quantile `q` of values sorted along the last axis, as
+    `numpy.quantile` computes it (virtual index (n - 1) q, the same interpolation), from one
+    sort (numpy's vectorised sort beats the partition `numpy.quantile` runs)."""
+    n = ordered.shape[-1]
+    virtual = (n - 1) * np.float64(q)
+    previous = np.floor(virtual)
+    gamma = virtual - previous
+    a = ordered[..., int(previous)]
+    b = ordered[..., min(int(previous) + 1, n - 1)]
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+
+
+def _rank_quantiles(hist: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rank_low, rank_high) from a rank histogram: numpy's quantiles of the ranks with the
+    "lower" and "higher" methods (sorted positions floor and ceil of (n - 1) q)."""
+    q_lo, q_hi = _quantile_bounds(level)
+    cum = np.cumsum(hist, axis=-1)
+    lo = int(np.floor((n - 1) * np.float64(q_lo)))
+    hi = int(np.ceil((n - 1) * np.float64(q_hi)))
+    # The rank at sorted position i is the smallest r with more than i ranks <= r.
+    return (np.argmax(cum > lo, axis=-1) + 1).astype(np.int64), \
+        (np.argmax(cum > hi, axis=-1) + 1).astype(np.int64)
+
+
+def _scope_index(draws: Draws, scope: str) -> int:
+    if scope not in draws.scopes:
+        raise ValueError(f"scope must be one of {draws.scopes}, got {scope!r}")
+    return draws.scopes.index(scope)
+
+
+def _per_scope(draws: Draws, columns: dict[str, np.ndarray], schema: dict) -> pl.DataFrame:
+    """[keys..., scope, columns...] from (E, S) arrays: scope-major (all entries for micro,
+    then macro, then each category), entries in the draws' order."""
+    e, s = len(draws.entries), len(draws.scopes)
+    keys = draws.entries.columns
+    frame = pl.DataFrame({
+        **{k: np.tile(draws.entries[k].to_numpy(), s) for k in keys},
+        "scope": np.repeat(np.array(draws.scopes, dtype=object), e),
+        **{name: a.T.reshape(-1) for name, a in columns.items()},
+    }, schema={**{k: pl.String for k in keys}, "scope": pl.String, **schema})
+    return frame
+
+
+def score_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
+    """[model, (source), scope, value, low, high]: per entry and scope the point score and its
+    percentile interval, the (1 - level)/2 and 1 - (1 - level)/2 quantiles of the resampled
+    scores (numpy "linear"). Resampling unit: tasks (and seeds, two-level, when
+    `draws.seeds_resampled`). Scope-major, entries in the draws' order."""
+    q_lo, q_hi = _quantile_bounds(level)
+    e, s = draws.point.shape
+    if e:
+        ordered = np.ascontiguousarray(draws.values.transpose(1, 2, 0))  # (E, S, n)
+        ordered.sort(axis=-1)
+        low, high = (_linear_quantile(ordered, q) for q in (q_lo, q_hi))
+    else:
+        low = high = np.zeros((0, s))
+    return _per_scope(draws, {"value": draws.point, "low": low, "high": high},
+                      {"value": pl.Float64, "low": pl.Float64, "high": pl.Float64})
+
+
+def rank_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
+    """[model, (source), scope, rank, rank_low, rank_high]: per entry and scope its rank among
+    the draws' entries (1 = best, 'min' ties) on the point scores, and its rank interval: the
+    (1 - level)/2 quantile of its resampled ranks rounded down ("lower") and the
+    1 - (1 - level)/2 quantile rounded up ("higher"), widened to contain `rank` where they
+    miss it. Scope-major, entries in the draws' order."""
+    _quantile_bounds(level)
+    e, s = draws.point.shape
+    rank = min_ranks(draws.point.T).T                                   # (E, S)
+    if e:
+        planes = _planes(draws)
+        # Scope by scope: (n, E) temporaries stay in cache and reused memory (faster than
+        # one pass over all scopes at once).
+        hist = np.stack([_rank_histogram(plane) for plane in planes])        # (S, E, E)
+        low, high = _rank_quantiles(hist, draws.n, level)                     # (S, E)
+        low, high = np.minimum(low.T, rank), np.maximum(high.T, rank)
+    else:
+        low = high = np.zeros((0, s), np.int64)
+    return _per_scope(draws, {"rank": rank, "rank_low": low, "rank_high": high},
+                      {"rank": pl.Int64, "rank_low": pl.Int64, "rank_high": pl.Int64})
+
+
+def _beats(values: np.ndarray) -> np.ndarray:
+    """(E, E) int64: [a, b] = how many resamples (rows of `values`, (n, E)) have a > b."""
+    n, e = values.shape
+    wins = np.zeros((e, e), dtype=np.int64)
+    step = max(1, _BLOCK // max(1, n * e))
+    for a in range(0, e, step):      # blocks of entries (all resamples at once in each)
+        block = values[:, a:a + step, None] > values[:, None, :]
+        wins[a:a + step] = block.sum(axis=0)
+    return wins
+
+
+def win_probabilities(draws: Draws, scope: str = "macro") -> pl.DataFrame:
+    """[model_a, (source_a), model_b, (source_b), p_a_beats_b, p_b_beats_a, p_tie]: for every
+    ordered pair of different entries the share of resamples where a's `scope` score is
+    strictly above b's, strictly below, and equal (paired resamples). The three add up to 1
+    exactly (in that order). Pairs in the draws' order (a, then b)."""
+    j = _scope_index(draws, scope)
+    e = len(draws.entries)
+    wins = _beats(np.ascontiguousarray(draws.values[:, :, j]))
+    a, b = np.nonzero(~np.eye(e, dtype=bool))
+    p_a = wins[a, b] / draws.n
+    p_b = wins[b, a] / draws.n
+    p_tie = (draws.n - wins[a, b] - wins[b, a]) / draws.n
+    p_tie = np.where(p_a + p_b + p_tie == 1.0, p_tie, 1.0 - (p_a + p_b))
+    keys = draws.entries.columns
+    cols = {}
+    for k in keys:
+        v = draws.entries[k].to_numpy()
+        cols[f"{k}_a"] = v[a]
+        cols[f"{k}_b"] = v[b]
+    order = [f"{k}_a" for k in keys] + [f"{k}_b" for k in keys]
+    return pl.DataFrame({**{c: cols[c] for c in order}, "p_a_beats_b": p_a,
+                         "p_b_beats_a": p_b, "p_tie": p_tie},
+                        schema={**{c: pl.String for c in order}, "p_a_beats_b": pl.Float64,
+                                "p_b_beats_a": pl.Float64, "p_tie": pl.Float64})
+
+
+def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
+    """[model, (source), p_best, rank_low, rank_high, leader, tied_with_leader] for one scope.
+
+    p_best = the share of resamples where the entry ranks 1 ('min' ties: entries tied at the
+    top all count); rank_low, rank_high = its rank interval (as `rank_intervals`); leader = the
+    entry with the best point score (ties: the first in key order); tied_with_leader = its rank
+    interval overlaps the leader's (rank_low <= the leader's rank_high; the leader included).
+    Sorted by point score, best first (ties in key order).
+    """
+    j = _scope_index(draws, scope)
+    _quantile_bounds(level)
+    keys = draws.entries.columns
+    schema = {**{k: pl.String for k in keys}, "p_best": pl.Float64, "rank_low": pl.Int64,
+              "rank_high": pl.Int64, "leader": pl.Boolean, "tied_with_leader": pl.Boolean}
+    if not len(draws.entries):
+        return pl.DataFrame(schema=schema)
+    hist = _rank_histogram(np.ascontiguousarray(draws.values[:, :, j]))   # (E, E)
+    rank = min_ranks(draws.point[:, j])
+    low, high = _rank_quantiles(hist, draws.n, level)
+    low, high = np.minimum(low, rank), np.maximum(high, rank)
+    frame = draws.entries.with_columns(
+        pl.Series("value", draws.point[:, j]), pl.Series("p_best", hist[:, 0] / draws.n),
+        pl.Series("rank_low", low), pl.Series("rank_high", high),
+    ).sort(["value", *keys], descending=[True] + [False] * len(keys))
+    leader_high = frame["rank_high"][0]
+    return frame.with_columns(
+        (pl.int_range(pl.len()) == 0).alias("leader"),
+        (pl.col("rank_low") <= leader_high).alias("tied_with_leader"),
+    ).select(list(schema)).cast(schema)
