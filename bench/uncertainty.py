@@ -3,13 +3,16 @@
 Imports the 40 official submissions into a temporary store (`store.submission.import_files` on
 `store.official_data.official_tree()`), reads the per-task scores of the 3 regimes x 3 metrics,
 then times, for each of the nine, `draw` (n = 10,000 resamples) + `score_intervals` +
-`rank_intervals` + `win_probabilities` + `leader_tie_group` (macro), and prints the total.
+`rank_intervals` + `win_probabilities` + `leader_tie_group` (macro), the rank tests
+(`ranktests.rank_tests`: Friedman and Nemenyi, all tasks and every category with >= 5) and the
+claims (`claims`: scale rho, controlled pairs, smaller beats 5x larger; leader changes from full
+once per metric), and prints the total: points 1, 4 and 5 of the issue.
 
 Baseline, in the same process: a straightforward loop over resamples (one Python iteration per
 resample drawing its tasks and computing every entry's micro, category and macro scores and
 their ranks with numpy / scipy, then the same intervals, P(A > B) and p_best from the stacked
 results), run for `--loop-resamples` resamples and scaled to n. Goal: all nine under 3 s on 2
-cores (the budget shared with the Friedman tests and the report's claims), well under 2 s.
+cores, well under 2 s.
 
     .venv/bin/python bench/uncertainty.py [--n 10000] [--runs 3] [--loop-resamples 200]
 """
@@ -29,9 +32,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def official_scores() -> dict[tuple[str, str], object]:
-    """{(regime, metric): scores frame} of the 40 official models, read from a fresh store."""
+def official_scores() -> tuple[dict[tuple[str, str], object], object]:
+    """({(regime, metric): scores frame}, the models frame) of the 40 official models, read
+    from a fresh store."""
     from store.analyses import scores_of, seed_means
+    from store.catalog import models_with_builtins
     from store.official_data import official_tree
     from store.paths import resolve_store
     from store.protocol import METRICS, REGIMES
@@ -42,12 +47,16 @@ def official_scores() -> dict[tuple[str, str], object]:
         tree = official_tree()
         import_files(paths, [tree / "submissions", tree / "leaderboard.json"])
         means = seed_means(paths, source="official")
+        models = models_with_builtins(paths)
     return {(r, m): scores_of(means, regime=r, metric=m, with_source=False)
-            for r in REGIMES for m in METRICS}
+            for r in REGIMES for m in METRICS}, models
 
 
-def vectorised(scores_df, n: int) -> float:
-    """Seconds for the five functions on one (regime, metric)."""
+def vectorised(scores_df, n: int, models, full=None) -> tuple[float, object]:
+    """Seconds for every analysis of one (regime, metric), and its draws. With `full` (the
+    full regime's draws of the same metric): the leader changes from full too."""
+    from store.analyses import claims
+    from store.analyses.ranktests import rank_tests
     from store.analyses.uncertainty import (
         draw,
         leader_tie_group,
@@ -62,7 +71,23 @@ def vectorised(scores_df, n: int) -> float:
     rank_intervals(d)
     win_probabilities(d)
     leader_tie_group(d)
-    return time.perf_counter() - start
+    rank_tests(scores_df)
+    claims.scale_rho_intervals(d, models)
+    claims.controlled_pair_intervals(d, models)
+    claims.smaller_beats_larger(d, models)
+    if full is not None:
+        claims.leader_change_significance({"full": full, "other": d})
+    return time.perf_counter() - start, d
+
+
+def nine(frames, n: int, models) -> dict:
+    """Seconds per (regime, metric) of `vectorised`, full first in each metric."""
+    out, fulls = {}, {}
+    for (regime, metric), f in frames.items():
+        out[regime, metric], d = vectorised(f, n, models, fulls.get(metric))
+        if regime == "full":
+            fulls[metric] = d
+    return out
 
 
 def loop(scores_df, n: int) -> float:
@@ -108,10 +133,9 @@ def main() -> int:
     ap.add_argument("--loop-resamples", type=int, default=200,
                     help="resamples of the baseline loop, scaled to --n (default 200)")
     args = ap.parse_args()
-    frames = official_scores()
-    for scores_df in frames.values():          # warm up (imports, first allocations)
-        vectorised(scores_df, 100)
-    runs = [{key: vectorised(f, args.n) for key, f in frames.items()} for _ in range(args.runs)]
+    frames, models = official_scores()
+    nine(frames, 100, models)                  # warm up (imports, first allocations)
+    runs = [nine(frames, args.n, models) for _ in range(args.runs)]
     per = {key: statistics.median(r[key] for r in runs) for key in frames}
     total = statistics.median(sum(r.values()) for r in runs)
     scale = args.n / args.loop_resamples

@@ -7,7 +7,8 @@ temporary files of dead writers (`store.sweep`), work through the pairs. Each pa
 under its lock (a pair another process holds is tried again later, usually to find it done):
 its remaining cells are checked again, its embeddings reused from Zarr when complete and
 verified, else computed and streamed into it, every missing regime probed and its rows
-committed as ONE commit of the results table, except cells done meanwhile (`append_pair`).
+committed as ONE commit of the results table, except cells done meanwhile (`append_pair`),
+after their test-set predictions are committed to the predictions table (`store.predictions`).
 Probing runs inline (`jobs=1`) or in worker processes that die with their parent (`jobs>1`,
 one BLAS thread each) while the main process embeds the next pair. At the end the touched
 partitions are compacted and old files vacuumed.
@@ -40,6 +41,7 @@ from store.embeddings import EmbeddingStore
 from store.errors import GenebError
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
+from store.predictions import PREDICTIONS, prediction_rows
 from store.protocol import GENEB_V1, Protocol
 from store.results import append_pair, compact, done_in_table, open_for_writing, vacuum
 from store.sweep import sweep
@@ -81,7 +83,8 @@ def probe_rows(X_train, y_train, X_test, y_test,
     """Rows of every (protocol, regimes) of one pair, each protocol fitted by its solver's runner
     (`engine.probes.RUNNERS`, in that order): geneb-v1 exactly as the official harness, variants
     with the batched solvers. Protocols of one solver that need the same regimes share one call,
-    so a C sweep shares its batches and warm starts."""
+    so a C sweep shares its batches and warm starts. Each row carries its test predictions
+    (`pred`), which `probe_pair` stores apart."""
     order = {solver: i for i, solver in enumerate(RUNNERS)}   # an unknown solver: last, refused
     calls: dict[tuple[str, tuple[str, ...]], list[Protocol]] = {}
     for protocol, regimes in sorted(todo, key=lambda item: order.get(item[0].solver, len(order))):
@@ -105,7 +108,8 @@ def probe_pair(root: str, model_id: str, task_id: str,
                todo: tuple[tuple[Protocol, tuple[str, ...]], ...], expect: dict,
                provenance: dict, probe_device: str | None = None) -> int:
     """Probe one pair from its verified stored embeddings and commit its rows (one commit,
-    none for cells another process finished meanwhile); returns the rows written."""
+    none for cells another process finished meanwhile), their test predictions first (the
+    rows' `pred`, separated from them here); returns the rows written."""
     paths = StorePaths(Path(root))
     store = EmbeddingStore(paths)
     train = store.load(model_id, task_id, "train", expect)
@@ -117,9 +121,14 @@ def probe_pair(root: str, model_id: str, task_id: str,
     now = datetime.now(UTC)
     for r in rows:
         r.update(provenance, model=model_id, task=task_id, created_at=now)
+    predictions = prediction_rows(rows, test[1], model=model_id, task=task_id,
+                                  source=provenance["source"],
+                                  data_hash=provenance["data_hash"], created_at=now)
+    for r in rows:
+        del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"],
-                       seeds={p.hash: len(p.seeds) for p, _ in todo})
+                       seeds={p.hash: len(p.seeds) for p, _ in todo}, predictions=predictions)
 
 
 @dataclass(frozen=True)
@@ -158,6 +167,7 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
         os.environ.setdefault("GENEB_FAILPOINT_PID", str(os.getpid()))
     with StoreSession(paths) as session:
         open_for_writing(paths)
+        open_for_writing(paths, PREDICTIONS)
         sweep(paths, session)
         if suite.subsample:   # a subsample's hashes are not the task's current data
             register_tasks(paths, tasks)
@@ -166,7 +176,9 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
         if the_plan.work:
             touched = _PairRunner(paths, suite, the_plan, options, on_event).run()
             compact(paths, {("local", m) for m in touched})
+            compact(paths, {("local", m) for m in touched}, PREDICTIONS)
             vacuum(paths)
+            vacuum(paths, table=PREDICTIONS)
     return the_plan
 
 

@@ -126,9 +126,10 @@ class GenebApp(App[None]):
         if self.use_command_palette and not Palette.is_open(self):
             self.push_screen(Palette(id="--command-palette"))
 
-    def _run_if_allowed(self, action: str) -> None:
+    async def _run_if_allowed(self, action: str) -> None:
+        """A palette entry's callback (Textual awaits what `call_later` runs)."""
         if self.allowed(action, self.screen):
-            self.run_action(action)
+            await self.run_action(action)
 
     def allowed(self, action: str, screen: Screen) -> bool:
         """Which of the dashboard's actions make sense on `screen` (the footer, the bindings

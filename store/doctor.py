@@ -6,6 +6,8 @@ each right without deleting data it cannot recompute (that is kept in `aside/<st
   store of geneb 0.1. Repair: the log goes back to the version before its first damaged entry
   (the later entries kept aside); broken files leave the table in one commit (kept aside);
   fragments are migrated.
+- **predictions** (`store.predictions`): the same checks and repairs on the predictions table;
+  a removed file's cells read as having no predictions until they are computed again.
 - **embeddings**: every split is complete and its chunks and checksums hold
   (`store.embeddings`). Repair: incomplete and damaged splits are dropped (the next `fill`
   recomputes them).
@@ -32,7 +34,7 @@ from store.paths import StorePaths
 
 @dataclass(frozen=True)
 class Finding:
-    part: str       # results, embeddings, catalog or temp
+    part: str       # results, predictions, embeddings, catalog, reference or temp
     path: str
     problem: str    # one line
     repair: str     # what `repair` does about it
@@ -43,8 +45,8 @@ class Finding:
 
 # ---- checks ---------------------------------------------------------------------------
 
-def _log_entries(paths: StorePaths) -> list[tuple[int, Path]]:
-    log = paths.results / "_delta_log"
+def _log_entries(paths: StorePaths, table=None) -> list[tuple[int, Path]]:
+    log = (paths.results if table is None else table.root(paths)) / "_delta_log"
     if not log.is_dir():
         return []
     return sorted((int(p.name[:-5]), p) for p in log.iterdir()
@@ -64,39 +66,54 @@ def _damaged_entry(path: Path) -> str | None:
     return None
 
 
-def check_results(paths: StorePaths) -> list[Finding]:
+def check_results(paths: StorePaths, table=None) -> list[Finding]:
+    """The results table's log and data files (`table`: another table of `store.results`, e.g.
+    `store.predictions.PREDICTIONS`, checked the same way)."""
     from store.migrate import needs_migration
-    from store.results import read_files, read_state
+    from store.results import RESULTS, read_files, read_state
 
-    if needs_migration(paths):
+    table = table or RESULTS
+    kind, root = table.name, table.root(paths)
+    if table is RESULTS and needs_migration(paths):
         return [Finding("results", str(paths.results), "results kept as Parquet fragments (an "
                         "older version of geneb)", "migrated to the results table in one "
                         "commit; the fragments kept aside")]
     out = []
-    damaged = [(v, p, why) for v, p in _log_entries(paths) if (why := _damaged_entry(p))]
+    damaged = [(v, p, why) for v, p in _log_entries(paths, table)
+               if (why := _damaged_entry(p))]
     for version, path, why in damaged:
-        out.append(Finding("results", str(path), f"log entry {version} cannot be read ({why})",
+        out.append(Finding(kind, str(path), f"log entry {version} cannot be read ({why})",
                            f"the table goes back to version {version - 1}; this entry and "
                            "the later ones are kept aside (re-run what they held)"))
     if damaged:
         return out   # the files are checked again once the log is repaired
-    state = read_state(paths)
+    fix = ("removed from the table in one commit (the file kept aside); "
+           "`fill` recomputes local cells, import again for imported ones"
+           if table is RESULTS else
+           "removed from the table in one commit (the file kept aside); its cells read as "
+           "having no predictions (no per-example tests) until they are computed again")
+    state = read_state(paths, table)
     for f in state.files if state else ():
-        full = paths.results / f.path
+        full = root / f.path
         if not full.exists():
             why = "missing"
         elif full.stat().st_size != f.size:
             why = f"{full.stat().st_size} bytes instead of {f.size}"
         else:
-            table, broken = read_files(paths, [f])
+            rows, broken = read_files(paths, [f], table)
             why = ("cannot be read (garbled)" if broken else
-                   f"{table.num_rows} rows instead of {f.num_records}"
-                   if f.num_records is not None and table.num_rows != f.num_records else None)
+                   f"{rows.num_rows} rows instead of {f.num_records}"
+                   if f.num_records is not None and rows.num_rows != f.num_records else None)
         if why:
-            out.append(Finding("results", str(full), f"data file {why}; it held {f.held()}",
-                               "removed from the table in one commit (the file kept aside); "
-                               "`fill` recomputes local cells, import again for imported ones"))
+            out.append(Finding(kind, str(full), f"data file {why}; it held {f.held()}", fix))
     return out
+
+
+def _check_tables(paths: StorePaths) -> list[Finding]:
+    """The results table, then the predictions table."""
+    from store.predictions import PREDICTIONS
+
+    return check_results(paths) + check_results(paths, PREDICTIONS)
 
 
 def check_embeddings(paths: StorePaths) -> list[Finding]:
@@ -166,7 +183,7 @@ def examine(paths: StorePaths) -> list[Finding]:
 
     if not paths.root.exists():
         return []
-    findings = (check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+    findings = (_check_tables(paths) + check_embeddings(paths) + check_catalogs(paths)
                 + check_reference(paths))
     if os.access(paths.root, os.W_OK):
         with StoreSession(paths) as session, session.exclusive() as alone:
@@ -188,12 +205,15 @@ def repair(paths: StorePaths) -> tuple[list[Finding], list[Finding]]:
                              "run `geneb-engine doctor --repair` when it has finished")
         aside = paths.aside / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-doctor"
         done: list[Finding] = []
-        for _ in range(3):   # a repaired log can reveal broken files of the older version
-            findings = check_results(paths)
-            if not findings:
-                break
-            _repair_results(paths, findings, aside)
-            done += findings
+        from store.predictions import PREDICTIONS
+
+        for table in (None, PREDICTIONS):
+            for _ in range(3):   # a repaired log can reveal broken files of the older version
+                findings = check_results(paths, table)
+                if not findings:
+                    break
+                _repair_results(paths, findings, aside, table)
+                done += findings
         findings = check_embeddings(paths)
         _repair_embeddings(paths, findings)
         done += findings
@@ -207,7 +227,7 @@ def repair(paths: StorePaths) -> tuple[list[Finding], list[Finding]]:
         findings = check_temps(paths, alone=True)
         _remove_temps(findings)
         done += findings
-        left = (check_results(paths) + check_embeddings(paths) + check_catalogs(paths)
+        left = (_check_tables(paths) + check_embeddings(paths) + check_catalogs(paths)
                 + check_reference(paths))
     return done, left
 
@@ -218,41 +238,44 @@ def _keep_aside(path: Path, aside: Path, root: Path) -> None:
     shutil.move(path, target)
 
 
-def _repair_results(paths: StorePaths, findings: list[Finding], aside: Path) -> None:
+def _repair_results(paths: StorePaths, findings: list[Finding], aside: Path,
+                    table=None) -> None:
     from deltalake.transaction import RemoveAction
 
     from store.migrate import migrate_fragments, needs_migration
-    from store.results import commit_actions, read_state
+    from store.results import RESULTS, commit_actions, read_state
 
-    if needs_migration(paths):
+    table = table or RESULTS
+    root = table.root(paths)
+    if table is RESULTS and needs_migration(paths):
         migrate_fragments(paths)
         return
-    entries = _log_entries(paths)
+    entries = _log_entries(paths, table)
     damaged = [v for v, p in entries if _damaged_entry(p)]
     if damaged:
         first = min(damaged)
         for version, path in entries:
             if version >= first:
                 _keep_aside(path, aside, paths.root)
-        log = paths.results / "_delta_log"
+        log = root / "_delta_log"
         for path in list(log.iterdir()):   # checkpoints of the versions cut off
             head = path.name.split(".")[0]
             if (head.isdigit() and int(head) >= first) or path.name == "_last_checkpoint":
                 _keep_aside(path, aside, paths.root)
         return
     broken = {f.path for f in findings}
-    state = read_state(paths)
+    state = read_state(paths, table)
     now = int(time.time() * 1000)
     removes = []
     for f in state.files:
-        full = paths.results / f.path
+        full = root / f.path
         if str(full) in broken:
             if full.exists():
                 _keep_aside(full, aside, paths.root)
             removes.append(RemoveAction(f.path, True, now, f.size,
                                         {"source": f.source, "model": f.model}))
     if removes:
-        commit_actions(paths, removes, "repair", removed=len(removes))
+        commit_actions(paths, removes, "repair", table, removed=len(removes))
 
 
 def _repair_embeddings(paths: StorePaths, findings: list[Finding]) -> None:

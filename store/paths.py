@@ -29,6 +29,11 @@ class StorePaths:
         return self.root / "results"
 
     @property
+    def predictions(self) -> Path:
+        """The predictions table: each local row's test-set predictions (`store.predictions`)."""
+        return self.root / "predictions"
+
+    @property
     def locks(self) -> Path:
         """Advisory lock files (`store.locks`)."""
         return self.root / "locks"

@@ -1,5 +1,7 @@
 """The results table: `<store>/results` is a Delta Lake table (the `deltalake` package), written
-only through this module.
+only through this module. So is the predictions table (`<store>/predictions`, `store.predictions`):
+every function below takes the table it works on (`table`, default `RESULTS`), with the same
+files, commits, compaction and vacuum.
 
 - **One commit per write.** A (model, task) pair's rows (`append_pair`) or a whole import
   (`append_rows`) land together in one commit or not at all. A data file is Parquet with page
@@ -16,6 +18,10 @@ only through this module.
   files stay on disk for `RETENTION_HOURS` (far longer than any reader holds a snapshot: every
   reader materialises its query at once), then `vacuum` deletes them. One process compacts at a
   time (`locks/compact.lock`); appends and compactions never conflict.
+- **Predictions before results.** `append_pair` commits a pair's test-set predictions, then its
+  results, under the same pair commit lock: a committed result always has its predictions; a
+  predictions commit without results (a kill in between) is superseded when the pair is
+  computed again (readers take the newest row per key).
 - The log is checkpointed every 100 commits; entries older than a minute before the newest
   checkpoint are removed by the compaction (one process at a time), so opening the table and
   committing stay fast however many commits it has seen. A handle or reader that meets a
@@ -52,6 +58,36 @@ _FALLBACK_VERSIONS = 20  # how far back a reader looks for a loadable version
 
 
 @dataclass(frozen=True)
+class Table:
+    """One Delta table of the store written through this module: its folder (a `StorePaths`
+    property of that name), its row schema (partitioned by `PARTITIONS`) and its Delta name."""
+
+    name: str
+    schema: pa.Schema
+    delta_name: str
+
+    def root(self, paths: StorePaths) -> Path:
+        return getattr(paths, self.name)
+
+    @property
+    def file_schema(self) -> pa.Schema:
+        return pa.schema([f for f in self.schema if f.name not in PARTITIONS])
+
+    def point(self, name: str) -> str:
+        """The crash point `name` of this table (`store.failpoints`): the results table's own
+        names, `predictions-<name>` for the predictions table."""
+        return name if self.name == "results" else f"{self.name}-{name}"
+
+    @property
+    def lock(self) -> str:
+        """The compaction lock's name."""
+        return "compact" if self.name == "results" else f"compact-{self.name}"
+
+
+RESULTS = Table("results", RESULT_SCHEMA, "geneb-results")
+
+
+@dataclass(frozen=True)
 class DataFile:
     """One data file a table version lists."""
 
@@ -79,25 +115,25 @@ class TableState:
     problems: tuple[str, ...] = ()
 
 
-def table_uri(paths: StorePaths) -> str:
-    return str(paths.results)
+def table_uri(paths: StorePaths, table: Table = RESULTS) -> str:
+    return str(table.root(paths))
 
 
-def has_table(paths: StorePaths) -> bool:
-    return (paths.results / "_delta_log").is_dir()
+def has_table(paths: StorePaths, table: Table = RESULTS) -> bool:
+    return (table.root(paths) / "_delta_log").is_dir()
 
 
-def _log_versions(paths: StorePaths) -> list[int]:
+def _log_versions(paths: StorePaths, table: Table = RESULTS) -> list[int]:
     try:
-        names = os.listdir(paths.results / "_delta_log")
+        names = os.listdir(table.root(paths) / "_delta_log")
     except OSError:
         return []
     return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
 
 
-def latest_version(paths: StorePaths) -> int | None:
+def latest_version(paths: StorePaths, table: Table = RESULTS) -> int | None:
     """The newest version number in the log (a directory listing; no log is read)."""
-    versions = _log_versions(paths)
+    versions = _log_versions(paths, table)
     return versions[-1] if versions else None
 
 
@@ -112,39 +148,41 @@ def _files(dt) -> tuple[DataFile, ...]:
         for i in range(n))
 
 
-def _open(paths: StorePaths, version: int | None = None):
+def _open(paths: StorePaths, version: int | None = None, table: Table = RESULTS):
     from deltalake import DeltaTable
 
-    return DeltaTable(table_uri(paths), version=version)
+    return DeltaTable(table_uri(paths, table), version=version)
 
 
-def read_state(paths: StorePaths) -> TableState | None:
-    """The newest loadable version (None: the store has no results yet). A damaged log entry is
-    reported and the newest version before it is read instead."""
+def read_state(paths: StorePaths, table: Table = RESULTS) -> TableState | None:
+    """The newest loadable version (None: the store has no rows in `table` yet). A damaged log
+    entry is reported and the newest version before it is read instead."""
     from store.migrate import migrate_fragments
 
-    migrate_fragments(paths)
-    if not has_table(paths):
+    if table is RESULTS:
+        migrate_fragments(paths)
+    if not has_table(paths, table):
         return None
+    root = table.root(paths)
     first = ""
     for attempt in range(3):   # an open racing with the log's clean-up opens again
         try:
-            dt = _open(paths)
+            dt = _open(paths, table=table)
             return TableState(dt.version(), _files(dt))
         except Exception as exc:
             first = brief(exc)
             time.sleep(0.05 * attempt)
-    for version in reversed(_log_versions(paths)[-_FALLBACK_VERSIONS:]):
+    for version in reversed(_log_versions(paths, table)[-_FALLBACK_VERSIONS:]):
         try:
-            dt = _open(paths, version)
+            dt = _open(paths, version, table)
             files = _files(dt)
         except Exception:
             continue
-        note = (f"{paths.results / '_delta_log'}: the results table's log cannot be read past "
+        note = (f"{root / '_delta_log'}: the {table.name} table's log cannot be read past "
                 f"version {version} ({first}); showing version {version}. Run "
                 "`geneb-engine doctor --repair`")
         return TableState(version, files, (note,))
-    raise GenebError(f"{paths.results}: the results table's log cannot be read ({first}); "
+    raise GenebError(f"{root}: the {table.name} table's log cannot be read ({first}); "
                      "run `geneb-engine doctor --repair`")
 
 
@@ -153,14 +191,15 @@ def read_state(paths: StorePaths) -> TableState | None:
 _HANDLES: dict[str, object] = {}
 
 
-def _handle(paths: StorePaths, update: bool = True):
+def _handle(paths: StorePaths, update: bool = True, table: Table = RESULTS):
     """This process's table handle (created when missing), brought up to date unless `update`
     is False (a commit needs no fresh handle: delta-rs checks the commits it has not seen)."""
     from deltalake import DeltaTable
 
     from store.migrate import migrate_fragments
 
-    key = table_uri(paths)
+    key = table_uri(paths, table)
+    root = table.root(paths)
     dt = _HANDLES.get(key)
     if dt is not None:
         try:
@@ -169,33 +208,36 @@ def _handle(paths: StorePaths, update: bool = True):
             return dt
         except Exception:
             _HANDLES.pop(key, None)
-    migrate_fragments(paths)
-    if not has_table(paths):
+    if table is RESULTS:
+        migrate_fragments(paths)
+    if not has_table(paths, table):
         from store.locks import named_lock
 
         with named_lock(paths, "create"):
-            if not has_table(paths):
-                paths.results.mkdir(parents=True, exist_ok=True)
-                DeltaTable.create(key, schema=RESULT_SCHEMA, partition_by=list(PARTITIONS),
-                                  configuration=TABLE_CONFIG, name="geneb-results")
+            if not has_table(paths, table):
+                root.mkdir(parents=True, exist_ok=True)
+                DeltaTable.create(key, schema=table.schema, partition_by=list(PARTITIONS),
+                                  configuration=TABLE_CONFIG, name=table.delta_name)
     try:
-        dt = _open(paths)
+        dt = _open(paths, table=table)
     except Exception as exc:
-        raise GenebError(f"{paths.results}: the results table's log cannot be read "
+        raise GenebError(f"{root}: the {table.name} table's log cannot be read "
                          f"({brief(exc)}); "
                          "nothing was written; run `geneb-engine doctor --repair`") from None
     _HANDLES[key] = dt
     return dt
 
 
-def open_for_writing(paths: StorePaths) -> None:
+def open_for_writing(paths: StorePaths, table: Table = RESULTS) -> None:
     """Make sure the table can take commits (created when missing); a `GenebError` naming the
     fix when its log cannot be read. Writers call it before they change anything else."""
-    _handle(paths)
+    _handle(paths, table=table)
 
 
-def write_data_file(root: Path, table: pa.Table, source: str, model: str):
-    """Write one partition's rows as a data file under the table folder `root`; its AddAction."""
+def write_data_file(root: Path, table: pa.Table, source: str, model: str,
+                    spec: Table = RESULTS):
+    """Write one partition's rows of the table `spec` as a data file under its folder `root`;
+    its AddAction."""
     from deltalake.transaction import AddAction
 
     rel = (f"source={path_part(source)}/model={path_part(model)}/"
@@ -203,12 +245,12 @@ def write_data_file(root: Path, table: pa.Table, source: str, model: str):
     final = root / rel
 
     def write(tmp: Path) -> None:
-        pq.write_table(table.select(FILE_SCHEMA.names).cast(FILE_SCHEMA), tmp,
-                       write_page_checksum=True)
-        reach("data-file-temp")
+        schema = FILE_SCHEMA if spec is RESULTS else spec.file_schema
+        pq.write_table(table.select(schema.names).cast(schema), tmp, write_page_checksum=True)
+        reach(spec.point("data-file-temp"))
 
     write_atomic(final, write)
-    reach("data-file-renamed")
+    reach(spec.point("data-file-renamed"))
     tasks = table.column("task")
     stats = {"numRecords": table.num_rows,
              "minValues": {"task": pc.min(tasks).as_py()},
@@ -230,21 +272,22 @@ def _partitions(table: pa.Table) -> dict[tuple[str, str], pa.Table]:
             for s, m in sorted(keys)}
 
 
-def _landed(paths: StorePaths, actions: list) -> bool:
+def _landed(paths: StorePaths, actions: list, table: Table = RESULTS) -> bool:
     """Whether a transaction of `actions` is in the newest version (its first file added, or,
     without adds, its removed files gone): how a commit that raised is told from one that
     failed."""
     from deltalake.transaction import AddAction
 
-    _HANDLES.pop(table_uri(paths), None)
-    present = {f.path for f in _files(_handle(paths))}
+    _HANDLES.pop(table_uri(paths, table), None)
+    present = {f.path for f in _files(_handle(paths, table=table))}
     adds = [a.path for a in actions if isinstance(a, AddAction)]
     if adds:
         return adds[0] in present
     return not any(a.path in present for a in actions)
 
 
-def commit_actions(paths: StorePaths, actions: list, operation: str, **info) -> None:
+def commit_actions(paths: StorePaths, actions: list, operation: str, table: Table = RESULTS,
+                   **info) -> None:
     """Commit Add/Remove actions as ONE transaction. A commit that raises (a concurrent commit
     won the version, the log moved under a stale handle) is retried only when the newest version
     does not hold it, so a retry can never apply a transaction twice."""
@@ -255,17 +298,17 @@ def commit_actions(paths: StorePaths, actions: list, operation: str, **info) -> 
     hooks = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
     for attempt in range(5):
         try:
-            _handle(paths, update=attempt > 0).create_write_transaction(
-                actions, "append", RESULT_SCHEMA, partition_by=list(PARTITIONS),
+            _handle(paths, update=attempt > 0, table=table).create_write_transaction(
+                actions, "append", table.schema, partition_by=list(PARTITIONS),
                 commit_properties=properties, post_commithook_properties=hooks)
             break
         except Exception:
-            if _landed(paths, actions):
+            if _landed(paths, actions, table):
                 break
             if attempt == 4:
                 raise
             time.sleep(0.05 * (attempt + 1))
-    reach("committed")
+    reach(table.point("committed"))
 
 
 def append_rows(paths: StorePaths, rows: Iterable[Mapping] | pa.Table, operation: str = "append",
@@ -278,46 +321,66 @@ def append_rows(paths: StorePaths, rows: Iterable[Mapping] | pa.Table, operation
     return _append(paths, table, operation, **info)
 
 
-def _append(paths: StorePaths, table: pa.Table, operation: str, **info) -> int:
-    """Write the data files of `table` and commit them (the handle is already up to date)."""
-    actions = [write_data_file(paths.results, part, source, model)
+def _append(paths: StorePaths, table: pa.Table, operation: str, spec: Table = RESULTS,
+            **info) -> int:
+    """Write the data files of `table` (rows of the table `spec`) and commit them (the handle is
+    already up to date)."""
+    actions = [write_data_file(spec.root(paths), part, source, model, spec)
                for (source, model), part in _partitions(table).items()]
-    commit_actions(paths, actions, operation, **info)
+    commit_actions(paths, actions, operation, spec, **info)
     return table.num_rows
 
 
 def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
-                data_hash: str | None, seeds: Mapping[str, int]) -> int:
+                data_hash: str | None, seeds: Mapping[str, int],
+                predictions: list[dict] | None = None) -> int:
     """Append one pair's local rows in one commit, except those of cells already done (under
-    the pair's commit lock, so no cell is ever written twice); returns the rows written."""
+    the pair's commit lock, so no cell is ever written twice); returns the rows written.
+
+    `predictions` (`store.predictions.prediction_rows`: keyed like `rows`, plus the pair's
+    labels row) are committed to the predictions table first, for the same cells, so a
+    committed result always has its predictions."""
     from store.locks import commit_lock
 
     with commit_lock(paths, model, task):
         files = _files(_handle(paths))
         done = _done_cells(paths, files, model, task, data_hash, seeds)
         todo = [r for r in rows if (r["protocol_hash"], r["regime"]) not in done]
+        pred_files = None
+        if todo and predictions:
+            from store.predictions import PREDICTIONS, predictions_table
+
+            keep = [p for p in predictions if p["kind"] == "labels"
+                    or (p["protocol_hash"], p["regime"]) not in done]
+            pred_files = _files(_handle(paths, table=PREDICTIONS))
+            _append(paths, predictions_table(keep), "fill", PREDICTIONS, model=model, task=task)
         written = _append(paths, rows_table(todo), "fill", model=model, task=task) if todo else 0
     in_partition = sum(f.source == "local" and f.model == model for f in files)
     if written and in_partition + 1 >= COMPACT_AT:
         compact(paths, {("local", model)})
+    if pred_files is not None and \
+            sum(f.source == "local" and f.model == model for f in pred_files) + 1 >= COMPACT_AT:
+        compact(paths, {("local", model)}, PREDICTIONS)
     return written
 
 
-def read_files(paths: StorePaths, files: Iterable[DataFile]) -> tuple[pa.Table, list[DataFile]]:
+def read_files(paths: StorePaths, files: Iterable[DataFile],
+               table: Table = RESULTS) -> tuple[pa.Table, list[DataFile]]:
     """The rows of `files` (partition columns added) and the files that could not be read."""
     tables, broken = [], []
+    root, schema = table.root(paths), table.schema
     for f in files:
         try:
-            t = pq.read_table(paths.results / f.path, page_checksum_verification=True)
+            t = pq.read_table(root / f.path, page_checksum_verification=True)
         except Exception:
             broken.append(f)
             continue
         n = t.num_rows
         t = t.append_column("source", pa.array([f.source] * n, pa.string()))
         t = t.append_column("model", pa.array([f.model] * n, pa.string()))
-        tables.append(t.select(RESULT_SCHEMA.names).cast(RESULT_SCHEMA))
+        tables.append(t.select(schema.names).cast(schema))
     if not tables:
-        return RESULT_SCHEMA.empty_table(), broken
+        return schema.empty_table(), broken
     return pa.concat_tables(tables), broken
 
 
@@ -358,7 +421,8 @@ def _done_cells(paths: StorePaths, files: Iterable[DataFile], model: str, task: 
 
 # ---- compaction and vacuum ----------------------------------------------------------------
 
-def compact(paths: StorePaths, partitions: set[tuple[str, str]] | None = None) -> int:
+def compact(paths: StorePaths, partitions: set[tuple[str, str]] | None = None,
+            table: Table = RESULTS) -> int:
     """Merge the files of each partition (all, or those named) holding more than one; one
     commit per partition. Skipped (0) while another process compacts. Unreadable files are
     left as they are (`geneb-engine doctor` reports them)."""
@@ -366,12 +430,12 @@ def compact(paths: StorePaths, partitions: set[tuple[str, str]] | None = None) -
 
     from store.locks import named_lock, try_acquire
 
-    lock = named_lock(paths, "compact")
+    lock = named_lock(paths, table.lock)
     if not try_acquire(lock):
         return 0
     merged = 0
     try:
-        state = read_state(paths)
+        state = read_state(paths, table)
         if state is None:
             return 0
         groups: dict[tuple[str, str], list[DataFile]] = {}
@@ -380,29 +444,29 @@ def compact(paths: StorePaths, partitions: set[tuple[str, str]] | None = None) -
         for key, files in sorted(groups.items()):
             if len(files) < 2 or (partitions is not None and key not in partitions):
                 continue
-            table, broken = read_files(paths, files)
+            rows, broken = read_files(paths, files, table)
             good = [f for f in files if f not in broken]
             if len(good) < 2:
                 continue
-            add = write_data_file(paths.results, table, *key)
+            add = write_data_file(table.root(paths), rows, *key, table)
             now = int(time.time() * 1000)
             removes = [RemoveAction(f.path, False, now, f.size, {"source": f.source,
                                                                   "model": f.model})
                        for f in good]
-            commit_actions(paths, [add, *removes], "compact", files=len(good))
+            commit_actions(paths, [add, *removes], "compact", table, files=len(good))
             merged += len(good)
         if merged:
-            _handle(paths).cleanup_metadata()   # expired log entries
+            _handle(paths, table=table).cleanup_metadata()   # expired log entries
     finally:
         lock.release()
     return merged
 
 
 def vacuum(paths: StorePaths, retention_hours: int = RETENTION_HOURS,
-           full: bool = False) -> list[str]:
+           full: bool = False, table: Table = RESULTS) -> list[str]:
     """Delete files removed more than `retention_hours` ago (`full`: also files no version
     ever listed, left by interrupted writes); returns what was deleted."""
-    if not has_table(paths):
+    if not has_table(paths, table):
         return []
-    return list(_handle(paths).vacuum(retention_hours=retention_hours, dry_run=False,
+    return list(_handle(paths, table=table).vacuum(retention_hours=retention_hours, dry_run=False,
                                       enforce_retention_duration=False, full=full))

@@ -66,7 +66,9 @@ def run_cells(
 
     Protocols that differ only in C share batches (C is per problem); each protocol's rows cover
     its own seeds. Keys of a row: regime, seed, probe, mcc, acc, f1_macro, degenerate, n_train,
-    n_test, converged, n_iter, shared_fit, fit_seconds. `device` None picks CUDA where available.
+    n_test, converged, n_iter, shared_fit, fit_seconds, and `pred` (the test predictions, one
+    class per test row; stored by `engine.fill` in the predictions table). `device` None picks
+    CUDA where available.
     """
     for p in protocols:
         if p.tol is None:
@@ -124,7 +126,8 @@ def _fit_batch(
     return [
         (q, {**evaluate(y_test, pred), "probe": p.probe, "converged": bool(conv),
              "n_iter": int(it), "fit_seconds": seconds, "n_test": len(y_test),
-             "n_train": len(y_train) if q.rows is None else len(q.rows)})
+             "n_train": len(y_train) if q.rows is None else len(q.rows),
+             "pred": np.asarray(pred)})
         for batch, predictions, converged, n_iter in fits
         for q, pred, conv, it in zip(batch, predictions, converged, n_iter, strict=True)
     ]

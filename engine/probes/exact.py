@@ -14,7 +14,9 @@ Seeds 13, 17, 42, 123, 997.
   order, `choice(indices_of_class, min(k, class_size), replace=False)` over the train rows in
   file order; the per-class picks are concatenated in that order. The test split is always whole.
 
-Metrics are scikit-learn's: MCC, accuracy and macro-F1. A fit that stops at `max_iter`
+Metrics are scikit-learn's: MCC, accuracy and macro-F1. Each row also carries `pred`, its test
+predictions (the class of every test row, in file order; rows of one shared fit share them), which
+`engine.fill` stores in the predictions table (`store.predictions`). A fit that stops at `max_iter`
 (ConvergenceWarning) is flagged `converged=False`; a prediction with fewer than two classes is
 flagged `degenerate=True`.
 """
@@ -69,21 +71,22 @@ def fit_predict(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, seed: int,
 
 def probe_cell(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                regimes: Sequence[str], protocol: Protocol = GENEB_V1) -> list[dict]:
-    """Result rows (regime, seed, metrics, flags) for one (model, task) cell, geneb-v1 exact."""
+    """Result rows (regime, seed, metrics, flags, `pred`: the test predictions) for one
+    (model, task) cell, geneb-v1 exact."""
     seeds = protocol.seeds
     rows = []
     for regime in regimes:
         k = REGIME_K[regime]
         if k is None:
             pred, info = fit_predict(X_train, y_train, X_test, seeds[0], protocol)
-            scored = {**evaluate(y_test, pred), **info, "n_train": len(y_train)}
+            scored = {**evaluate(y_test, pred), **info, "n_train": len(y_train), "pred": pred}
             rows += [{"regime": regime, "seed": s, "shared_fit": True, **scored} for s in seeds]
             continue
         for seed in seeds:
             idx = few_shot_indices(y_train, k, seed)
             pred, info = fit_predict(X_train[idx], y_train[idx], X_test, seed, protocol)
             rows.append({"regime": regime, "seed": seed, "shared_fit": False,
-                         **evaluate(y_test, pred), **info, "n_train": len(idx)})
+                         **evaluate(y_test, pred), **info, "n_train": len(idx), "pred": pred})
     for r in rows:
         r.update(probe=protocol.probe, n_test=len(y_test))
     return rows

@@ -4,7 +4,9 @@ Three tabs, each computed off the UI thread by `geneb_tui.core.significance` (fr
 `store.analyses.uncertainty` and `store.analyses.ranktests`): a critical-difference diagram
 (average ranks over the tasks, Friedman's test, the Nemenyi CD and the groups not separable), the
 P(A > B) heat matrix of the models shown, and a two-model comparison (per-task differences,
-wins / losses / ties, the Wilcoxon p-value, the paired bootstrap interval of the difference).
+wins / losses / ties, the Wilcoxon p-value, the paired bootstrap interval of the difference;
+for the task under the cursor, when both models have stored test-set predictions, the paired
+bootstrap interval of their MCC difference over its test rows and McNemar's p).
 It follows the main view's selection (regime, metric, category, filters); a result that arrives
 after the selection changed again is dropped.
 """
@@ -49,6 +51,7 @@ class SignificanceScreen(Screen[None]):
         self.shown_pair = None              # the last `Pair` shown
         self._token = 0
         self._pair_token = 0
+        self._examples_token = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -110,6 +113,16 @@ class SignificanceScreen(Screen[None]):
             payload = Failed(f"{type(exc).__name__}: {exc}")
         self.post_message(ComparisonReady("pair", payload, token))
 
+    @work(thread=True, exclusive=True, group="significance-examples")
+    def _compute_examples(self, root, pair, task: str, regime: str, token: int) -> None:
+        from geneb_tui.core.significance import pair_examples
+
+        try:
+            line = pair_examples(root, pair.a, pair.b, task, regime)
+        except Exception as exc:  # a bug: told, never a traceback over the UI
+            line = f"Per-example tests on {task}: could not compute ({type(exc).__name__}: {exc})."
+        self.post_message(ComparisonReady("examples", (pair, line), token))
+
     @on(ComparisonReady)
     def _ready(self, msg: ComparisonReady) -> None:
         msg.stop()
@@ -117,6 +130,21 @@ class SignificanceScreen(Screen[None]):
             self._show(msg.payload)
         elif msg.name == "pair" and msg.token == self._pair_token:
             self._show_pair(msg.payload)
+        elif msg.name == "examples" and msg.token == self._examples_token:
+            pair, line = msg.payload
+            if pair is self.shown_pair:
+                self.query_one("#pair-note", Static).update(escape(pair.with_examples(line)))
+
+    @on(DataTable.RowHighlighted, "#pair-table")
+    def _pair_row(self, event: DataTable.RowHighlighted) -> None:
+        """The task under the cursor: its per-example tests, computed off the UI thread."""
+        pair = self.shown_pair
+        row = event.cursor_row
+        if pair is None or not 0 <= row < len(pair.tasks):
+            return
+        self._examples_token += 1
+        self._compute_examples(self.snapshot.root, pair, pair.tasks[row], self.filters.regime,
+                               self._examples_token)
 
     def _failed(self, names: tuple[str, ...], failed: Failed) -> None:
         for name in names:

@@ -495,6 +495,74 @@ class Pair:
     low: float | None = None               # its paired bootstrap interval
     high: float | None = None
     p_a_beats_b: float | None = None
+    tasks: list[str] = field(default_factory=list)   # task ids of the table's rows, in order
+
+    def with_examples(self, line: str | None) -> str:
+        """The note with the per-example line of one task (`pair_examples`) in place of the
+        sentence saying these results have no predictions (kept when `line` is None)."""
+        return self.note if line is None else self.note.replace(NO_EXAMPLES, line)
+
+
+NO_EXAMPLES = ("Per-example paired tests need stored test-set predictions; these results have "
+               "none, so every test here is over tasks.")
+EXAMPLE_RESAMPLES = 2_000
+
+
+def _model_of(entry: str) -> tuple[str, str | None]:
+    """(model id, source) of an entry id (`model` or `model [source]`, `_entry_ids`)."""
+    if entry.endswith("]") and " [" in entry:
+        model, source = entry[:-1].rsplit(" [", 1)
+        return model, source
+    return entry, None
+
+
+def pair_examples(root, a: str, b: str, task: str, regime: str, *,
+                  n: int = EXAMPLE_RESAMPLES, seed: int = SEED) -> str | None:
+    """The per-example line of entries A and B on `task` in `regime` (geneb-v1): the paired
+    bootstrap interval of the seed-mean MCC difference over the task's test rows
+    (`store.analyses.examples.paired_mcc_difference`, `n` resamples, level 95 %) and McNemar's
+    p of the accuracies (`examples.mcnemar`, per seed: the first seed's, and the range when
+    seeds differ). Which model lacks predictions, when one does; None when neither has any
+    (the note's sentence says why). Reads the store: run it off the UI thread."""
+    from store.analyses.examples import mcnemar, paired_mcc_difference
+    from store.paths import StorePaths
+    from store.predictions import NO_PREDICTIONS, read_labels, read_predictions
+    from store.protocol import GENEB_V1
+
+    paths = StorePaths(root)
+    found = {}
+    for entry in (a, b):
+        model, source = _model_of(entry)
+        preds = (read_predictions(paths, model=model, task=task, regime=regime,
+                                  protocol_hash=GENEB_V1.hash)
+                 if source in (None, "local") else None)
+        found[entry] = preds if preds is not None and preds.height else None
+    missing = [e for e, f in found.items() if f is None]
+    if len(missing) == 2:
+        return None
+    if missing:
+        (entry,) = missing
+        why = NO_PREDICTIONS if _model_of(entry)[1] not in (None, "local") else \
+            "it has no stored predictions for this task and regime (run `geneb-engine fill`)"
+        return f"Per-example tests on {task} ({regime}): {entry}: {why}."
+    pa, pb = found[a], found[b]
+    hashes = set(pa["data_hash"]) | set(pb["data_hash"])
+    y = read_labels(paths, task, next(iter(hashes))) if len(hashes) == 1 else None
+    if y is None:
+        return (f"Per-example tests on {task} ({regime}): the two models' predictions are on "
+                "different data; none computed.")
+    xa, xb = (np.stack([np.asarray(v) for v in f["pred"].to_list()]) for f in (pa, pb))
+    diff = paired_mcc_difference(y, xa, xb, n_resamples=n, seed=seed).row(0, named=True)
+    common = sorted(set(pa["seed"]) & set(pb["seed"]))
+    ia = [pa["seed"].to_list().index(s) for s in common]
+    ib = [pb["seed"].to_list().index(s) for s in common]
+    tests = mcnemar(y, xa[ia], xb[ib], common)
+    ps = tests["p"].to_list()
+    p_text = _fmt_p(ps[0]) if min(ps) == max(ps) else f"{_fmt_p(min(ps))} – {_fmt_p(max(ps))}"
+    return (f"Per-example tests on {task} ({regime}, {len(y):,} test rows): MCC A − B = "
+            f"{diff['diff']:+.3f}, {round(LEVEL * 100)}% paired bootstrap interval "
+            f"[{diff['lo']:+.3f}, {diff['hi']:+.3f}] ({n:,} resamples of the test rows); "
+            f"McNemar p (accuracy, exact) {p_text} over {len(common)} seed(s).")
 
 
 def two_models(sig: Significance, a: str, b: str) -> Pair:
@@ -539,9 +607,8 @@ def two_models(sig: Significance, a: str, b: str) -> Pair:
             f"({sig.n:,} resamples of the tasks{seeds}); P(A > B) = "
             f"{'n/a' if p_win is None else f'{p_win:.3f}'}. Per task: A wins {wins}, loses "
             f"{losses}, ties {ties} of {len(rows)}; Wilcoxon signed-rank p {p_text} "
-            "(two-sided, over the tasks). Per-example paired tests need stored test-set "
-            "predictions; these results have none, so every test here is over tasks. "
+            f"(two-sided, over the tasks). {NO_EXAMPLES} "
             "Keys a / b: the next model as A / B.")
     return Pair(a, b, note, Table(header, rows, "", heat={4: (-m, m)}), len(rows), wins,
                 losses, ties, test["mean_difference"], test["p_value"], difference, low, high,
-                p_win)
+                p_win, [r["task"] for r in recs])

@@ -25,7 +25,7 @@ from store.protocol import (
 )
 
 ROW_KEYS = {"regime", "seed", "probe", "mcc", "acc", "f1_macro", "degenerate", "n_train",
-            "n_test", "converged", "n_iter", "shared_fit", "fit_seconds"}
+            "n_test", "converged", "n_iter", "shared_fit", "fit_seconds", "pred"}
 
 
 @pytest.fixture(scope="module")

@@ -250,6 +250,11 @@ async def test_works_at_80x24_and_help_and_palette(official_store, make_app):
             if a.action not in ("quit", "help"):
                 assert palette_title(a) in commands
         assert commands["Quit"].callback == app.action_quit     # Textual's own entry
+        regime = app.filters.regime
+        cycle = next(a for a in ACTIONS if a.action == "cycle_regime")
+        app.call_later(commands[palette_title(cycle)].callback)   # as the palette runs it
+        await settle(pilot)
+        assert app.filters.regime != regime                    # the entry did what it says
 
 
 async def test_a_late_result_of_a_superseded_query_is_dropped(official_store, make_app):

@@ -1,0 +1,175 @@
+"""The predictions table: `<store>/predictions`, each local result row's test-set predictions.
+
+A row is keyed like a result row (`store.schema.KEY`: source, protocol hash, model, task,
+regime, seed, data hash) plus `kind`: `pred`, the predicted class of every test row of that
+result row, in the test split's file order; or `labels`, the test split's labels (one row per
+pair commit, its protocol hash, regime and seed NULL: the labels of a (task, data hash) are the
+same whichever model wrote them). The values are compact: one small integer per test row, the
+narrowest of int8, int16, int32 and int64 that holds every value, as little-endian bytes
+(`values`, `width` bytes each).
+
+It is written through `store.results` (same data files, commits, compaction and vacuum as the
+results table): `append_pair` commits a pair's predictions before its results, under the pair's
+commit lock, so a committed result always has its predictions; predictions committed without
+their results (a kill in between) are superseded when the pair is computed again, since readers
+take the newest row per key (`created_at`), as `results_latest` does.
+
+Imported official results carry no predictions (the official formats have none):
+`read_predictions` of such a model is empty, and `missing_reason` says why; their uncertainty
+comes from the task-level methods (`store.analyses.uncertainty`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from store.paths import StorePaths
+from store.results import Table, read_files, read_state
+from store.schema import KEY
+
+PREDICTION_SCHEMA = pa.schema([
+    ("model", pa.string()),
+    ("task", pa.string()),
+    ("regime", pa.string()),
+    ("seed", pa.int64()),
+    ("protocol_hash", pa.string()),
+    ("kind", pa.string()),         # "pred" or "labels"
+    ("width", pa.int8()),          # bytes per value: 1, 2, 4 or 8
+    ("n", pa.int64()),             # test rows
+    ("values", pa.binary()),       # n little-endian signed integers of `width` bytes
+    ("source", pa.string()),
+    ("data_hash", pa.string()),
+    ("created_at", pa.timestamp("us", tz="UTC")),
+])
+PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions")
+PRED_KEY: tuple[str, ...] = (*KEY, "kind")
+
+NO_PREDICTIONS = ("imported results carry no predictions (the official formats have none): "
+                  "per-example intervals and paired tests need a local run (`geneb-engine "
+                  "fill`); use the task-level methods (store.analyses.uncertainty)")
+
+_DTYPES = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<i8"))
+
+
+def encode(values: np.ndarray) -> tuple[int, bytes]:
+    """(width, bytes) of integer `values` in the narrowest signed type that holds them."""
+    values = np.asarray(values).astype(np.int64, copy=False)
+    lo, hi = (int(values.min()), int(values.max())) if values.size else (0, 0)
+    for dt in _DTYPES:
+        info = np.iinfo(dt)
+        if info.min <= lo and hi <= info.max:
+            return dt.itemsize, values.astype(dt).tobytes()
+    raise AssertionError("int64 holds every int64")
+
+
+def decode(width: int, data: bytes) -> np.ndarray:
+    """The int64 values of `encode`."""
+    dt = next(d for d in _DTYPES if d.itemsize == width)
+    return np.frombuffer(data, dtype=dt).astype(np.int64)
+
+
+def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
+                    source: str, data_hash: str | None,
+                    created_at: datetime | None = None) -> list[dict]:
+    """The predictions rows of one pair: one `pred` row per result row of `rows` (each with its
+    `pred` array, and protocol_hash, regime, seed) and one `labels` row of `y_test`."""
+    now = created_at or datetime.now(UTC)
+    common = {"model": model, "task": task, "source": source, "data_hash": data_hash,
+              "created_at": now}
+    width, data = encode(y_test)
+    out = [{**common, "regime": None, "seed": None, "protocol_hash": None, "kind": "labels",
+            "width": width, "n": len(y_test), "values": data}]
+    for r in rows:
+        width, data = encode(r["pred"])
+        out.append({**common, "regime": r["regime"], "seed": r["seed"],
+                    "protocol_hash": r["protocol_hash"], "kind": "pred", "width": width,
+                    "n": len(r["pred"]), "values": data})
+    return out
+
+
+def predictions_table(rows: Iterable[Mapping]) -> pa.Table:
+    """Prediction rows (dicts with the schema's columns) as an Arrow table."""
+    rows = list(rows)
+    return pa.Table.from_pydict({name: [r.get(name) for r in rows]
+                                 for name in PREDICTION_SCHEMA.names}, schema=PREDICTION_SCHEMA)
+
+
+def _latest(paths: StorePaths) -> pl.DataFrame:
+    """The newest row per key (`PRED_KEY`) of the newest version, on the store's current data
+    (`store.cells.CURRENT`: a row whose data hash is the task's current one)."""
+    from store.db import query
+
+    state = read_state(paths, PREDICTIONS)
+    rows, _ = read_files(paths, state.files if state else (), PREDICTIONS)
+    frame = pl.from_arrow(rows)
+    if frame.height == 0:
+        return frame
+    frame = (frame.sort("created_at", descending=True)
+             .unique(subset=list(PRED_KEY), keep="first", maintain_order=True))
+    current = query(paths, "SELECT task, data_hash AS current_hash FROM current_data")
+    return (frame.join(current, on="task", how="left")
+            .filter(pl.col("current_hash").is_null() | pl.col("data_hash").is_null()
+                    | (pl.col("data_hash") == pl.col("current_hash")))
+            .drop("current_hash"))
+
+
+def _decoded(frame: pl.DataFrame, column: str) -> pl.Series:
+    return pl.Series(column, [decode(w, v) for w, v in
+                              zip(frame["width"].to_list(), frame["values"].to_list(),
+                                  strict=True)], dtype=pl.List(pl.Int64))
+
+
+def read_predictions(paths: StorePaths, *, model: str | None = None, task: str | None = None,
+                     regime: str | None = None, seed: int | None = None,
+                     protocol_hash: str | None = None) -> pl.DataFrame:
+    """[source, protocol_hash, model, task, regime, seed, data_hash, n, pred (list of int64)]:
+    the current predictions (newest per key, current data only), filtered by what is given.
+    Empty for a model without local predictions (imported results: `missing_reason`)."""
+    frame = _latest(paths)
+    cols = ["source", "protocol_hash", "model", "task", "regime", "seed", "data_hash", "n"]
+    if frame.height == 0:
+        return pl.DataFrame(schema={**{c: pl.Utf8 for c in cols}, "seed": pl.Int64,
+                                    "n": pl.Int64, "pred": pl.List(pl.Int64)}).select(
+            *cols, "pred")
+    frame = frame.filter(pl.col("kind") == "pred")
+    for name, value in (("model", model), ("task", task), ("regime", regime), ("seed", seed),
+                        ("protocol_hash", protocol_hash)):
+        if value is not None:
+            frame = frame.filter(pl.col(name) == value)
+    return frame.with_columns(_decoded(frame, "pred")).select(*cols, "pred").sort(
+        "model", "task", "regime", "seed")
+
+
+def read_labels(paths: StorePaths, task: str, data_hash: str | None = None) -> np.ndarray | None:
+    """The test labels of `task` on `data_hash` (None: its current data); None when no local
+    run stored them."""
+    frame = _latest(paths)
+    if frame.height == 0:
+        return None
+    frame = frame.filter((pl.col("kind") == "labels") & (pl.col("task") == task))
+    if data_hash is not None:
+        frame = frame.filter(pl.col("data_hash") == data_hash)
+    if frame.height == 0:
+        return None
+    first = frame.sort("created_at", descending=True).row(0, named=True)
+    return decode(first["width"], first["values"])
+
+
+def missing_reason(paths: StorePaths, model: str, task: str | None = None) -> str | None:
+    """Why `model` (on `task`) has no predictions; None when it has some."""
+    if read_predictions(paths, model=model, task=task).height:
+        return None
+    from store.db import query
+
+    sources = query(paths, "SELECT DISTINCT source FROM results WHERE model = ?",
+                    [model])["source"].to_list()
+    if sources and "local" not in sources:
+        return f"model {model}: {NO_PREDICTIONS}"
+    where = f" on task {task}" if task else ""
+    return (f"model {model}{where}: no stored predictions (no local run on the current data, "
+            "or rows computed before predictions were stored); run `geneb-engine fill`")
