@@ -121,6 +121,10 @@ def register(sub, common) -> None:
                         "the rank tests use alpha = 1 - L")
     p.add_argument("--bootstrap-seed", type=seed_of, default=0, metavar="S",
                    help="seed of the resamples (default: 0; the same seed, the same report)")
+    p.add_argument("--examples", type=resample_count, default=0, metavar="N",
+                   help="also the MCC interval of every local cell of --regime over N "
+                        "resamples of its test examples, from the stored predictions "
+                        "(default: 0, none; imported results have no predictions)")
     p.set_defaults(handler=run)
 
 
@@ -704,6 +708,9 @@ def run(args) -> int:
                      bootstrap_seed=args.bootstrap_seed)
     if frames and args.versus:
         frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
+    if frames and args.examples:
+        frames["example_intervals"] = example_frame(paths, regime=args.regime, n=args.examples,
+                                                    level=args.level, seed=args.bootstrap_seed)
     if not frames:
         message = _no_results(args, paths)
         if args.json:
@@ -723,8 +730,31 @@ def run(args) -> int:
     mixed = args.source is None and frames["aggregates"]["source"].n_unique() > 1
     render(console, frames, _Names(models, mixed), regime=args.regime,
            metric=args.metric, level=args.level)
+    if "example_intervals" in frames:
+        import polars as pl
+
+        from store.predictions import NO_PREDICTIONS
+
+        cells = frames["example_intervals"].filter(pl.col("seed").is_null()).height
+        console.print(f"per-example MCC intervals of {cells} local cell(s) of {args.regime}: "
+                      "in --json (example_intervals)" if cells else
+                      f"per-example MCC intervals: no local predictions of {args.regime}; "
+                      f"{NO_PREDICTIONS}")
     console.print(f"[dim]results {snap.label} of {paths.results}[/]")
     return 0
+
+
+def example_frame(paths, *, regime: str, n: int, level: float, seed: int) -> pl.DataFrame:
+    """`store.analyses.examples.example_intervals` of every local geneb-v1 cell of `regime`
+    with stored predictions (each seed, and the seed mean with seed NULL)."""
+    from store.analyses.examples import example_intervals
+    from store.predictions import read_labels, read_predictions
+
+    preds = read_predictions(paths, regime=regime, protocol_hash=GENEB_V1.hash)
+    labels = {(task, data_hash): y
+              for task, data_hash in preds.select("task", "data_hash").unique().iter_rows()
+              if (y := read_labels(paths, task, data_hash)) is not None}
+    return example_intervals(preds, labels, n_resamples=n, level=level, seed=seed)
 
 
 def _no_results(args, paths) -> str:

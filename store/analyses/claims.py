@@ -33,32 +33,12 @@ from store.analyses.aggregates import entry_keys
 from store.analyses.controlled import controlled_pairs
 from store.analyses.leaders import category_leaders
 from store.analyses.scale import scale_correlation
+from store.analyses.uncertainty import percentile_interval, quantile_bounds, threaded
 
 if TYPE_CHECKING:
     from store.analyses.uncertainty import Draws
 
 RATIO = 5.0   # "a smaller model beats a model 5x larger": params_small * RATIO <= params_large
-
-
-def _quantiles(level: float) -> tuple[float, float]:
-    if not 0 < level < 1:
-        raise ValueError(f"level must be between 0 and 1 (exclusive), got {level!r}")
-    return (1 - level) / 2, 1 - (1 - level) / 2     # as uncertainty.score_intervals
-
-
-def _interval(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The percentile interval of `samples` (resamples on axis 0), NaN resamples left out
-    (all NaN: NaN)."""
-    import warnings
-
-    lo, hi = _quantiles(level)
-    if not np.isnan(samples).any():          # the usual case; nanquantile is far slower
-        low, high = np.quantile(samples, [lo, hi], axis=0)
-        return low, high
-    with warnings.catch_warnings():          # an all-NaN slice: NaN, as wanted
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = np.nanquantile(samples, [lo, hi], axis=0)
-    return low, high
 
 
 def _null(value) -> float | None:
@@ -102,7 +82,7 @@ def leader_change_significance(draws: Mapping[str, Draws], *, base: str = "full"
     regime) the probabilities are NULL and `significant` is false. Level: the scope's
     aggregate; unit: the task (see the module docstring).
     """
-    _quantiles(level)
+    quantile_bounds(level)   # a level outside (0, 1): ValueError
     if base not in draws:
         raise ValueError(f"no draws of the base regime {base!r}")
     keys = entry_keys(draws[base].entries)
@@ -168,11 +148,14 @@ def _average_ranks(x: np.ndarray) -> np.ndarray:
     idx = np.broadcast_to(np.arange(e), (n, e))
     starts = np.ones((n, e), dtype=bool)
     starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ranks = np.empty((n, e))
+    if starts.all():                          # no ties (the usual case): the positions
+        np.put_along_axis(ranks, order, idx + 1.0, axis=1)
+        return ranks
     ends = np.ones((n, e), dtype=bool)
     ends[:, :-1] = starts[:, 1:]
     first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
     last = np.minimum.accumulate(np.where(ends, idx, e)[:, ::-1], axis=1)[:, ::-1]
-    ranks = np.empty((n, e))
     np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=1)
     return ranks
 
@@ -201,31 +184,31 @@ def scale_rho_intervals(draws: Draws, models_df: pl.DataFrame, exclude: Iterable
     at `level` over the resamples where rho is defined (NULL with fewer than 3 models). Unit:
     the task (the resampled score is the scope's aggregate).
     """
-    _quantiles(level)
+    quantile_bounds(level)   # a level outside (0, 1): ValueError
     scopes = list(scopes) if scopes is not None else list(draws.scopes)
     points = point_frame(draws)
     rho = scale_correlation(points, models_df, exclude, columns=scopes)
     sized = _sized(draws, models_df)
     excluded = np.isin(sized["model"].to_numpy(), list(exclude))
     values, point = np.asarray(draws.values), np.asarray(draws.point, dtype=float)
-    lows, highs = [], []
-    for r in rho.iter_rows(named=True):
+
+    def interval(r: dict) -> tuple[float | None, float | None]:
         j = draws.scopes.index(r["scope"])
         take = ((sized["params"].to_numpy() > 0) & ~excluded
                 & np.isfinite(point[sized["i"].to_numpy(), j]))
         if "source" in sized.columns:
             take &= sized["source"].to_numpy() == r["source"]
-        low = high = None
-        if r["rho"] is not None and take.sum() >= 3:
-            idx = sized["i"].to_numpy()[take]
-            resampled = _row_spearman(sized["params"].to_numpy()[take].astype(float),
-                                      values[:, idx, j])
-            lo, hi = _interval(resampled, level)
-            low, high = _null(lo), _null(hi)
-        lows.append(low)
-        highs.append(high)
-    return rho.with_columns(pl.Series("low", lows, dtype=pl.Float64),
-                            pl.Series("high", highs, dtype=pl.Float64))
+        if r["rho"] is None or take.sum() < 3:
+            return None, None
+        idx = sized["i"].to_numpy()[take]
+        resampled = _row_spearman(sized["params"].to_numpy()[take].astype(float),
+                                  values[:, idx, j])
+        lo, hi = percentile_interval(resampled, level)
+        return _null(lo), _null(hi)
+
+    found = threaded(interval, rho.iter_rows(named=True))
+    return rho.with_columns(pl.Series("low", [lo for lo, _ in found], dtype=pl.Float64),
+                            pl.Series("high", [hi for _, hi in found], dtype=pl.Float64))
 
 
 def _sized(draws: Draws, models_df: pl.DataFrame) -> pl.DataFrame:
@@ -244,12 +227,13 @@ def _pair_differences(draws: Draws, ia: np.ndarray, ib: np.ndarray, level: float
     differences a - b (entries `ia`, `ib`) and the shares of resamples where it is > 0 and
     < 0, each an array over the pairs."""
     by_scope = np.ascontiguousarray(np.asarray(draws.values).transpose(2, 1, 0))  # (S, E, n)
-    out = []
-    for j in range(len(draws.scopes)):       # one scope at a time: (pairs, n) in memory
-        d = (by_scope[j, ia] - by_scope[j, ib]).T
-        low, high = _interval(d, level)
-        out.append((low, high, np.mean(d > 0, axis=0), np.mean(d < 0, axis=0)))
-    return out
+
+    def per_scope(j: int):                   # a scope at a time: (pairs, n) in memory
+        d = by_scope[j, ia] - by_scope[j, ib]                                # (pairs, n)
+        low, high = percentile_interval(d, level)
+        return low, high, np.mean(d > 0, axis=1), np.mean(d < 0, axis=1)
+
+    return threaded(per_scope, range(len(draws.scopes)))
 
 
 def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
@@ -265,7 +249,7 @@ def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
     at `level`, `p_a_beats_b` (`p_b_beats_a`) the share of resamples where it is > 0 (< 0).
     NULL where either score is missing. Unit: the task.
     """
-    _quantiles(level)
+    quantile_bounds(level)   # a level outside (0, 1): ValueError
     points = point_frame(draws)
     found = controlled_pairs(points, models_df, pairs)
     keys = entry_keys(points)
@@ -310,7 +294,7 @@ def smaller_beats_larger(draws: Draws, models_df: pl.DataFrame, *, ratio: float 
     resamples where the smaller one scores higher, `holds` = that share >= `level`. Sorted by
     that share (highest first), then delta. Unit: the task.
     """
-    _quantiles(level)
+    quantile_bounds(level)   # a level outside (0, 1): ValueError
     keys = entry_keys(draws.entries)
     entries = _sized(draws, models_df)
     j = draws.scopes.index(scope)
@@ -327,7 +311,8 @@ def smaller_beats_larger(draws: Draws, models_df: pl.DataFrame, *, ratio: float 
     a, b = idx[small], idx[large]
     values = np.asarray(draws.values)
     d = values[:, a, j] - values[:, b, j]
-    low, high = _interval(d, level) if len(a) else (np.array([]), np.array([]))
+    low, high = (percentile_interval(d.T, level) if len(a)
+                 else (np.array([]), np.array([])))
     share = np.mean(d > 0, axis=0) if len(a) else np.array([])
     names = entries["model"].to_numpy()
     frame = pl.DataFrame({

@@ -48,8 +48,12 @@ seeded with `numpy.random.default_rng(seed)`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -58,6 +62,9 @@ from store.analyses.aggregates import aggregates, entry_keys
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 from store.db import Source
 from store.protocol import GENEB_V1, METRICS
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # Entries x entries x resamples of one comparison block, at most (booleans, ~32 MB).
 _BLOCK = 1 << 25
@@ -283,10 +290,37 @@ def _planes(draws: Draws) -> np.ndarray:
     return np.ascontiguousarray(draws.values.transpose(2, 0, 1))
 
 
-def _quantile_bounds(level: float) -> tuple[float, float]:
+def threaded(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """`[fn(x) for x in items]` on a thread per core: numpy's sorts and reductions release the
+    GIL, so independent per-scope work runs side by side (results in the order of `items`)."""
+    items = list(items)
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def quantile_bounds(level: float) -> tuple[float, float]:
+    """The two quantiles of a percentile interval at `level`; ValueError outside (0, 1)."""
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
     return (1 - level) / 2, 1 - (1 - level) / 2
+
+
+def percentile_interval(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile interval at `level` of `samples` (resamples on the LAST axis): numpy's
+    "linear" (1 - level)/2 and 1 - (1 - level)/2 quantiles, from one sort; NaN resamples are
+    left out (all NaN: NaN). The one interval rule of every bootstrap analysis."""
+    q_lo, q_hi = quantile_bounds(level)
+    samples = np.asarray(samples, dtype=float)
+    if not np.isnan(samples).any():          # the usual case; nanquantile is far slower
+        ordered = np.sort(samples, axis=-1)
+        return _linear_quantile(ordered, q_lo), _linear_quantile(ordered, q_hi)
+    with warnings.catch_warnings():          # an all-NaN slice: NaN, as wanted
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanquantile(samples, [q_lo, q_hi], axis=-1)
+    return low, high
 
 
 def _tie_ranks(ascending: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -362,7 +396,7 @@ def _linear_quantile(ordered: np.ndarray, q: float) -> np.ndarray:
 def _rank_quantiles(hist: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """(rank_low, rank_high) from a rank histogram: numpy's quantiles of the ranks with the
     "lower" and "higher" methods (sorted positions floor and ceil of (n - 1) q)."""
-    q_lo, q_hi = _quantile_bounds(level)
+    q_lo, q_hi = quantile_bounds(level)
     cum = np.cumsum(hist, axis=-1)
     lo = int(np.floor((n - 1) * np.float64(q_lo)))
     hi = int(np.ceil((n - 1) * np.float64(q_hi)))
@@ -395,11 +429,11 @@ def score_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
     percentile interval, the (1 - level)/2 and 1 - (1 - level)/2 quantiles of the resampled
     scores (numpy "linear"). Resampling unit: tasks (and seeds, two-level, when
     `draws.seeds_resampled`). Scope-major, entries in the draws' order."""
-    q_lo, q_hi = _quantile_bounds(level)
+    q_lo, q_hi = quantile_bounds(level)
     e, s = draws.point.shape
     if e:
         ordered = np.ascontiguousarray(draws.values.transpose(1, 2, 0))  # (E, S, n)
-        ordered.sort(axis=-1)
+        threaded(lambda part: part.sort(axis=-1), np.array_split(ordered, 2))   # in place
         low, high = (_linear_quantile(ordered, q) for q in (q_lo, q_hi))
     else:
         low = high = np.zeros((0, s))
@@ -413,14 +447,14 @@ def rank_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
     (1 - level)/2 quantile of its resampled ranks rounded down ("lower") and the
     1 - (1 - level)/2 quantile rounded up ("higher"), widened to contain `rank` where they
     miss it. Scope-major, entries in the draws' order."""
-    _quantile_bounds(level)
+    quantile_bounds(level)
     e, s = draws.point.shape
     rank = min_ranks(draws.point.T).T                                   # (E, S)
     if e:
         planes = _planes(draws)
         # Scope by scope: (n, E) temporaries stay in cache and reused memory (faster than
         # one pass over all scopes at once).
-        hist = np.stack([_rank_histogram(plane) for plane in planes])        # (S, E, E)
+        hist = np.stack(threaded(_rank_histogram, planes))                  # (S, E, E)
         low, high = _rank_quantiles(hist, draws.n, level)                     # (S, E)
         low, high = np.minimum(low.T, rank), np.maximum(high.T, rank)
     else:
@@ -476,7 +510,7 @@ def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) ->
     Sorted by point score, best first (ties in key order).
     """
     j = _scope_index(draws, scope)
-    _quantile_bounds(level)
+    quantile_bounds(level)
     keys = draws.entries.columns
     schema = {**{k: pl.String for k in keys}, "p_best": pl.Float64, "rank_low": pl.Int64,
               "rank_high": pl.Int64, "leader": pl.Boolean, "tied_with_leader": pl.Boolean}

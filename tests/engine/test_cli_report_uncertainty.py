@@ -224,3 +224,32 @@ def test_the_tables_show_the_intervals_within_the_width(seeded_store, capsys, mo
     first = next(line for line in out.splitlines() if line.startswith("│1 │"))
     assert "GROVER" in first and "[1-1]" in first
     assert "(leader)" in out
+
+
+def test_examples_gives_each_local_cells_interval_over_its_test_examples(tmp_path, task_dir,
+                                                                         official_store, capsys):
+    """`--examples N`: per local cell of --regime, the MCC of its stored predictions (equal to
+    the stored result) with an interval over N resamples of its test examples."""
+    from store.db import query
+    from store.paths import resolve_store
+
+    store = str(tmp_path / "store")
+    assert main(["fill", "--store", store, "--suite", str(task_dir), "--models", "kmer-3",
+                 "--regimes", "10shot"]) == 0
+    found = _json("--store", store, "--suite", str(task_dir), "--regime", "10shot",
+                  "--resamples", "0", "--examples", "400")["example_intervals"]
+    rows = query(resolve_store(store), "SELECT task, seed, mcc FROM results")
+    stored = {(r["task"], r["seed"]): r["mcc"] for r in rows.iter_rows(named=True)}
+    per_seed = {(r["task"], r["seed"]): r for r in found if r["seed"] is not None}
+    assert per_seed.keys() == stored.keys() and len(stored) == 15       # 3 tasks x 5 seeds
+    for key, r in per_seed.items():
+        assert r["mcc"] == pytest.approx(stored[key], abs=1e-12)
+        assert r["lo"] <= r["mcc"] <= r["hi"] and r["lo"] < r["hi"]
+        assert r["n_resamples"] == 400 and r["n_test"] > 0
+    assert len([r for r in found if r["seed"] is None]) == 3             # each task's mean
+    capsys.readouterr()
+    assert main(["report", "--store", str(official_store.root), "--resamples", "0",
+                 "--examples", "10"]) == 0                 # imported: no predictions, said so
+    out = " ".join(capsys.readouterr().out.split())
+    assert "per-example MCC intervals: no local predictions of full; imported results carry no" \
+        " predictions" in out
