@@ -7,7 +7,7 @@ import difflib
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,16 +57,29 @@ def store_of(args, *, write: bool = False) -> StorePaths:
     return check_store(paths, write=write)
 
 
-def positive_int(text: str) -> int:
-    """argparse `type=` of the counts (`--jobs`, `--limit`, `--batch-size`, `--subsample`)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a whole number "
-                                         ">= 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1; give a whole number >= 1")
-    return value
+def whole_number(minimum: int, *, of: str = "", note: str = "", maximum: int | None = None,
+                 above: str = "") -> Callable[[str], int]:
+    """An argparse `type=` that takes a whole number >= `minimum` (and <= `maximum`): the one
+    wording of every count option, "give a whole number{of} >= {minimum}{note}"; `above` is
+    what to give instead of a number over `maximum`."""
+    give = f"give a whole number{of} >= {minimum}{note}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; {give}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}; {give}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{value} is above {maximum:,}; {above}")
+        return value
+
+    return parse
+
+
+# argparse `type=` of the counts (`--jobs`, `--limit`, `--batch-size`, `--subsample`, `--rows`).
+positive_int = whole_number(1)
 
 
 def models_of(paths: StorePaths, specs: list[str]) -> list[ModelMeta]:

@@ -34,6 +34,7 @@ from engine.commands.common import (
     suite_of,
     suites_with_results,
     table_console,
+    whole_number,
 )
 from engine.commands.layout import Col, FitTable
 from store.catalog import TaskMeta
@@ -52,22 +53,11 @@ LEVEL = 0.95                # --level by default
 MIN_TASKS = 5               # the rank tests of a category need at least this many tasks
 
 
-def resample_count(text: str) -> int:
-    """argparse `type=` of `--resamples`: a whole number from 0 (no intervals) to
-    MAX_RESAMPLES."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a whole number of "
-                                         "resamples >= 0 (0 turns the intervals off)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is below 0; give a whole number of "
-                                         "resamples >= 0 (0 turns the intervals off)")
-    if value > MAX_RESAMPLES:
-        raise argparse.ArgumentTypeError(f"{value} is above {MAX_RESAMPLES:,}; give at most "
-                                         f"{MAX_RESAMPLES:,} resamples (the default, "
-                                         f"{RESAMPLES:,}, gives percentiles to about 0.005)")
-    return value
+# argparse `type=` of `--resamples` and `--examples`: 0 (none) to MAX_RESAMPLES.
+resample_count = whole_number(
+    0, of=" of resamples", note=" (0 turns the intervals off)", maximum=MAX_RESAMPLES,
+    above=f"give at most {MAX_RESAMPLES:,} resamples (the default, {RESAMPLES:,}, gives "
+          "percentiles to about 0.005)")
 
 
 def level_of(text: str) -> float:
@@ -83,16 +73,8 @@ def level_of(text: str) -> float:
     return value
 
 
-def seed_of(text: str) -> int:
-    """argparse `type=` of `--bootstrap-seed`: a whole number >= 0 (`numpy.random.default_rng`)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; give a whole number "
-                                         ">= 0") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is below 0; give a whole number >= 0")
-    return value
+# argparse `type=` of `--bootstrap-seed` (`numpy.random.default_rng`).
+seed_of = whole_number(0)
 
 
 def register(sub, common) -> None:
