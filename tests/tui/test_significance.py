@@ -141,11 +141,12 @@ async def test_intervals_follow_the_rank_scope_and_the_selection(official_store)
         assert check_cells_against(app, shown) == len(app.view.rows) * 15
         # another regime and metric; a category shows its column's interval, its tasks none
         await pilot.press("n", "x", "r", "m")
-        await until(pilot, lambda: app.view.filters.regime == "10shot"
-                    and app.view.intervals is not None)
+        await until(pilot, lambda: app.view.filters == app.filters    # the last key's view
+                    and app.view.filters.regime == "10shot" and app.view.intervals is not None)
         assert check_cells_against(app, expected_draws(app, app.filters)) == 40 * 15
         await pilot.press("c")
-        await until(pilot, lambda: app.view.filters.category == "Histone Mod."
+        await until(pilot, lambda: app.view.filters == app.filters
+                    and app.view.filters.category == "Histone Mod."
                     and app.view.intervals is not None)
         cols = app.view.score_columns
         assert app.view.has_interval(cols[0])
