@@ -9,13 +9,13 @@ from __future__ import annotations
 from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from geneb_tui.actions import COMPARE_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.scale_plot import ScalePlot
+from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, compute
 from geneb_tui.core.filters import Filters
@@ -30,13 +30,11 @@ def _next(values, current):
 
 
 @dismiss_once
-class CompareScreen(Screen[None]):
+class CompareScreen(SelectionScreen):
     BINDINGS = bindings(COMPARE_KEYS)
 
     def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
-        super().__init__()
-        self.snapshot = snapshot
-        self.filters = filters
+        super().__init__(snapshot, filters)
         other = "10shot" if filters.regime == "full" else "full"
         column = filters.category or "macro"
         self.options = CompareOptions(regime_a=filters.regime, regime_b=other, column=column)
@@ -55,28 +53,14 @@ class CompareScreen(Screen[None]):
                         yield ViewTable(id=f"{name}-table", classes="view-table")
         yield KeysFooter()
 
-    def on_mount(self) -> None:
-        self.sub_title = self.filters.describe()
-        self.recompute()
-
-    def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
-        self.snapshot = snapshot
-        if self.is_mounted:
-            self.recompute()
-
-    def filters_updated(self, filters: Filters) -> None:
-        """The app's selection changed (r, m, c, f, x work here too): follow it."""
+    def selection_changed(self, old: Filters, filters: Filters) -> None:
+        """The score column follows the category; a suite without it falls back to macro."""
         from dataclasses import replace
 
-        suite_changed = filters.suite != self.filters.suite
-        self.filters = filters
-        self.sub_title = filters.describe()
         if filters.category and self.options.column in ("macro", "micro"):
             self.options = replace(self.options, column=filters.category)
-        elif suite_changed and self.options.column not in ("macro", "micro"):
+        elif filters.suite != old.suite and self.options.column not in ("macro", "micro"):
             self.options = replace(self.options, column="macro")   # not a column here
-        if self.is_mounted:
-            self.recompute()
 
     # -- computing -----------------------------------------------------------------------------
     @property

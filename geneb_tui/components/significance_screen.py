@@ -18,12 +18,12 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import ScrollableContainer
-from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from geneb_tui.actions import SIGNIFICANCE_KEYS, SIGNIFICANCE_TABS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core.compare import Failed, Table
 from geneb_tui.core.filters import Filters
@@ -40,12 +40,11 @@ class MatrixTable(ViewTable):
 
 
 @dismiss_once
-class SignificanceScreen(Screen[None]):
+class SignificanceScreen(SelectionScreen):
     BINDINGS = bindings(SIGNIFICANCE_KEYS)
+
     def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
-        super().__init__()
-        self.snapshot = snapshot
-        self.filters = filters
+        super().__init__(snapshot, filters)
         self.sig = None                     # the last `Significance` shown
         self.pair: tuple[str, str] | None = None
         self.shown_pair = None              # the last `Pair` shown
@@ -67,23 +66,6 @@ class SignificanceScreen(Screen[None]):
                     else:
                         yield ViewTable(id="pair-table", classes="view-table")
         yield KeysFooter()
-
-    def on_mount(self) -> None:
-        self.sub_title = self.filters.describe()
-        self.recompute()
-
-    # -- following the app's selection -----------------------------------------------------------
-    def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
-        self.snapshot = snapshot
-        if self.is_mounted:
-            self.recompute()
-
-    def filters_updated(self, filters: Filters) -> None:
-        """The app's selection changed (r, m, c, f, x work here too): follow it."""
-        self.filters = filters
-        self.sub_title = filters.describe()
-        if self.is_mounted:
-            self.recompute()
 
     # -- computing ---------------------------------------------------------------------------------
     def recompute(self) -> None:

@@ -1,0 +1,43 @@
+"""`SelectionScreen`: a screen over the app's selection that follows it (the comparison views,
+the Significance view). The app calls `snapshot_updated` and `filters_updated` on the screen on
+top (r, m, c, f, x work there too); the screen recomputes in its own workers."""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+
+from geneb_tui.core.filters import Filters
+from geneb_tui.core.query import StoreSnapshot
+
+
+class SelectionScreen(Screen[None]):
+    """Holds `snapshot` and `filters`, shows the selection as its sub-title and calls
+    `recompute()` (the subclass's) when it opens and whenever either changes."""
+
+    def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+        self.filters = filters
+
+    def recompute(self) -> None:
+        raise NotImplementedError
+
+    def selection_changed(self, old: Filters, new: Filters) -> None:
+        """What a subclass adjusts when the selection changes, before it recomputes."""
+
+    def on_mount(self) -> None:
+        self.sub_title = self.filters.describe()
+        self.recompute()
+
+    def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
+        self.snapshot = snapshot
+        if self.is_mounted:
+            self.recompute()
+
+    def filters_updated(self, filters: Filters) -> None:
+        """The app's selection changed: follow it."""
+        old, self.filters = self.filters, filters
+        self.sub_title = filters.describe()
+        self.selection_changed(old, filters)
+        if self.is_mounted:
+            self.recompute()
