@@ -32,8 +32,15 @@ import polars as pl
 from store.analyses.aggregates import entry_keys
 from store.analyses.controlled import controlled_pairs
 from store.analyses.leaders import category_leaders
+from store.analyses.rankings import tie_mean_ranks
 from store.analyses.scale import scale_correlation
-from store.analyses.uncertainty import percentile_interval, quantile_bounds, threaded
+from store.analyses.uncertainty import (
+    ROWS_BLOCK,
+    percentile_interval,
+    planes,
+    quantile_bounds,
+    threaded,
+)
 
 if TYPE_CHECKING:
     from store.analyses.uncertainty import Draws
@@ -138,37 +145,26 @@ def _beats(draws: Draws, at: Mapping[tuple, int], a: tuple, b: tuple,
 
 # --- scale ----------------------------------------------------------------------------------
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 1..E along the last axis of `x` (n, E), ties sharing the mean of their ranks (as
-    Spearman's rho needs; `scipy.stats.rankdata(method="average")`), vectorised over rows."""
-    x = np.atleast_2d(np.asarray(x, dtype=float))
-    n, e = x.shape
-    order = np.argsort(x, axis=1, kind="stable")
-    ordered = np.take_along_axis(x, order, axis=1)
-    idx = np.broadcast_to(np.arange(e), (n, e))
-    starts = np.ones((n, e), dtype=bool)
-    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    ranks = np.empty((n, e))
-    if starts.all():                          # no ties (the usual case): the positions
-        np.put_along_axis(ranks, order, idx + 1.0, axis=1)
-        return ranks
-    ends = np.ones((n, e), dtype=bool)
-    ends[:, :-1] = starts[:, 1:]
-    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
-    last = np.minimum.accumulate(np.where(ends, idx, e)[:, ::-1], axis=1)[:, ::-1]
-    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=1)
-    return ranks
-
-
 def _row_spearman(fixed: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Spearman rho between `fixed` (E,) and every row of `values` (n, E): Pearson's r of the
-    average ranks; NaN for a constant row."""
-    a = _average_ranks(fixed[None, :])[0]
-    b = _average_ranks(values)
+    average ranks; NaN for a constant row. A row without ties ranks its values 1..E, so its
+    centred ranks are known by sorted position and only the rows holding a tie are ranked."""
+    a = tie_mean_ranks(fixed[None, :])[0]
     a = a - a.mean()
-    b = b - b.mean(axis=1, keepdims=True)
+    n, e = values.shape
+    order = np.argsort(values, axis=1)
+    ordered = np.sort(values, axis=1)         # (faster than gathering by `order`)
+    tied = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+    centred = np.arange(e) - (e - 1) / 2      # the centred rank of each sorted position
+    products = a[order] @ centred             # sum of centred ranks x centred fixed ranks
+    squares = np.full(n, centred @ centred)
+    if tied.any():
+        b = tie_mean_ranks(values[tied])
+        b -= b.mean(axis=1, keepdims=True)
+        products[tied] = b @ a
+        squares[tied] = (b * b).sum(axis=1)
     with np.errstate(all="ignore"):
-        return (b @ a) / np.sqrt((b * b).sum(axis=1) * (a @ a))
+        return products / np.sqrt(squares * (a @ a))
 
 
 def scale_rho_intervals(draws: Draws, models_df: pl.DataFrame, exclude: Iterable[str] = (),
@@ -226,14 +222,21 @@ def _pair_differences(draws: Draws, ia: np.ndarray, ib: np.ndarray, level: float
     """Per scope of `draws` (in its order): the percentile interval of the paired
     differences a - b (entries `ia`, `ib`) and the shares of resamples where it is > 0 and
     < 0, each an array over the pairs."""
-    by_scope = np.ascontiguousarray(np.asarray(draws.values).transpose(2, 1, 0))  # (S, E, n)
+    n = draws.n
+    step = max(1, ROWS_BLOCK // max(1, n))
 
-    def per_scope(j: int):                   # a scope at a time: (pairs, n) in memory
-        d = by_scope[j, ia] - by_scope[j, ib]                                # (pairs, n)
-        low, high = percentile_interval(d, level)
-        return low, high, np.mean(d > 0, axis=1), np.mean(d < 0, axis=1)
+    def per_scope(plane: np.ndarray):        # a scope, and a block of pairs, at a time
+        by_entry = np.ascontiguousarray(plane.T)     # (E, n): rows gather fast
+        low, high, above, below = (np.empty(len(ia)) for _ in range(4))
+        for p in range(0, len(ia), step):
+            block = slice(p, p + step)
+            d = by_entry[ia[block]] - by_entry[ib[block]]                 # (pairs, n)
+            low[block], high[block] = percentile_interval(d, level)
+            above[block] = np.count_nonzero(d > 0, axis=1) / n
+            below[block] = np.count_nonzero(d < 0, axis=1) / n
+        return low, high, above, below
 
-    return threaded(per_scope, range(len(draws.scopes)))
+    return threaded(per_scope, planes(draws))
 
 
 def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,

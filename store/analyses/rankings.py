@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations, combinations_with_replacement
 
+import numpy as np
 import polars as pl
 
 from store.analyses.aggregates import category_columns, entry_keys, score_columns
@@ -23,6 +24,25 @@ from store.analyses.aggregates import category_columns, entry_keys, score_column
 
 def _rank(column: str) -> pl.Expr:
     return pl.col(column).rank(method="min", descending=True).cast(pl.Int64)
+
+
+def tie_mean_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..E along the last axis of `x` (n, E), ties sharing the mean of their ranks (as
+    Spearman's rho needs; `scipy.stats.rankdata(method="average")`), vectorised over rows."""
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    n, e = x.shape
+    order = np.argsort(x, axis=1)             # any order: a tie's positions are contiguous
+    ordered = np.take_along_axis(x, order, axis=1)
+    idx = np.broadcast_to(np.arange(e), (n, e))
+    starts = np.ones((n, e), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ends = np.ones((n, e), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, idx, e)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((n, e))
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=1)
+    return ranks
 
 
 def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> tuple[
@@ -33,16 +53,14 @@ def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> tuple[
     with n - 2 degrees of freedom, as in `scipy.stats.spearmanr` (computed here without
     importing scipy.stats, which costs seconds of start-up time).
     """
-    import numpy as np
     from scipy.special import stdtr
 
     pairs = [(a, b) for a, b in zip(x, y, strict=True) if a is not None and b is not None]
     n = len(pairs)
     if n < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
         return None, None, n
-    ranks = pl.DataFrame(pairs, schema=["a", "b"], orient="row").select(
-        pl.all().rank(method="average"))
-    rho = float(np.corrcoef(ranks["a"].to_numpy(), ranks["b"].to_numpy())[0, 1])
+    ranks = tie_mean_ranks(np.array(pairs, dtype=float).T)
+    rho = float(np.corrcoef(ranks[0], ranks[1])[0, 1])
     dof = n - 2
     t = rho * math.sqrt(max(dof / ((rho + 1.0) * (1.0 - rho)), 0.0)) if abs(rho) < 1 else math.inf
     return rho, float(2 * stdtr(dof, -abs(t))), n

@@ -38,6 +38,7 @@ without a non-zero difference (such a pair is left out of the Holm family).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 
@@ -111,10 +112,16 @@ def critical_difference(n_models: int, n_tasks: int, alpha: float = 0.05) -> flo
     _check_alpha(alpha)
     if n_models < 2 or n_tasks < 1:
         return None
+    return _nemenyi_q(n_models, alpha) * math.sqrt(n_models * (n_models + 1) / (6 * n_tasks))
+
+
+@functools.lru_cache(maxsize=256)
+def _nemenyi_q(n_models: int, alpha: float) -> float:
+    """q_alpha of the Nemenyi test for k = `n_models` entries (one root-finding over a
+    numerical integral, ~10 ms: computed once per k and alpha)."""
     from scipy.stats import studentized_range
 
-    q = float(studentized_range.ppf(1 - alpha, n_models, np.inf)) / math.sqrt(2)
-    return q * math.sqrt(n_models * (n_models + 1) / (6 * n_tasks))
+    return float(studentized_range.ppf(1 - alpha, n_models, np.inf)) / math.sqrt(2)
 
 
 def _friedman_row(ranks: np.ndarray, alpha: float) -> dict:

@@ -68,6 +68,10 @@ R = TypeVar("R")
 
 # Entries x entries x resamples of one comparison block, at most (booleans, ~32 MB).
 _BLOCK = 1 << 25
+# Values of one block of rows that an interval works on at a time (float64, ~1 MB): small
+# temporaries stay in cache and in memory the allocator reuses (fresh pages cost more than the
+# selection itself).
+ROWS_BLOCK = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -285,7 +289,7 @@ def _resampled(x: np.ndarray, cells: dict[int, np.ndarray], res: Resamples,
     return out.transpose(1, 2, 0)
 
 
-def _planes(draws: Draws) -> np.ndarray:
+def planes(draws: Draws) -> np.ndarray:
     """(S, n, E): the draws' values scope by scope (no copy for the draws of `draw`)."""
     return np.ascontiguousarray(draws.values.transpose(2, 0, 1))
 
@@ -310,17 +314,64 @@ def quantile_bounds(level: float) -> tuple[float, float]:
 
 def percentile_interval(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """The percentile interval at `level` of `samples` (resamples on the LAST axis): numpy's
-    "linear" (1 - level)/2 and 1 - (1 - level)/2 quantiles, from one sort; NaN resamples are
+    "linear" (1 - level)/2 and 1 - (1 - level)/2 quantiles, bit for bit; NaN resamples are
     left out (all NaN: NaN). The one interval rule of every bootstrap analysis."""
     q_lo, q_hi = quantile_bounds(level)
     samples = np.asarray(samples, dtype=float)
     if not np.isnan(samples).any():          # the usual case; nanquantile is far slower
-        ordered = np.sort(samples, axis=-1)
-        return _linear_quantile(ordered, q_lo), _linear_quantile(ordered, q_hi)
+        return _linear_quantiles(samples, q_lo, q_hi)
     with warnings.catch_warnings():          # an all-NaN slice: NaN, as wanted
         warnings.simplefilter("ignore", RuntimeWarning)
         low, high = np.nanquantile(samples, [q_lo, q_hi], axis=-1)
     return low, high
+
+
+def _virtual(n: int, q: float) -> tuple[int, int, float]:
+    """numpy's "linear" quantile `q` of n sorted values: the two positions it interpolates
+    between and the weight of the second (virtual index (n - 1) q)."""
+    virtual = (n - 1) * np.float64(q)
+    previous = np.floor(virtual)
+    return int(previous), min(int(previous) + 1, n - 1), float(virtual - previous)
+
+
+def _interpolated(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
+    """numpy's "linear" interpolation between the order statistics `a` <= `b` (the same
+    expression, so the same bits)."""
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+
+
+def _linear_quantiles(samples: np.ndarray, q_lo: float, q_hi: float) -> tuple[np.ndarray,
+                                                                              np.ndarray]:
+    """numpy's "linear" quantiles `q_lo` < `q_hi` along the last axis of NaN-free `samples`,
+    from two in-place selections of a copy (numpy's single-position partition is vectorised
+    and beats a sort, which beats the multi-position partition `numpy.quantile` runs): the
+    upper positions first on all values, then the lower ones among those below them; each
+    neighbouring order statistic is the min (max) of the few values beside its position.
+    Blocks of rows of about `ROWS_BLOCK` values at a time."""
+    n = samples.shape[-1]
+    lo_a, lo_b, lo_g = _virtual(n, q_lo)
+    hi_a, hi_b, hi_g = _virtual(n, q_hi)
+    if n < 4 or lo_b >= hi_a:                # tiny samples: one sort
+        ordered = np.sort(samples, axis=-1)
+        return (_interpolated(ordered[..., lo_a], ordered[..., lo_b], lo_g),
+                _interpolated(ordered[..., hi_a], ordered[..., hi_b], hi_g))
+    rows = samples.reshape(-1, n)
+    stats = np.empty((4, len(rows)))         # the order statistics lo_a, lo_b, hi_a, hi_b
+    step = max(1, ROWS_BLOCK // n)
+    for start in range(0, len(rows), step):
+        work = np.array(rows[start:start + step], order="C")
+        out = stats[:, start:start + step]
+        work.partition(hi_a, axis=-1)        # [hi_a] in place, larger values after it
+        out[2] = work[:, hi_a]
+        out[3] = work[:, hi_a + 1:].min(axis=-1) if hi_b > hi_a else out[2]
+        below = work[:, :hi_a]               # the hi_a smallest values
+        below.partition(lo_b, axis=-1)
+        out[1] = below[:, lo_b]
+        out[0] = below[:, :lo_b].max(axis=-1) if lo_b > lo_a else out[1]
+    shape = samples.shape[:-1]
+    return (_interpolated(stats[0], stats[1], lo_g).reshape(shape),
+            _interpolated(stats[2], stats[3], hi_g).reshape(shape))
 
 
 def _tie_ranks(ascending: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -379,20 +430,6 @@ def _rank_histogram(values: np.ndarray) -> np.ndarray:
     return np.bincount(flat.ravel(), minlength=planes * m * m).reshape(*lead, m, m)
 
 
-def _linear_quantile(ordered: np.ndarray, q: float) -> np.ndarray:
-    """numpy's "linear" quantile `q` of values sorted along the last axis, as
-    `numpy.quantile` computes it (virtual index (n - 1) q, the same interpolation), from one
-    sort (numpy's vectorised sort beats the partition `numpy.quantile` runs)."""
-    n = ordered.shape[-1]
-    virtual = (n - 1) * np.float64(q)
-    previous = np.floor(virtual)
-    gamma = virtual - previous
-    a = ordered[..., int(previous)]
-    b = ordered[..., min(int(previous) + 1, n - 1)]
-    diff = b - a
-    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
-
-
 def _rank_quantiles(hist: np.ndarray, n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     """(rank_low, rank_high) from a rank histogram: numpy's quantiles of the ranks with the
     "lower" and "higher" methods (sorted positions floor and ceil of (n - 1) q)."""
@@ -429,12 +466,12 @@ def score_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
     percentile interval, the (1 - level)/2 and 1 - (1 - level)/2 quantiles of the resampled
     scores (numpy "linear"). Resampling unit: tasks (and seeds, two-level, when
     `draws.seeds_resampled`). Scope-major, entries in the draws' order."""
-    q_lo, q_hi = quantile_bounds(level)
+    quantile_bounds(level)
     e, s = draws.point.shape
-    if e:
-        ordered = np.ascontiguousarray(draws.values.transpose(1, 2, 0))  # (E, S, n)
-        threaded(lambda part: part.sort(axis=-1), np.array_split(ordered, 2))   # in place
-        low, high = (_linear_quantile(ordered, q) for q in (q_lo, q_hi))
+    if e:          # scope by scope: an (E, n) copy of each plane, on both cores
+        found = threaded(lambda plane: percentile_interval(plane.T, level), planes(draws))
+        low = np.stack([lo for lo, _ in found], axis=1)                      # (E, S)
+        high = np.stack([hi for _, hi in found], axis=1)
     else:
         low = high = np.zeros((0, s))
     return _per_scope(draws, {"value": draws.point, "low": low, "high": high},
@@ -451,10 +488,9 @@ def rank_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
     e, s = draws.point.shape
     rank = min_ranks(draws.point.T).T                                   # (E, S)
     if e:
-        planes = _planes(draws)
         # Scope by scope: (n, E) temporaries stay in cache and reused memory (faster than
         # one pass over all scopes at once).
-        hist = np.stack(threaded(_rank_histogram, planes))                  # (S, E, E)
+        hist = np.stack(threaded(_rank_histogram, planes(draws)))                  # (S, E, E)
         low, high = _rank_quantiles(hist, draws.n, level)                     # (S, E)
         low, high = np.minimum(low.T, rank), np.maximum(high.T, rank)
     else:

@@ -11,7 +11,7 @@ from scipy.stats import rankdata, spearmanr
 
 from store.analyses import aggregates, category_leaders, controlled_pairs, scale_correlation
 from store.analyses.claims import (
-    _average_ranks,
+    _row_spearman,
     controlled_pair_intervals,
     leader_change_significance,
     point_frame,
@@ -19,6 +19,7 @@ from store.analyses.claims import (
     smaller_beats_larger,
     smaller_beats_larger_summary,
 )
+from store.analyses.rankings import tie_mean_ranks
 from store.analyses.uncertainty import draw
 from store.catalog import TaskMeta
 
@@ -229,4 +230,10 @@ def test_point_frame_is_the_aggregates_and_ranks_average_ties():
                                                   "Enhancers")
     assert point_frame(draws).sort("model").equals(agg.sort("model"))
     x = np.random.default_rng(0).integers(0, 4, size=(50, 9)).astype(float)   # many ties
-    assert np.array_equal(_average_ranks(x), rankdata(x, method="average", axis=1))
+    assert np.array_equal(tie_mean_ranks(x), rankdata(x, method="average", axis=1))
+    # Row by row Spearman: untied rows by sorted position, tied and constant rows ranked.
+    fixed = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0])
+    rows = np.vstack([x, np.random.default_rng(1).normal(size=(50, 9)), np.ones((1, 9))])
+    got = _row_spearman(fixed, rows)
+    want = [spearmanr(fixed, r).statistic for r in rows[:-1]]
+    assert got[:-1] == pytest.approx(want, abs=1e-14) and np.isnan(got[-1])

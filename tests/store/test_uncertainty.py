@@ -14,6 +14,7 @@ from store.analyses.uncertainty import (
     draw,
     leader_tie_group,
     min_ranks,
+    percentile_interval,
     rank_intervals,
     resample_indices,
     score_intervals,
@@ -315,3 +316,22 @@ def test_official_full_mcc_leader_is_separable(official_store):
     assert top["p_best"] > 0.9 and top["rank_low"] == 1
     assert group["tied_with_leader"].sum() == 1
     assert (group["p_best"].sum()) == pytest.approx(1.0)       # no ties at the top
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice")
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 39, 40, 41, 1000, 10_000])
+@pytest.mark.parametrize("level", [0.5, 0.9, 0.95, 0.999])
+def test_the_percentile_interval_is_numpys_linear_quantiles_bit_for_bit(n, level):
+    rng = np.random.default_rng(n)
+    smooth = rng.normal(size=(3, 2, n))
+    tied = rng.integers(0, 3, size=(7, n)).astype(float)      # order statistics tie
+    for samples in (smooth, tied, smooth[0, 0]):
+        low, high = percentile_interval(samples, level)
+        want = np.quantile(samples, [(1 - level) / 2, 1 - (1 - level) / 2], axis=-1)
+        assert np.array_equal(low, want[0]) and np.array_equal(high, want[1])
+    holes = smooth.copy()
+    holes[0, 0, : n // 2 + 1] = np.nan                         # NaN resamples are left out
+    low, high = percentile_interval(holes, level)
+    want = np.nanquantile(holes, [(1 - level) / 2, 1 - (1 - level) / 2], axis=-1)
+    assert np.array_equal(low, want[0], equal_nan=True)
+    assert np.array_equal(high, want[1], equal_nan=True)
