@@ -5,29 +5,52 @@ BIN := $(VENV)/bin
 # torch==2.13.0: on these machines pip takes the local CPU build (a plain `torch` pulls CUDA).
 TORCH := torch==2.13.0
 STAMP := $(VENV)/.installed
+# The second environment: the newest transformers 4.x, which the remote code of most official
+# families was written for (.venv takes transformers 5). TF4_TESTS are the tests whose code
+# path goes through transformers or huggingface_hub (the generic encoder, remote code, the
+# adapters, cached-hub loading, the random-init control).
+VENV_TF4 := .venv-tf4
+BIN_TF4 := $(VENV_TF4)/bin
+STAMP_TF4 := $(VENV_TF4)/.installed
+TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
+	tests/engine/test_enformer_adapter.py tests/engine/test_lucaone_adapter.py \
+	tests/engine/test_offline_models.py tests/engine/test_random_init.py
 
-.PHONY: demo test lint clean bench
+.PHONY: demo test test-tf4 lint clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q $(TORCH)
-	$(BIN)/pip install -q $(TORCH) -e ".[models,adapters,test]"
+	$(BIN)/pip install -q $(TORCH) -e ".[models,adapters,cluster,test]"
+	# The Evo-1 adapter's packages without their declared flash-attn and triton (CUDA builds;
+	# the Hyena code imports without them): pip has no per-package --no-deps in an extra.
+	$(BIN)/pip install -q --no-deps evo-model==0.5 stripedhyena==0.2.2
 	touch $(STAMP)
+
+$(STAMP_TF4): pyproject.toml
+	test -x $(BIN_TF4)/python || $(PY) -m venv $(VENV_TF4)
+	$(BIN_TF4)/pip install -q $(TORCH)
+	$(BIN_TF4)/pip install -q $(TORCH) "transformers<5" -e ".[models,adapters,test]"
+	touch $(STAMP_TF4)
 
 demo: $(STAMP)
 	$(BIN)/geneb-engine import --official
 	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --jobs 2
 	$(BIN)/geneb-tui
 
-test: $(STAMP)
+test: $(STAMP) test-tf4
 	$(BIN)/ruff check engine store geneb_tui tests bench
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+test-tf4: $(STAMP_TF4)
+	$(BIN_TF4)/python -m pytest -q -n 2 --dist loadgroup $(TF4_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe.py
 	$(BIN)/python bench/embed.py
 	$(BIN)/python bench/tui_startup.py
 	$(BIN)/python bench/uncertainty.py
+	$(BIN)/python bench/cluster.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(VENV_TF4) .pytest_cache

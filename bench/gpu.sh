@@ -7,7 +7,9 @@
 #      tolerance 1e-6) on CUDA and on the CPU, against scikit-learn converged on the CPU
 #      (bench/probe.py --skip-official: the official-loop comparison is a CPU-only matter);
 #   2. the Hugging Face encoder's embedding throughput on CUDA (bf16) against the official
-#      extractors' naive loop (bench/embed.py), when that script is present.
+#      extractors' naive loop (bench/embed.py), when that script is present;
+#   3. its model FLOPs utilisation at a real size: a random-initialised 115M-parameter BERT
+#      (bench/mfu.py: tokens/s, TFLOP/s, MFU against the device's bf16 peak; goal >= 40 %).
 # Where there is no CUDA device it says so, lists what it would measure, and exits 0.
 #
 #   bash bench/gpu.sh            # PYTHON=... to choose the interpreter (default python3)
@@ -21,6 +23,7 @@ if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1
     echo "  - bench/probe.py --skip-official: batched solver (cuda and cpu) vs scikit-learn"
     echo "    converged, n=30,000 x d=1,024, 2 and 10 classes (ratio lines per device)"
     [ -f bench/embed.py ] && echo "  - bench/embed.py: HF encoder (cuda, bf16) vs the official naive loop"
+    echo "  - bench/mfu.py: MFU of a random-initialised 115M-parameter BERT at bf16"
     exit 0
 fi
 
@@ -33,3 +36,5 @@ if [ -f bench/embed.py ]; then
     echo "== Hugging Face encoder =="
     "$PY" bench/embed.py --device cuda
 fi
+echo "== model FLOPs utilisation (random-initialised 115M-parameter BERT, bf16) =="
+"$PY" bench/mfu.py

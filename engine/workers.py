@@ -1,4 +1,5 @@
-"""Probe worker processes: one BLAS thread each, and they die with their parent.
+"""Probe worker processes: they die with their parent (one BLAS thread each, as every probe:
+`engine.pairs.PROBE_THREADS`).
 
 A worker whose parent is gone must never write: on Linux the kernel sends it SIGKILL the moment
 the parent dies (`prctl(PR_SET_PDEATHSIG)`); elsewhere a thread polls the parent's pid. A worker
@@ -39,8 +40,5 @@ def die_with_parent(parent: int) -> None:
 
 def init_probe_worker(parent: int) -> None:
     """ProcessPoolExecutor initializer of `fill --jobs N` workers."""
-    from threadpoolctl import threadpool_limits
-
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
-    threadpool_limits(1)

@@ -94,6 +94,12 @@ MISSING_KEYS: tuple[Action, ...] = (
            "Pass --trust-remote-code (remote-code models run at their pinned revision)"),
     Action("batch_size", "b", "Batch", "Batch size passed to fill (empty: the model's default)",
            footer=False),
+    Action("next_executor", "e", "Executor",
+           "Executor passed to fill: local → ray (one Ray actor per model on a GPU)",
+           footer=False),
+    Action("address", "A", "Ray address",
+           "Ray address passed to fill (auto, ray://HOST:PORT or HOST:PORT; empty: a local "
+           "Ray instance)", footer=False),
     Action("run_fill", "g", "Run fill", "Run geneb-engine fill for the ticked models' cells"),
     Action("cancel_fill", "k", "Cancel run", "Stop the run (finished cells are kept)"),
     Action("close", "escape", "Back", "Back to the main table"),

@@ -11,7 +11,7 @@ import csv
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, astuple, dataclass, fields
+from dataclasses import asdict, astuple, dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from store.errors import GenebError
 
 if TYPE_CHECKING:
     import polars as pl
+    from packaging.specifiers import SpecifierSet
 
 CATALOG_DIR = Path(__file__).parent / "catalogs"
 
@@ -111,8 +112,8 @@ _VOCABULARIES: dict[str, tuple[str, ...]] = {
 
 
 class VocabularyError(GenebError):
-    """A ModelMeta field outside its vocabulary; `problem` names the field, the value and what
-    is allowed (the message adds the model)."""
+    """A ModelMeta field outside its vocabulary (or a `transformers` that is no version range);
+    `problem` names the field, the value and what is allowed (the message adds the model)."""
 
     def __init__(self, model_id: str, problem: str):
         super().__init__(f"model {model_id}: {problem}")
@@ -137,6 +138,7 @@ class ModelMeta:
     revision: str | None = None         # pinned hub revision (required with remote code)
     remote_code: str = "no"             # no | required | custom | package
     requires: str | None = None         # PyPI package an adapter needs
+    transformers: str | None = None     # the transformers its code needs (PEP 440, e.g. "<5")
     encoder: str = "hf"                 # hf | kmer | official-extractor | an adapter name
     encoder_k: int | None = None        # k for the k-mer baseline
     pooling: str = "mean"               # mean | mean-with-padding | cls | tracks | trunk
@@ -146,6 +148,7 @@ class ModelMeta:
     notes: str | None = None
     extractor: str | None = None        # official-extractor: /abs/path/file.py:ClassName
     extractor_args: str | None = None   # its init arguments beside name_model, device (JSON)
+    random_init: int | None = None      # `fill --random-init SEED`: weights drawn from SEED
 
     def __post_init__(self) -> None:
         for key, allowed in _VOCABULARIES.items():
@@ -153,6 +156,10 @@ class ModelMeta:
             if value not in allowed and not (key == "padding_side" and value is None):
                 raise VocabularyError(self.model_id, f"{key} = {value!r} is not one of "
                                                      f"{', '.join(allowed)}")
+        if self.transformers is not None and _version_range(self.transformers) is None:
+            raise VocabularyError(self.model_id, f"transformers = {self.transformers!r} is not "
+                                                 "a PEP 440 version range (e.g. \"<5\" or "
+                                                 "\">=4.40,<5\")")
 
     @classmethod
     def one_off(cls, model_id: str, **known) -> ModelMeta:
@@ -163,9 +170,49 @@ class ModelMeta:
                       "tokenization_family": "mixed/other", "pretraining_data": "unknown",
                       **known, "model_id": model_id})
 
+    def randomised(self, seed: int) -> ModelMeta:
+        """The random-initialisation control of this model: the same architecture, tokenizer
+        and recipe with weights drawn from `seed`, under its own id
+        (`<model_id>-random-init-<seed>`)."""
+        return replace(self, model_id=f"{self.model_id}-random-init-{seed}",
+                       display=f"{self.display} (random init {seed})", random_init=seed)
+
     @property
     def scale_band(self) -> str:
         return scale_band(self.params)
+
+
+def _version_range(spec: object) -> SpecifierSet | None:
+    """`spec` as a `packaging` SpecifierSet; None when it is not a non-empty PEP 440 range."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not isinstance(spec, str) or not spec.strip():
+        return None
+    try:
+        return SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+
+
+def transformers_problem(spec: str | None) -> str | None:
+    """Why the installed transformers cannot run an entry whose `transformers` field is `spec`
+    (one line: what the entry needs, what is installed, what to install); None when it fits,
+    when the field is unset, or when transformers is not installed (the encoder kind's package
+    check says that). Read from the package metadata: transformers is never imported."""
+    from importlib import metadata
+
+    if spec is None:
+        return None
+    try:
+        installed = metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        return None
+    needed = _version_range(spec)
+    if needed.contains(installed, prereleases=True):
+        return None
+    return (f"its entry needs transformers{needed} and transformers {installed} is "
+            f"installed; run it from a separate environment with pip install "
+            f"'transformers{needed}'")
 
 
 def scale_band(params: int | None) -> str:
@@ -203,9 +250,12 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
             check_id("model", e["model_id"], f"{origin}: model entry {i}: model_id")
         where = f"{origin}: model entry {i} ({e.get('model_id', '?')})"
         unknown = set(e) - _MODEL_FIELDS
+        if "random_init" in e:
+            raise GenebError(f"{where}: 'random_init' is not an entry's field; `fill "
+                             "--random-init SEED` runs any entry with random weights")
         if unknown:
             raise GenebError(f"{where}: unknown field(s) {sorted(unknown)}; "
-                             f"allowed: {sorted(_MODEL_FIELDS)}")
+                             f"allowed: {sorted(_MODEL_FIELDS - {'random_init'})}")
         if not e.get("model_id"):
             raise GenebError(f"{where}: missing required field 'model_id'")
         if not (e.get("hub_id") or e.get("path") or e.get("encoder", "hf") != "hf"):
@@ -345,7 +395,8 @@ def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFram
     import polars as pl
 
     rows = [{**asdict(m), "scale_band": m.scale_band} for m in models]
-    schema = {f.name: (pl.Int64 if f.name in ("params", "encoder_k", "max_tokens", "batch_size")
+    schema = {f.name: (pl.Int64 if f.name in ("params", "encoder_k", "max_tokens", "batch_size",
+                                              "random_init")
                        else pl.String) for f in fields(ModelMeta)}
     schema["scale_band"] = pl.String
     return pl.DataFrame(rows, schema=schema)

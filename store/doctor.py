@@ -87,11 +87,12 @@ def check_results(paths: StorePaths, table=None) -> list[Finding]:
                            "the later ones are kept aside (re-run what they held)"))
     if damaged:
         return out   # the files are checked again once the log is repaired
-    fix = ("removed from the table in one commit (the file kept aside); "
-           "`fill` recomputes local cells, import again for imported ones"
-           if table is RESULTS else
-           "removed from the table in one commit (the file kept aside); its cells read as "
-           "having no predictions (no per-example tests) until they are computed again")
+    fix = "removed from the table in one commit (the file kept aside); " + {
+        "results": "`fill` recomputes local cells, import again for imported ones",
+        "predictions": "its cells read as having no predictions (no per-example tests) until "
+                       "they are computed again",
+        "runs": "the telemetry of its splits is gone (embeddings and results are untouched)",
+    }[table.name]
     state = read_state(paths, table)
     for f in state.files if state else ():
         full = root / f.path
@@ -109,11 +110,18 @@ def check_results(paths: StorePaths, table=None) -> list[Finding]:
     return out
 
 
-def _check_tables(paths: StorePaths) -> list[Finding]:
-    """The results table, then the predictions table."""
+def _tables() -> tuple:
+    """The store's Delta tables, in the order they are checked and repaired."""
     from store.predictions import PREDICTIONS
+    from store.results import RESULTS
+    from store.telemetry import RUNS
 
-    return check_results(paths) + check_results(paths, PREDICTIONS)
+    return RESULTS, PREDICTIONS, RUNS
+
+
+def _check_tables(paths: StorePaths) -> list[Finding]:
+    """The results table, then the predictions and runs tables."""
+    return [f for table in _tables() for f in check_results(paths, table)]
 
 
 def check_embeddings(paths: StorePaths) -> list[Finding]:
@@ -205,9 +213,7 @@ def repair(paths: StorePaths) -> tuple[list[Finding], list[Finding]]:
                              "run `geneb-engine doctor --repair` when it has finished")
         aside = paths.aside / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-doctor"
         done: list[Finding] = []
-        from store.predictions import PREDICTIONS
-
-        for table in (None, PREDICTIONS):
+        for table in _tables():
             for _ in range(3):   # a repaired log can reveal broken files of the older version
                 findings = check_results(paths, table)
                 if not findings:

@@ -259,7 +259,9 @@ class SplitWriter:
 
     def finish(self, stats: dict) -> None:
         """Check that every row is written, record the identity, `stats["n_truncated"]`, the
-        checksums and `complete`, and rename the split into place (replacing what was there)."""
+        encoder's other plain statistics (`telemetry`: throughput, device, batch size; as the
+        runs table, `store.telemetry`), the checksums and `complete`, and rename the split
+        into place (replacing what was there)."""
         if left := self.pending().size:
             raise RuntimeError(f"{self.path}: {left} row(s) still pending")
         if self._emb is None:
@@ -271,6 +273,8 @@ class SplitWriter:
         self._group.attrs.update({
             **self._expect, "shape": list(X.shape),
             "n_truncated": int(stats.get("n_truncated", 0)),
+            "telemetry": {k: v for k, v in stats.items()
+                          if v is None or isinstance(v, int | float | str)},
             "checksums": {"embeddings": _crcs(X), "labels": _crcs(y)}})
         reach("checksum")
         self._group.attrs["complete"] = True

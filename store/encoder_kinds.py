@@ -47,6 +47,8 @@ class EncoderKind:
     unavailable: str = ""               # UNPUBLISHED | NO_ADAPTER: why it cannot run here
     sequences: str = AS_GIVEN           # a SEQUENCE_RULES value: what the encoder gets
     user_code: bool = False             # runs the user's own class, the entry's 'extractor'
+    gpu: bool = False                   # embeds on a GPU when there is one (else CPU only)
+    hub_needs_cuda: str = ""            # why its published checkpoints run on CUDA only
 
 
 def _no_adapter(name: str, recipe: str) -> EncoderKind:
@@ -58,17 +60,33 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
     EncoderKind("hf", "the generic Hugging Face encoder",
                 poolings=("mean", "mean-with-padding", "cls"), source=True,
                 checkpoint_code=True, packages=("torch", "transformers"),
-                install="pip install 'geneb[models]'"),
+                install="pip install 'geneb[models]'", gpu=True),
     EncoderKind("kmer", "a k-mer baseline", fields=("encoder_k",), sequences=UPPER),
     # A class written for the official harness (harness/extractors/<module>.py), run as is: it
     # gets the text as the harness gives it and decides itself.
     EncoderKind("official-extractor", "an official-harness extractor", fields=("extractor",),
-                user_code=True),
+                user_code=True, gpu=True),
     EncoderKind("external", unavailable=UNPUBLISHED),
-    _no_adapter("evo", "the StripedHyena code of the `evo-model` package (pip install evo-model; "
-                       "CUDA and flash-attention only), batch size 1"),
-    _no_adapter("lucaone", "the LucaOne model code (`lucaone` package / LucaGroup repository): a "
-                           "mixed nucleotide/protein tokenizer the hub checkpoint does not ship"),
+    # mean: the mean over every byte token of the final-norm hidden states (the official
+    # recipe). Attention layers need CUDA and flash-attn; Hyena-only configs run on the CPU.
+    EncoderKind("evo", "the Evo-1 adapter", poolings=("mean",), source=True,
+                packages=("evo-model", "stripedhyena"), module="evo",
+                install="pip install --no-deps evo-model==0.5 stripedhyena==0.2.2 (without "
+                        "their declared flash-attn and triton, which build on CUDA machines "
+                        "only; `make` installs them so)",
+                recipe="the `evo-model` package's StripedHyena config and byte tokenizer with "
+                       "the `stripedhyena` model code instead of the hub checkpoint's remote "
+                       "code; attention layers need CUDA and flash-attn",
+                sequences=AS_GIVEN, gpu=True,
+                hub_needs_cuda="its attention layers need CUDA and flash-attn"),
+    # mean: the masked mean of the last layer, [CLS] and [SEP] included (the official recipe).
+    EncoderKind("lucaone", "the LucaOne adapter", poolings=("mean",), source=True,
+                packages=("lucaone",), module="lucaone",
+                install="pip install lucaone (or pip install 'geneb[adapters]')",
+                recipe="the `lucaone` package: its model code and its tokenizer (a built-in "
+                       "nucleotide/protein vocabulary, nucleotide mode) instead of the hub "
+                       "checkpoint's remote code",
+                sequences=AS_GIVEN, gpu=True),
     _no_adapter("biofm", "the `biofm_eval` package (BioToken tokenization of variants and "
                          "annotations)"),
     # tracks / trunk: the means over bins of the predicted tracks / of the trunk embeddings.
@@ -77,7 +95,7 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
                 install="pip install enformer-pytorch (or pip install 'geneb[adapters]')",
                 recipe="the `enformer-pytorch` package; the official recipe averages Enformer's "
                        "predicted tracks over bins, not a hidden layer",
-                sequences=UPPER_U_AS_T),
+                sequences=UPPER_U_AS_T, gpu=True),
     _no_adapter("space", "the SPACE repository code (one-hot input, N-padded, mean of trunk "
                          "embeddings)"),
     _no_adapter("eccdnamamba", "the eccDNAMamba repository code (bidirectional Mamba-2 with CUDA "
@@ -89,9 +107,22 @@ POOLINGS: tuple[str, ...] = tuple(dict.fromkeys(p for k in KINDS.values() for p 
 ADAPTERS: tuple[str, ...] = tuple(k.name for k in KINDS.values() if k.recipe)
 
 
+def what_to_do(kind: EncoderKind) -> str:
+    """What a user can do with a model of a kind this engine cannot run (`unavailable`): the
+    one wording of `fill`, `models` and the dashboard."""
+    if kind.unavailable == UNPUBLISHED:
+        return "add a registry entry with 'path' pointing at a local checkpoint to run it"
+    return ("run its official extractor through this engine (a registry entry with encoder = "
+            "\"official-extractor\" and extractor = \"<file>.py:<Class>\"; README: Run an "
+            "extractor written for the official harness), or import its official submission "
+            "(`geneb-engine import --official`)")
+
+
 def adapter_of(pooling: str | None) -> str | None:
-    """The family adapter that alone computes `pooling` (tracks, trunk: enformer), else None."""
-    return next((k.name for k in KINDS.values() if k.recipe and pooling in k.poolings), None)
+    """The family adapter that alone computes `pooling` (tracks, trunk: enformer), else None
+    (a pooling other kinds compute too, such as mean, names no adapter)."""
+    owners = [k for k in KINDS.values() if pooling in k.poolings]
+    return owners[0].name if len(owners) == 1 and owners[0].recipe else None
 
 
 def split_extractor(spec: str) -> tuple[str, str]:

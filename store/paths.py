@@ -34,6 +34,11 @@ class StorePaths:
         return self.root / "predictions"
 
     @property
+    def runs(self) -> Path:
+        """The runs table: how fast each split was embedded, and on what (`store.telemetry`)."""
+        return self.root / "runs"
+
+    @property
     def locks(self) -> Path:
         """Advisory lock files (`store.locks`)."""
         return self.root / "locks"

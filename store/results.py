@@ -312,13 +312,15 @@ def commit_actions(paths: StorePaths, actions: list, operation: str, table: Tabl
 
 
 def append_rows(paths: StorePaths, rows: Iterable[Mapping] | pa.Table, operation: str = "append",
-                **info) -> int:
-    """Append rows (dicts or a `RESULT_SCHEMA` table) in ONE commit; returns the rows written."""
-    table = rows if isinstance(rows, pa.Table) else rows_table(rows)
-    if table.num_rows == 0:
+                table: Table = RESULTS, **info) -> int:
+    """Append rows (dicts or an Arrow table of `table`'s schema) to `table` in ONE commit;
+    returns the rows written."""
+    data = (rows if isinstance(rows, pa.Table) else rows_table(rows) if table is RESULTS
+            else pa.Table.from_pylist(list(rows), schema=table.schema))
+    if data.num_rows == 0:
         return 0
-    _handle(paths)   # up to date, or the GenebError of a damaged log before anything is written
-    return _append(paths, table, operation, **info)
+    _handle(paths, table=table)   # up to date, or the GenebError of a damaged log, first
+    return _append(paths, data, operation, table, **info)
 
 
 def _append(paths: StorePaths, table: pa.Table, operation: str, spec: Table = RESULTS,

@@ -10,6 +10,7 @@ COMMANDS: tuple[str, ...] = (
     "export",
     "tasks",
     "models",
+    "fetch_models",
     "import_",
     "validate",
     "leaderboard",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import math
 import signal
 import time
 
@@ -15,6 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from engine.cluster import ClusterOptions, require_ray
 from engine.commands.common import (
     add_suite_args,
     check_names,
@@ -26,7 +29,12 @@ from engine.commands.common import (
     positive_int,
     store_of,
     suite_of,
+    whole_number,
 )
+from store.catalog import ModelMeta
+from store.encoder_kinds import KINDS
+from store.errors import GenebError
+from store.executors import EXECUTORS, check_address
 from store.protocol import NAMED, REGIMES, Protocol, protocols_named
 
 
@@ -57,7 +65,74 @@ def register(sub, common) -> None:
                      help="start batch size (halved on out-of-memory)")
     enc.add_argument("--trust-remote-code", action="store_true",
                      help="allow models whose code lives on the hub (needs a pinned revision)")
+    enc.add_argument("--random-init", nargs="?", const=0, metavar="SEED",
+                     type=whole_number(0, maximum=(1 << 63) - 1, above="a seed below 2^63"),
+                     help="the control: each model's architecture with random weights drawn "
+                          "from SEED (default 0), results under <model>-random-init-<SEED>")
+    ray = p.add_argument_group("cluster (README: Run on a cluster)")
+    ray.add_argument("--executor", default="local", choices=EXECUTORS,
+                     type=choice_of("executor", EXECUTORS),
+                     help="local (default: this process, --jobs probe workers) or ray (GPU "
+                          "actors embed, probes run as CPU tasks; pip install 'geneb[cluster]')")
+    ray.add_argument("--address", type=address, metavar="ADDR",
+                     help="the Ray cluster to join: auto, HOST:PORT or ray://HOST:PORT "
+                          "(default: start a local Ray instance)")
+    ray.add_argument("--gpus-per-model", type=gpu_share, metavar="G",
+                     help="GPUs per embedding actor: 2 spreads a model over two GPUs, 0.5 lets "
+                          "two actors share one (default: 1, or 0.5 under 100M parameters)")
+    ray.add_argument("--probe-cpus", type=positive_int, metavar="N",
+                     help="CPUs Ray reserves per probe task (default 1): fewer probes at "
+                          "once, more memory each")
     p.set_defaults(handler=run)
+
+
+RAY_ONLY = ("address", "gpus_per_model", "probe_cpus")
+
+
+def address(text: str) -> str:
+    try:
+        return check_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def gpu_share(text: str) -> float:
+    """A positive number of GPUs: a fraction (0.5: two actors share one GPU) or a count."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0 or (value > 1 and not value.is_integer()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a GPU share; give a fraction of one "
+                                         "GPU (0.25, 0.5) or a whole number of GPUs (1, 2, 4)")
+    return value
+
+
+def randomised(models: list[ModelMeta], seed: int) -> list[ModelMeta]:
+    """The random-initialisation controls of `models` (`ModelMeta.randomised`); a model without
+    weights of the generic encoder's kind is refused."""
+    for m in models:
+        if m.encoder != "hf":
+            raise GenebError(f"--random-init: model {m.model_id} is not a model of the generic "
+                             f"Hugging Face encoder ({KINDS[m.encoder].label or m.encoder}); "
+                             "the control draws an hf model's weights from its configuration")
+    return [m.randomised(seed) for m in models]
+
+
+def cluster_of(args) -> ClusterOptions | None:
+    """The Ray executor's options, None for the local executor; options of the other one are
+    refused rather than ignored."""
+    given = [f"--{name.replace('_', '-')}" for name in RAY_ONLY
+             if getattr(args, name) is not None]
+    if args.executor == "local":
+        if given:
+            raise GenebError(f"{', '.join(given)}: only with --executor ray")
+        return None
+    if args.jobs != 1:
+        raise GenebError("--jobs is the local executor's; with --executor ray probes run as Ray "
+                         "tasks (--probe-cpus N CPUs each)")
+    return ClusterOptions(address=args.address, gpus_per_model=args.gpus_per_model,
+                          probe_cpus=args.probe_cpus or 1)
 
 
 def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
@@ -80,7 +155,12 @@ def run(args) -> int:
     _stop_on_sigterm()
     paths = store_of(args, write=True)
     models = models_of(paths, args.models)      # names first: a typo changes nothing
+    if args.random_init is not None:
+        models = randomised(models, args.random_init)
     protocols = protocols_of(args.protocol)
+    cluster = cluster_of(args)
+    if cluster is not None:
+        require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths)
     if args.tasks:
         from store.ids import check_id
@@ -95,7 +175,8 @@ def run(args) -> int:
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,
                                                  batch_size=args.batch_size,
-                                                 trust_remote_code=args.trust_remote_code))
+                                                 trust_remote_code=args.trust_remote_code),
+                          cluster=cluster)
     start = time.perf_counter()
     computed = 0    # cells this run computed (the others were finished by another process)
 
@@ -121,6 +202,7 @@ def run(args) -> int:
                         TextColumn("ETA"), TimeRemainingColumn(), console=console,
                         transient=False)
     bar = None
+    rates: dict[str, str] = {}    # the latest throughput of each worker that embedded
 
     def on_event(event: dict) -> None:
         nonlocal bar
@@ -137,8 +219,19 @@ def run(args) -> int:
             if event["cells_missing"]:
                 progress.start()
                 bar = progress.add_task("fill", total=event["cells_missing"])
+        elif event["event"] == "executor":
+            console.print(f"Ray cluster ({event['address']}): {event['nodes']} node(s), "
+                          f"{event['cpus']:g} CPUs, {event['gpus']:g} GPUs")
+        elif event["event"] == "placement":
+            gpus = f"{event['gpus']:g} GPU" if event["gpus"] else "CPU"
+            console.print(f"  {escape(event['model'])}: {event['actors']} actor(s), {gpus} each "
+                          f"({escape(event['reason'])})")
+        elif event["event"] == "embedded" and event["sequences_per_s"] is not None:
+            rates[event["worker"]] = f"{event['worker']} {event['sequences_per_s']:,.0f} seq/s"
         elif event["event"] == "cell":
-            progress.update(bar, advance=1, description=f"{event['model']} {event['task']}")
+            rate = f" · {escape(' · '.join(rates.values()))}" if rates else ""
+            progress.update(bar, advance=1,
+                            description=f"{escape(event['model'])} {escape(event['task'])}{rate}")
 
     try:
         the_plan = run_fill(paths, suite, models, tasks, args.regimes, options, on_event)

@@ -1,4 +1,5 @@
-"""`geneb-engine models`: the model catalog (built-in and the user's), filterable."""
+"""`geneb-engine models`: the model catalog (built-in and the user's), filterable; `--cached`
+keeps the models whose checkpoint is on this machine (`engine.encoders.hub.local_checkpoint`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
+from engine.encoders.hub import cache_folder, local_checkpoint
 from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, load_models
-from store.encoder_kinds import split_extractor
+from store.encoder_kinds import KINDS, split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")
 
@@ -32,6 +34,10 @@ def register(sub, common) -> None:
                    help="pretraining data, e.g. human, multi-species, plant-genomes")
     p.add_argument("--scale", choices=SCALES, type=choice_of("scale band", SCALES))
     p.add_argument("--search", metavar="TEXT", help="id or display name contains TEXT")
+    p.add_argument("--cached", action="store_true",
+                   help="only the models whose checkpoint is on this machine: in the Hugging "
+                        "Face cache at their pinned revision (`geneb-engine fetch-models` puts "
+                        "it there), or at their local path")
     p.set_defaults(handler=run)
 
 
@@ -51,6 +57,8 @@ def _runs(m) -> str:
     if m.extractor:
         file, name = split_extractor(m.extractor)
         return f"official extractor {Path(file).name}:{name}"
+    if KINDS[m.encoder].unavailable:
+        return f"official extractor (no {m.encoder} adapter)"   # `fill` says how: what_to_do
     if m.encoder not in ("hf", "kmer"):
         return f"adapter {m.encoder}"
     return f"{m.encoder} + remote code" if m.remote_code == "required" else m.encoder
@@ -77,8 +85,21 @@ def run(args) -> int:
         and (not args.scale or m.scale_band == args.scale)
         and (not args.search or args.search.lower() in (m.model_id + m.display).lower())
     ]
+    local, listed = {}, len(models)
+    if args.cached:
+        local = {m.model_id: str(folder) for m in models if (m.path or m.hub_id) and
+                 (folder := local_checkpoint(m.path or m.hub_id, m.revision)) is not None}
+        models = [m for m in models if m.model_id in local]
     if args.json:
-        emit_json([{**asdict(m), "scale_band": m.scale_band} for m in models])
+        emit_json([{**asdict(m), "scale_band": m.scale_band,
+                    **({"checkpoint": local[m.model_id]} if args.cached else {})}
+                   for m in models])
+        return 0
+    if not models and args.cached and listed:
+        console.print(f"none of the {listed} models listed without --cached has its "
+                      f"checkpoint on this machine (Hugging Face cache: {cache_folder()}); "
+                      "`geneb-engine fetch-models ID` downloads one on a machine that reaches "
+                      "the hub")
         return 0
     if not models:
         given = " ".join(f"{o} {v!r}" for o, v in (
@@ -88,7 +109,8 @@ def run(args) -> int:
         console.print(f"no model of the {len(entries)} in the catalog matches {given}; drop a "
                       "filter (`geneb-engine models` lists them all)")
         return 0
-    table = FitTable(f"{len(models)} models",
+    where = f" on this machine (Hugging Face cache: {cache_folder()})" if args.cached else ""
+    table = FitTable(f"{len(models)} models{where}",
                      [Col("model", key=True), Col("params", justify="right"),
                       Col("architecture", wrap=11), Col("tokenization"),
                       Col("pretraining", wrap=13, drop=2), Col("runs with", wrap=10, drop=1)],

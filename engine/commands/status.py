@@ -30,6 +30,9 @@ def register(sub, common) -> None:
                    type=choice_of("regime", REGIMES))
     p.add_argument("--source", default="local",
                    help="local (default), official, verified, reproduced, self-reported")
+    p.add_argument("--perf", action="store_true",
+                   help="how fast each model embedded, per device: sequences/s, tokens/s, "
+                        "padding, peak memory, final batch size, TFLOP/s and MFU (CUDA)")
     p.set_defaults(handler=run)
 
 
@@ -77,6 +80,8 @@ def run(args) -> int:
     from store.db import Snapshot
 
     paths = store_of(args)
+    if args.perf:
+        return _perf(paths, args)
     snap = Snapshot(paths)
     names = StoreNames(paths, snap)
     names.check_sources([args.source], option="--source")
@@ -148,3 +153,48 @@ def _elsewhere(snap, source: str) -> str:
 def _cell(done: int, total: int) -> str:
     colour = "green" if done == total else ("yellow" if done else "red")
     return f"[{colour}]{done}/{total}[/]"
+
+
+def _perf(paths, args) -> int:
+    """`status --perf`: the runs table per model and device (`store.telemetry.perf_summary`)."""
+    from store.telemetry import perf_summary, read_runs
+
+    runs = read_runs(paths)
+    if args.models:
+        StoreNames(paths).check_models(args.models)
+        runs = runs.filter(runs["model"].is_in(args.models))
+    frame = perf_summary(runs)
+    if args.json:
+        emit_json({"perf": frame.to_dicts()})
+        return 0
+    if frame.is_empty():
+        console.print(f"no embedding runs recorded in {paths.root}; `geneb-engine fill` records "
+                      "one per split it encodes")
+        return 0
+    table = FitTable("embedding throughput (every split `fill` encoded, per model and device)",
+                     [Col("model", key=True, style="bold"), Col("device"), Col("dtype"),
+                      Col("splits", justify="right", drop=1), Col("sequences", justify="right"),
+                      Col("seq/s", justify="right"), Col("tokens/s", justify="right"),
+                      Col("padding", justify="right"), Col("peak mem", justify="right", drop=2),
+                      Col("batch", justify="right"), Col("TFLOP/s", justify="right", drop=3),
+                      Col("MFU", justify="right", drop=4)])
+    for r in frame.iter_rows(named=True):
+        table.add_row(escape(r["model"]), escape(r["device"] or "?"), escape(r["dtype"] or "?"),
+                      str(r["splits"]), f"{r['sequences']:,}", _num(r["sequences_per_s"]),
+                      _num(r["tokens_per_s"]), _share(r["padding"]),
+                      _bytes(r["peak_memory_bytes"]), _num(r["batch_size"]),
+                      _num(r["tflops"], 1), _share(r["mfu"]))
+    table_console().print(table)
+    return 0
+
+
+def _num(value, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _share(value) -> str:
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
+def _bytes(value) -> str:
+    return "-" if value is None else f"{value / 2**30:.2f} GiB"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from store.encoder_kinds import (
     adapter_of,
     extractor_problem,
     is_pinned,
+    what_to_do,
 )
 from store.errors import GenebError
 
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 # without one are `unavailable` in their spec.
 BUILDERS: dict[str, str] = {
     "hf": "engine.encoders.hf", "kmer": "engine.encoders.kmer",
-    "enformer": "engine.encoders.enformer",
-    "official-extractor": "engine.encoders.official_extractor",
+    "enformer": "engine.encoders.enformer", "lucaone": "engine.encoders.lucaone",
+    "evo": "engine.encoders.evo", "official-extractor": "engine.encoders.official_extractor",
 }
 
 
@@ -61,21 +61,26 @@ class EncoderOptions:
     device: str | None = None           # cuda, cuda:1, cpu; None: cuda when available
     batch_size: int | None = None       # the start batch size (None: the entry's, else default)
     trust_remote_code: bool = False     # the user's opt-in to a checkpoint's own code
+    spread: bool = False                # spread the model over every visible GPU (the Hugging
+    #                                     Face encoder: device_map="auto"); one GPU otherwise
 
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
 CODE_FILES: tuple[str, ...] = ("config.json", "tokenizer_config.json")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def code_reference(source: str, revision: str | None = None, *, hub: bool = False) -> str | None:
     """The first of CODE_FILES whose `auto_map` names code; "" when none does; None when that
     cannot be told (a file unreadable, or the hub unreachable and the file not in its cache).
 
-    A local directory is read from disk. A hub id is read only with `hub=True`, through
-    `hf_hub_download` of those two small files at `revision` (the local cache first; offline
-    it fails cleanly); a file the hub says is absent names no code.
+    A local directory is read from disk. A hub id is read only with `hub=True`: from the
+    cached snapshot of a pinned `revision` (`engine.encoders.hub.pinned_snapshot`: no hub
+    call), else through `hf_hub_download` of those two small files at `revision` (the local
+    cache first; offline, or once the run found the hub unreachable, it fails cleanly); a file
+    the hub or the whole cached snapshot lacks names no code.
     """
+    from engine.encoders.hub import is_hub_id
+
     folder = Path(source).expanduser()
     unknown = False
     for name in CODE_FILES:
@@ -83,7 +88,7 @@ def code_reference(source: str, revision: str | None = None, *, hub: bool = Fals
             file = folder / name
             if not file.is_file():
                 continue
-        elif hub and _HUB_ID.match(source):
+        elif hub and is_hub_id(source):
             file = _hub_file(source, name, revision)
             if file is None:
                 unknown = True
@@ -109,6 +114,10 @@ def _hub_file(repo_id: str, name: str, revision: str | None) -> str | None:
         from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
     except ImportError:
         return None
+    from engine.encoders.hub import pinned_snapshot
+
+    if (snapshot := pinned_snapshot(repo_id, revision)) is not None:
+        return str(snapshot / name) if (snapshot / name).is_file() else ""
     try:
         return str(hf_hub_download(repo_id, name, revision=revision))
     except LocalEntryNotFoundError:          # offline (or unreachable) and not cached
@@ -163,15 +172,12 @@ def kind_of(model: ModelMeta) -> EncoderKind:
     if kind.unavailable == UNPUBLISHED:
         raise GenebError(
             f"model {model.model_id}: its weights are not published on the Hugging Face hub "
-            f"({model.notes or 'see the GENEB README'}); add a registry entry with 'path' "
-            "pointing at a local checkpoint to run it")
+            f"({model.notes or 'see the GENEB README'}); {what_to_do(kind)}")
     if kind.unavailable:
-        need = f" (install: pip install {model.requires})" if model.requires else ""
         raise GenebError(
             f"model {model.model_id}: the generic Hugging Face encoder cannot reproduce its "
-            f"official recipe; it needs {kind.recipe}{need}. That adapter is not part of this "
-            "version of geneb-engine; skip the model with --models, or evaluate it with the "
-            "official extractor and import its submission")
+            f"official recipe; it needs {kind.recipe}, an adapter this version of "
+            f"geneb-engine does not have. Leave it out of --models, or {what_to_do(kind)}")
     return kind
 
 
@@ -209,6 +215,13 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> N
         raise GenebError(f"model {model.model_id}: {kind.label} needs the "
                          f"{' and '.join(kind.packages)} package, which is not installed; "
                          f"{kind.install}")
+    if kind.recipe and hasattr(adapter := importlib.import_module(BUILDERS[kind.name]),
+                               "preflight"):
+        adapter.preflight(model, options)   # a family's own weight-free checks (evo's config)
+    from store.catalog import transformers_problem
+
+    if problem := transformers_problem(model.transformers):
+        raise GenebError(f"model {model.model_id}: {problem}")
     if kind.checkpoint_code:
         check_remote_code(model.model_id, model.path or model.hub_id, model.revision,
                           model.remote_code, options.trust_remote_code)

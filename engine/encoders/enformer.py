@@ -17,8 +17,9 @@ Recipe (the official GENEB one for `enformer-official-rough`):
   and streaming into the split writer are `StreamingEncoder`'s (engine/encoders/streaming.py).
 
 The checkpoint (`config.json` plus `model.safetensors` or `pytorch_model.bin`, from a local
-directory or the hub) is loaded here rather than with `Enformer.from_pretrained`, which breaks on
-transformers 5 (the class never calls `post_init`). The relative-position gamma features are
+directory, a cached snapshot or the hub: `engine.encoders.hub.checkpoint`) is loaded here
+rather than with `Enformer.from_pretrained`, which breaks on transformers 5 (the class never
+calls `post_init`). The relative-position gamma features are
 always computed in torch: the package's TensorFlow-precomputed gammas exist only for full-length
 (1,536-bin) inputs, while benchmark sequences are short.
 """
@@ -34,6 +35,7 @@ import torch
 from enformer_pytorch import Enformer, EnformerConfig, str_to_one_hot
 from enformer_pytorch.modeling_enformer import Attention
 
+from engine.encoders.hub import checkpoint
 from engine.encoders.streaming import StreamingEncoder
 from store.errors import GenebError
 
@@ -73,9 +75,11 @@ class EnformerEncoder(StreamingEncoder):
     # ---- loading -------------------------------------------------------------------------
 
     def _files(self) -> tuple[Path, Path]:
-        """config.json and the weights file, from the local directory or the hub (or its cache)."""
-        folder = Path(self.source)
-        if folder.is_dir():
+        """config.json and the weights file, from a local folder (a directory, a cached
+        snapshot) or the hub."""
+        folder = checkpoint(self.model_id, self.source, self.revision,
+                            what="the enformer-pytorch checkpoint ")
+        if folder is not None:
             weights = [folder / w for w in _WEIGHTS if (folder / w).is_file()]
             if not (folder / "config.json").is_file() or not weights:
                 raise GenebError(
@@ -98,7 +102,7 @@ class EnformerEncoder(StreamingEncoder):
         except Exception as exc:
             raise GenebError(
                 f"model {self.model_id}: cannot load the enformer-pytorch checkpoint "
-                f"{self.source} from the Hugging Face hub (or its local cache): "
+                f"{self.source} from the Hugging Face hub: "
                 f"{(str(exc).splitlines() or [type(exc).__name__])[0]}") from None
 
     def _load(self):

@@ -23,10 +23,17 @@ ran it (with the hub) before anything was loaded, True only when the caller opts
 allowed (a pinned revision or a local folder), else False, so transformers raises instead of
 asking on stdin. A checkpoint whose config.json or tokenizer_config.json has `auto_map` needs
 the opt-in whatever its registry entry says.
+
+Where the files come from is `engine.encoders.hub.checkpoint`'s rule, asked by every load: a
+local folder or a cached snapshot loads from that folder, without the hub; else the hub id at
+its revision; neither cached nor reachable is one line at the first load. Whether the run may
+ask the hub is decided in `build`, before the remote-code check reads any file
+(`engine.encoders.hub.decide_hub`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import logging
 from collections.abc import Sequence
@@ -37,6 +44,7 @@ import numpy as np
 import torch
 
 from engine.encoders import check_remote_code
+from engine.encoders.hub import checkpoint, decide_hub
 from engine.encoders.streaming import StreamingEncoder
 from store.catalog import PADDING_SIDES
 from store.errors import GenebError
@@ -55,11 +63,25 @@ _NO_LIMIT = 1_000_000     # tokenizers without a limit report model_max_length ~
 def build(model: ModelMeta, options: EncoderOptions) -> HFEncoder:
     """The encoder of a catalog entry that passed `preflight`. Before anything is loaded, the
     remote-code check runs once with the hub: config.json / tokenizer_config.json naming code
-    (auto_map) need the opt-in whatever the entry says; every load passes what it returns."""
-    trust = check_remote_code(model.model_id, model.path or model.hub_id, model.revision,
+    (auto_map) need the opt-in whatever the entry says; every load passes what it returns.
+    Whether this run may ask the hub is decided first when the files need it (see the module)."""
+    source = model.path or model.hub_id
+    decide_hub(source, model.revision)
+    trust = check_remote_code(model.model_id, source, model.revision,
                               model.remote_code, options.trust_remote_code, hub=True)
     return HFEncoder.for_model(model, options, padding_side=model.padding_side,
-                               max_tokens=model.max_tokens, trust_remote_code=trust)
+                               max_tokens=model.max_tokens, trust_remote_code=trust,
+                               spread=options.spread, random_init=model.random_init)
+
+
+def weights_sha256(model: torch.nn.Module) -> str:
+    """The sha256 of a model's weights: every state-dict entry in name order, its name and its
+    bytes as stored (what a random-initialisation control records as its revision)."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
 
 
 class HFEncoder(StreamingEncoder):
@@ -73,8 +95,12 @@ class HFEncoder(StreamingEncoder):
 
     def __init__(self, source: str, *, padding_side: str | None = None,
                  max_tokens: int | None = None, max_batch_tokens: int | None = None,
-                 trust_remote_code: bool = False, **common):
+                 trust_remote_code: bool = False, spread: bool = False,
+                 random_init: int | None = None, **common):
         super().__init__(source, **common)
+        self.random_init = random_init   # the random-initialisation control's seed
+        # Over several GPUs only where there are several (a Ray actor given G > 1 of them).
+        self.spread = spread and self.device.type == "cuda" and torch.cuda.device_count() > 1
         if padding_side is not None and padding_side not in PADDING_SIDES:
             raise GenebError(f"model {self.model_id}: padding_side {padding_side!r} is not one "
                              f"of {', '.join(PADDING_SIDES)}")
@@ -110,9 +136,11 @@ class HFEncoder(StreamingEncoder):
     def _from_pretrained(self, cls, **kwargs):
         # Always explicit: an unset trust_remote_code makes transformers ask on stdin, and a
         # "y" there would run the checkpoint's code without the user's --trust-remote-code.
-        kwargs = {"revision": self.revision, **kwargs, "trust_remote_code": bool(self._trust)}
+        folder = checkpoint(self.model_id, self.source, self.revision)     # None: the hub
+        at = {"revision": self.revision} if folder is None else {}
+        kwargs = {**at, **kwargs, "trust_remote_code": bool(self._trust)}
         try:
-            return cls.from_pretrained(self.source, **kwargs)
+            return cls.from_pretrained(str(folder or self.source), **kwargs)
         except ValueError as exc:
             if "trust_remote_code" in str(exc):
                 raise GenebError(
@@ -122,8 +150,9 @@ class HFEncoder(StreamingEncoder):
                     "it is a local folder") from None
             raise
         except OSError as exc:
-            where = ("the local directory" if Path(self.source).is_dir()
-                     else "the Hugging Face hub (or its local cache)")
+            where = ("the Hugging Face hub" if folder is None else "the local directory"
+                     if Path(self.source).expanduser() == folder
+                     else f"the Hugging Face cache ({folder})")
             raise GenebError(f"model {self.model_id}: cannot load {self.source} from {where}: "
                              f"{str(exc).splitlines()[0]}") from None
 
@@ -145,15 +174,33 @@ class HFEncoder(StreamingEncoder):
         for cls in (AutoModel, AutoModelForMaskedLM, AutoModelForCausalLM,
                     AutoModelForSequenceClassification):
             try:
-                model = self._from_pretrained(cls, dtype=torch.float32)
+                model = (self._random(cls) if self.random_init is not None else
+                         self._from_pretrained(cls, dtype=torch.float32,
+                                               **({"device_map": "auto"} if self.spread else {})))
             except (ValueError, KeyError) as exc:   # no mapping for this config and class
                 last = exc
                 continue
             base = getattr(model, "base_model", model)
             model = base if isinstance(base, torch.nn.Module) else model
+            if self.random_init is not None:
+                self.revision = f"random-init-{self.random_init}-sha256-{weights_sha256(model)}"
+            if self.spread:       # inputs go where the first layer is
+                self.device = next(model.parameters()).device
+                return model.eval()
             return model.to(self.device).eval()
         raise GenebError(f"model {self.model_id}: transformers cannot build a model from "
                          f"{self.source} ({last})")
+
+    def _random(self, cls):
+        """The checkpoint's architecture (its configuration, the class `cls`) with weights drawn
+        by the architecture's own initialisation from torch's generator seeded with
+        `random_init` (the caller's generator state restored afterwards), in float32."""
+        from transformers import AutoConfig
+
+        config = self._from_pretrained(AutoConfig)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.random_init)
+            return cls.from_config(config, trust_remote_code=bool(self._trust)).to(torch.float32)
 
     def _context(self, max_tokens: int | None) -> int | None:
         if max_tokens:

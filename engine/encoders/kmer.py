@@ -47,7 +47,8 @@ class KmerEncoder:
     def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict:
         rows = writer.pending()
         writer.write(rows, self.encode([sequences[i] for i in rows]))
-        return {"n_truncated": 0}
+        return {"n_truncated": 0, "n_encoded": int(rows.size), "device": "cpu",
+                "dtype": "float32"}
 
     def encode(self, sequences: Sequence[str]) -> np.ndarray:
         """(n, 4**k) float32 spectra, vectorised over all windows of all sequences at once."""

@@ -9,7 +9,9 @@ as `extractor_args = {...}`. As harness/run_GENEB.py does:
   `from .base import BaseEmbeddingExtractor` or `from extractors.base import ...` loads;
 - the class is built with `name_model` (the entry's `path`, else `hub_id`, else its model id),
   `device` (`fill --device`; left out: cuda when torch sees one, else cpu) and the
-  extractor_args;
+  extractor_args; a `hub_id` it loads itself goes through `engine.encoders.hub.checkpoint`
+  first (at its main revision, as the class asks for none): neither cached nor reachable is
+  one line at once, and an unreachable hub leaves the class's own loading to the cache;
 - `extract_embeddings(sequences, batch_size)` gets the sequences as the harness reads them (the
   kind's `engine.data.as_read_by` rule is as-given: the extractor decides about case, IUPAC
   codes or U) and the batch size (`fill --batch-size`, else the entry's, else the harness's
@@ -48,6 +50,7 @@ import numpy as np
 
 from engine.data import as_read_by
 from engine.encoders import harness_base
+from engine.encoders.hub import checkpoint
 from store.catalog import HARNESS_ARGS
 from store.encoder_kinds import split_extractor
 from store.errors import GenebError
@@ -68,6 +71,8 @@ def build(model: ModelMeta, options: EncoderOptions) -> OfficialExtractor:
     """The extractor of a catalog entry that passed `preflight`: loaded, built, tried once."""
     file, class_name = split_extractor(model.extractor)
     name_model = model.path or model.hub_id or model.model_id
+    if model.hub_id and not model.path and importlib.util.find_spec("huggingface_hub"):
+        checkpoint(model.model_id, model.hub_id, None)
     init = dict(zip(HARNESS_ARGS, (name_model, run_device(options.device)), strict=True))
     return OfficialExtractor(Path(file), class_name, model_id=model.model_id,
                              init={**init, **json.loads(model.extractor_args or "{}")},

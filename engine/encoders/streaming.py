@@ -1,4 +1,5 @@
-"""What every encoder with weights shares: `StreamingEncoder`, the base of hf.py and enformer.py.
+"""What every encoder with weights shares: `StreamingEncoder`, the base of hf.py, enformer.py,
+lucaone.py and evo.py.
 
 It holds the embeddings' identity (`settings`: kind, source, revision, pooling, then the
 subclass's `recipe()`), picks the device, sets up autocast (`torch.inference_mode`; on CUDA bf16
@@ -44,6 +45,33 @@ if TYPE_CHECKING:
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEFAULT_FLUSH_ROWS = 1024
+# Dense (no sparsity) 16-bit tensor-core peaks in TFLOP/s from NVIDIA's datasheets, by a part
+# of the name torch reports (the first that matches): the model FLOPs utilisation of a 16-bit
+# autocast run is its achieved TFLOP/s over this; NULL for other devices and for float32.
+PEAK_TFLOPS: tuple[tuple[str, float], ...] = (
+    ("H200", 989.4), ("H100 PCIe", 756.5), ("H100", 989.4), ("A100", 312.0),
+    ("L40S", 362.1), ("L4", 121.0), ("V100", 125.0))
+
+
+def device_name(device: torch.device) -> str:
+    """"cpu", or the CUDA device's name (what the runs table records)."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+
+
+def forward_tflops(params: int | None, tokens_per_s: float | None) -> float | None:
+    """Achieved TFLOP/s of the forward pass: 2 x parameters x tokens per second."""
+    if not params or not tokens_per_s:
+        return None
+    return 2.0 * params * tokens_per_s / 1e12
+
+
+def utilisation(device: str, precision: str, tflops: float | None) -> float | None:
+    """Model FLOPs utilisation: `tflops` over the device's 16-bit peak (`PEAK_TFLOPS`); None
+    for a float32 run or a device whose peak is not listed."""
+    if tflops is None or precision == "float32":
+        return None
+    peak = next((p for name, p in PEAK_TFLOPS if name in device), None)
+    return tflops / peak if peak else None
 
 
 def pick_device(device: str | None = None) -> torch.device:
@@ -186,8 +214,16 @@ class StreamingEncoder:
         self.encode_into(sequences, sink)
         return sink.array
 
+    @property
+    def n_params(self) -> int | None:
+        """The loaded model's parameter count (None before it is loaded)."""
+        model = getattr(self, "model", None)
+        return sum(p.numel() for p in model.parameters()) if model is not None else None
+
     def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict:
         start = time.perf_counter()
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
         items, truncated = self.tokenize(as_read_by(self.kind, sequences))
         rows = np.asarray(writer.pending(), dtype=np.int64)
         stats = {"n_truncated": int(truncated.sum()), "n_sequences": len(sequences),
@@ -229,6 +265,19 @@ class StreamingEncoder:
             buffer.flush()
         stats["max_batch_tokens"] = self.max_batch_tokens
         stats["seconds"] = round(time.perf_counter() - start, 3)
+        return self._telemetry(stats)
+
+    def _telemetry(self, stats: dict) -> dict:
+        """`stats` with what the runs table records of how it ran (`store.telemetry`)."""
+        device = device_name(self.device)
+        seconds = stats.get("seconds") or 0.0
+        rate = stats["n_tokens"] / seconds if seconds > 0 and stats.get("n_tokens") else None
+        tflops = forward_tflops(self.n_params, rate) if self.device.type == "cuda" else None
+        stats.update(device=device, dtype=self.precision, batch_size=self.batch_size,
+                     params=self.n_params,
+                     peak_memory_bytes=(int(torch.cuda.max_memory_allocated(self.device))
+                                        if self.device.type == "cuda" else None),
+                     tflops=tflops, mfu=utilisation(device, self.precision, tflops))
         return stats
 
     def _back_off(self, batch: np.ndarray, queue: deque, lengths: np.ndarray) -> deque:

@@ -67,7 +67,7 @@ def run_cells(
     Protocols that differ only in C share batches (C is per problem); each protocol's rows cover
     its own seeds. Keys of a row: regime, seed, probe, mcc, acc, f1_macro, degenerate, n_train,
     n_test, converged, n_iter, shared_fit, fit_seconds, and `pred` (the test predictions, one
-    class per test row; stored by `engine.fill` in the predictions table). `device` None picks
+    class per test row; stored by `engine.pairs` in the predictions table). `device` None picks
     CUDA where available.
     """
     for p in protocols:

@@ -16,7 +16,7 @@ Seeds 13, 17, 42, 123, 997.
 
 Metrics are scikit-learn's: MCC, accuracy and macro-F1. Each row also carries `pred`, its test
 predictions (the class of every test row, in file order; rows of one shared fit share them), which
-`engine.fill` stores in the predictions table (`store.predictions`). A fit that stops at `max_iter`
+`engine.pairs` stores in the predictions table (`store.predictions`). A fit that stops at `max_iter`
 (ConvergenceWarning) is flagged `converged=False`; a prediction with fewer than two classes is
 flagged `degenerate=True`.
 """

@@ -2,14 +2,17 @@
 
 The models passing the filters are listed in a stable order (runnable ones first, each group
 by name), each with what a run needs or why it cannot run (`core.runnable`: catalog data only,
-no engine import). Ticks and the run options (regimes, device, batch size, trust remote code)
-live in the app's `FillChoices`, so they survive closing and reopening the screen.
+no engine import). Ticks and the run options (regimes, device, batch size, trust remote code,
+executor and Ray address) live in the app's `FillChoices`, so they survive closing and reopening
+the screen.
 
 The fill runs `geneb-engine fill --json` as a subprocess in a worker thread; each JSON event
-becomes a `FillProgress` message. Cancel sends SIGTERM: the engine keeps the fragments it
-finished and never shows a partial one. The final state comes from `core.fill.outcome`: done
-(the engine's `done` event), failed (with the engine's one-line message) or cancelled (only when
-the user cancelled before the end). When the run ends the app reloads the store.
+becomes a `FillProgress` message; while it runs the status shows the latest progress line, the
+executor's resources and each worker's latest throughput. Cancel sends SIGTERM: the engine
+keeps the fragments it finished and never shows a partial one. The final state comes from
+`core.fill.outcome`: done (the engine's `done` event), failed (with the engine's one-line
+message) or cancelled (only when the user cancelled before the end). When the run ends the app
+reloads the store.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from textual.widgets import (
 from geneb_tui.actions import MISSING_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
-from geneb_tui.core import fill, runnable
+from geneb_tui.core import fill, perf, runnable
 from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot, candidate_models, missing_cells
 from geneb_tui.messages import FillFinished, FillProgress
+from store.executors import EXECUTORS
 from store.paths import StorePaths
 from store.protocol import REGIMES
 
@@ -73,10 +77,14 @@ class MissingScreen(Screen[None]):
         self.running = False
         self.last_command: list[str] = []
         self.events: list[fill.FillEvent] = []   # every event of the current run, in order
+        self._line = ""                           # the status's progress line (markup)
+        self._executor = ""                       # the run's `executor` event, in one line
+        self._rates: dict[str, str] = {}          # worker -> its latest throughput
         self.outcome: fill.FillOutcome | None = None
         self._installed: dict[str, bool] = {}
         self._pending_filters: Filters | None = None
         self._ready = False      # the widgets exist (on_mount ran)
+        self.perf: dict[str, str] = {}   # model -> its embedding throughput (core.perf)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -86,6 +94,11 @@ class MissingScreen(Screen[None]):
             yield Label(" [b]b[/b] batch ")
             yield Input(str(self.choices.batch_size or ""), placeholder="auto",
                         id="batch-size", compact=True, restrict=r"[0-9]*", max_length=6)
+        with Horizontal(id="executor-options"):
+            yield Static(id="executor-text")
+            yield Label(" [b]A[/b] address ", id="address-label")
+            yield Input(self.choices.address, placeholder="empty: a local Ray instance",
+                        id="ray-address", compact=True, restrict=r"\S*")
         yield DataTable(id="missing-models", cursor_type="row", zebra_stripes=True)
         yield Static(id="model-detail")
         yield DataTable(id="missing-cells", cursor_type="row", zebra_stripes=True)
@@ -113,6 +126,18 @@ class MissingScreen(Screen[None]):
         self.query_one(ProgressBar).display = False    # shown once a run starts
         self.reassess()
         models.focus()
+        self._load_perf()
+
+    @work(thread=True, exclusive=True, group="perf")
+    def _load_perf(self) -> None:
+        """The models' embedding throughput (the runs table), read off the UI thread."""
+        lines = perf.perf_lines(self.paths)
+        self.app.call_from_thread(self._perf_loaded, lines)
+
+    def _perf_loaded(self, lines: dict[str, str]) -> None:
+        self.perf = lines
+        if self._ready and self.is_mounted:
+            self._update_detail()
 
     # -- what can run ------------------------------------------------------------------------
     def _is_installed(self, package: str) -> bool:
@@ -230,6 +255,11 @@ class MissingScreen(Screen[None]):
             f"[b]r[/b] regimes [b]{escape(c.regimes)}[/b] · [b]d[/b] device "
             f"[b]{escape(device)}[/b]{mem} · [b]t[/b] trust code [b]{escape(trust)}[/b]"
             " ·")
+        ray = c.executor == "ray"
+        self.query_one("#executor-text", Static).update(
+            f"[b]e[/b] executor [b]{escape(c.executor)}[/b]" + (" ·" if ray else ""))
+        for widget in (self.query_one("#address-label"), self.query_one("#ray-address")):
+            widget.display, widget.disabled = ray, not ray
 
     def _update_detail(self) -> None:
         table = self.query_one("#missing-models", DataTable)
@@ -252,7 +282,9 @@ class MissingScreen(Screen[None]):
         note = meta.get("notes")
         if note and a.needs and a.needs in str(note):
             note = None   # the k-mer baselines' notes say what the needs column says
-        detail.update(f"{head}: {body}" + (f" [dim]({escape(str(note))})[/]" if note else ""))
+        speed = (f"\n[dim]embedded here: {escape(self.perf[m])}[/]" if m in self.perf else "")
+        detail.update(f"{head}: {body}" + (f" [dim]({escape(str(note))})[/]" if note else "")
+                      + speed)
 
     # -- selection ---------------------------------------------------------------------------
     def _cursor_model(self) -> str | None:
@@ -318,6 +350,34 @@ class MissingScreen(Screen[None]):
     def _batch_done(self) -> None:
         self.query_one("#missing-models", DataTable).focus()
 
+    def action_next_executor(self) -> None:
+        self.choices.executor = _next(EXECUTORS, self.choices.executor)
+        if self.choices.executor != "ray" and self.focused is self.query_one("#ray-address"):
+            self.query_one("#missing-models", DataTable).focus()
+        self._update_texts()
+
+    def action_address(self) -> None:
+        if self.choices.executor != "ray":
+            self._set_status("The address is the Ray executor's: press e to choose it first.")
+            return
+        self.query_one("#ray-address", Input).focus()
+
+    @on(Input.Changed, "#ray-address")
+    def _address_changed(self, event: Input.Changed) -> None:
+        try:
+            self.choices.address = fill.parse_address(event.value)
+        except ValueError:
+            pass             # said on Enter and when running; half-typed addresses are normal
+
+    @on(Input.Submitted, "#ray-address")
+    def _address_done(self, event: Input.Submitted) -> None:
+        try:
+            fill.parse_address(event.value)
+        except ValueError as exc:
+            self._set_status(f"[b]Ray address[/b]: {escape(str(exc))}")
+            return
+        self.query_one("#missing-models", DataTable).focus()
+
     def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
         """The app reloaded the store (after a run): recompute what is still missing."""
         self.snapshot = snapshot
@@ -342,6 +402,12 @@ class MissingScreen(Screen[None]):
             batch = fill.parse_batch_size(self.query_one("#batch-size", Input).value)
         except ValueError as exc:
             return None, f"Batch size: {exc}"
+        address = ""
+        if self.choices.executor == "ray":
+            try:
+                address = fill.parse_address(self.query_one("#ray-address", Input).value)
+            except ValueError as exc:
+                return None, f"Ray address: {exc}"
         suite_tasks = self.snapshot.suite_tasks(self.filters.suite)["task_id"].to_list()
         if suite_tasks:
             if not self.cells:
@@ -363,7 +429,8 @@ class MissingScreen(Screen[None]):
         device = self.choices.device if self.choices.device != "auto" else None
         cmd = fill.fill_command(self.paths.root, self.filters.suite, specs, tasks, regimes,
                                 device=device, batch_size=batch,
-                                trust_remote_code=self.choices.trust_remote_code)
+                                trust_remote_code=self.choices.trust_remote_code,
+                                executor=self.choices.executor, address=address)
         return cmd, ""
 
     def action_run_fill(self) -> None:
@@ -376,14 +443,16 @@ class MissingScreen(Screen[None]):
             return
         self.running, self.cancelled, self.outcome = True, False, None
         self.last_command, self.events = cmd, []
+        self._executor, self._rates = "", {}
         self.query_one("#run-fill", Button).disabled = True
         self.query_one("#cancel-fill", Button).disabled = False
         bar = self.query_one(ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
         warn = [self.assessed[m].warning for m in self.ticked if self.assessed[m].warning]
-        status.update("Starting: geneb-engine " + escape(" ".join(cmd[3:]))
+        self._line = ("Starting: geneb-engine " + escape(" ".join(cmd[3:]))
                       + (f"\n[b yellow]{escape(warn[0])}[/]" if warn else ""))
+        status.update(self._line)
         self._run(cmd)
 
     @work(thread=True, exclusive=True, group="fill")
@@ -422,25 +491,36 @@ class MissingScreen(Screen[None]):
         ev = msg.event
         self.events.append(ev)
         bar = self.query_one(ProgressBar)
-        status = self.query_one("#fill-status", Static)
         if ev.kind == "plan":
             total = int(ev.data.get("cells_missing", 0))
             bar.update(total=max(total, 1), progress=0 if total else 1)
-            status.update(f"{ev.data.get('cells_total', '?')} cells in the plan, {total} to "
+            self._line = (f"{ev.data.get('cells_total', '?')} cells in the plan, {total} to "
                           "compute…")
         elif ev.kind == "cell":
             bar.update(total=max(ev.total, 1), progress=ev.done)
             eta = ev.data.get("eta_s")
             eta_s = f", about {eta:.0f} s left" if isinstance(eta, int | float) else ""
             how = "" if ev.data.get("computed", True) else " (computed by another process)"
-            status.update(f"{ev.done}/{ev.total}: {escape(str(ev.data.get('model')))} × "
+            self._line = (f"{ev.done}/{ev.total}: {escape(str(ev.data.get('model')))} × "
                           f"{escape(str(ev.data.get('task')))} ({ev.data.get('regime')})"
                           f"{how}{eta_s}")
         elif ev.kind == "warning":
-            status.update(f"[yellow]warning:[/] {escape(str(ev.data.get('message')))}")
+            self._line = f"[yellow]warning:[/] {escape(str(ev.data.get('message')))}"
         elif ev.kind == "done":
             bar.update(total=bar.total or 1, progress=bar.total or 1)
-            status.update("Done; reloading the store…")
+            self._line = "Done; reloading the store…"
+        elif ev.kind == "executor":
+            self._executor = fill.executor_text(ev)
+        elif ev.kind == "placement":
+            self._line = f"Placed {escape(fill.placement_text(ev))}"
+        elif ev.kind == "embedded" and (rate := fill.worker_rate(ev)) is not None:
+            self._rates[rate[0]] = rate[1]
+        else:
+            return               # a log line or an event this dashboard does not know
+        resources = " · ".join([*filter(None, [self._executor]),
+                                *(f"{w}: {r}" for w, r in self._rates.items())])
+        self.query_one("#fill-status", Static).update(
+            self._line + (f"\n[dim]{escape(resources)}[/]" if resources else ""))
 
     @on(FillFinished)
     def _finished(self, msg: FillFinished) -> None:
@@ -483,7 +563,7 @@ class MissingScreen(Screen[None]):
         self.action_close()
 
     def action_close(self) -> None:
-        if self.focused is self.query_one("#batch-size", Input):
+        if self.focused in (self.query_one("#batch-size"), self.query_one("#ray-address")):
             self.query_one("#missing-models", DataTable).focus()
             return
         if self.running:

@@ -4,13 +4,16 @@ The engine prints one JSON object per line: `warning` (a task file's skipped row
 one `cell` per finished (model, task, regime) with `done`, `total` and `computed` (False when
 another process computed it meanwhile), then `done` with `computed`. A refusal or a failure
 ends the process with a non-zero exit and one line `geneb-engine fill: <message>` on stderr.
-Cancelling sends SIGTERM; the engine keeps the fragments it finished and never leaves a partial
-one visible. `outcome` turns a finished run into its honest final state.
+Besides, `executor` (the executor and its resources), `placement` (a model's share of them) and
+`embedded` (one (model, task) embedded by a worker, with its throughput); any other event is
+ignored. Cancelling sends SIGTERM; the engine keeps the fragments it finished and never leaves
+a partial one visible. `outcome` turns a finished run into its honest final state.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -18,13 +21,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from store.executors import check_address
+
 
 def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence[str],
                  regimes: Sequence[str], python: str | None = None, *,
                  device: str | None = None, batch_size: int | None = None,
-                 trust_remote_code: bool = False) -> list[str]:
+                 trust_remote_code: bool = False, executor: str = "local",
+                 address: str = "") -> list[str]:
     """`geneb-engine fill --json` for these model specs (`id` or `id@<commit>`), tasks (none:
-    the whole suite) and regimes; `device` None or "auto" leaves the engine's default."""
+    the whole suite) and regimes; `device` None or "auto" leaves the engine's default; the
+    `ray` executor passes `--executor ray` and its `address` (none: the engine starts a local
+    Ray instance); `local` is the engine's default."""
     cmd = [python or sys.executable, "-m", "engine.cli", "fill", "--store", str(store),
            "--suite", suite, "--json"]
     if models:
@@ -39,6 +47,10 @@ def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence
         cmd += ["--batch-size", str(int(batch_size))]
     if trust_remote_code:
         cmd.append("--trust-remote-code")
+    if executor == "ray":
+        cmd += ["--executor", "ray"]
+        if address:
+            cmd += ["--address", address]
     return cmd
 
 
@@ -52,6 +64,8 @@ class FillChoices:
     device: str = "auto"              # auto | cpu | cuda
     batch_size: int | None = None
     trust_remote_code: bool = False
+    executor: str = "local"           # one of store.executors.EXECUTORS
+    address: str = ""                 # the Ray cluster; "" starts a local Ray instance
 
 
 def parse_batch_size(text: str) -> int | None:
@@ -64,9 +78,16 @@ def parse_batch_size(text: str) -> int | None:
     return int(t)
 
 
+def parse_address(text: str) -> str:
+    """'' -> '' (the engine starts a local Ray instance); else an address as `fill --address`
+    takes it (`store.executors.check_address`: the one rule); ValueError otherwise."""
+    t = text.strip()
+    return check_address(t) if t else ""
+
+
 @dataclass(frozen=True)
 class FillEvent:
-    kind: str               # warning | plan | cell | done | log
+    kind: str               # warning | plan | cell | done | executor | placement | embedded | log
     data: dict
 
     @property
@@ -88,6 +109,42 @@ def parse_line(line: str) -> FillEvent:
     if not isinstance(obj, dict) or "event" not in obj:
         return FillEvent("log", {"message": line})
     return FillEvent(str(obj["event"]), obj)
+
+
+def _is_num(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _num(value: object) -> str:
+    """A count or rate as shown: whole numbers without decimals, small rates with one."""
+    if not _is_num(value):
+        return "?"
+    return f"{value:.1f}" if abs(value) < 10 and value != round(value) else f"{value:.0f}"
+
+
+def executor_text(ev: FillEvent) -> str:
+    """An `executor` event in one line: "ray at auto: 1 node(s), 2 CPU(s), 0 GPU(s)"."""
+    d = ev.data
+    where = f" at {d['address']}" if d.get("address") else ""
+    return (f"{d.get('kind', '?')}{where}: {_num(d.get('nodes'))} node(s), "
+            f"{_num(d.get('cpus'))} CPU(s), {_num(d.get('gpus'))} GPU(s)")
+
+
+def placement_text(ev: FillEvent) -> str:
+    """A `placement` event in one line: "GROVER on 1 GPU(s), 1 CPU(s) (reason)"."""
+    d = ev.data
+    why = f" ({d['reason']})" if d.get("reason") else ""
+    return (f"{d.get('model', '?')} on {_num(d.get('gpus'))} GPU(s), "
+            f"{_num(d.get('cpus'))} CPU(s){why}")
+
+
+def worker_rate(ev: FillEvent) -> tuple[str, str] | None:
+    """An `embedded` event's worker and its throughput as shown ("812 seq/s"); None when the
+    event does not say."""
+    worker, rate = ev.data.get("worker"), ev.data.get("sequences_per_s")
+    if not worker or not _is_num(rate):
+        return None
+    return str(worker), f"{_num(rate)} seq/s"
 
 
 def start(cmd: list[str], cwd: Path | None = None) -> subprocess.Popen:

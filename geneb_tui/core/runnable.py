@@ -1,10 +1,12 @@
 """Which catalog models `geneb-engine fill` can run from the dashboard, and what each one needs.
 
 Decided from catalog data only (the `store.catalog.ModelMeta` fields `encoder`, `remote_code`,
-`revision`, `requires`, `hub_id`/`path`, `extractor`, `params`), the encoder kinds' specs (what
-each kind needs, or why it cannot run: `store.encoder_kinds`, the data the engine's `preflight`
-checks against) and which packages are installed (`importlib.util.find_spec`, which imports
-nothing): the dashboard never imports the engine, torch or transformers.
+`revision`, `requires`, `transformers`, `hub_id`/`path`, `extractor`, `params`), the encoder
+kinds' specs (what each kind needs, or why it cannot run: `store.encoder_kinds`, the data the
+engine's `preflight` checks against), which packages are installed (`importlib.util.find_spec`,
+which imports nothing) and the installed transformers' version against an entry's
+`transformers` range (`store.catalog.transformers_problem`, from the package metadata): the
+dashboard never imports the engine, torch or transformers.
 tests/tui/test_missing.py checks that every model said runnable here passes the engine's
 preflight.
 
@@ -16,9 +18,11 @@ preflight.
   40-hex commit in the entry, passed as `--models id@<commit>`) or a local checkpoint folder:
   without one the model is not runnable (the dashboard cannot ask for a commit);
   `remote_code = "custom"` / `"package"` need code the generic encoder does not have;
-- adapters: `enformer` runs when its package (`requires`, e.g. enformer-pytorch) is installed;
-  the other adapter families (evo, lucaone, biofm, space, eccdnamamba) are not part of this
-  engine; `external` models have no published weights.
+- adapters: `enformer`, `lucaone` and `evo` run when their package (`requires`, e.g.
+  enformer-pytorch, lucaone, evo-model) is installed, a kind whose published checkpoints need
+  CUDA (`hub_needs_cuda`: Evo-1's attention layers) only on CUDA; the other adapter families
+  (biofm, space, eccdnamamba) are not part of this engine; `external` models have no
+  published weights.
 
 Memory: the engine loads weights in float32 on every device (autocast on CUDA does not shrink
 them), so weights need about 4 bytes per parameter; a model whose weights alone exceed the
@@ -33,7 +37,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.encoder_kinds import KINDS, UNPUBLISHED, adapter_of, extractor_problem, is_pinned
+from store.catalog import transformers_problem
+from store.encoder_kinds import (
+    KINDS,
+    UNPUBLISHED,
+    adapter_of,
+    extractor_problem,
+    is_pinned,
+    what_to_do,
+)
 
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 BYTES_PER_PARAM = 4              # float32 weights (engine/encoders/hf.py loads in float32)
@@ -41,8 +53,11 @@ GIB = 1024 ** 3
 
 
 def module_of(package: str) -> str:
-    """The import name of a PyPI package name (enformer-pytorch -> enformer_pytorch)."""
-    return package.strip().replace("-", "_").lower()
+    """The import name of a PyPI package name: an adapter kind's own (`EncoderKind.module`:
+    evo-model -> evo), else by the usual rule (enformer-pytorch -> enformer_pytorch)."""
+    name = package.strip()
+    return next((k.module for k in KINDS.values() if k.module and k.packages
+                 and k.packages[0] == name), name.replace("-", "_").lower())
 
 
 def package_installed(package: str) -> bool:
@@ -133,15 +148,15 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
         return no(f"unknown encoder {encoder!r}")
     if kind.unavailable == UNPUBLISHED:
         note = meta.get("notes") or "see the GENEB README"
-        return no(f"weights not published on the Hugging Face hub ({note}); an entry with "
-                  "'path' to a local checkpoint runs it")
+        return no(f"weights not published on the Hugging Face hub ({note}); {what_to_do(kind)}")
     if kind.unavailable:
-        pkg = f" (package {meta['requires']})" if meta.get("requires") else ""
-        return no(f"needs the {encoder} adapter{pkg}, which is not part of this geneb-engine; "
-                  "import its official submission instead")
+        return no(f"needs the {encoder} adapter, which this geneb-engine does not have; "
+                  f"{what_to_do(kind)}")
     for name in kind.fields:
         if not meta.get(name):
             return no(f"{kind.label} needs '{name}' in its entry")
+    if problem := transformers_problem(meta.get("transformers")):
+        return no(problem)
     if kind.user_code:              # the user's own class, run as is (no trust flag)
         if problem := extractor_problem(meta["extractor"]):
             return no(problem)
@@ -159,6 +174,10 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
         if not installed(package):
             return no(f"needs the package {package}, which is not installed: "
                       f"pip install {package}")
+        if kind.hub_needs_cuda and not path and resolved_device(device) != "cuda":
+            return no(f"{kind.hub_needs_cuda}, and this machine runs it on "
+                      f"{resolved_device(device)}; a Hyena-only checkpoint folder ('path') "
+                      "runs on the CPU")
         needs.append(f"{encoder} adapter ({package})")
     else:
         if owner := adapter_of(meta.get("pooling")):

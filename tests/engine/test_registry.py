@@ -20,6 +20,7 @@ from store.catalog import (
 from store.encoder_kinds import ADAPTERS
 from store.errors import GenebError
 from store.official_data import model_meta
+from tests.engine.conftest import write_task
 
 OFFICIAL = model_meta()   # the official model_meta.json, shipped with the package
 
@@ -56,8 +57,9 @@ def test_every_entry_says_how_it_runs():
             assert m.remote_code != "no" and m.notes, m.model_id
         else:
             assert m.encoder == "external" and m.remote_code != "no" and m.notes
-        if m.revision is not None:
-            assert len(m.revision) == 40, m.model_id
+        if m.revision is not None:   # a commit, or the branch the family's package loads
+            assert len(m.revision) == 40 or (
+                m.remote_code == "package" and f"revision {m.revision}" in m.notes), m.model_id
 
 
 def test_recipes_from_the_official_extractors():
@@ -164,3 +166,21 @@ def test_report_on_a_broken_user_file_is_one_line_exit_2(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"geneb-engine report: {tmp_path / 'models.toml'}: 'model' must be a list of tables, "
         "one [[model]] per model\n")
+
+
+@pytest.mark.parametrize("model_id, needs", [("BioFM-265M", "biofm_eval"),
+                                             ("space", "SPACE repository"),
+                                             ("dna_gpt3b_m", "not published")])
+def test_a_model_without_a_path_says_what_the_user_can_do(tmp_path, capsys, model_id, needs):
+    from tests.engine.in_process import refused
+
+    store = tmp_path / "store"
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    write_task(suite / "t.csv", 20, 10, 2, 1, length=30)
+    err = refused(capsys, store, "fill", "--suite", str(suite), "--models", model_id,
+                  "--store", str(store), names=(f"model {model_id}", needs))
+    if needs == "not published":
+        assert "'path' pointing at a local checkpoint" in err
+    else:
+        assert 'encoder = "official-extractor"' in err and "import --official" in err

@@ -181,7 +181,11 @@ def test_every_load_passes_trust_remote_code_explicitly(tmp_path):
 
 
 def test_transformers_raises_instead_of_prompting(monkeypatch, tmp_path):
-    """With trust_remote_code=False the installed transformers never calls input()."""
+    """With trust_remote_code=False the installed transformers never calls input(): a tokenizer
+    whose tokenizer_config.json names code is refused (transformers 4) or built from its
+    built-in class (transformers 5), its code never run."""
+    import transformers
+    from packaging.version import Version
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     def no_prompt(*args, **kwargs):
@@ -195,5 +199,9 @@ def test_transformers_raises_instead_of_prompting(monkeypatch, tmp_path):
             cls.from_pretrained(str(ckpt), trust_remote_code=False)
     AutoTokenizer.from_pretrained(str(ckpt), trust_remote_code=False)   # falls back, no code
     tok_ckpt, tok_marker = evil_checkpoint(tmp_path / "tok", "tokenizer")
-    AutoTokenizer.from_pretrained(str(tok_ckpt), trust_remote_code=False)   # no code: built-in
+    if Version(transformers.__version__) < Version("5"):
+        with pytest.raises(ValueError, match="trust_remote_code"):
+            AutoTokenizer.from_pretrained(str(tok_ckpt), trust_remote_code=False)
+    else:
+        AutoTokenizer.from_pretrained(str(tok_ckpt), trust_remote_code=False)   # built-in
     assert not marker.exists() and not tok_marker.exists()

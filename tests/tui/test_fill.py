@@ -1,14 +1,17 @@
-"""Missing evaluations: list the cells, run a real `geneb-engine fill` (geneb-mini), cancel."""
+"""Missing evaluations: list the cells, run a real `geneb-engine fill` (geneb-mini; local and Ray
+executors), cancel."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import pytest
 from conftest import settle
 from textual.widgets import DataTable, ProgressBar, Static
 
 from geneb_tui.components.missing_screen import MissingScreen
+from geneb_tui.core import fill
 from store.db import query
 from store.schema import KEY
 
@@ -64,6 +67,8 @@ async def test_missing_cells_run_a_real_fill_and_the_results_appear(small_store)
         await settle(pilot)
         kinds = [e.kind for e in screen.events]
         assert kinds[0] == "plan" and "cell" in kinds and kinds[-1] == "done", kinds
+        rates = [fill.worker_rate(e) for e in screen.events if e.kind == "embedded"]
+        assert rates and all(r is not None and r[0] == "local" for r in rates), rates
         bar = screen.query_one(ProgressBar)
         assert bar.total == 1 and bar.progress == 1
         assert screen.last_command[1:4] == ["-m", "engine.cli", "fill"]
@@ -76,6 +81,28 @@ async def test_missing_cells_run_a_real_fill_and_the_results_appear(small_store)
         rows = {r.model: r for r in app.view.rows}
         assert rows["kmer-3"].values["cat:Promoters"] is not None
         assert rows["kmer-3"].source == "local"
+    assert_consistent(small_store)
+
+
+async def test_a_real_ray_fill_shows_the_executor_and_ends_done(small_store):
+    """`e` chooses the Ray executor: the engine starts a local Ray instance; its events (executor,
+    placement, embedded) never trouble the screen."""
+    pytest.importorskip("ray")
+    from geneb_tui.app import GenebApp
+
+    materialise_mini(small_store)
+    app = GenebApp(small_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await open_missing_for(pilot, "kmer-3", category_steps=2)  # Promoters
+        await pilot.press("r", "space", "e", "g")       # full, tick kmer-3, ray, run
+        await settle(pilot)
+        assert screen.last_command[-2:] == ["--executor", "ray"]
+        kinds = [e.kind for e in screen.events]
+        assert {"executor", "placement", "embedded", "cell"} <= set(kinds), kinds
+        assert kinds[-1] == "done" and screen.outcome.state == "done", screen.outcome
+        assert str(screen.query_one("#fill-status", Static).render()).startswith(
+            "Done: 1 cell(s) computed")
     assert_consistent(small_store)
 
 

@@ -1,17 +1,19 @@
 """The missing-evaluations screen with a stubbed engine: what is offered, the command, the end.
 
 `geneb_tui.core.fill.start` is replaced by a fake process that prints the engine's JSON events
-(`warning`, `plan`, `cell` with done/total/computed, `done` with computed) and an exit code and
-stderr; nothing runs for real here (tests/tui/test_fill.py runs real fills).
+(`warning`, `plan`, `cell` with done/total/computed, `done` with computed; `executor`,
+`placement` and `embedded` of a Ray run) and an exit code and stderr; nothing runs for real here
+(tests/tui/test_fill.py runs real fills).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import settle
-from fake_engine import FakeProc, cell, plan
+from fake_engine import FakeProc, cell, embedded, plan
 from textual.widgets import DataTable, Input, Static
 
 from geneb_tui.capture import screen_text
@@ -113,7 +115,8 @@ async def test_runnable_models_first_each_with_what_it_needs(small_store, make_a
         assert not a["remote-unpinned"].runnable
         assert "no pinned revision" in a["remote-unpinned"].why
         assert not a["MutBERT"].runnable and "pinned revision" in a["MutBERT"].why  # catalog
-        assert not a["evo-1-131k-base"].runnable and "evo adapter" in a["evo-1-131k-base"].why
+        assert not a["evo-1-131k-base"].runnable          # on the CPU: its attention layers
+        assert "CUDA and flash-attn" in a["evo-1-131k-base"].why
         assert not a["dna_gpt3b_m"].runnable and "not published" in a["dna_gpt3b_m"].why
         assert a["enformer-official-rough"].runnable                       # package "installed"
         # shown in the list: ticks distinct beyond colour, the reason beside each model
@@ -222,6 +225,59 @@ async def test_device_batch_size_and_category_go_into_the_command(small_store, m
         tasks = cmd[cmd.index("--tasks") + 1:cmd.index("--regimes")]
         assert tasks == app.snapshot.suite_tasks("geneb-v1", "Promoters")["task_id"].to_list()
         assert "--trust-remote-code" not in cmd
+
+
+async def test_the_ray_executor_and_its_address_go_into_the_command(small_store, make_app,
+                                                                   engine):
+    app = make_app(small_store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_missing(pilot)
+        await tick(pilot, screen, "kmer-3")
+        address = screen.query_one("#ray-address", Input)
+        assert not address.display                            # local: no address to give
+        await pilot.press("A")
+        assert app.focused is not address and "press e" in status(screen)
+        await pilot.press("g")
+        await settle(pilot)
+        assert "--executor" not in engine.commands[-1]        # local: the engine's default
+        await pilot.press("e")
+        assert app.fill_choices.executor == "ray" and address.display
+        assert "e executor ray" in screen_text(app)
+        await pilot.press("g")
+        await settle(pilot)
+        cmd = engine.commands[-1]
+        assert cmd[cmd.index("--executor"):] == ["--executor", "ray"]  # a local Ray instance
+        await pilot.press("A")
+        assert app.focused is address
+        await pilot.press(*"ray://head:10001", "enter")
+        assert app.focused is screen.query_one("#missing-models", DataTable)
+        await pilot.press("g")
+        await settle(pilot)
+        cmd = engine.commands[-1]
+        assert cmd[cmd.index("--executor"):] == ["--executor", "ray", "--address",
+                                                 "ray://head:10001"]
+        assert app.fill_choices.address == "ray://head:10001"
+        # a bad address refuses to run, saying why
+        address.value = "head:65536"
+        await pilot.pause()
+        runs = len(engine.commands)
+        await pilot.press("g")
+        await settle(pilot)
+        assert len(engine.commands) == runs
+        assert status(screen) == ("Ray address: a Ray address is auto, HOST:PORT or "
+                                  "ray://HOST:PORT, not 'head:65536'")
+        address.value = "10.0.0.5:6379"
+        await pilot.press("e", "g")                           # back to local: no address
+        await settle(pilot)
+        assert not address.display and "--executor" not in engine.commands[-1]
+        await pilot.press("escape")                           # both are kept for next time
+        await pilot.pause()
+        screen = await open_missing(pilot)
+        assert app.fill_choices.address == "10.0.0.5:6379"
+        assert screen.query_one("#ray-address", Input).value == "10.0.0.5:6379"
+        await pilot.press("e", "g")
+        await settle(pilot)
+        assert engine.commands[-1][-2:] == ["--address", "10.0.0.5:6379"]
 
 
 async def test_remote_code_runs_only_with_the_toggle_and_its_pinned_revision(small_store,
@@ -335,6 +391,77 @@ async def test_a_cancel_after_the_last_cell_is_not_called_cancelled(small_store,
         assert screen.outcome.state == "done"
         assert "all 2 planned cell(s) finished" in screen.outcome.message
         assert "Cancelled" not in status(screen)
+
+
+async def test_a_ray_run_shows_its_executor_placement_and_throughput(small_store, make_app,
+                                                                    engine):
+    app = make_app(small_store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_missing(pilot)
+        await pilot.press("e")
+        proc = FakeProc([
+            {"event": "executor", "kind": "ray", "address": "ray://head:10001", "nodes": 2,
+             "cpus": 8.0, "gpus": 2.0},
+            plan(2),
+            {"event": "placement", "model": "kmer-3", "gpus": 0.0, "cpus": 1.0,
+             "reason": "a weight-free baseline needs no GPU"},
+            embedded("gpu 0", 700.4), embedded("gpu 1", 790.0), embedded("gpu 0", 812.0),
+            {"event": "heartbeat", "seconds": 3},             # unknown: ignored
+            "Ray is starting",                                # not an event: a log line
+            embedded("gpu 1", None),                          # says no rate: ignored
+        ], hold=True)
+        await start_run(pilot, screen, engine, proc)
+        await until(pilot, lambda: len(screen.events) == 9)
+        assert engine.commands[-1][-2:] == ["--executor", "ray"]
+        assert status(screen) == (
+            "Placed kmer-3 on 0 GPU(s), 1 CPU(s) (a weight-free baseline needs no GPU)\n"
+            "ray at ray://head:10001: 2 node(s), 8 CPU(s), 2 GPU(s) · gpu 0: 812 seq/s · "
+            "gpu 1: 790 seq/s")
+        proc.release([cell(1, 2), cell(2, 2), {"event": "done", "computed": 2, "seconds": 3.0}])
+        await settle(pilot)
+        assert screen.outcome.state == "done" and not screen.running
+        assert status(screen).startswith("Done: 2 cell(s) computed in 3.0 s")
+
+
+def test_ray_address_and_command():
+    assert fill.parse_address("") == fill.parse_address("  ") == ""     # a local Ray instance
+    for ok in ("auto", "head:6379", "ray://10.0.0.5:10001", "node-1.lab.example.org:1",
+               " 127.0.0.1:65535 "):
+        assert fill.parse_address(ok) == ok.strip()
+    for bad in ("head", "head:0", "head:65536", "ray://head", "http://head:6379", ":6379",
+                "head:port", "auto:1 2"):
+        with pytest.raises(ValueError, match="a Ray address is auto, HOST:PORT or"):
+            fill.parse_address(bad)
+    base = ["py", "-m", "engine.cli", "fill", "--store", "/s", "--suite", "geneb-v1", "--json",
+            "--models", "kmer-3"]
+    def command(**options):
+        return fill.fill_command(Path("/s"), "geneb-v1", ["kmer-3"], [], [], python="py",
+                                 **options)
+    assert command() == command(executor="local", address="auto") == base
+    assert command(executor="ray") == [*base, "--executor", "ray"]
+    assert command(executor="ray", address="ray://head:10001") == [
+        *base, "--executor", "ray", "--address", "ray://head:10001"]
+
+
+def test_the_status_lines_of_the_executor_events():
+    def ev(**data):
+        return fill.parse_line(json.dumps(data))
+
+    assert fill.executor_text(ev(event="executor", kind="ray", address="auto", nodes=1,
+                                 cpus=2.0, gpus=0.5)) == \
+        "ray at auto: 1 node(s), 2 CPU(s), 0.5 GPU(s)"
+    assert fill.executor_text(ev(event="executor", kind="local")) == \
+        "local: ? node(s), ? CPU(s), ? GPU(s)"                       # missing fields: "?"
+    assert fill.placement_text(ev(event="placement", model="GROVER", gpus=1.0, cpus=1.0,
+                                  reason="fits one GPU")) == \
+        "GROVER on 1 GPU(s), 1 CPU(s) (fits one GPU)"
+    assert fill.worker_rate(ev(event="embedded", worker="local", sequences_per_s=82.0)) == \
+        ("local", "82 seq/s")
+    assert fill.worker_rate(ev(event="embedded", worker="gpu 0", sequences_per_s=2.5)) == \
+        ("gpu 0", "2.5 seq/s")
+    for bad in ({"worker": "gpu 0"}, {"worker": "gpu 0", "sequences_per_s": "fast"},
+                {"sequences_per_s": 3.0}, {"worker": "w", "sequences_per_s": float("inf")}):
+        assert fill.worker_rate(ev(event="embedded", **bad)) is None
 
 
 def test_outcome_rules():

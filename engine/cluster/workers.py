@@ -1,0 +1,91 @@
+"""What runs on the Ray cluster: the embedding actor's body and the probe task's.
+
+Plain Python, made remote by `engine.cluster.executor` (so this module imports without Ray).
+Both work under the store's rules exactly as the local executor does: the pair lock around the
+work, the cells still missing checked again under it, the rows committed per pair after their
+predictions (`engine.pairs.probe_pair`: the commit lock and its done-check), embeddings resumed
+from their done flags after a kill.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from engine.encoders import EncoderOptions, build_encoder
+from engine.pairs import embed_pair, embedded_event, probe_pair, provenance_of, remaining
+from engine.suites import Suite
+from store.catalog import ModelMeta, register_models
+from store.embeddings import EmbeddingStore
+from store.failpoints import reach
+from store.locks import pair_lock, try_acquire
+from store.paths import StorePaths
+
+Todo = tuple   # ((Protocol, (regime, ...)), ...), as `engine.planner.PairWork.todo`
+
+
+def _gpu_ids() -> list[str]:
+    import ray
+
+    return [str(g) for g in ray.get_gpu_ids()]
+
+
+class EmbedWorker:
+    """One embedding actor: its model's weights are loaded once (at the first pair that needs
+    them), then `embed` handles one pair per call. `gpus`: the GPUs Ray gave it (0: embeds on
+    CPU; more than 1: the model is spread over them)."""
+
+    def __init__(self, root: str, suite: Suite, model: ModelMeta, options: EncoderOptions,
+                 gpus: float):
+        self.paths = StorePaths(Path(root))
+        self.suite, self.model = suite, model
+        self.options = (replace(options, device="cpu") if gpus == 0
+                        else replace(options, spread=gpus > 1))
+        self.embeddings = EmbeddingStore(self.paths)
+        self.load = lru_cache(maxsize=2)(suite.load)
+        self.encoder = None
+        ids = _gpu_ids() if gpus else []
+        self.worker = (f"{socket.gethostname()} gpu {','.join(ids)}" if ids
+                       else f"{socket.gethostname()} cpu {os.getpid()}")
+
+    def embed(self, task_id: str, todo: Todo) -> dict:
+        """Embed one pair under its lock: {"status": "busy"} (another process holds it),
+        "done" (nothing left to compute) or "embedded" with what its probe task needs."""
+        model_id = self.model.model_id
+        lock = pair_lock(self.paths, model_id, task_id)
+        if not try_acquire(lock):
+            return {"status": "busy"}
+        try:
+            data = self.load(task_id)
+            todo = remaining(self.paths, model_id, task_id, data.data_hash, todo)
+            if not todo:
+                return {"status": "done"}
+            if self.encoder is None:
+                self.encoder = build_encoder(self.model, self.options)
+                register_models(self.paths, [self.model])
+            expect, encoded = embed_pair(self.paths, self.embeddings, self.model, self.encoder,
+                                         data, self.worker)
+            return {"status": "embedded", "todo": todo, "expect": expect,
+                    "data_hash": data.data_hash,
+                    "provenance": provenance_of(self.suite, data, self.encoder),
+                    "event": (embedded_event(model_id, task_id, self.worker, encoded)
+                              if encoded["sequences"] else None)}
+        finally:
+            lock.release()
+
+
+def probe_task(root: str, model_id: str, task_id: str, data_hash: str, todo: Todo,
+               expect: dict, provenance: dict, probe_device: str) -> int:
+    """Probe one pair whose embeddings are complete and commit its rows, under its lock (waited
+    for: the process holding it is finishing the pair); returns the rows written (0 when
+    another process finished them meanwhile)."""
+    paths = StorePaths(Path(root))
+    with pair_lock(paths, model_id, task_id):
+        todo = remaining(paths, model_id, task_id, data_hash, todo)
+        if not todo:
+            return 0
+        reach("probe-task")
+        return probe_pair(root, model_id, task_id, todo, expect, provenance, probe_device)

@@ -1,0 +1,112 @@
+"""`geneb-engine fetch-models ID [ID ...]`: models' hub checkpoints into the local Hugging Face
+cache, on a connected machine, for nodes that cannot reach the hub.
+
+Every name is resolved first, as `fill --models` resolves it (a catalog id, `ID@<commit>`, a hub
+id; an unknown name is the did-you-mean line and nothing is fetched). Then the hub is asked once
+whether it answers (`engine.encoders.hub.hub_problem`) and for each model's file list at its
+pinned revision (the entry's `revision`, else main): a repository, revision or access the hub
+refuses is one line before anything is downloaded. Each snapshot is then downloaded with
+`huggingface_hub.snapshot_download` into huggingface_hub's cache (HF_HUB_CACHE / HF_HOME; an
+interrupted download resumes from the files it finished), without the weights of other
+frameworks (`SKIPPED`; `pytorch_model*.bin` too where the repository has safetensors, which
+transformers loads first), and the sha256 and size of every file go into the snapshot's fetch
+manifest (`engine.encoders.hub.write_manifest`, beside the snapshot, so a copied cache carries
+it). One line per model; a model without hub weights (a local `path`, no `hub_id`) says there
+is nothing to fetch.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from engine.commands.common import console, emit_json, models_of, store_of
+from engine.encoders.hub import cache_folder, hub_problem, manifest_path, write_manifest
+from store.catalog import ModelMeta
+from store.errors import GenebError
+
+# Weights of other frameworks, never loaded here (TensorFlow, Flax, ONNX, Rust, TFLite, GGUF).
+SKIPPED: tuple[str, ...] = ("*.h5", "*.msgpack", "*.onnx", "*.onnx_data", "*.ot", "*.tflite",
+                            "*.gguf")
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("fetch-models", parents=[common],
+                       help="download models' weights and tokenizers into the Hugging Face "
+                            "cache (for nodes without the hub)")
+    p.add_argument("models", nargs="+", metavar="ID",
+                   help="catalog ids (ID@<commit> pins a revision) or hub ids (org/name)")
+    p.set_defaults(handler=run)
+
+
+def skipped(files: list[str]) -> list[str]:
+    """The patterns a snapshot of a repository holding `files` leaves out."""
+    if any(f.endswith(".safetensors") for f in files):
+        return [*SKIPPED, "pytorch_model*.bin"]
+    return list(SKIPPED)
+
+
+def _label(m: ModelMeta) -> str:
+    return f"{m.hub_id}@{m.revision}" if m.revision else m.hub_id
+
+
+def _files(m: ModelMeta) -> list[str]:
+    """The repository's files at the model's revision; the hub's refusal is one GenebError."""
+    from huggingface_hub import list_repo_files
+
+    try:
+        return list_repo_files(m.hub_id, revision=m.revision)
+    except Exception as exc:    # not found, gated, a revision it lacks, the connection lost
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise GenebError(f"model {m.model_id}: the hub cannot list {_label(m)} "
+                         f"({type(exc).__name__}: {first}); nothing was fetched") from None
+
+
+def fetch(m: ModelMeta, files: list[str]) -> dict:
+    """Download (or resume) the model's snapshot and record its checksums: what one line says."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = Path(snapshot_download(m.hub_id, revision=m.revision,
+                                        ignore_patterns=skipped(files)))
+    except Exception as exc:    # the connection lost, the disk full...
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise GenebError(f"model {m.model_id}: the download of {_label(m)} stopped "
+                         f"({type(exc).__name__}: {first}); run the same command again to "
+                         "resume it") from None
+    manifest = write_manifest(folder, {
+        "model_id": m.model_id, "hub_id": m.hub_id, "revision": m.revision,
+        "fetched_at": datetime.now(UTC).isoformat(timespec="seconds")})
+    return {"model_id": m.model_id, "hub_id": m.hub_id, "revision": m.revision,
+            "commit": manifest["commit"], "snapshot": str(folder),
+            "n_files": len(manifest["files"]),
+            "bytes": sum(f["bytes"] for f in manifest["files"].values()),
+            "manifest": str(manifest_path(folder))}
+
+
+def run(args) -> int:
+    models = list({(m.model_id, m.revision): m
+                   for m in models_of(store_of(args), args.models)}.values())
+    hub = [m for m in models if m.hub_id and not m.path]
+    if hub and (problem := hub_problem()):
+        raise GenebError(f"cannot fetch {', '.join(m.model_id for m in hub)}: {problem}; run "
+                         "fetch-models on a machine that reaches the hub, then copy its "
+                         f"Hugging Face cache to {cache_folder()} here (or point HF_HUB_CACHE "
+                         "at the copy)")
+    plans = [(m, _files(m) if m in hub else None) for m in models]
+    done = []
+    for m, files in plans:
+        if files is None:
+            why = f"it loads from {m.path}" if m.path else "its entry names no hub_id"
+            done.append({"model_id": m.model_id, "nothing_to_fetch": why})
+            line = f"{m.model_id}: nothing to fetch ({why})"
+        else:
+            done.append(d := fetch(m, files))
+            line = (f"{m.model_id}: {m.hub_id}@{d['commit'][:12]}, {d['n_files']} files "
+                    f"({d['bytes'] / 1e6:,.1f} MB) in {d['snapshot']}; sha256 in "
+                    f"{d['manifest']}")
+        if not args.json:
+            console.print(line, markup=False, highlight=False)
+    if args.json:
+        emit_json(done)
+    return 0

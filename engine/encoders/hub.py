@@ -1,0 +1,225 @@
+"""Where a model's checkpoint is, and whether this run may ask the Hugging Face hub for it.
+
+The one rule of offline and cluster-friendly loading, used by every loader (the generic encoder,
+its remote-code check, the Enformer adapter, the official-extractor runner):
+
+- a local directory loads from itself;
+- a hub id pinned to a commit whose snapshot is in the local Hugging Face cache (huggingface_hub's
+  layout, `HF_HUB_CACHE` / `HF_HOME`: `models--org--name/snapshots/<commit>/`) loads from that
+  snapshot without asking the hub;
+- any other hub id asks the hub when this run may (`hub_problem`), else loads the snapshot its
+  revision names in the cache (`refs/<branch or tag>`, `main` when none is given);
+- neither cached nor askable: one line naming the model, the cache folder and the command that
+  fetches it on a connected machine (`geneb-engine fetch-models ID`), at once.
+
+A snapshot counts as cached when every file its fetch manifest lists is there (written by
+`geneb-engine fetch-models` beside the snapshot, `<repo folder>/geneb-fetched/<commit>.json`, so
+it travels with a copied cache), or, without a manifest, when it holds a config.json and weights
+(every shard an index names). Whether the hub may be asked is decided once per process: not with
+HF_HUB_OFFLINE, else one HEAD request to huggingface_hub's endpoint (HF_ENDPOINT) that must
+answer within REACH_TIMEOUT_S; a hub that may not be asked switches huggingface_hub's offline
+mode on for the rest of the process and its children, so that later hub calls (transformers',
+an extractor's own) read the cache at once instead of retrying for tens of seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from functools import cache
+from pathlib import Path
+
+from store.encoder_kinds import is_pinned
+from store.errors import GenebError
+
+REACH_TIMEOUT_S = 2.0              # the one reachability request of a run
+MANIFEST_DIR = "geneb-fetched"     # <repo folder>/geneb-fetched/<commit>.json
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def is_hub_id(source: str) -> bool:
+    """`org/name`, as the hub spells repository ids (what is not a folder may be one)."""
+    return bool(_HUB_ID.match(source))
+
+
+def cache_folder() -> Path:
+    """huggingface_hub's model cache (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/...)."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        raise GenebError("the Hugging Face cache is read through huggingface_hub, which is not "
+                         "installed; pip install 'geneb[models]'") from None
+    return Path(constants.HF_HUB_CACHE)
+
+
+def snapshot_folder(repo_id: str, revision: str | None) -> Path | None:
+    """The cache's snapshot folder of `repo_id` at `revision` (a branch or tag through its
+    refs/ file, `main` when None; a commit as is), whatever it holds; None when absent."""
+    cache = cache_folder()
+    from huggingface_hub.file_download import repo_folder_name
+
+    try:
+        repo = cache / repo_folder_name(repo_id=repo_id, repo_type="model")
+        ref = repo / "refs" / (revision or "main")
+        commit = ref.read_text().strip() if ref.is_file() else revision
+        folder = repo / "snapshots" / commit if is_pinned(commit) else None
+    except (OSError, ValueError):        # an unreadable ref, a name no folder can have
+        return None
+    return folder if folder is not None and folder.is_dir() else None
+
+
+def manifest_path(snapshot: Path) -> Path:
+    """The fetch manifest of a snapshot folder (see the module)."""
+    return snapshot.parent.parent / MANIFEST_DIR / f"{snapshot.name}.json"
+
+
+def write_manifest(snapshot: Path, about: dict) -> dict:
+    """Record `about` and every file of the snapshot (sha256 and size) in its fetch manifest;
+    returns what was written."""
+    from engine.hub_data import sha256_file
+    from store.atomic import write_text_atomic
+
+    files = {p.relative_to(snapshot).as_posix(): {"sha256": sha256_file(p),
+                                                 "bytes": p.stat().st_size}
+             for p in sorted(snapshot.rglob("*")) if p.is_file()}
+    manifest = {**about, "commit": snapshot.name, "files": files}
+    write_text_atomic(manifest_path(snapshot), json.dumps(manifest, indent=1))
+    return manifest
+
+
+def _listed(snapshot: Path) -> dict[str, int] | None:
+    """File -> bytes of the snapshot's fetch manifest; None without a readable one."""
+    try:
+        files = json.loads(manifest_path(snapshot).read_text(encoding="utf-8"))["files"]
+        return {str(name): int(info["bytes"]) for name, info in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def missing_files(snapshot: Path) -> list[str]:
+    """What the snapshot lacks to be a whole checkpoint (empty: cached; see the module)."""
+    listed = _listed(snapshot)
+    if listed is not None:
+        return [name for name, size in listed.items()
+                if not (file := snapshot / name).is_file() or file.stat().st_size != size]
+    missing = [] if (snapshot / "config.json").is_file() else ["config.json"]
+    weights = [p for p in snapshot.iterdir() if p.suffix in WEIGHT_SUFFIXES and p.is_file()]
+    for index in snapshot.glob("*.index.json"):
+        try:
+            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return [*missing, index.name]
+        missing += sorted(s for s in shards if not (snapshot / s).is_file())
+    if not weights:
+        missing.append(f"weights (*{', *'.join(WEIGHT_SUFFIXES)})")
+    return missing
+
+
+def cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
+    """The snapshot of `repo_id` at `revision` when the cache holds it whole, else None."""
+    folder = snapshot_folder(repo_id, revision)
+    return folder if folder is not None and not missing_files(folder) else None
+
+
+def local_checkpoint(source: str, revision: str | None) -> Path | None:
+    """The folder `source` at `revision` loads from without the hub: a local directory, else
+    the whole cached snapshot of the hub id; None when neither."""
+    return _directory(source) or cached_snapshot(source, revision)
+
+
+def _directory(source: str) -> Path | None:
+    try:
+        folder = Path(source).expanduser()
+        return folder if folder.is_dir() else None
+    except (OSError, RuntimeError, ValueError):    # `~user` of no known user, a NUL byte
+        return None
+
+
+def pinned_snapshot(repo_id: str, revision: str | None) -> Path | None:
+    """The cached snapshot read without asking the hub whatever the run decides: that of a
+    revision pinned to a commit (a branch may have moved on the hub), else None."""
+    return cached_snapshot(repo_id, revision) if is_pinned(revision) else None
+
+
+def read_without_hub(source: str, revision: str | None) -> Path | None:
+    """The folder `source` at `revision` is read from whatever the run decides (a local
+    directory, the cached snapshot of a pinned revision); None: the decision says where."""
+    return _directory(source) or pinned_snapshot(source, revision)
+
+
+def decide_hub(source: str, revision: str | None) -> None:
+    """Make the run's decision (`hub_problem`) before anything reads the files of hub id
+    `source` at `revision`, unless they are read without the hub (`read_without_hub`): a hub
+    that may not be asked then puts the process offline, so that a first read through
+    huggingface_hub (the remote-code check's) takes the cache at once."""
+    if is_hub_id(source) and read_without_hub(source, revision) is None:
+        hub_problem()
+
+
+@cache
+def hub_problem() -> str | None:
+    """Why this run may not ask the Hugging Face hub (HF_HUB_OFFLINE, or no answer from its
+    endpoint), or None when it may; decided once per process (see the module)."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set"
+    problem = _ask(constants.ENDPOINT)
+    if problem is not None:        # every later hub call of this process reads the cache
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        constants.HF_HUB_OFFLINE = True
+    return problem
+
+
+def _ask(endpoint: str) -> str | None:
+    """None when `endpoint` answers a HEAD request (status below 500) within REACH_TIMEOUT_S,
+    DNS included (the request runs in a thread given that long), else what went wrong."""
+    answer: list = []
+
+    def request() -> None:
+        from huggingface_hub.utils import get_session
+
+        try:
+            answer.append(get_session().head(endpoint, timeout=REACH_TIMEOUT_S).status_code)
+        except Exception as exc:     # httpx / requests: refused, no route, DNS, TLS...
+            answer.append(exc)
+
+    thread = threading.Thread(target=request, name="geneb-hub-reachable", daemon=True)
+    thread.start()
+    thread.join(REACH_TIMEOUT_S)
+    where = f"the hub at {endpoint}"
+    if not answer:
+        return f"{where} did not answer within {REACH_TIMEOUT_S:g} s"
+    if isinstance(answer[0], Exception):
+        return f"{where} cannot be reached ({type(answer[0]).__name__})"
+    if answer[0] >= 500:
+        return f"{where} answered HTTP {answer[0]}"
+    return None
+
+
+def checkpoint(model_id: str, source: str, revision: str | None, *,
+               what: str = "") -> Path | None:
+    """The folder `source` at `revision` loads from, or None: from the hub (it may be asked);
+    raises the one line of a model neither cached nor askable (see the module), or of a
+    source that is neither a folder nor a hub id. `what` names it in them (e.g. "the
+    enformer-pytorch checkpoint ")."""
+    if (folder := read_without_hub(source, revision)) is not None:
+        return folder
+    if not is_hub_id(source):
+        raise GenebError(f"model {model_id}: cannot load {what}{source}: it is neither a folder "
+                         "nor a Hugging Face hub id (org/name)")
+    problem = hub_problem()
+    if problem is None:
+        return None
+    if (folder := cached_snapshot(source, revision)) is not None:
+        return folder
+    spec = f"{model_id}@{revision}" if revision else model_id
+    at = f" at revision {revision}" if revision else ""
+    raise GenebError(
+        f"model {model_id}: {what}{source}{at} is not in the Hugging Face cache "
+        f"{cache_folder()} and {problem}; on a machine that reaches the hub run "
+        f"`geneb-engine fetch-models {spec}`, "
+        "then copy its Hugging Face cache here (or point HF_HUB_CACHE at the copy)")

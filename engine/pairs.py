@@ -1,0 +1,165 @@
+"""One (model, task) pair's steps, shared by both executors (`engine.fill`'s local one and
+`engine.cluster`'s Ray one): which cells it still needs, its embeddings streamed into the store,
+its probes fitted and committed, and the events each step reports.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+from engine import __version__
+from engine.data import TaskData
+from engine.planner import PairWork
+from engine.probes import RUNNERS, runner
+from engine.suites import Suite
+from store.catalog import ModelMeta
+from store.embeddings import EmbeddingStore
+from store.errors import GenebError
+from store.paths import StorePaths
+from store.predictions import prediction_rows
+from store.protocol import Protocol
+from store.results import append_pair, done_in_table
+from store.telemetry import record_runs, run_row
+
+# BLAS threads of every probe fit, whichever executor runs it (inline, a --jobs worker, a Ray
+# task): a thread count changes the order of floating-point sums, and with it the last bits of
+# a fit that stops at max_iter, so results never depend on how a run was scheduled.
+PROBE_THREADS = 1
+
+
+def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:
+    """The embeddings' identity and provenance, stored as the task group's attributes."""
+    return {"model_id": model.model_id, "model_revision": encoder.revision,
+            "encoder": encoder.settings, "data_hash": data.data_hash, "dtype": "float32",
+            "engine_version": __version__}
+
+
+def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, encoder,
+               data: TaskData, worker: str = "local") -> tuple[dict, dict]:
+    """Make sure both splits are complete in the store, each split encoded now recorded in the
+    runs table (`store.telemetry`, one commit); returns the expected attributes and what this
+    call encoded: {sequences, tokens (None where the encoder does not count them), seconds}."""
+    expect = _expect(model, encoder, data)
+    done = {"sequences": 0, "tokens": 0, "seconds": 0.0}
+    runs = []
+    for name in ("train", "test"):
+        if embeddings.load(model.model_id, data.task_id, name, expect) is not None:
+            continue
+        split = getattr(data, name)
+        writer = embeddings.writer(model.model_id, data.task_id, name, split.labels, expect)
+        start = time.perf_counter()
+        stats = encoder.encode_into(split.sequences, writer)
+        stats.setdefault("seconds", round(time.perf_counter() - start, 3))
+        done["seconds"] += stats["seconds"]
+        writer.finish(stats)
+        stats.setdefault("n_encoded", len(split.sequences))
+        done["sequences"] += stats["n_encoded"]
+        done["tokens"] = (done["tokens"] + stats["n_tokens"]
+                          if "n_tokens" in stats and done["tokens"] is not None else None)
+        runs.append(run_row(model.model_id, data.task_id, name, stats, data_hash=data.data_hash,
+                            worker=worker, engine_version=__version__))
+    if runs:
+        record_runs(paths, runs, model=model.model_id, task=data.task_id)
+    return expect, done
+
+
+def embedded_event(model_id: str, task_id: str, worker: str, done: dict) -> dict:
+    """The `embedded` event of one pair's encoding: where it ran and its throughput."""
+    seconds = done["seconds"]
+
+    def rate(n: int | None) -> float | None:
+        return round(n / seconds, 1) if n is not None and seconds > 0 else None
+
+    return {"event": "embedded", "model": model_id, "task": task_id, "worker": worker,
+            "sequences": done["sequences"], "tokens": done["tokens"],
+            "seconds": round(seconds, 3), "sequences_per_s": rate(done["sequences"]),
+            "tokens_per_s": rate(done["tokens"])}
+
+
+def remaining(paths: StorePaths, model_id: str, task_id: str, data_hash: str,
+              todo: tuple[tuple[Protocol, tuple[str, ...]], ...]
+              ) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
+    """The part of a pair's `todo` the results table still lacks (another process may have
+    finished cells since the plan); checked under the pair's lock."""
+    done = done_in_table(paths, model_id, task_id, data_hash,
+                         {p.hash: len(p.seeds) for p, _ in todo})
+    return tuple((p, left) for p, regimes in todo
+                 if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
+
+
+def provenance_of(suite: Suite, data: TaskData, encoder) -> dict:
+    """What every result row of a pair records about where it came from."""
+    return {"source": "local", "data_revision": suite.revision, "data_hash": data.data_hash,
+            "model_revision": encoder.revision, "engine_version": __version__}
+
+
+def cell_events(work: PairWork, computed: bool, done: int, total: int) -> list[dict]:
+    """The `cell` events of a finished pair (`done`: cells finished before it)."""
+    events = []
+    for protocol, regimes in work.todo:
+        for regime in regimes:
+            done += 1
+            events.append({"event": "cell", "model": work.model.model_id,
+                           "task": work.task.task_id, "regime": regime,
+                           "protocol": protocol.name, "done": done, "total": total,
+                           "computed": computed})
+    return events
+
+
+def probe_rows(X_train, y_train, X_test, y_test,
+               todo: tuple[tuple[Protocol, tuple[str, ...]], ...],
+               probe_device: str | None = None) -> list[dict]:
+    """Rows of every (protocol, regimes) of one pair, each protocol fitted by its solver's runner
+    (`engine.probes.RUNNERS`, in that order): geneb-v1 exactly as the official harness, variants
+    with the batched solvers. Protocols of one solver that need the same regimes share one call,
+    so a C sweep shares its batches and warm starts. Each row carries its test predictions
+    (`pred`), which `probe_pair` stores apart."""
+    order = {solver: i for i, solver in enumerate(RUNNERS)}   # an unknown solver: last, refused
+    calls: dict[tuple[str, tuple[str, ...]], list[Protocol]] = {}
+    for protocol, regimes in sorted(todo, key=lambda item: order.get(item[0].solver, len(order))):
+        calls.setdefault((protocol.solver, regimes), []).append(protocol)
+    rows: list[dict] = []
+    for (solver, regimes), protocols in calls.items():
+        per_protocol = runner(solver)(X_train, y_train, X_test, y_test, protocols, regimes,
+                                      probe_device)
+        for protocol, found in zip(protocols, per_protocol, strict=True):
+            rows += _tagged(found, protocol)
+    return rows
+
+
+def _tagged(rows: list[dict], protocol: Protocol) -> list[dict]:
+    for r in rows:
+        r.update(protocol=protocol.name, protocol_hash=protocol.hash)
+    return rows
+
+
+def probe_pair(root: str, model_id: str, task_id: str,
+               todo: tuple[tuple[Protocol, tuple[str, ...]], ...], expect: dict,
+               provenance: dict, probe_device: str | None = None) -> int:
+    """Probe one pair from its verified stored embeddings and commit its rows (one commit,
+    none for cells another process finished meanwhile), their test predictions first (the
+    rows' `pred`, separated from them here); returns the rows written."""
+    paths = StorePaths(Path(root))
+    store = EmbeddingStore(paths)
+    train = store.load(model_id, task_id, "train", expect)
+    test = store.load(model_id, task_id, "test", expect)
+    if train is None or test is None:
+        raise GenebError(f"model {model_id}, task {task_id}: its embeddings changed or were "
+                         "damaged while it was being probed; run the same command again")
+    with threadpool_limits(PROBE_THREADS):
+        rows = probe_rows(*train, *test, todo, probe_device)
+    now = datetime.now(UTC)
+    for r in rows:
+        r.update(provenance, model=model_id, task=task_id, created_at=now)
+    predictions = prediction_rows(rows, test[1], model=model_id, task=task_id,
+                                  source=provenance["source"],
+                                  data_hash=provenance["data_hash"], created_at=now)
+    for r in rows:
+        del r["pred"]
+    return append_pair(paths, rows, model=model_id, task=task_id,
+                       data_hash=provenance["data_hash"],
+                       seeds={p.hash: len(p.seeds) for p, _ in todo}, predictions=predictions)

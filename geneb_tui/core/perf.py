@@ -1,0 +1,27 @@
+"""How fast each model embedded, as the dashboard shows it: one line per model from the runs
+table (`store.telemetry.perf_summary`, the numbers `status --perf` prints)."""
+
+from __future__ import annotations
+
+from store.paths import StorePaths
+from store.telemetry import perf_summary, read_runs
+
+
+def perf_lines(paths: StorePaths) -> dict[str, str]:
+    """{model: "812 seq/s, 50,000 tokens/s on cpu (float32), padding 12.0 %, ..."}, one part
+    per device the model ran on (joined by "; ")."""
+    out: dict[str, list[str]] = {}
+    for r in perf_summary(read_runs(paths)).iter_rows(named=True):
+        parts = [f"{r['sequences_per_s']:,.0f} seq/s"]
+        if r["tokens_per_s"] is not None:
+            parts.append(f"{r['tokens_per_s']:,.0f} tokens/s")
+        where = f" on {r['device'] or '?'} ({r['dtype'] or '?'})"
+        extra = [f"padding {100 * r['padding']:.1f} %" if r["padding"] is not None else None,
+                 f"peak {r['peak_memory_bytes'] / 2**30:.2f} GiB"
+                 if r["peak_memory_bytes"] is not None else None,
+                 f"batch {r['batch_size']}" if r["batch_size"] is not None else None,
+                 f"MFU {100 * r['mfu']:.1f} %" if r["mfu"] is not None else None]
+        line = ", ".join(parts) + where + "".join(f", {e}" for e in extra if e)
+        splits = f"{r['splits']} split{'s' if r['splits'] != 1 else ''}"
+        out.setdefault(r["model"], []).append(f"{line} ({splits})")
+    return {m: "; ".join(lines) for m, lines in out.items()}
