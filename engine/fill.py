@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from filelock import FileLock
@@ -42,7 +42,7 @@ from engine.pairs import (
 )
 from engine.planner import PairWork, Plan, plan
 from engine.suites import Suite
-from engine.workers import init_probe_worker
+from engine.workers import auto_jobs, init_probe_worker
 from store.catalog import LetterCounts, ModelMeta, TaskMeta, register_models, register_tasks
 from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
@@ -60,7 +60,7 @@ _WAIT_S = 0.2   # how long to wait for a busy pair or a probe worker before look
 @dataclass(frozen=True)
 class FillOptions:
     protocols: tuple[Protocol, ...] = (GENEB_V1,)
-    jobs: int = 1
+    jobs: int | None = 1                                  # None: `--jobs auto` (auto_jobs)
     probe_device: str | None = None                       # batched solvers: cuda or cpu
     encoder: EncoderOptions = EncoderOptions()           # device, batch size, remote-code opt-in
     cluster: ClusterOptions | None = None                # set: the Ray executor (engine.cluster)
@@ -100,6 +100,10 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder)
+    if options.jobs is None and options.cluster is None:
+        jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
+        on_event({"event": "jobs", "jobs": jobs, "reason": why})
+        options = replace(options, jobs=jobs)
     if "GENEB_FAILPOINT" in os.environ:    # crash tests: a point met in a worker kills fill
         os.environ.setdefault("GENEB_FAILPOINT_PID", str(os.getpid()))
     executor = _executor(paths, suite, the_plan, options, on_event, checks) \

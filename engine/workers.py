@@ -17,6 +17,42 @@ import time
 
 _PR_SET_PDEATHSIG = 1
 _POLL_S = 0.2
+# `--jobs auto`: what one probe worker may hold at once, per row of its pair: the embeddings
+# (float32, up to WIDTH dimensions: kmer-6 and the widest official models have 4,096 or less)
+# times COPIES (the worker's copy, scikit-learn's float64 copy of a regime's rows, its
+# gradient and predictions).
+_WIDTH = 4096
+_COPIES = 3
+
+
+def auto_jobs(largest_rows: int) -> tuple[int, str]:
+    """(probe workers, why) for `fill --jobs auto`: one per core the process may use, less one
+    for the main process that embeds meanwhile, at most as many as the available memory holds
+    for the largest pair (`largest_rows` train + test rows), at least one."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    per_worker = max(1, largest_rows) * _WIDTH * 4 * _COPIES
+    memory = available_memory()
+    by_memory = memory // per_worker if memory else cores
+    jobs = max(1, min((cores or 1) - 1, by_memory))
+    why = (f"{cores} cores (one embeds), {memory / 2**30:.1f} GiB available, up to "
+           f"{per_worker / 2**30:.2f} GiB per worker for the largest pair ({largest_rows:,} rows)"
+           if memory else f"{cores} cores (one embeds); available memory unknown")
+    return int(jobs), why
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new processes (Linux: MemAvailable), None when unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def die_with_parent(parent: int) -> None:

@@ -51,8 +51,9 @@ def register(sub, common) -> None:
     p.add_argument("--limit", type=positive_int, metavar="N",
                    help="only the first N tasks of the suite (a smoke run; complete results are "
                         "never overwritten)")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
-                   help="probe N (model, task) pairs in parallel worker processes")
+    p.add_argument("--jobs", type=jobs_count, default=1, metavar="N",
+                   help="probe N (model, task) pairs in parallel worker processes; auto: one "
+                        "per core less one, as many as the available memory holds")
     p.add_argument("--protocol", nargs="+", default=["geneb-v1"], metavar="NAME",
                    help="geneb-v1 (default, the official probe), geneb-v1-converged, mlp-h256, "
                         "sweep (converged, standardised, C in 0.01..100), sweep-unscaled, or a "
@@ -106,6 +107,16 @@ def gpu_share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a GPU share; give a fraction of one "
                                          "GPU (0.25, 0.5) or a whole number of GPUs (1, 2, 4)")
     return value
+
+
+def jobs_count(text: str) -> int | None:
+    """A whole number of probe workers, or `auto` (None: `engine.workers.auto_jobs` decides)."""
+    if text == "auto":
+        return None
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}, or auto") from None
 
 
 def randomised(models: list[ModelMeta], seed: int) -> list[ModelMeta]:
@@ -171,7 +182,7 @@ def run(args) -> int:
                     option=f"suite {suite.name}", quote=False,
                     listing=f"`geneb-engine tasks --suite {args.suite}` lists them")
     tasks = list(suite.select(args.tasks))[:args.limit]
-    options = FillOptions(protocols=protocols, jobs=max(1, args.jobs),
+    options = FillOptions(protocols=protocols, jobs=args.jobs,
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,
                                                  batch_size=args.batch_size,
@@ -219,6 +230,8 @@ def run(args) -> int:
             if event["cells_missing"]:
                 progress.start()
                 bar = progress.add_task("fill", total=event["cells_missing"])
+        elif event["event"] == "jobs":
+            console.print(f"--jobs auto: {event['jobs']} probe worker(s) ({event['reason']})")
         elif event["event"] == "executor":
             console.print(f"Ray cluster ({event['address']}): {event['nodes']} node(s), "
                           f"{event['cpus']:g} CPUs, {event['gpus']:g} GPUs")
