@@ -24,6 +24,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import (
     Button,
@@ -130,14 +131,21 @@ class MissingScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="perf")
     def _load_perf(self) -> None:
-        """The models' embedding throughput (the runs table), read off the UI thread."""
-        lines = perf.perf_lines(self.paths)
+        """The models' embedding throughput (the runs table), read off the UI thread; a runs
+        table that cannot be read leaves the line out (it is telemetry, `doctor` reports it)."""
+        try:
+            lines = perf.perf_lines(self.paths)
+        except Exception:           # noqa: BLE001 - never worth failing the screen for
+            return
         self.app.call_from_thread(self._perf_loaded, lines)
 
     def _perf_loaded(self, lines: dict[str, str]) -> None:
         self.perf = lines
-        if self._ready and self.is_mounted:
-            self._update_detail()
+        if self._ready and self.is_attached:
+            try:
+                self._update_detail()
+            except NoMatches:       # the screen was closed while the table was read
+                pass
 
     # -- what can run ------------------------------------------------------------------------
     def _is_installed(self, package: str) -> bool:

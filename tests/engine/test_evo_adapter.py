@@ -12,7 +12,6 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import csv  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
@@ -37,7 +36,7 @@ from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.errors import GenebError  # noqa: E402
 from tests.engine.in_process import refused  # noqa: E402
-from tests.engine.tiny_models import random_dna  # noqa: E402
+from tests.engine.tiny_models import hub_layout_task, random_dna  # noqa: E402
 
 HIDDEN = 16
 # A Hyena-only StripedHyena in the format of the evo-model package's configs/*.yml.
@@ -272,15 +271,7 @@ def test_fill_runs_the_adapter_end_to_end(zoo, tmp_path):
     from store.embeddings import EmbeddingStore
     from store.paths import StorePaths
 
-    folder = tmp_path / "suite" / "tasks" / "task_a"
-    folder.mkdir(parents=True)
-    texts = {}
-    for split, n in (("train", 24), ("test", 10)):
-        texts[split] = random_dna(n, 20, 60, seed=len(split))
-        with open(folder / f"{split}.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["text", "label"])
-            w.writerows((s, i % 2) for i, s in enumerate(texts[split]))
+    texts = hub_layout_task(tmp_path / "suite")
     store = tmp_path / "store"
     store.mkdir()
     (store / "models.toml").write_text((zoo["store"] / "models.toml").read_text())

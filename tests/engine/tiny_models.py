@@ -21,6 +21,25 @@ def random_dna(n: int, lo: int, hi: int, seed: int = 0) -> list[str]:
     return ["".join(rng.choice("ACGT") for _ in range(rng.randint(lo, hi))) for _ in range(n)]
 
 
+def hub_layout_task(suite: Path, task: str = "task_a",
+                    sizes: tuple[tuple[str, int], ...] = (("train", 24), ("test", 10))
+                    ) -> dict[str, list[str]]:
+    """One task in the hub layout (`<suite>/tasks/<task>/{train,test}.csv`, columns text,label,
+    labels alternating 0, 1) of random DNA; returns its sequences per split."""
+    import csv
+
+    folder = suite / "tasks" / task
+    folder.mkdir(parents=True)
+    texts = {}
+    for split, n in sizes:
+        texts[split] = random_dna(n, 20, 60, seed=len(split))
+        with open(folder / f"{split}.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["text", "label"])
+            w.writerows((s, i % 2) for i, s in enumerate(texts[split]))
+    return texts
+
+
 def char_tokenizer(max_len: int, cls_sep: bool = True) -> PreTrainedTokenizerFast:
     vocab = {t: i for i, t in enumerate(SPECIALS + list("ACGTN"))}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
