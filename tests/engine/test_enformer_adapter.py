@@ -11,7 +11,6 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import csv  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -26,6 +25,7 @@ from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.errors import GenebError  # noqa: E402
+from tests.engine.adapter_runs import fill_one_task  # noqa: E402
 from tests.engine.tiny_models import random_dna  # noqa: E402
 
 DIM, TRACKS, DOWNSAMPLES = 24, 8, 3      # bins of 2**3 = 8 bp
@@ -195,24 +195,5 @@ def test_a_broken_checkpoint_is_one_clear_error(tmp_path):
 
 
 def test_fill_runs_the_adapter_end_to_end(zoo, tmp_path):
-    from engine.cli import main
-    from store.db import query
-    from store.paths import StorePaths
-
-    folder = tmp_path / "suite" / "tasks" / "task_a"
-    folder.mkdir(parents=True)
-    for split, n in (("train", 24), ("test", 10)):
-        with open(folder / f"{split}.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["text", "label"])
-            w.writerows((s, i % 2) for i, s in enumerate(random_dna(n, 20, 60, seed=len(split))))
-    store = tmp_path / "store"
-    store.mkdir()
-    (store / "models.toml").write_text((zoo["store"] / "models.toml").read_text())
-    argv = ["fill", "--store", str(store), "--suite", str(tmp_path / "suite"),
-            "--models", "tiny-enformer", "--regimes", "full"]
-    assert main(argv) == 0
-    rows = query(StorePaths(store.resolve()), "SELECT model, task FROM results")
-    assert set(rows["model"].to_list()) == {"tiny-enformer"}
-    assert set(rows["task"].to_list()) == {"task_a"}
-
+    _, _, attrs = fill_one_task(tmp_path, zoo["store"] / "models.toml", "tiny-enformer")
+    assert attrs["encoder"]["encoder"] == "enformer"

@@ -35,8 +35,9 @@ from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.errors import GenebError  # noqa: E402
+from tests.engine.adapter_runs import fill_one_task  # noqa: E402
 from tests.engine.in_process import refused  # noqa: E402
-from tests.engine.tiny_models import hub_layout_task, random_dna  # noqa: E402
+from tests.engine.tiny_models import random_dna  # noqa: E402
 
 HIDDEN = 16
 # A Hyena-only StripedHyena in the format of the evo-model package's configs/*.yml.
@@ -264,26 +265,8 @@ def test_configs_and_checkpoints_that_cannot_load_are_one_line(zoo, tmp_path):
 
 
 def test_fill_runs_the_adapter_end_to_end(zoo, tmp_path):
-    import zarr
-
-    from engine.cli import main
-    from store.db import query
-    from store.embeddings import EmbeddingStore
-    from store.paths import StorePaths
-
-    texts = hub_layout_task(tmp_path / "suite")
-    store = tmp_path / "store"
-    store.mkdir()
-    (store / "models.toml").write_text((zoo["store"] / "models.toml").read_text())
-    argv = ["fill", "--store", str(store), "--suite", str(tmp_path / "suite"),
-            "--models", "tiny-evo", "--regimes", "full", "--device", "cpu"]
-    assert main(argv) == 0
-    paths = StorePaths(store.resolve())
-    rows = query(paths, "SELECT model, task FROM results")
-    assert set(rows["model"].to_list()) == {"tiny-evo"}
-    assert set(rows["task"].to_list()) == {"task_a"}
-    group = zarr.open_group(str(EmbeddingStore(paths).split_path("tiny-evo", "task_a", "test")),
-                            mode="r")
-    assert group.attrs["encoder"]["encoder"] == "evo"
+    texts, stored, attrs = fill_one_task(tmp_path, zoo["store"] / "models.toml", "tiny-evo",
+                                         "--device", "cpu")
+    assert attrs["encoder"]["encoder"] == "evo"
     want = np.stack([package_embedding(zoo["model"], s) for s in texts["test"]])
-    np.testing.assert_allclose(group["embeddings"][:], want, atol=1e-6, rtol=1e-6)
+    np.testing.assert_allclose(stored, want, atol=1e-6, rtol=1e-6)

@@ -28,7 +28,8 @@ from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.errors import GenebError  # noqa: E402
-from tests.engine.tiny_models import hub_layout_task, random_dna  # noqa: E402
+from tests.engine.adapter_runs import fill_one_task  # noqa: E402
+from tests.engine.tiny_models import random_dna  # noqa: E402
 
 HIDDEN, CONTEXT = 16, 64
 CLS, SEP = 2, 3             # the package tokenizer's [CLS] and [SEP] ids
@@ -165,26 +166,7 @@ def test_a_broken_checkpoint_is_one_clear_error(tmp_path):
 
 
 def test_fill_runs_the_adapter_end_to_end(zoo, tmp_path):
-    import zarr
-
-    from engine.cli import main
-    from store.db import query
-    from store.embeddings import EmbeddingStore
-    from store.paths import StorePaths
-
-    texts = hub_layout_task(tmp_path / "suite")
-    store = tmp_path / "store"
-    store.mkdir()
-    (store / "models.toml").write_text((zoo["store"] / "models.toml").read_text())
-    argv = ["fill", "--store", str(store), "--suite", str(tmp_path / "suite"),
-            "--models", "tiny-lucaone", "--regimes", "full"]
-    assert main(argv) == 0
-    paths = StorePaths(store.resolve())
-    rows = query(paths, "SELECT model, task FROM results")
-    assert set(rows["model"].to_list()) == {"tiny-lucaone"}
-    assert set(rows["task"].to_list()) == {"task_a"}
-    group = zarr.open_group(str(EmbeddingStore(paths).split_path("tiny-lucaone", "task_a",
-                                                                  "test")), mode="r")
-    assert group.attrs["encoder"]["encoder"] == "lucaone"
-    np.testing.assert_allclose(group["embeddings"][:], encoder(zoo, "tiny-lucaone").encode(
-        texts["test"]), atol=1e-6, rtol=1e-6)
+    texts, stored, attrs = fill_one_task(tmp_path, zoo["store"] / "models.toml", "tiny-lucaone")
+    assert attrs["encoder"]["encoder"] == "lucaone"
+    np.testing.assert_allclose(stored, encoder(zoo, "tiny-lucaone").encode(texts["test"]),
+                               atol=1e-6, rtol=1e-6)
