@@ -4,6 +4,9 @@ A BERT encoder of 115M parameters (16 layers of width 768, BERT-base's layers, w
 single-nucleotide vocabulary; `--layers`/`--width` for others) is built
 from its configuration with weights drawn from a seed (the path of `fill --random-init`: no
 weights to download) and a single-nucleotide tokenizer; it embeds N sequences of 400-1,000 bp.
+The encoder runs as `fill` builds it: batches to a padded-token budget (`--max-batch-tokens`,
+default the device's `engine.encoders.batching.BATCH_TOKENS`), background preparation, on CUDA
+bf16 autocast, sdpa attention and pinned non-blocking copies (`--compile` adds torch.compile).
 Printed: sequences/s, tokens/s, achieved TFLOP/s (2 x parameters x tokens/s, the forward pass)
 and, on CUDA with 16-bit autocast, MFU against the device's dense peak
 (`engine.encoders.streaming.PEAK_TFLOPS`); the same figures the runs table records
@@ -69,7 +72,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=2_000, help="sequences (default 2,000)")
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--width", type=int, default=768)
-    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--max-batch-tokens", type=int, help="padded tokens per batch (default: "
+                    "the device's budget)")
+    ap.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     ap.add_argument("--naive", type=int, default=200, help="sequences of the baseline loop")
     ap.add_argument("--device", default=None, help="cuda or cpu (default: cuda when present)")
     args = ap.parse_args()
@@ -79,15 +84,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="geneb-mfu-") as tmp:
         folder = checkpoint(Path(tmp) / "bert-random", args.layers, args.width, 1_024)
         encoder = HFEncoder(str(folder), model_id="bert-random", random_init=0,
-                            batch_size=args.batch_size, device=args.device)
-        encoder.encode(sequences[:16])                       # warm-up (kernels, allocator)
+                            max_batch_tokens=args.max_batch_tokens, device=args.device,
+                            compile_model=args.compile)
+        encoder.encode(sequences[:64])                       # warm-up (kernels, allocator)
         stats = encoder.encode_into(sequences, ArraySink(len(sequences)))
         base = naive(encoder, sequences[:args.naive]) * len(sequences) / args.naive
     seconds = stats["seconds"]
     print(f"{encoder.n_params / 1e6:.1f}M parameters ({args.layers} layers, width "
           f"{args.width}), random init; {stats['device']} ({stats['dtype']}); "
           f"{len(sequences):,} sequences, {stats['n_tokens']:,} tokens "
-          f"(padding {1 - stats['n_tokens'] / stats['n_padded_tokens']:.1%})")
+          f"(padding {1 - stats['n_tokens'] / stats['n_padded_tokens']:.1%}); attention "
+          f"{stats['attention']}, {stats['max_batch_tokens']:,} padded tokens per batch"
+          f"{', compiled' if stats['compiled'] else ''}")
     print(f"encoder: {len(sequences) / seconds:,.1f} sequences/s, "
           f"{stats['n_tokens'] / seconds:,.0f} tokens/s; naive loop (scaled from "
           f"{args.naive}): {len(sequences) / base:,.1f} sequences/s; ratio {base / seconds:.2f}x")

@@ -14,11 +14,16 @@ spectrum under a random rotation, per-feature offsets, a planted linear signal) 
   float64 features: the same objective, tolerance and dtype; 1 full + 10 k-shot fits, sequential)
   vs the batched solver (`geneb-v1-converged`: the k-shot fits of the cell in one batch, tolerance
   1e-6, float64), on the CPU and, where present, on CUDA; with `--sweep`, the same for the
-  five-protocol C sweep (C = 0.01 ... 100).
+  five-protocol C sweep (C = 0.01 ... 100), and its full regime alone: the five full-regime
+  problems of the sweep (`engine.probes.cell`) vs five scikit-learn fits, one per C, printed as
+  `five-value C sweep, full regime: batched vs five scikit-learn fits: <ratio>x`.
+
+Every fit runs with `engine.pairs.PROBE_THREADS` BLAS threads, as `fill` runs probes.
 
     python bench/probe.py            # n=30,000 train rows, d=1,024 (several minutes on 2 cores)
     python bench/probe.py --quick    # small shapes, seconds (smoke test)
     python bench/probe.py --sweep    # also the C sweep (adds about as much time again)
+    python bench/probe.py --sweep --skip-official --n 10000 --d 256   # other shapes
 """
 
 from __future__ import annotations
@@ -36,9 +41,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine.pairs import PROBE_THREADS  # noqa: E402
 from engine.probes.cell import run_cell, run_cells  # noqa: E402
 from engine.probes.exact import evaluate, few_shot_indices, probe_cell  # noqa: E402
 from store.protocol import (  # noqa: E402
@@ -78,13 +85,13 @@ def official_loop(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.n
 
 
 def sklearn_converged(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-                      Cs: tuple[float, ...]) -> list:
+                      Cs: tuple[float, ...], regimes: tuple[str, ...] = REGIMES) -> list:
     """StandardScaler + LogisticRegression to the converged protocol's tolerance, on float64
-    features: 1 full + 10 k-shot fits per C."""
+    features: per C, 1 full fit and 10 k-shot fits (those of `regimes`)."""
     X = X.astype(np.float64)
     scores = []
     for C in Cs:
-        for regime in REGIMES:
+        for regime in regimes:
             k = REGIME_K[regime]
             for seed in SEEDS[:1] if k is None else SEEDS:
                 idx = np.arange(len(y)) if k is None else few_shot_indices(y, k, seed)
@@ -116,39 +123,55 @@ def main() -> None:
     ap.add_argument("--classes", type=int, nargs="+", default=[2, 10])
     ap.add_argument("--device", default="auto", help="auto (CPU, plus CUDA where present), cpu, "
                                                      "or cuda for the batched solver")
+    ap.add_argument("--n", type=int, help="train rows (default 30,000; 300 with --quick)")
+    ap.add_argument("--d", type=int, help="features (default 1,024; 16 with --quick)")
     a = ap.parse_args()
     n, n_test, d = (300, 100, 16) if a.quick else (30_000, 3_000, 1_024)
+    n, d = a.n or n, a.d or d
+    n_test = min(n_test, max(n // 10, 100))
     devices = (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]) \
         if a.device == "auto" else [a.device]
-    print(f"# n={n} train, {n_test} test, d={d}; torch threads {torch.get_num_threads()}; "
-          f"batched solver on {', '.join(devices)}", flush=True)
     warnings.simplefilter("ignore", ConvergenceWarning)
-    for k in a.classes:
-        X, y, X_test, y_test = synthetic_cell(n, n_test, d, k)
-        cell = (X, y, X_test, y_test)
-        if not a.skip_official:
-            t_official, official = timed(official_loop, *cell)
-            t_ours, rows = timed(probe_cell, *cell, REGIMES)
-            same = [r["mcc"] for r in rows] == official
-            print(f"# {k} classes: geneb-v1 path metrics identical to the official loop: {same}")
-            line(f"{k} classes: geneb-v1 path vs official loop", t_ours, t_official)
+    with threadpool_limits(PROBE_THREADS):
+        print(f"# n={n} train, {n_test} test, d={d}; fit threads {torch.get_num_threads()} "
+              f"(engine.pairs.PROBE_THREADS); batched solver on {', '.join(devices)}", flush=True)
+        for k in a.classes:
+            compare(a, synthetic_cell(n, n_test, d, k), k, devices)
 
-        t_sk, sk = timed(sklearn_converged, *cell, (GENEB_V1_CONVERGED.C,))
-        Cs = tuple(p.C for p in sweep_protocols())
-        if a.sweep:
-            t_sk_sweep, sk_sweep = timed(sklearn_converged, *cell, Cs)
-        for device in devices:
-            t_b, rows = timed(run_cell, *cell, GENEB_V1_CONVERGED, REGIMES, device)
-            mcc = [r["mcc"] for r in rows if r["seed"] == SEEDS[0] or r["regime"] != "full"]
-            print(f"# {k} classes, {device}: max |MCC difference| batched vs scikit-learn "
-                  f"converged {np.max(np.abs(np.subtract(mcc, sk))):.4f}; batched iterations "
-                  f"max {max(r['n_iter'] for r in rows)}")
-            line(f"{k} classes: batched solver ({device}) vs scikit-learn converged", t_b, t_sk)
-            if not a.sweep:
-                continue
-            t_bs, _ = timed(run_cells, *cell, sweep_protocols(), REGIMES, device)
-            line(f"{k} classes: batched C sweep ({device}) vs scikit-learn converged sweep "
-                 f"({len(Cs)} C, {len(sk_sweep)} fits)", t_bs, t_sk_sweep)
+
+def compare(a: argparse.Namespace, cell: Cell, k: int, devices: list[str]) -> None:
+    """The ratio lines of one synthetic cell with `k` classes."""
+    if not a.skip_official:
+        t_official, official = timed(official_loop, *cell)
+        t_ours, rows = timed(probe_cell, *cell, REGIMES)
+        same = [r["mcc"] for r in rows] == official
+        print(f"# {k} classes: geneb-v1 path metrics identical to the official loop: {same}")
+        line(f"{k} classes: geneb-v1 path vs official loop", t_ours, t_official)
+
+    t_sk, sk = timed(sklearn_converged, *cell, (GENEB_V1_CONVERGED.C,))
+    Cs = tuple(p.C for p in sweep_protocols())
+    if a.sweep:
+        t_sk_sweep, sk_sweep = timed(sklearn_converged, *cell, Cs)
+        t_sk_full, sk_full = timed(sklearn_converged, *cell, Cs, ("full",))
+    for device in devices:
+        t_b, rows = timed(run_cell, *cell, GENEB_V1_CONVERGED, REGIMES, device)
+        mcc = [r["mcc"] for r in rows if r["seed"] == SEEDS[0] or r["regime"] != "full"]
+        print(f"# {k} classes, {device}: max |MCC difference| batched vs scikit-learn "
+              f"converged {np.max(np.abs(np.subtract(mcc, sk))):.4f}; batched iterations "
+              f"max {max(r['n_iter'] for r in rows)}")
+        line(f"{k} classes: batched solver ({device}) vs scikit-learn converged", t_b, t_sk)
+        if not a.sweep:
+            continue
+        t_bs, _ = timed(run_cells, *cell, sweep_protocols(), REGIMES, device)
+        line(f"{k} classes: batched C sweep ({device}) vs scikit-learn converged sweep "
+             f"({len(Cs)} C, {len(sk_sweep)} fits)", t_bs, t_sk_sweep)
+        t_bf, full = timed(run_cells, *cell, sweep_protocols(), ("full",), device)
+        mcc = [rows[0]["mcc"] for rows in full]
+        print(f"# {k} classes, {device}: full-regime sweep {t_bf:.2f} s vs {t_sk_full:.2f} s; "
+              f"max |MCC difference| {np.max(np.abs(np.subtract(mcc, sk_full))):.4f}; "
+              f"iterations {[rows[0]['n_iter'] for rows in full]}", flush=True)
+        print(f"{k} classes ({device}): five-value C sweep, full regime: batched vs five "
+              f"scikit-learn fits: {t_sk_full / t_bf:.1f}x", flush=True)
 
 
 if __name__ == "__main__":

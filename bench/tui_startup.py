@@ -1,23 +1,33 @@
-"""Start-up time of geneb-tui on the official 40-model store, against `python -c "import textual"`.
+"""Start-up and interaction times of geneb-tui on the official 40-model store.
 
-Prints, from the same runs (medians; each figure counts the whole process start, interpreter
-included): the time of `python -c "import textual"`, and from launching `geneb-tui` (headless,
-100x30) to
+Start-up, against `python -c "import textual"` (medians; each figure counts the whole process
+start, interpreter included), from launching `geneb-tui` (headless, 100x30) to
 - its first frame (Textual's Ready: the header and "reading the store…"),
-- the first frame with the main table filled (the 40 rows painted, before any rank interval),
+- the frame with the main table filled from the first-view cache (warm: a run before filled
+  the cache; `geneb_tui.core.first_view`),
+- the frame with the main table filled without the cache (cold: a fresh empty cache folder
+  each run; the store worker imports polars/duckdb/deltalake and reads the snapshot),
 - the frame with the rank-interval and tie-group cells (computed in a worker after the table is
-  shown; printed separately because it must not delay the table),
+  shown; printed for both runs because they must not delay the table),
 each with its ratio to the `import textual` time.
+
+Interactions, after the snapshot and the rank intervals have loaded: from the key press to the
+frame that shows its result (the main table rebuilt; a screen on top; for the comparison and
+Significance views also the frame with their first tab filled), the median of a few presses,
+each against the 100 ms budget: `<label>: <ms> ms (budget 100 ms): <ratio>x`.
 
     .venv/bin/python bench/tui_startup.py [--store PATH] [--runs 5]
 
 Without --store, a temporary store is built by importing the 40 official submissions shipped
-with the package (`store.official_data`, the GENEB reference data; no network).
+with the package (`store.official_data`, the GENEB reference data; no network). Every run uses
+a temporary GENEB_CACHE_DIR: the bench never reads or writes the user's cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import subprocess
 import sys
@@ -26,9 +36,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BUDGET_MS = 100.0
 
 # Each mark is printed once, from the callback Textual runs after the frame that shows it.
-CHILD = r"""
+STARTUP = r"""
 import asyncio, sys, time
 from geneb_tui.app import GenebApp
 from geneb_tui.components.results_table import ResultsTable
@@ -47,6 +58,8 @@ def timed_show(self, view):
     show(self, view)
     if view.rows:
         self.call_after_refresh(mark, "TABLE", len(view.rows))
+        if self.app.snapshot is not None:
+            self.call_after_refresh(mark, "LIVE", len(view.rows))
 
 def timed_intervals(self, view):
     show_intervals(self, view)
@@ -65,13 +78,166 @@ async def main():
         deadline = time.time() + 120
         while "INTERVALS" not in marks and not app.internal_errors and time.time() < deadline:
             await pilot.pause(0.005)
+        await app.workers.wait_for_complete()   # the first-view cache written
         if app.internal_errors:
             print("ERROR", app.internal_errors, flush=True)
 
 asyncio.run(main())
 """
 
-MARKS = ("FIRST_PAINT", "TABLE", "INTERVALS")
+# Prints one JSON object: label -> [milliseconds of each press].
+INTERACT = r"""
+import asyncio, json, sys, time
+from textual import events
+from textual.widgets import Select
+from geneb_tui.app import GenebApp
+from geneb_tui.components.compare_screen import CompareScreen
+from geneb_tui.components.export_screen import ExportScreen
+from geneb_tui.components.filter_screen import FilterScreen
+from geneb_tui.components.help_screen import HelpScreen
+from geneb_tui.components.missing_screen import MissingScreen
+from geneb_tui.components.results_table import ResultsTable
+from geneb_tui.components.significance_screen import SignificanceScreen
+from geneb_tui.components.task_screen import TaskScreen
+from store.paths import resolve_store
+
+PRESSES = int(sys.argv[2])
+
+def busy(app):
+    return any(w.is_running or w.state.name == "PENDING" for w in app.workers
+               if w.group != "intervals")
+
+async def settled(pilot):
+    app = pilot.app
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+async def frame(app):
+    done = asyncio.get_running_loop().create_future()
+    app.screen.call_after_refresh(lambda: done.done() or done.set_result(time.perf_counter()))
+    return await done
+
+async def until(app, cond, limit=60.0):
+    end = time.perf_counter() + limit
+    while not cond():
+        if time.perf_counter() > end:
+            raise SystemExit("an interaction never showed its result")
+        await asyncio.sleep(0.0005)
+
+CHARS = {"question_mark": "?", "slash": "/", "enter": "\r", "escape": "\x1b"}
+
+def press(app, key):
+    # as the driver delivers a key (the pilot's press also waits for the process to go idle,
+    # which a worker computing rank intervals delays by up to a second)
+    app.post_message(events.Key(key, CHARS.get(key, key if len(key) == 1 else None)))
+
+async def timed(pilot, keys, cond):
+    start = time.perf_counter()
+    for k in keys:
+        press(pilot.app, k)
+    await until(pilot.app, cond)
+    return (await frame(pilot.app) - start) * 1000
+
+async def main():
+    app = GenebApp(resolve_store(sys.argv[1]))
+    out = {}
+    def add(label, ms):
+        out.setdefault(label, []).append(ms)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(app, lambda: app.view is not None and app.view.intervals is not None)
+        await settled(pilot)
+        table = app.query_one(ResultsTable)
+
+        async def table_key(label, keys, after=()):
+            for _ in range(PRESSES):
+                old = table.view
+                add(f"{label} -> table repainted",
+                    await timed(pilot, keys, lambda: table.view is not old))
+                for k in after:
+                    await pilot.press(k)
+                await settled(pilot)
+
+        await table_key("regime (r)", ["r"])
+        await table_key("metric (m)", ["m"])
+        await table_key("category (c)", ["c"])
+        while app.filters.category is not None:
+            await pilot.press("c")
+            await settled(pilot)
+        await table_key("sort (s)", ["s"])
+        await table_key("rank scope (n)", ["n"])
+        await pilot.press("slash")
+        await settled(pilot)
+        for i in range(PRESSES):
+            old, letter = table.view, "nte"[i % 3]
+            add("filter: a search letter typed -> table repainted",
+                await timed(pilot, [letter], lambda: table.view is not old))
+            await pilot.press("backspace")
+            await settled(pilot)
+        await pilot.press("escape")
+        await settled(pilot)
+        # a filter set in the filter dialog (architecture: the first choice, then any), applied
+        families = app.snapshot.filter_choices(app.filters.suite).architecture_families
+        for i in range(PRESSES):
+            await pilot.press("f")
+            await settled(pilot)
+            app.screen.query_one("#architecture_family").value = (
+                families[0] if i % 2 == 0 else Select.NULL)
+            await settled(pilot)
+            old = table.view
+            add("filter dialog: Ctrl+S applies a filter -> table repainted",
+                await timed(pilot, ["ctrl+s"], lambda: table.view is not old))
+            await settled(pilot)
+        await pilot.press("x")   # the filters cleared for the screens below
+        await settled(pilot)
+
+        async def screen_key(label, keys, cls, close, filled=None):
+            for _ in range(PRESSES):
+                start = time.perf_counter()
+                for k in keys:
+                    press(app, k)
+                await until(app, lambda: isinstance(app.screen, cls) and app.screen.is_mounted)
+                add(f"open {label} -> screen painted", (await frame(app) - start) * 1000)
+                if filled is not None:
+                    await until(app, lambda: filled(app.screen))
+                    add(f"{label} -> its content computed and painted",
+                        (await frame(app) - start) * 1000)
+                await settled(pilot)
+                for k in close:
+                    await pilot.press(k)
+                await settled(pilot)
+
+        def note_done(name):
+            def done(screen):
+                return "computing" not in str(screen.query_one(f"#{name}-note").render())
+            return done
+
+        await screen_key("filters (f)", ["f"], FilterScreen, ["escape"])
+        await screen_key("help (?)", ["question_mark"], HelpScreen, ["escape"])
+        await screen_key("export (e)", ["e"], ExportScreen, ["escape"])
+        await screen_key("missing (g)", ["g"], MissingScreen, ["escape"])
+        await screen_key("compare views (v)", ["v"], CompareScreen, ["escape"],
+                         note_done(CompareScreen(app.snapshot, app.filters).initial))
+        await screen_key("significance (d)", ["d"], SignificanceScreen, ["escape"],
+                         lambda s: not busy(app))
+        # the task view: Enter on a row of the comparison views' Tasks tab
+        await pilot.press("v")
+        await settled(pilot)
+        tabs = app.screen.query_one("#compare-tabs")
+        tabs.active = "tasks"
+        await settled(pilot)
+        app.screen.query_one("#tasks-table").focus()
+        await settled(pilot)
+        await screen_key("task view (Enter in Tasks)", ["enter"], TaskScreen, ["escape"],
+                         lambda s: not busy(app))
+    if app.internal_errors:
+        raise SystemExit(f"internal errors: {app.internal_errors}")
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+MARKS = ("FIRST_PAINT", "TABLE", "LIVE", "INTERVALS")
 
 
 def timed(cmd: list[str]) -> float:
@@ -80,11 +246,19 @@ def timed(cmd: list[str]) -> float:
     return time.time() - start
 
 
-def startup(store: Path) -> dict[str, float]:
+def child(code: str, args: list[str], cache: Path) -> str:
+    env = {**os.environ, "GENEB_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                         cwd=ROOT, env=env)
+    if out.returncode:
+        raise SystemExit(f"the bench's child failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout
+
+
+def startup(store: Path, cache: Path) -> dict[str, float]:
     """Seconds from the launch to each of MARKS."""
     start = time.time()
-    out = subprocess.run([sys.executable, "-c", CHILD, str(store)], capture_output=True,
-                         text=True, cwd=ROOT, check=True).stdout
+    out = child(STARTUP, [str(store)], cache)
     lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.split()}
     missing = [m for m in MARKS if m not in lines]
     if missing:
@@ -99,36 +273,50 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", type=Path, help="a store holding the official results")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--presses", type=int, default=3, help="presses per interaction")
     args = ap.parse_args()
-    tmp = None
+    tmp = tempfile.TemporaryDirectory(prefix="geneb-bench-")
+    work = Path(tmp.name)
     store = args.store
     if store is None:
         from store.official_data import write_official_files
         from store.paths import resolve_store
         from store.submission import import_files
 
-        tmp = tempfile.TemporaryDirectory(prefix="geneb-bench-")
-        store = Path(tmp.name) / "store"
-        files = write_official_files(Path(tmp.name) / "official", provenance="official")
+        store = work / "store"
+        files = write_official_files(work / "official", provenance="official")
         import_files(resolve_store(store), files)
+    warm_cache = work / "cache-warm"
     timed([sys.executable, "-c", "import textual"])   # warm the file cache for both
-    startup(store)
-    imports, runs = [], []
-    for _ in range(args.runs):
+    startup(store, warm_cache)                         # fills the warm cache
+    imports, warm, cold = [], [], []
+    for i in range(args.runs):
         imports.append(timed([sys.executable, "-c", "import textual"]))
-        runs.append(startup(store))
+        warm.append(startup(store, warm_cache))
+        cold.append(startup(store, work / f"cache-cold-{i}"))
     t_import = statistics.median(imports)
-    t = {m: statistics.median(r[m] for r in runs) for m in MARKS}
+
+    def med(runs, m):
+        return statistics.median(r[m] for r in runs)
+
     print(f"store: {store} (40 official models); medians of {args.runs} runs, "
           "process start included")
     baseline = "python -c 'import textual'"
-    print(f"{baseline:<48}: {t_import * 1000:6.0f} ms")
-    for m, what in (("FIRST_PAINT", "first frame (reading the store)"),
-                    ("TABLE", "first frame with the table filled"),
-                    ("INTERVALS", "rank intervals shown (after the table)")):
-        print(f"geneb-tui {what:<38}: {t[m] * 1000:6.0f} ms   ratio {t[m] / t_import:4.1f}x")
-    if tmp is not None:
-        tmp.cleanup()
+    print(f"{baseline:<52}: {t_import * 1000:6.0f} ms")
+    for what, t in (("first frame (reading the store)", med(cold, "FIRST_PAINT")),
+                    ("table filled from the cache (warm)", med(warm, "TABLE")),
+                    ("table filled without the cache (cold)", med(cold, "TABLE")),
+                    ("live table replacing the cached one (warm)", med(warm, "LIVE")),
+                    ("rank intervals shown (warm)", med(warm, "INTERVALS")),
+                    ("rank intervals shown (cold)", med(cold, "INTERVALS"))):
+        print(f"geneb-tui {what:<42}: {t * 1000:6.0f} ms   ratio {t / t_import:4.1f}x")
+    times = json.loads(child(INTERACT, [str(store), str(args.presses)], warm_cache))
+    print(f"interactions after the snapshot loaded (median of {args.presses} presses), each "
+          "from the key press to the frame that shows what the label says:")
+    for label, ms in times.items():
+        m = statistics.median(ms)
+        print(f"{label}: {m:.0f} ms (budget {BUDGET_MS:.0f} ms): {m / BUDGET_MS:.2f}x")
+    tmp.cleanup()
     return 0
 
 

@@ -4,18 +4,30 @@ Threading rule (as harlequin): every store read or file write runs in a
 `@work(thread=True, exclusive=True)` worker that posts a message; `@on` handlers own the state
 and update widgets. Each request carries a token; a late result of a superseded request is
 dropped.
+
+Start-up: the store worker first reads the first-view cache (`geneb_tui.core.first_view`, the
+standard library only) and, on a hit, the table is painted from it; then it imports the store
+stack and loads the snapshot, whose view replaces the cached one and is cached for the next
+start. Until the snapshot is there, the keys that need it only say that the store is being read.
+
+Interactions: each view built is kept per request (filters, sort, rank scope) until the
+snapshot changes, so a selection seen before is shown without a worker; a sort of the rows shown
+only reorders them; the filter dialog's choices are computed by the store worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Header, Input
 
 from geneb_tui.actions import ACTIONS, bindings, palette_title
@@ -42,6 +54,11 @@ from store.csv_out import write_csv
 from store.paths import StorePaths
 from store.protocol import METRICS, REGIMES
 
+PRECOMPUTE_IDLE_S = 1.0
+"""Seconds a selection's table and rank intervals stay shown before the views' content for it is
+computed in the background (`geneb_tui.core.view_cache.precompute`): on two cores that worker
+competes with the UI thread, so it waits until the user pauses."""
+
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
     from geneb_tui.core.query import StoreSnapshot, TableView
@@ -57,6 +74,21 @@ MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", 
 SELECTION = frozenset({"filters", "clear_filters", "cycle_regime", "cycle_metric",
                        "cycle_category", "prev_category", "cycle_suite"})
 ANYWHERE = frozenset({"refresh", "help", "quit"})
+# The keys of the main table's actions that need the snapshot (while the cached first view is
+# shown they tell the user the store is still being read).
+NEEDS_SNAPSHOT_KEYS = frozenset(k for a in ACTIONS if a.action not in ANYWHERE
+                                for k in a.key.split(","))
+
+
+@dataclass
+class FirstViewRead(Message):
+    """The first-view cache was read (store worker, first load): the key the view shown at
+    start-up will be cached under, and the cached view when the key matched."""
+
+    key: dict
+    view: TableView | None
+    version: int | None
+    token: int
 
 
 def _cycle(values, current, step: int = 1):
@@ -86,10 +118,21 @@ class GenebApp(App[None]):
         self.rank_scope = "store"      # the rank the cells show: among all entries, or shown
         # What the missing-evaluations screen remembers while the dashboard runs.
         self.fill_choices = FillChoices()
+        self._precompute_timer: Timer | None = None   # the views' background precomputation
         self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
         self._view_token = 0
+        self._shown_token: int | None = None   # the token of the view shown
+        # The start-up selection (the first-view cache's key) and, from the first load, the
+        # key and the token of the first view built (the one cached for the next start).
+        self._start = (self.filters, self.sort_key, self.descending, self.rank_scope)
+        self._first_view_key: dict | None = None
+        self._first_view_token: int | None = None
         self._rebuild_pending = False
+        # The views built on this snapshot, by what was asked (filters, sort, rank scope): a
+        # selection seen before is shown again without a worker.
+        self._views: dict[tuple, TableView] = {}
+        self._building: tuple[int, tuple] | None = None   # (token, request) of the build running
         # The main table's rank intervals: computed in a worker after the table is shown, kept
         # per snapshot and entries (a sort or a category change reuses them).
         self._snapshot_serial = 0
@@ -156,6 +199,12 @@ class GenebApp(App[None]):
 
     @work(thread=True, exclusive=True, group="store")
     def _load_store(self, token: int) -> None:
+        if self.snapshot is None:   # the first load: the cached first view, before any import
+            from geneb_tui.core.first_view import read_first_view, view_key
+
+            key = view_key(self.paths, *self._start)
+            view, version = read_first_view(self.paths, key) or (None, None)
+            self.post_message(FirstViewRead(key, view, version, token))
         try:
             from geneb_tui.core.query import StoreSnapshot
 
@@ -164,6 +213,21 @@ class GenebApp(App[None]):
             self.post_message(StoreLoadFailed(f"{type(exc).__name__}: {exc}", token))
             return
         self.post_message(SnapshotLoaded(snap, token))
+        for suite in snap.suites():   # the filter dialog's choices, off the UI thread
+            snap.filter_choices(suite)
+
+    @on(FirstViewRead)
+    def _first_view_read(self, msg: FirstViewRead) -> None:
+        if msg.token != self._store_token or self.snapshot is not None:
+            return
+        self._first_view_key = msg.key
+        if msg.view is None:
+            return
+        self.view = msg.view
+        self.query_one(ResultsTable).show(msg.view)
+        self.query_one(FilterBar).show(msg.view)
+        if msg.version is not None:
+            self.sub_title = f"{self.paths.root} · results as of version {msg.version}"
 
     @on(SnapshotLoaded)
     def _snapshot_loaded(self, msg: SnapshotLoaded) -> None:
@@ -172,6 +236,7 @@ class GenebApp(App[None]):
         first = self.snapshot is None
         self.snapshot = msg.snapshot
         self._snapshot_serial += 1
+        self._views.clear()
         self._intervals.clear()
         self._intervals_running = None
         for problem in set(msg.snapshot.damage) - self._damage_shown:
@@ -207,6 +272,8 @@ class GenebApp(App[None]):
             if suite != self.filters.suite:
                 self.filters = self.filters.with_(suite=suite, category=None)
         self.rebuild()
+        if first and self._first_view_key is not None:
+            self._first_view_token = self._view_token
 
     @on(StoreLoadFailed)
     def _store_failed(self, msg: StoreLoadFailed) -> None:
@@ -226,9 +293,14 @@ class GenebApp(App[None]):
 
     def _start_build(self) -> None:
         self._rebuild_pending = False
-        if self.snapshot is not None:
-            self._build_view(self.snapshot, self.filters, self.sort_key, self.descending,
-                             self.rank_scope, self._view_token)
+        if self.snapshot is None:
+            return
+        request = (self.filters, self.sort_key, self.descending, self.rank_scope)
+        if request in self._views:
+            self._show_view(self._views[request], self._view_token)
+            return
+        self._building = (self._view_token, request)
+        self._build_view(self.snapshot, *request, self._view_token)
 
     @work(thread=True, exclusive=True, group="view")
     def _build_view(self, snap: StoreSnapshot, filters: Filters, sort_key: str | None,
@@ -257,13 +329,33 @@ class GenebApp(App[None]):
     def _view_built(self, msg: ViewBuilt) -> None:
         if msg.token != self._view_token:
             return  # a newer selection is on its way
-        self.view = msg.view
-        self.sort_key, self.descending = msg.view.sort_key, msg.view.descending
-        msg.view.intervals = self._intervals.get(self._intervals_key(msg.view))
-        self.query_one(ResultsTable).show(msg.view)
-        self.query_one(FilterBar).show(msg.view)
-        if msg.view.intervals is None:
+        if self._building is not None and self._building[0] == msg.token:
+            v = msg.view   # kept under what was asked and under what it shows (a sort of None
+            # asks for the first score column)
+            for request in (self._building[1], (v.filters, v.sort_key, v.descending,
+                                                v.rank_scope)):
+                if len(self._views) >= 64:
+                    self._views.pop(next(iter(self._views)))
+                self._views[request] = v
+        self._show_view(msg.view, msg.token)
+
+    def _show_view(self, view: TableView, token: int) -> None:
+        self.view, self._shown_token = view, token
+        self.sort_key, self.descending = view.sort_key, view.descending
+        view.intervals = self._intervals.get(self._intervals_key(view))
+        self.query_one(ResultsTable).show(view)
+        self.query_one(FilterBar).show(view)
+        if view.intervals is None:
             self.call_after_refresh(self._start_intervals)   # the plain table paints first
+        if token == self._first_view_token and self._first_view_key is not None:
+            self._write_first_view(self._first_view_key, view, self.snapshot.version)
+            self._first_view_token = None
+
+    @work(thread=True, exclusive=True, group="first-view")
+    def _write_first_view(self, key: dict, view: TableView, version: int | None) -> None:
+        from geneb_tui.core.first_view import write_first_view
+
+        write_first_view(self.paths, key, view, version)   # a cache folder it cannot write: none
 
     # -- rank intervals of the main table (a worker, after the table is shown) ---------------
     def _intervals_key(self, view: TableView) -> tuple:
@@ -320,6 +412,23 @@ class GenebApp(App[None]):
     def _show_intervals(self, view: TableView, intervals: Intervals) -> None:
         view.intervals = intervals
         self.query_one(ResultsTable).show_intervals(view)
+        snap, filters = self.snapshot, view.filters
+        if self._precompute_timer is not None:
+            self._precompute_timer.stop()
+        self._precompute_timer = self.set_timer(
+            PRECOMPUTE_IDLE_S, lambda: self._precompute_views(snap, filters))
+
+    @work(thread=True, exclusive=True, group="views")
+    def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
+        """The views' content for this selection, after the table and its rank intervals
+        (lowest priority; stops when the selection moves on): `geneb_tui.core.view_cache`."""
+        from geneb_tui.core.view_cache import precompute
+
+        try:
+            precompute(snap, filters, self.fill_choices,
+                       current=lambda: self.snapshot is snap and self.filters == filters)
+        except Exception:  # noqa: BLE001 - a view computes its own content when opened and
+            return         # says there what failed; a background guess never stops the app
 
     # -- selection ----------------------------------------------------------------------------
     def set_filters(self, filters: Filters | None) -> None:
@@ -341,9 +450,7 @@ class GenebApp(App[None]):
     def action_filters(self) -> None:
         if self.snapshot is None:
             return
-        from geneb_tui.core.query import FilterChoices
-
-        choices = FilterChoices.of(self.snapshot, self.filters.suite)
+        choices = self.snapshot.filter_choices(self.filters.suite)
         self.push_screen(FilterScreen(self.filters, choices), self.set_filters)
 
     def action_clear_filters(self) -> None:
@@ -391,6 +498,11 @@ class GenebApp(App[None]):
         self.query_one(ResultsTable).focus()
 
     def on_key(self, event) -> None:
+        if (self.snapshot is None and self.view is not None and event.key in NEEDS_SNAPSHOT_KEYS
+                and self.screen is self.screen_stack[0]):
+            self.notify("Still reading the store (the table is the one shown last time); "
+                        "this key works in a moment", timeout=2)
+            return
         search = self.query_one("#search", Input)
         if event.key == "escape" and self.focused is search and self.screen is self.screen_stack[0]:
             self.query_one(ResultsTable).focus()
@@ -404,6 +516,18 @@ class GenebApp(App[None]):
             # numbers: best first; names: A→Z
             self.sort_key, self.descending = key, key not in (
                 "display", "source", "architecture", "tokenization", "pretraining_data")
+        view = self.view
+        if (view is not None and self.snapshot is not None and not self._rebuild_pending
+                and self._shown_token == self._view_token
+                and any(c.key == self.sort_key for c in view.columns)):
+            # the rows shown are current: only their order changes (no rebuild, no worker)
+            from geneb_tui.core.query import sort_rows
+
+            self._view_token += 1
+            rows = sort_rows(view, self.sort_key, self.descending)
+            self._show_view(replace(view, rows=rows, sort_key=self.sort_key,
+                                    descending=self.descending), self._view_token)
+            return
         self.rebuild()
 
     @on(SortRequested)

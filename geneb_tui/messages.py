@@ -55,7 +55,8 @@ class IntervalsReady(Message):
 
 @dataclass
 class ComparisonReady(Message):
-    """One comparison view computed: `payload` is what its widget shows."""
+    """One view's content computed (a comparison tab, the Significance view, a task, the
+    missing evaluations): `payload` is what its widgets show."""
 
     name: str
     payload: object

@@ -20,6 +20,8 @@ missing. Many readers, no writer here, no `.duckdb` file.
 
 from __future__ import annotations
 
+import struct
+
 import duckdb
 import polars as pl
 
@@ -40,6 +42,18 @@ def damage() -> list[str]:
 
 def _note(key: str, message: str) -> None:
     _DAMAGE.setdefault(key, message)
+
+
+def _constant(value: str, n: int):
+    """`value` n times, dictionary-encoded, built from buffers (`pa.array` and `pa.repeat`
+    import pandas to check their input)."""
+    import pyarrow as pa
+
+    data = value.encode()
+    values = pa.StringArray.from_buffers(1, pa.py_buffer(struct.pack("<ii", 0, len(data))),
+                                         pa.py_buffer(data))
+    zeros = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(bytes(4 * n))])
+    return pa.DictionaryArray.from_arrays(zeros, values)
 
 
 class Snapshot:
@@ -75,25 +89,30 @@ class Snapshot:
 
     def _rows(self):
         """Every row of the version's readable files, read once (page checksums verified),
-        strings dictionary-encoded: one decode for all the queries of the snapshot."""
+        strings dictionary-encoded: one decode for all the queries of the snapshot. Each file
+        is read with `pyarrow.parquet` and its partition (source, model) added as a constant
+        dictionary column (`pyarrow.dataset` would import pandas, ~250 ms)."""
         import pyarrow as pa
-        import pyarrow.dataset as ds
-        import pyarrow.fs as pafs
+        import pyarrow.parquet as pq
 
         if not self._files:
             return RESULT_SCHEMA.empty_table()
         strings = [f.name for f in RESULT_SCHEMA if pa.types.is_string(f.type)]
         schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string()))
                             if f.name in strings else f for f in RESULT_SCHEMA])
-        fmt = ds.ParquetFileFormat(
-            read_options=ds.ParquetReadOptions(dictionary_columns=strings),
-            default_fragment_scan_options=ds.ParquetFragmentScanOptions(
-                page_checksum_verification=True))
-        return ds.FileSystemDataset.from_paths(
-            [str(self.paths.results / f.path) for f in self._files], schema=schema,
-            format=fmt, filesystem=pafs.LocalFileSystem(),
-            partitions=[(ds.field("source") == f.source) & (ds.field("model") == f.model)
-                        for f in self._files]).to_table()
+        tables = []
+        for f in self._files:
+            path = self.paths.results / f.path
+            stored = set(pq.read_schema(path).names)
+            part = pq.ParquetFile(path, read_dictionary=[c for c in strings if c in stored],
+                                  page_checksum_verification=True).read()
+            n = part.num_rows
+            columns = {"source": _constant(f.source, n), "model": _constant(f.model, n)}
+            tables.append(pa.Table.from_arrays(
+                [part[name] if name in part.column_names else
+                 columns.get(name, pa.nulls(n, field.type)) for name, field in
+                 zip(schema.names, schema, strict=True)], schema=schema))
+        return pa.concat_tables(tables)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -177,7 +196,10 @@ def read_catalog(paths: StorePaths, name: str) -> pl.DataFrame:
     try:
         import pyarrow.parquet as pq
 
-        frame = pl.from_arrow(pq.read_table(f))   # a path, never a pattern
+        # one file, read as such (`pq.read_table` goes through pyarrow.dataset, which imports
+        # pandas: ~250 ms on the dashboard's cold start)
+        with pq.ParquetFile(f) as parquet:
+            frame = pl.from_arrow(parquet.read())
     except Exception as exc:
         _note(str(f), f"{f}: cannot be read ({brief(exc)}); using the built-in "
                       f"catalogs; {_REPAIR}")

@@ -12,6 +12,11 @@ The named variants (each has its own hash; never geneb-v1), fitted by the batche
 - C sweep (appendix E): the same converged probe at C in {0.01, 0.1, 1, 10, 100}, named
   `converged-C<C>` (standardised) or `converged-C<C>-unscaled`; the standardised C = 1 member is
   geneb-v1-converged itself. The groups `sweep` and `sweep-unscaled` name a whole sweep.
+- geneb-v1-array-api: geneb-v1's probe and arithmetic (scikit-learn's own lbfgs, C = 1,
+  1,000 iterations, unscaled float32 features), run through scikit-learn's array-API dispatch on
+  torch tensors, so that its loss and gradient run on the GPU (`engine.probes.array_api`). Its
+  reductions run in torch's order, not numpy's, so its numbers may differ from geneb-v1's in the
+  last bits, and where lbfgs stops at 1,000 iterations, by more: a variant, never geneb-v1.
 - mlp-h256 (for appendix E.1's linear-vs-MLP comparison): one hidden layer of 256 ReLU units,
   standardised features, C = 1 on both weight matrices, full-batch L-BFGS (float32) to 1e-5 or
   500 iterations, initialised from each row's seed (`engine.probes.mlp`).
@@ -36,7 +41,8 @@ class Protocol:
 
     name: str = "geneb-v1"
     probe: str = "logreg"          # "logreg" or "mlp"
-    solver: str = "sklearn-lbfgs"  # "sklearn-lbfgs" (exact official path) or "torch-lbfgs"
+    solver: str = "sklearn-lbfgs"  # "sklearn-lbfgs" (exact official path), "torch-lbfgs" or
+                                   # "sklearn-lbfgs-array-api" (engine.probes.RUNNERS)
     C: float = 1.0
     max_iter: int = 1000
     standardize: bool = False
@@ -64,6 +70,7 @@ class Protocol:
 
 
 GENEB_V1 = Protocol()
+GENEB_V1_ARRAY_API = Protocol(name="geneb-v1-array-api", solver="sklearn-lbfgs-array-api")
 
 SWEEP_CS: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 CONVERGED_TOL = 1e-6
@@ -100,12 +107,14 @@ MLP = mlp_protocol()
 
 NAMED: dict[str, tuple[Protocol, ...]] = {
     GENEB_V1.name: (GENEB_V1,),
+    GENEB_V1_ARRAY_API.name: (GENEB_V1_ARRAY_API,),
     "sweep": sweep_protocols(),
     "sweep-unscaled": sweep_protocols(standardize=False),
     **{p.name: (p,) for p in (*sweep_protocols(), *sweep_protocols(standardize=False), MLP)},
 }
 """Every protocol name -> the protocols it stands for (a group: a whole C sweep), in the order
-the names are listed: geneb-v1 (the official one), the groups, every named protocol."""
+the names are listed: geneb-v1 (the official one), its array-API twin, the groups, every named
+protocol."""
 
 _BY_NAME = {p.name: p for group in NAMED.values() for p in group}
 _BY_HASH = {p.hash: p for p in _BY_NAME.values()}

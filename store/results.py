@@ -138,7 +138,9 @@ def latest_version(paths: StorePaths, table: Table = RESULTS) -> int | None:
 
 
 def _files(dt) -> tuple[DataFile, ...]:
-    actions = pa.table(dt.get_add_actions(flatten=True)).to_pydict()
+    # read as a stream: `pa.table` would import pandas (~250 ms) to check for a DataFrame
+    actions = pa.RecordBatchReader.from_stream(dt.get_add_actions(flatten=True)).read_all() \
+        .to_pydict()
     n = len(actions["path"])
     lo = actions.get("min.task", [None] * n)
     hi = actions.get("max.task", [None] * n)

@@ -35,7 +35,7 @@ from store.catalog import ModelMeta
 from store.encoder_kinds import KINDS
 from store.errors import GenebError
 from store.executors import EXECUTORS, check_address
-from store.protocol import NAMED, REGIMES, Protocol, protocols_named
+from store.protocol import GENEB_V1_ARRAY_API, NAMED, REGIMES, Protocol, protocols_named
 
 
 def register(sub, common) -> None:
@@ -55,15 +55,23 @@ def register(sub, common) -> None:
                    help="probe N (model, task) pairs in parallel worker processes; auto: one "
                         "per core less one, as many as the available memory holds")
     p.add_argument("--protocol", nargs="+", default=["geneb-v1"], metavar="NAME",
-                   help="geneb-v1 (default, the official probe), geneb-v1-converged, mlp-h256, "
+                   help="geneb-v1 (default, the official probe), geneb-v1-array-api (its "
+                        "lbfgs on torch tensors, on the GPU), geneb-v1-converged, mlp-h256, "
                         "sweep (converged, standardised, C in 0.01..100), sweep-unscaled, or a "
                         "single converged-C<C>[-unscaled]; each variant is its own protocol")
     p.add_argument("--probe-device", metavar="DEVICE",
-                   help="device of the batched variant solvers (default: cuda when available)")
+                   help="device of the variant solvers (the batched ones and "
+                        "geneb-v1-array-api; default: cuda when available)")
     enc = p.add_argument_group("model encoders")
     enc.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
-                     help="start batch size (halved on out-of-memory)")
+                     help="at most N sequences per batch (halved on out-of-memory)")
+    enc.add_argument("--max-batch-tokens", type=positive_int, metavar="N",
+                     help="at most N padded tokens per batch of the Hugging Face encoder "
+                          "(default 4,096 on the CPU, 32,768 on CUDA; halved on out-of-memory)")
+    enc.add_argument("--compile", action="store_true",
+                     help="run Hugging Face models through torch.compile (off by default; the "
+                          "first batches compile; embeddings agree to float rounding)")
     enc.add_argument("--trust-remote-code", action="store_true",
                      help="allow models whose code lives on the hub (needs a pinned revision)")
     enc.add_argument("--random-init", nargs="?", const=0, metavar="SEED",
@@ -150,7 +158,13 @@ def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
     """Protocols by name (`store.protocol.NAMED`); `sweep` / `sweep-unscaled` stand for a whole
     C sweep."""
     check_names("protocol", names, NAMED, option="--protocol")
-    return protocols_named(names)
+    protocols = protocols_named(names)
+    if any(p.solver == GENEB_V1_ARRAY_API.solver for p in protocols):
+        from engine.probes.array_api import dispatch_problem
+
+        if (problem := dispatch_problem()) is not None:
+            raise GenebError(problem)
+    return protocols
 
 
 def _stop_on_sigterm() -> None:
@@ -186,6 +200,8 @@ def run(args) -> int:
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,
                                                  batch_size=args.batch_size,
+                                                 max_batch_tokens=args.max_batch_tokens,
+                                                 compile=args.compile,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
     start = time.perf_counter()

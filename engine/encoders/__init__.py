@@ -60,6 +60,9 @@ class EncoderOptions:
 
     device: str | None = None           # cuda, cuda:1, cpu; None: cuda when available
     batch_size: int | None = None       # the start batch size (None: the entry's, else default)
+    max_batch_tokens: int | None = None  # padded tokens per batch (None: the device's default,
+    #                                      engine.encoders.batching.BATCH_TOKENS)
+    compile: bool = False               # run the model through torch.compile (Hugging Face encoder)
     trust_remote_code: bool = False     # the user's opt-in to a checkpoint's own code
     spread: bool = False                # spread the model over every visible GPU (the Hugging
     #                                     Face encoder: device_map="auto"); one GPU otherwise

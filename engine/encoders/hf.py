@@ -8,7 +8,14 @@ out-of-memory back-off and streaming are `StreamingEncoder`'s, engine/encoders/s
 - every sequence is tokenized once, as the task file holds it (case and letters untouched, as
   every official extractor of these families passed it to the tokenizer), truncated to the
   model's context, truncations counted;
-- batches of length-sorted sequences keep padding near zero;
+- batches of length-sorted sequences keep padding near zero, each within a padded-token budget
+  (`max_batch_tokens`, by default `engine.encoders.batching.default_batch_tokens` of the device)
+  and `batch_size` rows, prepared in background threads (see `StreamingEncoder`);
+- on CUDA the model runs scaled-dot-product attention (`attn_implementation="sdpa"`) where its
+  architecture has it, else its default (`attention` in the statistics says which ran), and
+  `compile_model=True` runs it through `torch.compile` (off by default: on the CPU it does not
+  pay, see bench/embed.py; it changes embeddings at float rounding level only, within the
+  1e-5 fp32 tolerance the tests hold the encoder to);
 - attention models get right padding (encoders) or left padding with position ids counted from
   the first real token (decoders); models whose forward takes no attention mask (Hyena, Mamba,
   Caduceus), and the `mean-with-padding` recipe (an official mean that averaged over padding with
@@ -44,6 +51,7 @@ import numpy as np
 import torch
 
 from engine.encoders import check_remote_code
+from engine.encoders.batching import default_batch_tokens
 from engine.encoders.hub import checkpoint, decide_hub
 from engine.encoders.streaming import StreamingEncoder
 from store.catalog import PADDING_SIDES
@@ -71,7 +79,9 @@ def build(model: ModelMeta, options: EncoderOptions) -> HFEncoder:
                               model.remote_code, options.trust_remote_code, hub=True)
     return HFEncoder.for_model(model, options, padding_side=model.padding_side,
                                max_tokens=model.max_tokens, trust_remote_code=trust,
-                               spread=options.spread, random_init=model.random_init)
+                               spread=options.spread, random_init=model.random_init,
+                               max_batch_tokens=options.max_batch_tokens,
+                               compile_model=options.compile)
 
 
 def weights_sha256(model: torch.nn.Module) -> str:
@@ -91,12 +101,12 @@ class HFEncoder(StreamingEncoder):
     """
 
     kind = "hf"
-    default_batch_size = 32
+    default_batch_size = 1_024        # rows; the token budget decides (see the module)
 
     def __init__(self, source: str, *, padding_side: str | None = None,
                  max_tokens: int | None = None, max_batch_tokens: int | None = None,
                  trust_remote_code: bool = False, spread: bool = False,
-                 random_init: int | None = None, **common):
+                 random_init: int | None = None, compile_model: bool = False, **common):
         super().__init__(source, **common)
         self.random_init = random_init   # the random-initialisation control's seed
         # Over several GPUs only where there are several (a Ray actor given G > 1 of them).
@@ -128,8 +138,13 @@ class HFEncoder(StreamingEncoder):
             padding_side = "right"
         self.padding_side = padding_side
         self.max_tokens = self._context(max_tokens)
-        self.max_batch_tokens = int(max_batch_tokens) if max_batch_tokens else None
+        self.max_batch_tokens = (int(max_batch_tokens) if max_batch_tokens else
+                                 default_batch_tokens(self.device))
         self.pad_id = _pad_id(self.tokenizer)
+        self.attention = getattr(config, "_attn_implementation", None) or "default"
+        self.compiled = bool(compile_model)
+        if self.compiled:
+            self.model = torch.compile(self.model, dynamic=True)
 
     # ---- loading -------------------------------------------------------------------------
 
@@ -174,9 +189,7 @@ class HFEncoder(StreamingEncoder):
         for cls in (AutoModel, AutoModelForMaskedLM, AutoModelForCausalLM,
                     AutoModelForSequenceClassification):
             try:
-                model = (self._random(cls) if self.random_init is not None else
-                         self._from_pretrained(cls, dtype=torch.float32,
-                                               **({"device_map": "auto"} if self.spread else {})))
+                model = self._attention_first(cls)
             except (ValueError, KeyError) as exc:   # no mapping for this config and class
                 last = exc
                 continue
@@ -191,7 +204,25 @@ class HFEncoder(StreamingEncoder):
         raise GenebError(f"model {self.model_id}: transformers cannot build a model from "
                          f"{self.source} ({last})")
 
-    def _random(self, cls):
+    def _attention_first(self, cls):
+        """The model of class `cls`, on CUDA with scaled-dot-product attention where its
+        architecture has it (transformers raises ValueError or ImportError for one that has
+        not), else with its default attention."""
+        if self.device.type == "cuda":
+            try:
+                return self._build(cls, attn_implementation="sdpa")
+            except (ValueError, ImportError) as exc:
+                if "attention" not in str(exc).lower() and "sdpa" not in str(exc).lower():
+                    raise
+        return self._build(cls)
+
+    def _build(self, cls, **attention):
+        if self.random_init is not None:
+            return self._random(cls, **attention)
+        return self._from_pretrained(cls, dtype=torch.float32, **attention,
+                                     **({"device_map": "auto"} if self.spread else {}))
+
+    def _random(self, cls, **attention):
         """The checkpoint's architecture (its configuration, the class `cls`) with weights drawn
         by the architecture's own initialisation from torch's generator seeded with
         `random_init` (the caller's generator state restored afterwards), in float32."""
@@ -200,7 +231,8 @@ class HFEncoder(StreamingEncoder):
         config = self._from_pretrained(AutoConfig)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.random_init)
-            return cls.from_config(config, trust_remote_code=bool(self._trust)).to(torch.float32)
+            return cls.from_config(config, trust_remote_code=bool(self._trust),
+                                   **attention).to(torch.float32)
 
     def _context(self, max_tokens: int | None) -> int | None:
         if max_tokens:
@@ -224,6 +256,13 @@ class HFEncoder(StreamingEncoder):
     @property
     def exact_length(self) -> bool:
         return self.padding_side == "none"
+
+    def encode_into(self, sequences, writer) -> dict:
+        """`StreamingEncoder.encode_into`, its statistics with the attention that ran and
+        whether the model was compiled."""
+        stats = super().encode_into(sequences, writer)
+        stats.update(attention=self.attention, compiled=self.compiled)
+        return stats
 
     def tokenize(self, sequences: Sequence[str]) -> tuple[list[list[int]], np.ndarray]:
         """Token ids per sequence (truncated to the context) and a truncated flag per sequence."""
@@ -256,8 +295,8 @@ class HFEncoder(StreamingEncoder):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one collated batch."""
-        input_ids = batch["input_ids"].to(self.device)
-        mask = batch["attention_mask"].to(self.device)
+        input_ids = batch["input_ids"].to(self.device, non_blocking=True)
+        mask = batch["attention_mask"].to(self.device, non_blocking=True)
         kwargs: dict[str, Any] = {"input_ids": input_ids}
         if self.padding_side != "none":
             kwargs["attention_mask"] = mask

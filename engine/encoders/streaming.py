@@ -7,13 +7,20 @@ autocast, fp16 where bf16 is unsupported, fp32 on CPU) and runs `encode_into`:
 
 - every sequence is prepared once: as the kind's official extractor received it
   (`engine.data.as_read_by`: as given for the generic encoder, upper case with U read as T for
-  Enformer), then `tokenize`d (token ids, or a cut sequence; cuts counted);
-- batches are built from length-sorted sequences (longest first, so an out-of-memory error
-  shows up at once); rows are written back at their original positions, so the input order
-  never matters; an encoder that never pads (`exact_length`) batches by exact length only;
+  Enformer), then `tokenize`d (token ids, or a cut sequence; cuts counted), a window of
+  `WINDOW_ROWS` rows at a time, in a background thread one window ahead of the model
+  (`engine.encoders.batching.Prefetcher`; `prefetch = False` runs it inline);
+- batches are built from the window's length-sorted sequences (longest first, so an
+  out-of-memory error shows up at once), at most `batch_size` rows and at most
+  `max_batch_tokens` padded tokens (`engine.encoders.batching.plan_batches`); rows are written
+  back at their original positions, so the input order never matters; an encoder that never
+  pads (`exact_length`) batches by exact length only;
+- on CUDA the collated inputs are pinned and the pooled rows come back through pinned buffers
+  without blocking (`engine.encoders.batching.HostCopy`), read one batch later;
 - an out-of-memory error halves (`halve`) either the padded tokens a batch may hold ("tokens":
-  what is left is planned again, so the shorter sequences that follow still share larger
-  batches) or the failed batch's rows ("rows"), down to one sequence;
+  the failed batch and every later one over the new budget are planned again, so the shorter
+  sequences that follow still share larger batches) or the rows a batch may hold ("rows"),
+  down to one sequence;
 - finished batches are streamed into the split writer (buffered a little to keep Zarr writes
   large, always flushed on an error or interrupt), so an interrupted task resumes where it
   stopped.
@@ -26,8 +33,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
@@ -35,6 +43,14 @@ import torch
 
 from engine.data import as_read_by
 from engine.encoders import pooling_of
+from engine.encoders.batching import (
+    BATCHES_AHEAD,
+    WINDOW_ROWS,
+    HostCopy,
+    Prefetcher,
+    pinned,
+    plan_batches,
+)
 from store.encoder_kinds import KINDS
 from store.errors import GenebError
 
@@ -102,29 +118,6 @@ def autocast_dtype(device: torch.device, dtype: str, model_id: str) -> torch.dty
     return torch.float16
 
 
-def plan_batches(lengths: np.ndarray, batch_size: int, *, exact_length: bool,
-                 max_batch_tokens: int | None = None) -> list[np.ndarray]:
-    """Positions (into `lengths`) per batch, longest first.
-
-    At most `batch_size` rows, and at most `max_batch_tokens` padded tokens once an
-    out-of-memory error has set that budget (short sequences then still share big batches);
-    with `exact_length`, a batch holds one length only (models that are never padded).
-    """
-    order = np.argsort(-lengths, kind="stable")
-    groups = (np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1) if exact_length
-              else [order])
-    batches = []
-    for group in groups:
-        i = 0
-        while i < group.size:
-            n = batch_size
-            if max_batch_tokens:
-                n = max(1, min(n, max_batch_tokens // max(1, int(lengths[group[i]]))))
-            batches.append(group[i:i + n])
-            i += n
-    return batches
-
-
 class StreamingEncoder:
     """Embeds sequences with a checkpoint (a hub id or a local directory); see the module.
 
@@ -139,6 +132,7 @@ class StreamingEncoder:
     halve: ClassVar[str] = "tokens"           # what an out-of-memory error halves: tokens | rows
     unit: ClassVar[str] = "tokens"            # what a sequence's length counts
     limit: ClassVar[str] = "max_tokens"       # the registry field that caps it
+    prefetch: bool = True                     # prepare batches in background threads
 
     def __init__(self, source: str, *, model_id: str | None = None,
                  revision: str | None = None, pooling: str | None = None,
@@ -224,48 +218,114 @@ class StreamingEncoder:
         start = time.perf_counter()
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
-        items, truncated = self.tokenize(as_read_by(self.kind, sequences))
-        rows = np.asarray(writer.pending(), dtype=np.int64)
-        stats = {"n_truncated": int(truncated.sum()), "n_sequences": len(sequences),
-                 "n_encoded": int(rows.size), "n_batches": 0, "n_oom_retries": 0,
-                 "n_tokens": 0, "n_padded_tokens": 0}
-        if rows.size == 0:
-            stats["seconds"] = 0.0
-            return stats
-        lengths = np.fromiter((len(x) for x in items), dtype=np.int64, count=len(items))
-        queue = deque(rows[p] for p in self.plan_batches(lengths[rows]))
+        pending = np.zeros(len(sequences), dtype=bool)
+        pending[np.asarray(writer.pending(), dtype=np.int64)] = True
+        total = int(pending.sum())
+        stats = {"n_truncated": 0, "n_sequences": len(sequences), "n_encoded": total,
+                 "n_batches": 0, "n_oom_retries": 0, "n_tokens": 0, "n_padded_tokens": 0}
         buffer = RowBuffer(writer, self.flush_rows, self.flush_seconds)
+        copy: tuple[np.ndarray, HostCopy] | None = None    # the last batch, on its way back
         done = 0
+
+        def written() -> None:
+            nonlocal copy, done
+            if copy is not None:
+                rows, host = copy
+                copy = None
+                buffer.add(rows, host.array())
+                done += rows.size
+                if self.progress is not None:
+                    self.progress(done, total)
+
         try:
-            with torch.inference_mode():
-                while queue:
-                    batch = queue.popleft()
-                    try:
-                        pooled = self.forward(self.collate([items[r] for r in batch]))
-                    except self.oom_errors:
-                        if batch.size == 1:
-                            raise GenebError(
-                                f"model {self.model_id}: out of memory on a single sequence of "
-                                f"{lengths[batch[0]]} {self.unit} on {self.device}; lower "
-                                f"{self.limit} in its registry entry or use a larger device"
-                            ) from None
-                        if self.device.type == "cuda":
-                            torch.cuda.empty_cache()
-                        stats["n_oom_retries"] += 1
-                        queue = self._back_off(batch, queue, lengths)
-                        continue
-                    stats["n_tokens"] += int(lengths[batch].sum())
-                    stats["n_padded_tokens"] += batch.size * int(lengths[batch].max())
-                    buffer.add(batch, pooled.cpu().numpy())
-                    stats["n_batches"] += 1
-                    done += batch.size
-                    if self.progress is not None:
-                        self.progress(done, rows.size)
+            with (self._prepared(as_read_by(self.kind, sequences), pending) as parts,
+                  torch.inference_mode()):
+                for first in parts:
+                    stats["n_truncated"] += first.n_truncated
+                    queue = deque([first] if first.rows.size else [])
+                    while queue:
+                        part = queue.popleft()
+                        if not self._fits(part):
+                            queue.extendleft(reversed(self._split(part)))
+                            continue
+                        try:
+                            pooled = self.forward(part.inputs if part.inputs is not None
+                                                  else self._collated(part.items))
+                        except self.oom_errors:
+                            if part.rows.size == 1:
+                                raise GenebError(
+                                    f"model {self.model_id}: out of memory on a single sequence "
+                                    f"of {part.lengths[0]} {self.unit} on {self.device}; lower "
+                                    f"{self.limit} in its registry entry or use a larger device"
+                                ) from None
+                            if self.device.type == "cuda":
+                                torch.cuda.empty_cache()
+                            stats["n_oom_retries"] += 1
+                            self._back_off(part)
+                            queue.appendleft(part)
+                            continue
+                        stats["n_tokens"] += int(part.lengths.sum())
+                        stats["n_padded_tokens"] += part.rows.size * int(part.lengths.max())
+                        stats["n_batches"] += 1
+                        written()                     # the previous batch, while this one runs
+                        copy = (part.rows, HostCopy(pooled))
         finally:
-            buffer.flush()
+            try:
+                written()     # the last batch (after an error: the one finished before it)
+            finally:
+                buffer.flush()
         stats["max_batch_tokens"] = self.max_batch_tokens
         stats["seconds"] = round(time.perf_counter() - start, 3)
         return self._telemetry(stats)
+
+    @contextmanager
+    def _prepared(self, sequences: Sequence[str], pending: np.ndarray) -> Iterator[Iterable]:
+        """The batches to run, each window's truncations on a first, empty, part; prepared in
+        background threads (tokenizing a window ahead, collating `BATCHES_AHEAD` batches ahead)
+        unless `prefetch` is False."""
+        windows = self._windows(sequences)
+        if not self.prefetch:
+            yield self._parts(windows, pending)
+            return
+
+        def parts() -> Iterator[Part]:
+            with Prefetcher(lambda: windows) as ahead:
+                yield from self._parts(ahead, pending)
+
+        with Prefetcher(parts, ahead=BATCHES_AHEAD) as batches:
+            yield batches
+
+    def _windows(self, sequences: Sequence[str]) -> Iterator[tuple[int, list, np.ndarray]]:
+        """(first row, tokenized items, truncated flags) per window of `WINDOW_ROWS` rows."""
+        for a in range(0, len(sequences), WINDOW_ROWS):
+            items, truncated = self.tokenize(sequences[a:a + WINDOW_ROWS])
+            yield a, items, truncated
+
+    def _parts(self, windows: Iterable, pending: np.ndarray) -> Iterator[Part]:
+        for a, items, truncated in windows:
+            lengths = np.fromiter((len(x) for x in items), dtype=np.int64, count=len(items))
+            rows = np.flatnonzero(pending[a:a + len(items)])
+            yield Part(rows[:0], [], lengths[:0], n_truncated=int(truncated.sum()))
+            for p in self.plan_batches(lengths[rows]):
+                r = rows[p]
+                items_of = [items[i] for i in r]
+                yield Part(r + a, items_of, lengths[r], self._collated(items_of))
+
+    def _collated(self, items: list) -> Any:
+        """`collate`, in page-locked memory on CUDA (an asynchronous host-to-device copy)."""
+        batch = self.collate(items)
+        return pinned(batch) if self.device.type == "cuda" else batch
+
+    def _fits(self, part: Part) -> bool:
+        """Whether a planned batch still fits the limits (an out-of-memory error lowers them)."""
+        n = part.rows.size
+        return n == 1 or (n <= self.batch_size and (
+            not self.max_batch_tokens or n * int(part.lengths.max()) <= self.max_batch_tokens))
+
+    def _split(self, part: Part) -> list[Part]:
+        """A batch over the limits, planned again (collated when it runs)."""
+        return [Part(part.rows[p], [part.items[i] for i in p], part.lengths[p])
+                for p in self.plan_batches(part.lengths)]
 
     def _telemetry(self, stats: dict) -> dict:
         """`stats` with what the runs table records of how it ran (`store.telemetry`)."""
@@ -280,16 +340,25 @@ class StreamingEncoder:
                      tflops=tflops, mfu=utilisation(device, self.precision, tflops))
         return stats
 
-    def _back_off(self, batch: np.ndarray, queue: deque, lengths: np.ndarray) -> deque:
-        """The queue after an out-of-memory error on `batch` (see `halve`)."""
-        if self.halve == "rows":    # split the failed batch; later calls start smaller
-            half = batch.size // 2
-            self.batch_size = max(1, min(self.batch_size, half))
-            queue.extendleft([batch[half:], batch[:half]])
-            return queue
-        self.max_batch_tokens = max(1, batch.size * int(lengths[batch].max()) // 2)
-        left = np.concatenate([batch, *queue])
-        return deque(left[p] for p in self.plan_batches(lengths[left]))
+    def _back_off(self, part: Part) -> None:
+        """Lower the limits after an out-of-memory error on `part` (see `halve`): it and every
+        later batch over them is planned again."""
+        if self.halve == "rows":      # half the failed batch, rounded up
+            self.batch_size = max(1, min(self.batch_size, (part.rows.size + 1) // 2))
+        else:
+            self.max_batch_tokens = max(1, part.rows.size * int(part.lengths.max()) // 2)
+
+
+@dataclass
+class Part:
+    """One batch: its rows (positions in the split), their items and lengths, the collated input
+    (None until it runs, for a batch planned again), and the truncations it accounts for."""
+
+    rows: np.ndarray
+    items: list
+    lengths: np.ndarray
+    inputs: Any = None
+    n_truncated: int = 0
 
 
 class RowBuffer:

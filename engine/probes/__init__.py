@@ -14,6 +14,7 @@ from importlib import import_module
 RUNNERS: dict[str, str] = {
     "sklearn-lbfgs": "engine.probes.exact",   # geneb-v1 exactly as the official harness
     "torch-lbfgs": "engine.probes.cell",      # the batched solvers of the variants
+    "sklearn-lbfgs-array-api": "engine.probes.array_api",   # geneb-v1's lbfgs on torch tensors
 }
 """Protocol solver -> the module whose `run_cells(X_train, y_train, X_test, y_test, protocols,
 regimes, device)` fits that solver's protocols (one row list per protocol). A pair's rows are

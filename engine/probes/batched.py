@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from engine.probes.estimator import BatchedEstimator
-from engine.probes.problems import l2_weight, mean_loss
+from engine.probes.problems import l2_weight, logistic_objective
 
 
 class BatchedLogisticRegression(BatchedEstimator):
@@ -50,14 +50,6 @@ class BatchedLogisticRegression(BatchedEstimator):
         batch = self._batch(X, y, rows)
         d = batch.design.X.shape[-1]
         k = batch.n_outputs
-        penalty = l2_weight(self.C, batch)
-
-        def objective(theta: Tensor) -> Tensor:
-            params = theta.view(-1, d + 1, k)
-            W, c = params[:, :d], params[:, d]
-            Z = batch.design.linear(W) + c[:, None, :]
-            return mean_loss(Z, batch) + penalty * (W * W).sum((1, 2))
-
         device = batch.weight.device
         theta0 = torch.zeros(batch.n_problems, (d + 1) * k, dtype=self.dtype, device=device)
         if self.warm_start and getattr(self, "theta_", None) is not None:
@@ -65,7 +57,7 @@ class BatchedLogisticRegression(BatchedEstimator):
                 raise ValueError(f"warm start needs problems of shape {tuple(self.theta_.shape)},"
                                  f" got {tuple(theta0.shape)}")
             theta0 = self.theta_.to(device=device, dtype=self.dtype)
-        self._solve(batch, objective, theta0)
+        self._solve(batch, logistic_objective(batch, l2_weight(self.C, batch)), theta0)
         params = self.theta_.view(batch.n_problems, d + 1, k)
         self.coef_ = params[:, :d].transpose(1, 2).cpu().numpy()
         self.intercept_ = params[:, d].cpu().numpy()

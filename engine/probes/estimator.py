@@ -8,13 +8,13 @@ trailing underscore.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from engine.probes.lbfgs import minimize_lbfgs, value_and_grad
+from engine.probes.lbfgs import Objective, minimize_lbfgs
 from engine.probes.problems import Batch, Design, as_tensor, build_batch, decide, resolve_device
 
 
@@ -43,9 +43,9 @@ class BatchedEstimator:
         return build_batch(X, y, rows, standardize=self.standardize,
                            device=resolve_device(self.device), dtype=self.dtype)
 
-    def _solve(self, batch: Batch, objective: Callable[[Tensor], Tensor], theta0: Tensor) -> None:
-        """Minimise the B values of `objective` from `theta0` (B, P) and keep the fitted state."""
-        result = minimize_lbfgs(value_and_grad(objective), theta0, tol=self.tol,
+    def _solve(self, batch: Batch, fun: Objective, theta0: Tensor) -> None:
+        """Minimise the B problems of `fun` from `theta0` (B, P) and keep the fitted state."""
+        result = minimize_lbfgs(fun, theta0, tol=self.tol,
                                 max_iter=self.max_iter, history=self.history)
         self.theta_ = result.x
         self.classes_ = batch.classes

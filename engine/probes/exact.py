@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -54,37 +54,45 @@ def evaluate(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     }
 
 
-def fit_predict(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, seed: int,
+def fit_predict(X, y, X_test, seed: int,
                 protocol: Protocol = GENEB_V1) -> tuple[np.ndarray, dict]:
-    """One scikit-learn fit; returns test predictions and the fit's flags."""
+    """One scikit-learn fit; returns test predictions and the fit's flags. X, y and X_test are
+    numpy arrays, or arrays of one array-API namespace under scikit-learn's array-API dispatch
+    (`engine.probes.array_api`; predictions then come back in that namespace)."""
     clf = LogisticRegression(max_iter=protocol.max_iter, C=protocol.C, random_state=seed)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         clf.fit(X, y)
     seconds = time.perf_counter() - start
-    n_iter = int(np.max(clf.n_iter_))
+    n_iter = int(clf.n_iter_.max())
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     return clf.predict(X_test), {"converged": converged, "n_iter": n_iter,
                                  "fit_seconds": seconds}
 
 
-def probe_cell(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-               regimes: Sequence[str], protocol: Protocol = GENEB_V1) -> list[dict]:
+Fit = Callable[..., tuple[np.ndarray, dict]]
+"""`fit_predict`'s signature: (X, y, X_test, seed, protocol) -> (test predictions, flags)."""
+
+
+def probe_cell(X_train, y_train: np.ndarray, X_test, y_test: np.ndarray,
+               regimes: Sequence[str], protocol: Protocol = GENEB_V1,
+               fit: Fit = fit_predict) -> list[dict]:
     """Result rows (regime, seed, metrics, flags, `pred`: the test predictions) for one
-    (model, task) cell, geneb-v1 exact."""
+    (model, task) cell, geneb-v1 exact. `fit` fits one problem (`fit_predict`, or its array-API
+    twin, which takes X_train and X_test as device tensors and returns numpy predictions)."""
     seeds = protocol.seeds
     rows = []
     for regime in regimes:
         k = REGIME_K[regime]
         if k is None:
-            pred, info = fit_predict(X_train, y_train, X_test, seeds[0], protocol)
+            pred, info = fit(X_train, y_train, X_test, seeds[0], protocol)
             scored = {**evaluate(y_test, pred), **info, "n_train": len(y_train), "pred": pred}
             rows += [{"regime": regime, "seed": s, "shared_fit": True, **scored} for s in seeds]
             continue
         for seed in seeds:
             idx = few_shot_indices(y_train, k, seed)
-            pred, info = fit_predict(X_train[idx], y_train[idx], X_test, seed, protocol)
+            pred, info = fit(X_train[idx], y_train[idx], X_test, seed, protocol)
             rows.append({"regime": regime, "seed": seed, "shared_fit": False,
                          **evaluate(y_test, pred), **info, "n_train": len(idx), "pred": pred})
     for r in rows:

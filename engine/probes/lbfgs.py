@@ -1,8 +1,10 @@
 """Batched L-BFGS: minimise B independent smooth objectives at once, one state per problem.
 
 Each problem keeps its own curvature history, step length and stopping test; only the function
-evaluations are shared (one call computes all B values and gradients, so a batch reads a shared
-design matrix once per evaluation). Converged problems are frozen while the others continue.
+evaluations are shared (one call computes the values and gradients of the problems still
+searching, so a batch reads a shared design matrix once per evaluation). The active set is
+compacted: converged problems, and those whose line search has already accepted a step, are not
+passed to the objective, so a batch costs per evaluation what its active members cost.
 
 Step lengths come from a backtracking line search with the Armijo condition (sufficient decrease
 `f(x + t·d) <= f(x) + c1·t·∇f(x)·d`) and quadratic interpolation. Curvature pairs with
@@ -18,8 +20,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-Objective = Callable[[Tensor], tuple[Tensor, Tensor]]
-"""Maps parameters (B, P) to values (B,) and gradients (B, P) of B independent problems."""
+Objective = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
+"""Maps parameters (A, P) of the problems `index` (A,) (indices into the batch, increasing) to
+their values (A,) and gradients (A, P)."""
 
 
 @dataclass(frozen=True)
@@ -33,16 +36,17 @@ class LbfgsResult:
     converged: Tensor  # (B,) grad_max <= tol
 
 
-def value_and_grad(objective: Callable[[Tensor], Tensor]) -> Objective:
-    """An `Objective` from a function returning B separable values, differentiated by autograd.
+def value_and_grad(objective: Callable[[Tensor, Tensor], Tensor]) -> Objective:
+    """An `Objective` from a function of (parameters, index) returning A separable values,
+    differentiated by autograd.
 
     The gradient of the sum of independent problems is, block by block, each problem's gradient.
     """
 
-    def fun(x: Tensor) -> tuple[Tensor, Tensor]:
+    def fun(x: Tensor, index: Tensor) -> tuple[Tensor, Tensor]:
         x = x.detach().requires_grad_(True)
         with torch.enable_grad():
-            values = objective(x)
+            values = objective(x, index)
             (grad,) = torch.autograd.grad(values.sum(), x)
         return values.detach(), grad
 
@@ -65,8 +69,8 @@ def minimize_lbfgs(
     no decrease in `max_linesearch` trials (at the limit of floating-point resolution).
     """
     x = x0.detach().clone()
-    f, g = fun(x)
     n_problems, _ = x.shape
+    f, g = fun(x, torch.arange(n_problems, device=x.device))
     active = g.abs().amax(1) > tol
     n_iter = torch.zeros(n_problems, dtype=torch.long, device=x.device)
     s_hist: list[Tensor] = []
@@ -92,7 +96,9 @@ def minimize_lbfgs(
         pending = active.clone()
         for _ in range(max_linesearch):
             trial = x + t[:, None] * d
-            f_t, g_t = fun(trial)
+            index = pending.nonzero()[:, 0]
+            f_t, g_t = f.clone(), g.clone()
+            f_t[index], g_t[index] = fun(trial[index], index)
             accept = pending & (f_t <= f + c1 * t * gd)
             x_new = torch.where(accept[:, None], trial, x_new)
             f_new = torch.where(accept, f_t, f_new)

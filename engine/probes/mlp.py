@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from engine.probes.estimator import BatchedEstimator
+from engine.probes.lbfgs import value_and_grad
 from engine.probes.problems import Design, l2_weight, mean_loss
 
 
@@ -50,13 +51,15 @@ class BatchedMLPClassifier(BatchedEstimator):
         self._shape = (d, h, k)
         penalty = l2_weight(self.C, batch)
 
-        def objective(theta: Tensor) -> Tensor:
+        def objective(theta: Tensor, index: Tensor) -> Tensor:
+            sub = batch.select(index)
             W1, c1, W2, c2 = self._unpack(theta)
-            Z = self._logits(batch.design, W1, c1, W2, c2)
-            return mean_loss(Z, batch) + penalty * ((W1 * W1).sum((1, 2)) + (W2 * W2).sum((1, 2)))
+            Z = self._logits(sub.design, W1, c1, W2, c2)
+            return mean_loss(Z, sub) + penalty[index] * ((W1 * W1).sum((1, 2))
+                                                         + (W2 * W2).sum((1, 2)))
 
         theta0 = torch.stack([self._init(seed) for seed in seeds]).to(batch.weight.device)
-        self._solve(batch, objective, theta0)
+        self._solve(batch, value_and_grad(objective), theta0)
         return self
 
     def _init(self, seed: int) -> Tensor:

@@ -3,7 +3,9 @@
 Two layouts, chosen by `build_batch`:
 
 - shared: one matrix X (n, d) for all problems; problem b weights row i by how often i is in its
-  training rows (0 for rows it does not use). One matrix product serves all B problems.
+  training rows (0 for rows it does not use). One matrix product serves all B problems. Float32
+  features stay float32 (as stored) and are upcast to the compute dtype one row block at a time
+  (`Design.row_blocks`, exact), so a pass over X reads half the bytes of a float64 copy.
 - stacked: each problem has its own rows X_b (m, d) (gathered and zero-padded, padding weight 0).
   Used when the row sets are small (k-shot) so no time is spent on rows a problem does not use.
 
@@ -11,16 +13,23 @@ Standardisation (mean and population standard deviation of each problem's own tr
 scikit-learn's StandardScaler computes them; near-constant features get scale 1) is folded into
 the linear map, `((x - mean) / scale) @ W == x @ (W / scale) - (mean / scale) @ W`, so X is never
 copied per problem.
+
+`logistic_objective` is the value and analytic gradient of the logistic probe's objective for the
+problems of a batch, computed in ONE pass over X: each row block is read once and serves both the
+logits of all problems (one matrix product) and their gradient G_b^T X_b while it is in cache.
+It equals autograd's value and gradient of `mean_loss` to rounding (1e-12 relative, tested).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from engine.probes.lbfgs import Objective
 
 
 @dataclass(frozen=True)
@@ -35,18 +44,40 @@ class Design:
     def shared(self) -> bool:
         return self.X.dim() == 2
 
+    def select(self, index: Tensor) -> Design:
+        """The design of the problems `index` (a shared X stays shared, uncopied)."""
+        return Design(self.X if self.shared else self.X[index],
+                      None if self.mean is None else self.mean[index],
+                      None if self.scale is None else self.scale[index])
+
+    def row_blocks(self, dtype: torch.dtype) -> Iterator[tuple[slice, Tensor]]:
+        """Row blocks of a shared X, each as (rows, X[rows] in `dtype`), small enough to stay in
+        cache while the block is used twice (`_BLOCK_BYTES`). An upcast block is written into
+        one reused buffer (no allocation, no page faults per block): it is valid until the
+        next block is drawn."""
+        n, d = self.X.shape
+        step = max(1, _BLOCK_BYTES // (d * torch.finfo(dtype).bits // 8))
+        upcast = self.X.dtype != dtype
+        buffer = torch.empty((min(step, n), d), dtype=dtype, device=self.X.device) \
+            if upcast else None
+        for start in range(0, n, step):
+            rows = slice(start, min(start + step, n))
+            yield rows, (buffer[: rows.stop - start].copy_(self.X[rows]) if upcast
+                         else self.X[rows])
+
     def linear(self, W: Tensor) -> Tensor:
         """Standardised features times W (B, d, K): logits without intercept, (B, m, K)."""
         if self.scale is not None:
             W = W / self.scale[:, :, None]
+        X = self.X.to(W.dtype)
         if self.shared:
             # (W^T X^T)^T rather than X W: autograd then forms the gradient as G^T X, which BLAS
             # runs fast; X^T G with few columns is a slow path (10-40x here, MKL, float64).
             n_problems, d, k = W.shape
-            Z = W.transpose(1, 2).reshape(n_problems * k, d) @ self.X.T
+            Z = W.transpose(1, 2).reshape(n_problems * k, d) @ X.T
             Z = Z.reshape(n_problems, k, -1).transpose(1, 2)
         else:
-            Z = torch.bmm(self.X, W)
+            Z = torch.bmm(X, W)
         if self.mean is not None:
             Z = Z - torch.bmm(self.mean[:, None, :], W)
         return Z
@@ -71,6 +102,14 @@ class Batch:
         """1 for binary problems (one logit, as scikit-learn), else the number of classes."""
         return 1 if len(self.classes) == 2 else len(self.classes)
 
+    def select(self, index: Tensor) -> Batch:
+        """The sub-batch of the problems `index` (A,), as the objective of an active set sees it."""
+        if len(index) == self.n_problems:
+            return self
+        return replace(self, design=self.design.select(index),
+                       y=self.y if self.y.shape[0] == 1 else self.y[index],
+                       weight=self.weight[index], n_train=self.n_train[index])
+
 
 def build_batch(
     X: np.ndarray | Tensor,
@@ -88,11 +127,12 @@ def build_batch(
     rows of one label vector y (n,), stacked when B · max(len(rows)) <= n, else shared with
     weights. X (B, m, d) with y (B, m): B independent problems of equal shape.
     """
-    Xt = as_tensor(X, device, dtype)
+    Xt = as_tensor(X, device, _storage_dtype(X, dtype))
     y = np.asarray(y)
     if Xt.dim() == 3:
         if rows is not None or y.shape != Xt.shape[:2]:
             raise ValueError("stacked X (B, m, d) needs labels y of shape (B, m) and no rows")
+        Xt = Xt.to(dtype)
         weight = torch.ones(y.shape, dtype=dtype, device=device)
         labels = y
     elif rows is None:
@@ -109,7 +149,7 @@ def build_batch(
             for b, r in enumerate(rows):
                 index[b, : len(r)] = r
                 mask[b, : len(r)] = 1.0
-            Xt = Xt[torch.as_tensor(index, device=device)]
+            Xt = Xt[torch.as_tensor(index, device=device)].to(dtype)
             labels = y[index]
             weight = torch.as_tensor(mask, dtype=dtype, device=device)
         else:
@@ -134,16 +174,26 @@ def build_batch(
     return Batch(design, codes, weight, weight.sum(1), classes)
 
 
+_BLOCK_BYTES = 1 << 21
+"""Bytes of one row block of X in the compute dtype (`Design.row_blocks`): a block is used twice
+per pass (logits, then gradient), so it should stay in a core's cache in between."""
+
+
+def _storage_dtype(X: np.ndarray | Tensor, dtype: torch.dtype) -> torch.dtype:
+    """The dtype X is kept in: float32 features stay float32 under a float64 fit (upcasting them
+    is exact, and a pass reads half the bytes), anything else is converted to `dtype`."""
+    single = X.dtype in (np.float32, torch.float32)
+    return torch.float32 if single and dtype == torch.float64 else dtype
+
+
 def _moments(design: Design, weight: Tensor) -> tuple[Tensor, Tensor]:
     """Per-problem weighted mean and StandardScaler scale (population sd, 1 where constant)."""
     n = weight.sum(1)
     if design.shared:
-        means, variances = [], []
-        for w in weight:
-            mean = w @ design.X / w.sum()
-            means.append(mean)
-            variances.append(w @ (design.X - mean) ** 2 / w.sum())
-        mean, var = torch.stack(means), torch.stack(variances)
+        dtype = weight.dtype
+        mean = sum(weight[:, rows] @ Xb for rows, Xb in design.row_blocks(dtype)) / n[:, None]
+        var = sum(torch.einsum("bm,bmd->bd", weight[:, rows], (Xb - mean[:, None, :]) ** 2)
+                  for rows, Xb in design.row_blocks(dtype)) / n[:, None]
     else:
         w = weight[:, :, None]
         mean = (w * design.X).sum(1) / n[:, None]
@@ -169,18 +219,83 @@ def l2_weight(C: float | Sequence[float], batch: Batch) -> Tensor:
 
 
 def mean_loss(Z: Tensor, batch: Batch) -> Tensor:
-    """Weighted mean log-loss of logits Z (B, m, K') per problem, (B,).
+    """Weighted mean log-loss of logits Z (B, m, K') per problem, (B,) (`_pointwise_loss`)."""
+    y = batch.y.expand(batch.weight.shape)
+    return (batch.weight * _pointwise_loss(Z, y)).sum(1) / batch.n_train
+
+
+def _pointwise_loss(Z: Tensor, y: Tensor) -> Tensor:
+    """Log-loss of each row, (B, m), from logits Z (B, m, K') and class indices y (B, m).
 
     K' = 1: binary log-loss log(1 + exp(z)) - y·z (class index 1 is the positive class).
     K' = K > 2: multinomial log-loss logsumexp(z) - z_y.
     """
-    y = batch.y.expand(batch.weight.shape)
     if Z.shape[-1] == 1:
         z = Z[..., 0]
-        pointwise = torch.nn.functional.softplus(z) - y.to(z.dtype) * z
+        return torch.nn.functional.softplus(z) - y.to(z.dtype) * z
+    return torch.logsumexp(Z, -1) - Z.gather(-1, y[..., None])[..., 0]
+
+
+def _loss_residual(Z: Tensor, y: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
+    """Weighted loss sums (B,) of logits Z (B, m, K') and their derivative w · ∂loss/∂Z (B, m, K'):
+    sigmoid(z) - y for one logit, softmax(z) - onehot(y) for K."""
+    if Z.shape[-1] == 1:
+        R = torch.sigmoid(Z) - y[..., None].to(Z.dtype)
     else:
-        pointwise = torch.logsumexp(Z, -1) - Z.gather(-1, y[..., None])[..., 0]
-    return (batch.weight * pointwise).sum(1) / batch.n_train
+        R = torch.softmax(Z, -1)
+        R.scatter_add_(-1, y[..., None], -torch.ones_like(R[..., :1]))
+    return (w * _pointwise_loss(Z, y)).sum(1), R * w[..., None]
+
+
+def logistic_objective(batch: Batch, penalty: Tensor) -> Objective:
+    """Value and gradient of `mean_loss(design.linear(W) + c) + penalty · ‖W‖²` over parameters
+    theta (A, (d + 1) · K') = [W (d, K'), c (K')] of the problems `index`, without autograd.
+
+    Shared X: one pass over its row blocks, each serving the logits Z_b = X_b W̃ of all A
+    problems and, while in cache, the gradient G_b^T X_b. With W̃ = W / scale and logits
+    X W̃ - mean·W̃ + c, ∂/∂W = (X^T G - mean^T ΣG) / scale, ∂/∂c = ΣG (G: residuals / n).
+    """
+    d = batch.design.X.shape[-1]
+    k = batch.n_outputs
+
+    def fun(theta: Tensor, index: Tensor) -> tuple[Tensor, Tensor]:
+        sub = batch.select(index)
+        design = sub.design
+        params = theta.view(-1, d + 1, k)
+        W, c = params[:, :d], params[:, d]
+        Wt = W if design.scale is None else W / design.scale[:, :, None]
+        offset = c if design.mean is None else c - torch.bmm(design.mean[:, None, :], Wt)[:, 0]
+        n_problems = len(index)
+        y = sub.y.expand(sub.weight.shape)
+        if design.shared:
+            rows_k = Wt.transpose(1, 2).reshape(n_problems * k, d)   # (A·K', d)
+            GX = torch.zeros_like(rows_k)
+            G_sum = torch.zeros_like(offset)
+            loss = torch.zeros_like(offset[:, 0])
+            for rows, Xb in design.row_blocks(theta.dtype):
+                Z = (rows_k @ Xb.T).view(n_problems, k, -1).transpose(1, 2) + offset[:, None, :]
+                part, R = _loss_residual(Z, y[:, rows], sub.weight[:, rows])
+                loss += part
+                Rt = R.transpose(1, 2).reshape(n_problems * k, -1)     # (A·K', m_b)
+                GX.addmm_(Rt, Xb)
+                G_sum += Rt.sum(1).view(n_problems, k)
+            grad_Wt = GX.view(n_problems, k, d).transpose(1, 2)
+        else:
+            Z = torch.bmm(design.X, Wt) + offset[:, None, :]
+            loss, R = _loss_residual(Z, y, sub.weight)
+            grad_Wt = torch.bmm(R.transpose(1, 2), design.X).transpose(1, 2)
+            G_sum = R.sum(1)
+        n = sub.n_train
+        pen = penalty[index]
+        if design.mean is not None:
+            grad_Wt = grad_Wt - design.mean[:, :, None] * G_sum[:, None, :]
+        grad_W = grad_Wt if design.scale is None else grad_Wt / design.scale[:, :, None]
+        grad_W = grad_W / n[:, None, None] + 2 * pen[:, None, None] * W
+        grad = torch.cat([grad_W, (G_sum / n[:, None])[:, None, :]], 1)
+        value = loss / n + pen * (W * W).sum((1, 2))
+        return value, grad.reshape(n_problems, -1)
+
+    return fun
 
 
 def decide(Z: Tensor, classes: np.ndarray) -> np.ndarray:

@@ -1,7 +1,10 @@
 """Comparison views in tabs: ranks per category, rank shift, agreement, scale, few-shot, tasks.
 
-Each view is computed off the UI thread from the snapshot with `store.analyses`; a result that
-arrives after the options changed again is dropped.
+Each view is computed off the UI thread from the snapshot with `store.analyses`, through the
+views' cache (`geneb_tui.core.view_cache`: a view the background precomputation or an earlier
+opening computed is painted at once, else it says "computing…" until its worker's message
+arrives); a result that arrives after the options changed again is dropped. Only the first
+tab's rows are built before the first frame; each other tab's when it is first shown.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.scale_plot import ScalePlot
 from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
-from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, compute
+from geneb_tui.core import view_cache
+from geneb_tui.core.compare import VIEWS, CompareOptions, Failed
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady
@@ -32,14 +36,15 @@ def _next(values, current):
 @dismiss_once
 class CompareScreen(SelectionScreen):
     BINDINGS = bindings(COMPARE_KEYS)
+    # the first tab's view has the focus from the first frame (its cells are drawn once)
+    AUTO_FOCUS = f"#{VIEWS[0][0]}-table"
 
     def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
         super().__init__(snapshot, filters)
-        other = "10shot" if filters.regime == "full" else "full"
-        column = filters.category or "macro"
-        self.options = CompareOptions(regime_a=filters.regime, regime_b=other, column=column)
+        self.options = CompareOptions.for_filters(filters)
         self.initial = VIEWS[0][0]   # the first view opens first
         self._token = 0
+        self._payloads: dict[str, object] = {}   # name -> payload of the current options
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -68,41 +73,67 @@ class CompareScreen(SelectionScreen):
         return self.query_one(TabbedContent).active or self.initial
 
     def recompute(self) -> None:
+        """Paint every view the cache holds for the current options; compute the others in a
+        worker (the tab shown first)."""
         self._token += 1
+        self._payloads = {}
+        cache = view_cache.cache_of(self.snapshot)
         first = self.active
-        order = [first, *(n for n, _ in VIEWS if n != first)]
-        self._compute(order, self.snapshot, self.filters, self.options, self._token)
+        todo = []
+        for name in [first, *(n for n, _ in VIEWS if n != first)]:
+            payload = cache.peek(view_cache.compare_key(name, self.filters, self.options))
+            if payload is None:
+                todo.append(name)
+                self._paint(name)
+            else:
+                self._keep(name, payload)
+        if todo:
+            self._compute(todo, self.snapshot, self.filters, self.options, self._token)
 
     @work(thread=True, exclusive=True, group="compare")
     def _compute(self, names, snap, filters, options, token) -> None:
         for name in names:
-            try:
-                payload = compute(name, snap, filters, options)
-            except Exception as exc:  # a bug: told, never a traceback over the UI
-                payload = Failed(f"{type(exc).__name__}: {exc}")
+            payload = view_cache.compare_view(snap, name, filters, options)
             self.post_message(ComparisonReady(name, payload, token))
 
     @on(ComparisonReady)
     def _ready(self, msg: ComparisonReady) -> None:
-        if msg.token != self._token:
-            return
-        if isinstance(msg.payload, Failed):
-            self.query_one(f"#{msg.name}-note", Static).update(
-                f"[b]Could not compute this view[/b]: {escape(msg.payload.note)}")
-            self.app.report_internal_error(f"Comparison view {msg.name}", msg.payload.note)
-            return
-        self.query_one(f"#{msg.name}-note", Static).update(msg.payload.note)
-        if msg.name == "scale":
-            self.query_one(ScalePlot).show(msg.payload)
+        if msg.token == self._token:
+            self._keep(msg.name, msg.payload)
+
+    def _keep(self, name: str, payload) -> None:
+        self._payloads[name] = payload
+        if isinstance(payload, Failed):
+            self.app.report_internal_error(f"Comparison view {name}", payload.note)
+        self._paint(name)
+
+    def _paint(self, name: str) -> None:
+        payload = self._payloads.get(name)
+        note = self.query_one(f"#{name}-note", Static)
+        if payload is None:
+            note.update("computing…")
+            if name == "scale":
+                self.query_one(ScalePlot).show_nothing()
+            else:
+                self.query_one(f"#{name}-table", ViewTable).show_nothing()
+        elif isinstance(payload, Failed):
+            note.update(f"[b]Could not compute this view[/b]: {escape(payload.note)}")
         else:
-            self.query_one(f"#{msg.name}-table", ViewTable).show(msg.payload)
+            note.update(payload.note)
+            if name == "scale":
+                self.query_one(ScalePlot).show(payload)
+            else:   # a hidden tab's rows are built when it is first shown
+                self.query_one(f"#{name}-table", ViewTable).show(payload,
+                                                                 defer=name != self.active)
 
     @on(TabbedContent.TabActivated)
     def _focus_view(self, event: TabbedContent.TabActivated) -> None:
-        """Arrow keys and Enter go to the view of the tab just shown."""
+        """The tab just shown: its rows built (once), arrow keys and Enter go to its view."""
         name = event.pane.id
         if name and name != "scale":
-            self.query_one(f"#{name}-table", ViewTable).focus()
+            table = self.query_one(f"#{name}-table", ViewTable)
+            table.build()
+            table.focus()
 
     @on(ViewTable.RowSelected, "#tasks-table")
     def _drill_down(self, event: ViewTable.RowSelected) -> None:

@@ -8,7 +8,7 @@ from rich.markup import escape
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from geneb_tui.core.query import TableView
+    from geneb_tui.core.table_view import TableView
 
 
 def rank_note(view: TableView) -> str:

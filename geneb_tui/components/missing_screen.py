@@ -4,7 +4,10 @@ The models passing the filters are listed in a stable order (runnable ones first
 by name), each with what a run needs or why it cannot run (`core.runnable`: catalog data only,
 no engine import). Ticks and the run options (regimes, device, batch size, trust remote code,
 executor and Ray address) live in the app's `FillChoices`, so they survive closing and reopening
-the screen.
+the screen. The candidates, their runnability and their missing cells for the selection, the
+regimes and the device come from the views' cache (`geneb_tui.core.view_cache.missing_view`):
+painted when the screen opens if the background precomputation has them, else computed in a
+worker behind a "computing…" note; a tick only filters them (no recomputation).
 
 The fill runs `geneb-engine fill --json` as a subprocess in a worker thread; each JSON event
 becomes a `FillProgress` message; while it runs the status shows the latest progress line, the
@@ -39,10 +42,10 @@ from textual.widgets import (
 from geneb_tui.actions import MISSING_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
-from geneb_tui.core import fill, perf, runnable
+from geneb_tui.core import fill, perf, runnable, view_cache
 from geneb_tui.core.filters import Filters, format_params
-from geneb_tui.core.query import StoreSnapshot, candidate_models, missing_cells
-from geneb_tui.messages import FillFinished, FillProgress
+from geneb_tui.core.query import StoreSnapshot
+from geneb_tui.messages import ComparisonReady, FillFinished, FillProgress
 from store.executors import EXECUTORS
 from store.paths import StorePaths
 from store.protocol import REGIMES
@@ -72,6 +75,10 @@ class MissingScreen(Screen[None]):
         self.candidates: list[str] = []
         self.assessed: dict[str, runnable.Runnability] = {}
         self.missing_by_model: dict[str, int] = {}
+        self._memory: int | None = None
+        self._all_cells: tuple[tuple[str, str, str], ...] = ()   # every candidate's
+        self._token = 0          # the content request shown (a late one is dropped)
+        self._computing = False
         self.cells: list[tuple[str, str, str]] = []
         self.proc: subprocess.Popen | None = None
         self.cancelled = False
@@ -82,7 +89,6 @@ class MissingScreen(Screen[None]):
         self._executor = ""                       # the run's `executor` event, in one line
         self._rates: dict[str, str] = {}          # worker -> its latest throughput
         self.outcome: fill.FillOutcome | None = None
-        self._installed: dict[str, bool] = {}
         self._pending_filters: Filters | None = None
         self._ready = False      # the widgets exist (on_mount ran)
         self.perf: dict[str, str] = {}   # model -> its embedding throughput (core.perf)
@@ -148,26 +154,51 @@ class MissingScreen(Screen[None]):
                 pass
 
     # -- what can run ------------------------------------------------------------------------
-    def _is_installed(self, package: str) -> bool:
-        if package not in self._installed:
-            self._installed[package] = runnable.package_installed(package)
-        return self._installed[package]
-
     @property
     def regimes(self) -> tuple[str, ...]:
-        r = self.choices.regimes
-        return REGIMES if r == "all" else (r,)
+        return view_cache.regimes_of(self.choices.regimes)
 
     def reassess(self) -> None:
-        """Candidates, their runnability on the chosen device, and every list."""
-        memory = runnable.device_memory(self.choices.device)
-        found = candidate_models(self.snapshot, self.filters)
-        self.assessed = {m: runnable.assess(self.snapshot.catalog.get(m), m,
-                                            device=self.choices.device, memory=memory,
-                                            installed=self._is_installed) for m in found}
-        self.candidates = ([m for m in found if self.assessed[m].runnable]
-                           + [m for m in found if not self.assessed[m].runnable])
-        self._memory = memory
+        """Candidates, their runnability on the chosen device, their missing cells and every
+        list: from the cache at once, else from a worker."""
+        self._token += 1
+        args = (self.filters, self.regimes, self.choices.device)
+        cached = view_cache.cache_of(self.snapshot).peek(view_cache.missing_key(*args))
+        if cached is not None:
+            self._apply(cached)
+            return
+        self._apply(view_cache.MissingData((), {}, None, ()))   # never the previous lists
+        self._computing = True
+        if self._ready:
+            self._update_texts()
+            self._update_detail()
+        self._compute(self.snapshot, *args, self._token)
+
+    @work(thread=True, exclusive=True, group="missing")
+    def _compute(self, snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...],
+                 device: str, token: int) -> None:
+        try:
+            data = view_cache.missing_view(snap, filters, regimes, device)
+        except Exception as exc:  # a bug: told, never a traceback over the UI
+            data = f"{type(exc).__name__}: {exc}"
+        self.post_message(ComparisonReady("missing", data, token))
+
+    @on(ComparisonReady)
+    def _computed(self, msg: ComparisonReady) -> None:
+        msg.stop()
+        if msg.token != self._token:
+            return       # the selection, regimes or device changed meanwhile
+        if isinstance(msg.payload, str):
+            self._computing = False
+            self.app.report_internal_error("Missing evaluations", msg.payload)
+            return
+        self._apply(msg.payload)
+
+    def _apply(self, data: view_cache.MissingData) -> None:
+        self._computing = False
+        self.assessed, self._memory = data.assessed, data.memory
+        self.candidates = list(data.candidates)
+        self._all_cells = data.cells
         self.refresh_all()
 
     @property
@@ -179,7 +210,7 @@ class MissingScreen(Screen[None]):
     def refresh_all(self) -> None:
         if not self._ready:
             return
-        everything = missing_cells(self.snapshot, self.filters, self.candidates, self.regimes)
+        everything = self._all_cells
         self.missing_by_model = dict.fromkeys(self.candidates, 0)
         for m, _, _ in everything:
             self.missing_by_model[m] += 1
@@ -239,7 +270,9 @@ class MissingScreen(Screen[None]):
         n_run = sum(a.runnable for a in self.assessed.values())
         n_not = len(self.assessed) - n_run
         hidden = len(c.ticked - set(self.candidates))
-        if self.snapshot.suite_tasks(f.suite).is_empty():
+        if self._computing:
+            note = f"Computing the missing cells ({escape(where)})…"
+        elif self.snapshot.suite_tasks(f.suite).is_empty():
             note = (f"[b]{escape(f.suite)}[/b]: its tasks are not in the store yet; a run "
                     f"computes the whole suite for the ticked models ({regimes}).")
         else:
@@ -273,7 +306,8 @@ class MissingScreen(Screen[None]):
         table = self.query_one("#missing-models", DataTable)
         detail = self.query_one("#model-detail", Static)
         if not self.candidates:
-            detail.update("[dim]No catalog model passes the filters (x clears them).[/]")
+            detail.update("" if self._computing else
+                          "[dim]No catalog model passes the filters (x clears them).[/]")
             return
         m = self.candidates[min(table.cursor_row, len(self.candidates) - 1)]
         a, meta = self.assessed[m], self.snapshot.model_meta(m)
@@ -334,7 +368,7 @@ class MissingScreen(Screen[None]):
 
     def action_next_regimes(self) -> None:
         self.choices.regimes = _next(REGIME_CHOICES, self.choices.regimes)
-        self.refresh_all()
+        self.reassess()
 
     def action_next_device(self) -> None:
         self.choices.device = _next(runnable.DEVICES, self.choices.device)

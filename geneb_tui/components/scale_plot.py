@@ -19,11 +19,16 @@ def top_points(data: Scatter, n: int = LABELLED) -> list[int]:
 
 
 class ScalePlot(PlotextPlot):
-    def show(self, data: Scatter) -> None:
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
+    def show_nothing(self) -> None:
+        """An empty plot (while a new selection's points are computed)."""
+        self.plt.clear_data()
+        self.plt.clear_figure()
         self.labelled: list[str] = []
+        self.refresh()
+
+    def show(self, data: Scatter) -> None:
+        self.show_nothing()
+        plt = self.plt
         if data.params:
             x = [math.log10(p) for p in data.params]
             top = top_points(data)

@@ -8,7 +8,9 @@ wins / losses / ties, the Wilcoxon p-value, the paired bootstrap interval of the
 for the task under the cursor, when both models have stored test-set predictions, the paired
 bootstrap interval of their MCC difference over its test rows and McNemar's p).
 It follows the main view's selection (regime, metric, category, filters); a result that arrives
-after the selection changed again is dropped.
+after the selection changed again is dropped. The view and its pair come from the views' cache
+(`geneb_tui.core.view_cache`): painted at once when the background precomputation (or an
+earlier opening) has them, else computed in a worker behind a "computing…" note.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
+from geneb_tui.core import view_cache
 from geneb_tui.core.compare import Failed, Table
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
@@ -71,28 +74,29 @@ class SignificanceScreen(SelectionScreen):
     def recompute(self) -> None:
         self._token += 1
         self._pair_token += 1          # a pair of the previous selection is dropped too
+        key = view_cache.significance_key(self.filters)
+        cached = view_cache.cache_of(self.snapshot).peek(key)
+        if cached is not None:
+            self._show(cached)
+            return
+        self.sig = None                # no pair of the previous selection can be picked
+        self.shown_pair = None
         for name, _ in SIGNIFICANCE_TABS:
             self.query_one(f"#{name}-note", Static).update("computing…")
+        self.query_one("#cd-diagram", Static).update("")   # never the previous selection's
+        self.query_one("#matrix-table", MatrixTable).show_nothing()
+        self.query_one("#pair-table", ViewTable).show_nothing()
         self._compute(self.snapshot, self.filters, self._token)
 
     @work(thread=True, exclusive=True, group="significance")
     def _compute(self, snap: StoreSnapshot, filters: Filters, token: int) -> None:
-        from geneb_tui.core.significance import significance, store_seed_rows
-
-        try:
-            payload = significance(snap, filters, seed_rows=store_seed_rows(snap))
-        except Exception as exc:  # a bug: told, never a traceback over the UI
-            payload = Failed(f"{type(exc).__name__}: {exc}")
+        payload = view_cache.significance_view(snap, filters)
         self.post_message(ComparisonReady("significance", payload, token))
 
     @work(thread=True, exclusive=True, group="significance-pair")
-    def _compute_pair(self, sig, a: str, b: str, token: int) -> None:
-        from geneb_tui.core.significance import two_models
-
-        try:
-            payload = two_models(sig, a, b)
-        except Exception as exc:  # a bug: told, never a traceback over the UI
-            payload = Failed(f"{type(exc).__name__}: {exc}")
+    def _compute_pair(self, snap: StoreSnapshot, filters: Filters, sig, a: str, b: str,
+                      token: int) -> None:
+        payload = view_cache.pair_view(snap, filters, sig, a, b)
         self.post_message(ComparisonReady("pair", payload, token))
 
     @work(thread=True, exclusive=True, group="significance-examples")
@@ -119,9 +123,12 @@ class SignificanceScreen(SelectionScreen):
 
     @on(DataTable.RowHighlighted, "#pair-table")
     def _pair_row(self, event: DataTable.RowHighlighted) -> None:
-        """The task under the cursor: its per-example tests, computed off the UI thread."""
+        self._examples_of(event.cursor_row)
+
+    def _examples_of(self, row: int) -> None:
+        """The task of the pair table's `row` (the one under the cursor): its per-example
+        tests, computed off the UI thread."""
         pair = self.shown_pair
-        row = event.cursor_row
         if pair is None or not 0 <= row < len(pair.tasks):
             return
         self._examples_token += 1
@@ -153,9 +160,9 @@ class SignificanceScreen(SelectionScreen):
             self.shown_pair = None
             return
         self.query_one("#matrix-note", Static).update(escape(sig.matrix_note))
-        matrix.show(sig.matrix)
+        matrix.show(sig.matrix, defer=self._hidden("matrix"))
         if self.pair is None or not set(self.pair) <= set(sig.entries):
-            self.pair = (sig.entries[0], sig.entries[1])
+            self.pair = view_cache.default_pair(sig)
         self._pick(*self.pair)
 
     def _show_pair(self, pair) -> None:
@@ -164,15 +171,25 @@ class SignificanceScreen(SelectionScreen):
             return
         self.shown_pair = pair
         self.query_one("#pair-note", Static).update(escape(pair.note))
-        self.query_one("#pair-table", ViewTable).show(pair.table)
+        hidden = self._hidden("pair")
+        self.query_one("#pair-table", ViewTable).show(pair.table, defer=hidden)
+        if hidden:
+            self._examples_of(0)   # the row the cursor will be on (no highlight while hidden)
 
     def _pick(self, a: str, b: str) -> None:
         if self.sig is None or not self.sig.ok:
             return
         self.pair = (a, b)
         self._pair_token += 1
+        cached = view_cache.cache_of(self.snapshot).peek(
+            view_cache.pair_key(self.filters, a, b))
+        if cached is not None:
+            self._show_pair(cached)
+            return
+        self.shown_pair = None
         self.query_one("#pair-note", Static).update("computing…")
-        self._compute_pair(self.sig, a, b, self._pair_token)
+        self.query_one("#pair-table", ViewTable).show_nothing()
+        self._compute_pair(self.snapshot, self.filters, self.sig, a, b, self._pair_token)
 
     # -- choosing two models -----------------------------------------------------------------------
     def _step(self, which: int) -> None:
@@ -208,13 +225,21 @@ class SignificanceScreen(SelectionScreen):
             self._pick(a, b)
 
     # -- tabs ------------------------------------------------------------------------------------
+    def _hidden(self, name: str) -> bool:
+        """Whether a tab is not the one shown (its table's rows are built when it is)."""
+        return (self.query_one(TabbedContent).active or SIGNIFICANCE_TABS[0][0]) != name
+
     @on(TabbedContent.TabActivated)
     def _focus_view(self, event: TabbedContent.TabActivated) -> None:
-        """Arrow keys (and Enter in the matrix) go to the view of the tab just shown."""
+        """The tab just shown: its table's rows built (once); arrow keys (and Enter in the
+        matrix) go to its view."""
         target = {"cd": "#cd-scroll", "matrix": "#matrix-table", "pair": "#pair-table"}
         name = event.pane.id
         if name in target:
-            self.query_one(target[name]).focus()
+            widget = self.query_one(target[name])
+            if isinstance(widget, ViewTable):
+                widget.build()
+            widget.focus()
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name

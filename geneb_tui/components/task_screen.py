@@ -1,4 +1,7 @@
-"""Task drill-down: one task's values across the models shown, with its difficulty marks."""
+"""Task drill-down: one task's values across the models shown, with its difficulty marks.
+
+Its table comes from the views' cache (`geneb_tui.core.view_cache`: painted at once when the
+background precomputation has it, else computed in a worker behind a "computing…" note)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from textual.widgets import Static
 from geneb_tui.actions import TASK_KEYS, bindings
 from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.view_table import ViewTable
+from geneb_tui.core import view_cache
+from geneb_tui.core.compare import Failed
 from geneb_tui.messages import ComparisonReady
 
 
@@ -29,26 +34,27 @@ class TaskScreen(ModalScreen[None]):
             yield ViewTable(id="task-table", classes="view-table")
 
     def on_mount(self) -> None:
-        self._compute()
+        cached = view_cache.cache_of(self.snapshot).peek(
+            view_cache.task_key(self.filters, self.task_id))
+        if cached is None:
+            self._compute()
+        else:
+            self._show(cached)
 
     @work(thread=True, exclusive=True, group="task")
     def _compute(self) -> None:
-        from geneb_tui.core.compare import Failed, task_values
-
-        try:
-            table = task_values(self.snapshot, self.filters, self.task_id)
-        except Exception as exc:  # a bug: told, never a traceback over the UI
-            table = Failed(f"{type(exc).__name__}: {exc}")
+        table = view_cache.task_view(self.snapshot, self.filters, self.task_id)
         self.post_message(ComparisonReady("task", table, 0))
 
     @on(ComparisonReady)
     def _ready(self, msg: ComparisonReady) -> None:
-        from geneb_tui.core.compare import Failed
-
         msg.stop()
-        if isinstance(msg.payload, Failed):
-            self.query_one("#task-note", Static).update(escape(msg.payload.note))
-            self.app.report_internal_error(f"Task {self.task_id}", msg.payload.note)
+        self._show(msg.payload)
+
+    def _show(self, payload) -> None:
+        if isinstance(payload, Failed):
+            self.query_one("#task-note", Static).update(escape(payload.note))
+            self.app.report_internal_error(f"Task {self.task_id}", payload.note)
             return
-        self.query_one("#task-note", Static).update(msg.payload.note)
-        self.query_one(ViewTable).show(msg.payload)
+        self.query_one("#task-note", Static).update(payload.note)
+        self.query_one(ViewTable).show(payload)

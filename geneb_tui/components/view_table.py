@@ -20,12 +20,30 @@ def _fmt(v) -> str:
 
 
 class ViewTable(DataTable):
+    """`show(table)` sets `data` and builds the rows; `show(table, defer=True)` (a hidden tab)
+    sets `data` and builds the rows on `build()`, when the tab is first shown."""
+
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", fixed_columns=1, **kwargs)
         self.data: Table | None = None
+        self._built = True      # the rows shown are those of `data`
 
-    def show(self, table: Table) -> None:
-        self.data = table
+    def show_nothing(self) -> None:
+        """No content (while a new selection's is computed: never the previous one's)."""
+        self.data, self._built = None, True
+        self.clear(columns=True)
+
+    def show(self, table: Table, *, defer: bool = False) -> None:
+        self.data, self._built = table, False
+        if not defer:
+            self.build()
+
+    def build(self) -> None:
+        """The rows of `data`, unless they are shown already."""
+        table = self.data
+        if self._built or table is None:
+            return
+        self._built = True
         self.clear(columns=True)
         for h in table.header:
             self.add_column(h)

@@ -80,6 +80,13 @@ class CompareOptions:
     regime_b: str = "10shot"
     column: str = "macro"
 
+    @classmethod
+    def for_filters(cls, filters: Filters) -> CompareOptions:
+        """What the tabs open with: the selection's regime against full (10shot from full),
+        the selection's category (else macro)."""
+        other = "10shot" if filters.regime == "full" else "full"
+        return cls(regime_a=filters.regime, regime_b=other, column=filters.category or "macro")
+
 
 def _names(snap: StoreSnapshot, frame: pl.DataFrame) -> list[str]:
     multi = frame["source"].n_unique() > 1 if "source" in frame.columns and frame.height else False

@@ -137,25 +137,22 @@ class Intervals:
     level: float = LEVEL
     seeds_resampled: bool = False
     _cells: dict = field(default_factory=dict, init=False, repr=False)
+    # The scopes the frame holds and the characters of the widest rank interval label (the
+    # cells pad to it): taken once here, read for every cell painted.
+    scopes: frozenset[str] = field(default=frozenset(), init=False)
+    width: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self._cells = {
             (r["scope"], r["model"], r["source"]): CellInterval(
                 r["low"], r["high"], r["rank_low"], r["rank_high"], bool(r["tied_with_leader"]))
             for r in self.frame.iter_rows(named=True)}
+        self.scopes = frozenset(scope for scope, _, _ in self._cells)
+        top = int(self.frame["rank_high"].max() or 1) if self.frame.height else 1
+        self.width = len(f"[{top}-{top}]")
 
     def get(self, scope: str, model: str, source: str) -> CellInterval | None:
         return self._cells.get((scope, model, source))
-
-    @property
-    def scopes(self) -> set[str]:
-        return set(self.frame["scope"].unique().to_list())
-
-    @property
-    def width(self) -> int:
-        """Characters of the widest rank interval label (the cells pad to it)."""
-        top = int(self.frame["rank_high"].max() or 1) if self.frame.height else 1
-        return len(f"[{top}-{top}]")
 
     def describe(self) -> str:
         seeds = " and seeds" if self.seeds_resampled else ""

@@ -17,6 +17,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from engine.encoders import BUILDERS, EncoderOptions, build_encoder  # noqa: E402
+from engine.encoders.batching import default_batch_tokens  # noqa: E402
 from engine.encoders.hf import HFEncoder  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
@@ -239,6 +240,52 @@ def test_settings_are_the_identity(zoo):
     assert s == {"encoder": "hf", "source": str(Path(zoo["dirs"]["bert"])), "revision": None,
                  "pooling": "mean", "max_tokens": 128, "padding_side": "right",
                  "dtype": "float32", "layer": "last"}
+
+
+def naive_loop(enc: HFEncoder, seqs: list[str]) -> np.ndarray:
+    """The official extractors' loop: input order, batches of 8 padded to their longest, fp32,
+    the mean over the attention mask."""
+    out = []
+    with torch.inference_mode():
+        for i in range(0, len(seqs), 8):
+            batch = enc.tokenizer(seqs[i:i + 8], padding=True, return_tensors="pt")
+            hidden = enc.model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1)
+            out.append(((hidden * mask).sum(1) / mask.sum(1)).numpy())
+    return np.vstack(out)
+
+
+@pytest.mark.parametrize("budget", [None, 150])
+def test_token_budget_batches_equal_the_official_naive_loop(zoo, budget):
+    """Float32 on the CPU: batching and padding change the embeddings at rounding level only
+    (1e-5 on these unit-scale rows), whatever the budget."""
+    seqs = random_dna(40, 10, 120, seed=5)
+    enc = encoder(zoo, "tiny-bert")
+    enc.max_batch_tokens = budget or enc.max_batch_tokens
+    np.testing.assert_allclose(enc.encode(seqs), naive_loop(enc, seqs), atol=1e-5, rtol=0)
+
+
+def test_the_batching_and_attention_that_ran_are_recorded(zoo):
+    enc = encoder(zoo, "tiny-bert")
+    stats = enc.encode_into(SEQS, ArraySink(len(SEQS)))
+    assert stats["max_batch_tokens"] == default_batch_tokens(torch.device("cpu"))
+    assert stats["batch_size"] == HFEncoder.default_batch_size
+    assert stats["attention"] == enc.model.config._attn_implementation
+    assert stats["compiled"] is False
+    assert "max_batch_tokens" not in enc.settings     # how it ran is not the identity
+    budget = encoder(zoo, "tiny-bert-trunc")          # the registry's batch_size = 4
+    assert budget.encode_into(SEQS, ArraySink(len(SEQS)))["batch_size"] == 4
+
+
+def test_sdpa_is_asked_for_on_cuda_and_an_architecture_without_it_falls_back(zoo):
+    from transformers import AutoModel
+
+    for kind, ran in (("bert", "sdpa"), ("mamba", "eager")):   # transformers refuses
+        enc = encoder(zoo, f"tiny-{kind}")                    # sdpa for Mamba: its default
+        enc.device = torch.device("cuda")             # only the loading rule; nothing runs
+        model = enc._attention_first(AutoModel)
+        assert model.config._attn_implementation == ran
+        assert type(model).__name__ == type(enc.model).__name__
 
 
 def test_fill_runs_a_checkpoint_directory_on_a_hub_layout_suite(zoo, tmp_path):

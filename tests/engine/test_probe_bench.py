@@ -21,3 +21,5 @@ def test_quick_bench_prints_every_ratio_line() -> None:
         "2 classes: batched C sweep (cpu) vs scikit-learn converged sweep (5 C, 55 fits)",
     ]
     assert "geneb-v1 path metrics identical to the official loop: True" in out
+    assert re.search(r"^2 classes \(cpu\): five-value C sweep, full regime: batched vs five "
+                     r"scikit-learn fits: \d+\.\dx$", out, re.M)

@@ -49,6 +49,7 @@ def test_variant_hashes_differ_from_geneb_v1_and_from_each_other() -> None:
     ("geneb-v1", "7ca1440b4506"),
     ("geneb-v1-converged", "9750b993e2bb"),
     ("mlp-h256", "e4581e492350"),
+    ("geneb-v1-array-api", "c91a2421acaa"),
     ("converged-C0.01-unscaled", "0103cee5fe2f"),
 ])
 def test_protocol_hashes_are_those_of_the_stored_results(name: str, hash_: str) -> None:
@@ -57,7 +58,8 @@ def test_protocol_hashes_are_those_of_the_stored_results(name: str, hash_: str) 
 
 
 def test_the_table_lists_names_in_order_and_expands_groups_once() -> None:
-    assert list(NAMED)[:4] == ["geneb-v1", "sweep", "sweep-unscaled", "converged-C0.01"]
+    assert list(NAMED)[:5] == ["geneb-v1", "geneb-v1-array-api", "sweep", "sweep-unscaled",
+                               "converged-C0.01"]
     assert list(NAMED)[-1] == "mlp-h256"
     assert NAMED["sweep"] == sweep_protocols()
     assert NAMED["sweep-unscaled"] == sweep_protocols(standardize=False)

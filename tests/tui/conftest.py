@@ -20,6 +20,15 @@ from store.results import append_rows  # noqa: E402
 from tests.store.local_rows import local_rows  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def first_view_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own empty first-view cache folder (`geneb_tui.core.first_view`):
+    no test reads or writes the user's cache, and each starts from a miss."""
+    folder = tmp_path_factory.mktemp("first-view-cache")
+    monkeypatch.setenv("GENEB_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def official_store(tmp_path_factory):
     """The 40 official submissions, imported once (tests only read it)."""

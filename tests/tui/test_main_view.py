@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from conftest import apply_filters, settle, two_seeds
@@ -306,3 +308,29 @@ async def test_a_broken_models_toml_is_reported_once_and_the_table_still_shown(s
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert len(app._notifications) == 1                  # reported once, not per reload
+
+
+def test_the_store_read_imports_neither_pandas_nor_pyarrow_dataset(official_store):
+    """The dashboard's cold start: the snapshot (catalogs included) is read without pandas and
+    pyarrow.dataset, and the catalogs read are those pyarrow's dataset reader gives."""
+    code = (
+        "import sys; from store.paths import resolve_store; "
+        "from geneb_tui.core.query import StoreSnapshot; "
+        f"snap = StoreSnapshot.load(resolve_store({str(official_store.root)!r})); "
+        "print(snap.tasks.height, snap.models.height, "
+        "sorted(m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split(maxsplit=2)
+    assert out[2].strip() == "[]"
+    import polars as pl
+    import pyarrow.parquet as pq
+
+    from store.db import read_catalog
+
+    for name in ("tasks", "models"):
+        f = official_store.catalog_table(name)
+        assert f.exists()
+        got = read_catalog(official_store, name)
+        assert got.height > 0
+        assert got.equals(pl.concat([got.clear(), pl.from_arrow(pq.read_table(f))],
+                                    how="diagonal_relaxed"))

@@ -1,0 +1,90 @@
+"""The main table after each interaction: the lines `ResultsTable` paints (only the cells in the
+window rendered) are Textual's DataTable's own, and its cells are those of a view built afresh
+for the same selection."""
+
+from __future__ import annotations
+
+from conftest import settle
+from textual.widgets import DataTable
+
+from geneb_tui.components.results_table import ResultsTable
+from geneb_tui.core.query import build_view
+
+SIZE = (100, 30)
+
+
+def painted(table: ResultsTable, stock: bool) -> list[list[tuple[str, str]]]:
+    """Every line of the table as (text, style) segments, painted from empty caches, by
+    `ResultsTable` or (stock) by DataTable's own rendering."""
+    table._clear_caches()
+    table._window = None
+    if stock:
+        table._render_line = lambda *a: DataTable._render_line(table, *a)
+        table._render_cell = lambda *a, **k: DataTable._render_cell(table, *a, **k)
+    try:
+        lines = [[(seg.text, str(seg.style)) for seg in table.render_line(y)]
+                 for y in range(table.size.height)]
+    finally:
+        table.__dict__.pop("_render_line", None)
+        table.__dict__.pop("_render_cell", None)
+        table._clear_caches()
+        table._window = None
+    return lines
+
+
+def cells(table: ResultsTable) -> list[list[str]]:
+    return [[c.plain for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def fresh_cells(app) -> list[list[str]]:
+    v = app.view
+    view = build_view(app.snapshot, app.filters, v.sort_key, v.descending, app.rank_scope)
+    view.intervals = v.intervals
+    return [[view.cell_text(r, c) for c in view.columns] for r in view.rows]
+
+
+async def test_each_interaction_paints_what_a_fresh_table_shows(official_store, make_app):
+    app = make_app(official_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.query_one(ResultsTable)
+        seen = set()
+        for keys in ([], ["r"], ["m"], ["c"], ["c"], ["s"], ["right"] * 6, ["s"], ["n"],
+                     ["right"] * 8, ["x"], ["left"] * 14):
+            for k in keys:
+                await pilot.press(k)
+            await settle(pilot)
+            assert cells(table) == fresh_cells(app)
+            mine = painted(table, stock=False)
+            assert mine == painted(table, stock=True)
+            seen.add(table.scroll_x)
+            assert sum(len(t) for line in mine for t, _ in line) > 0
+        assert len(seen) > 1   # the window moved: cells to the right were painted as well
+        for x in range(1, 40, 3):   # windows that start or end inside a cell
+            table.scroll_to(x=x, animate=False, immediate=True)
+            await settle(pilot)
+            assert table.scroll_x == x
+            assert painted(table, stock=False) == painted(table, stock=True)
+
+
+async def test_a_selection_seen_before_is_shown_from_the_views_built(official_store, make_app):
+    app = make_app(official_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        first = app.view
+        shown = cells(app.query_one(ResultsTable))
+        for _ in range(3):   # full -> 10shot -> 1shot -> full
+            await pilot.press("r")
+            await settle(pilot)
+        assert app.filters.regime == "full"
+        assert app.view is first   # no new build
+        assert cells(app.query_one(ResultsTable)) == shown == fresh_cells(app)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.view.filters.regime == "10shot" and app.view is not first
+        assert cells(app.query_one(ResultsTable)) == fresh_cells(app)
+        await pilot.press("ctrl+r")   # a new snapshot: the views are built again
+        await settle(pilot)
+        assert app.view.filters.regime == "10shot"
+        assert cells(app.query_one(ResultsTable)) == fresh_cells(app)
+        assert all(v is app.view for v in app._views.values())

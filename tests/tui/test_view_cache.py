@@ -1,0 +1,299 @@
+"""The views' cache (`geneb_tui.core.view_cache`): computed once, painted at once when ready, a
+"computing…" state before, never a previous selection's content."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from conftest import settle
+from textual.widgets import DataTable, TabbedContent
+
+from geneb_tui.app import GenebApp
+from geneb_tui.components.compare_screen import CompareScreen
+from geneb_tui.components.missing_screen import MissingScreen
+from geneb_tui.components.significance_screen import SignificanceScreen
+from geneb_tui.components.task_screen import TaskScreen
+from geneb_tui.components.view_table import ViewTable
+from geneb_tui.core import compare, view_cache
+from geneb_tui.core.compare import CompareOptions
+from geneb_tui.core.fill import FillChoices
+from geneb_tui.core.query import candidate_models, missing_cells
+from geneb_tui.core.significance import significance, store_seed_rows
+
+
+def note(screen, name: str) -> str:
+    return str(screen.query_one(f"#{name}-note").render())
+
+
+class Gate:
+    """Wraps a function so that it blocks until `open()` (a computation still running)."""
+
+    def __init__(self, fn) -> None:
+        self.fn, self.event, self.calls = fn, threading.Event(), 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        assert self.event.wait(60), "the gate was never opened"
+        return self.fn(*args, **kwargs)
+
+    def open(self) -> None:
+        self.event.set()
+
+
+async def until(pilot, cond, rounds: int = 400) -> None:
+    for _ in range(rounds):
+        if cond():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the condition never held")
+
+
+# -- the cache itself ----------------------------------------------------------------------------
+def test_a_key_is_computed_once_and_a_second_caller_waits_for_it():
+    cache = view_cache.ViewCache()
+    started, release, calls = threading.Event(), threading.Event(), []
+
+    def compute():
+        calls.append(1)
+        started.set()
+        release.wait(10)
+        return ["payload"]
+
+    results = []
+    first = threading.Thread(target=lambda: results.append(cache.get("k", compute)))
+    first.start()
+    assert started.wait(10)
+    assert cache.peek("k") is None                       # still running
+    second = threading.Thread(target=lambda: results.append(cache.get("k", compute)))
+    second.start()
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert calls == [1] and results == [["payload"], ["payload"]]
+    assert results[0] is results[1] is cache.peek("k")
+
+
+def test_a_failed_computation_is_not_stored():
+    cache = view_cache.ViewCache()
+
+    def boom():
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        cache.get("k", boom)
+    assert cache.peek("k") is None
+    assert cache.get("k", lambda: 3) == 3
+
+
+def test_the_cache_is_per_snapshot(official_store):
+    from geneb_tui.core.query import StoreSnapshot
+
+    a, b = StoreSnapshot.load(official_store), StoreSnapshot.load(official_store)
+    assert view_cache.cache_of(a) is view_cache.cache_of(a)
+    assert view_cache.cache_of(a) is not view_cache.cache_of(b)
+
+
+def test_precompute_fills_what_each_view_shows_with_the_reference_values(official_store):
+    from geneb_tui.core.filters import Filters
+    from geneb_tui.core.query import StoreSnapshot
+
+    snap = StoreSnapshot.load(official_store)
+    filters = Filters(metric="acc")
+    view_cache.precompute(snap, filters, FillChoices())
+    cache = view_cache.cache_of(snap)
+    opts = CompareOptions.for_filters(filters)
+    for name, _ in compare.VIEWS:
+        got = cache.peek(view_cache.compare_key(name, filters, opts))
+        want = compare.compute(name, snap, filters, opts)
+        if isinstance(want, compare.Table):
+            assert got.header == want.header and got.rows == want.rows and got.note == want.note
+        else:
+            assert (got.labels, got.values, got.rho) == (want.labels, want.values, want.rho)
+    sig = cache.peek(view_cache.significance_key(filters))
+    ref = significance(snap, filters, seed_rows=store_seed_rows(snap))
+    assert sig.entries == ref.entries and sig.matrix.rows == ref.matrix.rows
+    assert cache.peek(view_cache.pair_key(filters, *ref.entries[:2])) is not None
+    data = cache.peek(view_cache.missing_key(filters, view_cache.regimes_of("all"), "auto"))
+    found = candidate_models(snap, filters)
+    assert set(data.candidates) == set(found)
+    assert set(data.cells) == set(missing_cells(snap, filters, found, view_cache.regimes_of("all")))
+    tasks = cache.peek(view_cache.compare_key("tasks", filters, opts))
+    first = cache.peek(view_cache.task_key(filters, tasks.row_keys[0]))
+    assert first.rows == compare.task_values(snap, filters, tasks.row_keys[0]).rows
+
+
+def test_precompute_stops_when_the_selection_moves_on(official_store):
+    from geneb_tui.core.filters import Filters
+    from geneb_tui.core.query import StoreSnapshot
+
+    snap = StoreSnapshot.load(official_store)
+    filters = Filters(metric="f1_macro")
+    view_cache.precompute(snap, filters, current=lambda: False)
+    opts = CompareOptions.for_filters(filters)
+    assert view_cache.cache_of(snap).peek(view_cache.compare_key("leaders", filters, opts)) is None
+
+
+# -- the screens ---------------------------------------------------------------------------------
+async def test_a_view_opened_before_its_data_shows_computing_then_the_same_content(
+        official_store, monkeypatch):
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        gate = Gate(compare.BUILDERS["leaders"])
+        monkeypatch.setitem(compare.BUILDERS, "leaders", gate)
+        await pilot.press("m")                        # a selection nothing computed yet
+        await until(pilot, lambda: app.view is not None and app.view.filters.metric != "mcc")
+        filters = app.filters
+        await pilot.press("v")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and gate.calls)
+        screen = app.screen
+        await pilot.pause()
+        assert note(screen, "leaders") == "computing…"
+        assert screen.query_one("#leaders-table", ViewTable).data is None
+        gate.open()
+        await settle(pilot)
+        want = compare.leaders(app.snapshot, filters, CompareOptions.for_filters(filters))
+        first = screen.query_one("#leaders-table", ViewTable)
+        assert first.data.rows == want.rows and len(want.rows) == 40
+        assert note(screen, "leaders") == want.note
+        shown = [[c.plain for c in first.get_row_at(i)] for i in range(first.row_count)]
+        await pilot.press("escape")
+        await settle(pilot)
+
+        # opened again with the computation blocked: painted from the cache, nothing computed
+        gate.event.clear()
+        calls = gate.calls
+        await pilot.press("v")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.is_mounted)
+        again = app.screen.query_one("#leaders-table", ViewTable)
+        assert note(app.screen, "leaders") == want.note
+        assert [[c.plain for c in again.get_row_at(i)] for i in range(again.row_count)] == shown
+        assert gate.calls == calls
+        gate.open()
+        await settle(pilot)
+
+
+async def test_a_filter_change_after_the_precomputation_shows_the_new_content(official_store):
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        old = app.filters
+        await asyncio.to_thread(view_cache.precompute, app.snapshot, old, app.fill_choices)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = app.screen
+        opts = CompareOptions.for_filters(old)
+        old_rows = compare.shift(app.snapshot, old, opts).rows
+        assert screen.query_one("#shift-table", ViewTable).data.rows == old_rows
+        await pilot.press("m")                        # MCC -> acc, on the views' screen
+        await settle(pilot)
+        new = app.filters
+        assert new.metric != old.metric and screen.filters == new
+        want = compare.shift(app.snapshot, new, CompareOptions.for_filters(new))
+        table = screen.query_one("#shift-table", ViewTable)
+        assert table.data.rows == want.rows and want.rows != old_rows
+        assert table.row_count == 0                   # a hidden tab: built when first shown
+        await pilot.press("2")
+        await pilot.pause()
+        assert table.row_count == len(want.rows)
+        best = table.get_row_at(0)
+        assert best[1].plain == f"{want.rows[0][1]:.3f}"   # the cell painted: the new metric
+        await pilot.press("4")                        # a tab built after the first frame
+        await settle(pilot)
+        scale = compare.scale(app.snapshot, new, CompareOptions.for_filters(new))
+        assert note(screen, "scale") == scale.note
+
+        # the Significance view, opened on the precomputed selection, then moved to another
+        await pilot.press("escape", "m", "m")         # acc -> F1 -> MCC (precomputed)
+        await settle(pilot)
+        assert app.filters == old
+        await pilot.press("d")
+        await pilot.pause()
+        sig = app.screen
+        assert isinstance(sig, SignificanceScreen)
+        assert sig.sig is view_cache.cache_of(app.snapshot).peek(
+            view_cache.significance_key(old))
+        await pilot.press("m")
+        await settle(pilot)
+        ref = significance(app.snapshot, app.filters, seed_rows=store_seed_rows(app.snapshot))
+        assert sig.sig.entries == ref.entries
+        assert sig.query_one("#matrix-table", ViewTable).data.rows == ref.matrix.rows
+        assert sig.shown_pair.a == ref.entries[0] and sig.shown_pair.b == ref.entries[1]
+
+
+async def test_missing_and_task_views_paint_the_precomputed_content(official_store, monkeypatch):
+    import geneb_tui.core.query as query
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        filters = app.filters
+        await asyncio.to_thread(view_cache.precompute, app.snapshot, filters, app.fill_choices)
+        gate = Gate(query.missing_cells)
+        monkeypatch.setattr(query, "missing_cells", gate)   # nothing computed on opening
+        await pilot.press("g")
+        await until(pilot, lambda: isinstance(app.screen, MissingScreen) and app.screen.is_mounted)
+        screen = app.screen
+        found = candidate_models(app.snapshot, filters)
+        want = missing_cells(app.snapshot, filters, found, view_cache.regimes_of("all"))
+        models = screen.query_one("#missing-models", DataTable)
+        assert models.row_count == len(found) == 43   # 40 official and the k-mer baselines
+        counts = {m: sum(c[0] == m for c in want) for m in found}
+        assert screen.missing_by_model == counts and gate.calls == 0
+        # another regimes choice is not precomputed: computing, then its own counts
+        await pilot.press("r")
+        await pilot.pause()
+        assert "Computing the missing cells" in str(screen.query_one("#missing-note").render())
+        assert models.row_count == 0
+        gate.open()
+        await settle(pilot)
+        regimes = view_cache.regimes_of(app.fill_choices.regimes)
+        want = missing_cells(app.snapshot, filters, found, regimes)
+        assert screen.missing_by_model == {m: sum(c[0] == m for c in want) for m in found}
+        assert models.row_count == len(found)
+        await pilot.press("escape")
+        await settle(pilot)
+
+        # the task view from the Tasks tab: painted on opening from the precomputed table
+        await pilot.press("v")
+        await settle(pilot)
+        app.screen.query_one(TabbedContent).active = "tasks"
+        await settle(pilot)
+        tasks = app.screen.query_one("#tasks-table", ViewTable)
+        tasks.focus()
+        await pilot.pause()
+        monkeypatch.setattr(compare, "task_values", Gate(compare.task_values))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.is_mounted)
+        table = app.screen.query_one(ViewTable)
+        ref = view_cache.cache_of(app.snapshot).peek(
+            view_cache.task_key(filters, tasks.data.row_keys[0]))
+        assert table.data is ref and len(ref.rows) == 40
+        assert compare.task_values.calls == 0
+        compare.task_values.open()
+
+
+async def test_the_app_precomputes_the_views_once_the_user_pauses(official_store, monkeypatch):
+    """`PRECOMPUTE_IDLE_S` after the table and its rank intervals, the compare views' first tab
+    is in the cache for the selection shown (here after a metric change)."""
+    import geneb_tui.app as app_module
+    from geneb_tui.core.filters import Filters
+
+    monkeypatch.setattr(app_module, "PRECOMPUTE_IDLE_S", 0.3)
+    app = GenebApp(official_store)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle(pilot)
+        await pilot.press("m")                       # another metric before the pause ends
+        await settle(pilot)
+        filters = app.filters
+        assert filters != Filters()
+        first = compare.VIEWS[0][0]
+        key = view_cache.compare_key(first, filters, CompareOptions.for_filters(filters))
+        cache = view_cache.cache_of(app.snapshot)
+        await pilot.pause(0.5)
+        await settle(pilot)
+        got = cache.peek(key)
+        want = compare.compute(first, app.snapshot, filters, CompareOptions.for_filters(filters))
+        assert got is not None and got.rows == want.rows
