@@ -41,6 +41,7 @@ from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
+from geneb_tui.core.view_cache import cache_of
 from geneb_tui.messages import (
     ExportFinished,
     IntervalsReady,
@@ -129,9 +130,9 @@ class GenebApp(App[None]):
         self._first_view_key: dict | None = None
         self._first_view_token: int | None = None
         self._rebuild_pending = False
-        # The views built on this snapshot, by what was asked (filters, sort, rank scope): a
-        # selection seen before is shown again without a worker.
-        self._views: dict[tuple, TableView] = {}
+        # The views built on this snapshot are kept in its view cache (`geneb_tui.core.
+        # view_cache`) by what was asked (filters, sort, rank scope): a selection seen before is
+        # shown again without a worker.
         self._building: tuple[int, tuple] | None = None   # (token, request) of the build running
         # The main table's rank intervals: computed in a worker after the table is shown, kept
         # per snapshot and entries (a sort or a category change reuses them).
@@ -236,7 +237,6 @@ class GenebApp(App[None]):
         first = self.snapshot is None
         self.snapshot = msg.snapshot
         self._snapshot_serial += 1
-        self._views.clear()
         self._intervals.clear()
         self._intervals_running = None
         for problem in set(msg.snapshot.damage) - self._damage_shown:
@@ -296,8 +296,9 @@ class GenebApp(App[None]):
         if self.snapshot is None:
             return
         request = (self.filters, self.sort_key, self.descending, self.rank_scope)
-        if request in self._views:
-            self._show_view(self._views[request], self._view_token)
+        built = cache_of(self.snapshot).peek(("table", request))
+        if built is not None:
+            self._show_view(built, self._view_token)
             return
         self._building = (self._view_token, request)
         self._build_view(self.snapshot, *request, self._view_token)
@@ -334,9 +335,7 @@ class GenebApp(App[None]):
             # asks for the first score column)
             for request in (self._building[1], (v.filters, v.sort_key, v.descending,
                                                 v.rank_scope)):
-                if len(self._views) >= 64:
-                    self._views.pop(next(iter(self._views)))
-                self._views[request] = v
+                cache_of(self.snapshot).get(("table", request), lambda v=v: v)
         self._show_view(msg.view, msg.token)
 
     def _show_view(self, view: TableView, token: int) -> None:

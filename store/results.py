@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from store.atomic import write_atomic
+from store.delta_log import log_versions, newest_version
 from store.errors import GenebError, brief
 from store.failpoints import reach
 from store.ids import path_part
@@ -123,18 +124,9 @@ def has_table(paths: StorePaths, table: Table = RESULTS) -> bool:
     return (table.root(paths) / "_delta_log").is_dir()
 
 
-def _log_versions(paths: StorePaths, table: Table = RESULTS) -> list[int]:
-    try:
-        names = os.listdir(table.root(paths) / "_delta_log")
-    except OSError:
-        return []
-    return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
-
-
 def latest_version(paths: StorePaths, table: Table = RESULTS) -> int | None:
     """The newest version number in the log (a directory listing; no log is read)."""
-    versions = _log_versions(paths, table)
-    return versions[-1] if versions else None
+    return newest_version(table.root(paths))
 
 
 def _files(dt) -> tuple[DataFile, ...]:
@@ -174,7 +166,7 @@ def read_state(paths: StorePaths, table: Table = RESULTS) -> TableState | None:
         except Exception as exc:
             first = brief(exc)
             time.sleep(0.05 * attempt)
-    for version in reversed(_log_versions(paths, table)[-_FALLBACK_VERSIONS:]):
+    for version in reversed(log_versions(table.root(paths))[-_FALLBACK_VERSIONS:]):
         try:
             dt = _open(paths, version, table)
             files = _files(dt)

@@ -17,7 +17,6 @@ import hashlib
 import json
 import math
 import os
-import re
 from dataclasses import asdict, fields
 from pathlib import Path
 
@@ -25,11 +24,11 @@ from geneb_tui.core.filters import Filters
 from geneb_tui.core.table_view import RANK_SCOPES, Column, Row, TableView
 from store.atomic import write_text_atomic
 from store.catalog import CATALOG_DIR
+from store.delta_log import newest_version
 from store.paths import StorePaths
 from store.protocol import GENEB_V1
 
 FORMAT = 1   # bump when the file's layout or what a view holds changes
-_COMMIT = re.compile(r"^(\d+)\.json$")
 _FILTER_FIELDS = frozenset(f.name for f in fields(Filters))
 
 
@@ -56,16 +55,6 @@ def _package_version() -> str:
         return "unknown"
 
 
-def delta_version(table: Path) -> int | None:
-    """The newest commit number in `<table>/_delta_log` (None without one)."""
-    try:
-        with os.scandir(table / "_delta_log") as it:
-            found = [int(m[1]) for e in it if (m := _COMMIT.match(e.name))]
-    except OSError:
-        return None
-    return max(found, default=None)
-
-
 def _stats(files) -> dict[str, list[int]]:
     """[mtime_ns, size] of each file that exists."""
     out = {}
@@ -84,7 +73,7 @@ def view_key(paths: StorePaths, filters: Filters, sort_key: str | None, descendi
     files = _stats([*paths.catalog.glob("*"), *paths.suites.glob("*/*"), paths.user_models,
                     *CATALOG_DIR.glob("*")])
     return {"format": FORMAT, "package": _package_version(),
-            "store": os.path.realpath(paths.root), "results": delta_version(paths.results),
+            "store": os.path.realpath(paths.root), "results": newest_version(paths.results),
             "files": files, "protocol_hash": GENEB_V1.hash,
             "start": {"filters": asdict(filters), "sort_key": sort_key,
                       "descending": descending, "rank_scope": rank_scope}}

@@ -8,6 +8,7 @@ from conftest import settle
 from textual.widgets import DataTable
 
 from geneb_tui.components.results_table import ResultsTable
+from geneb_tui.core import view_cache
 from geneb_tui.core.query import build_view
 
 SIZE = (100, 30)
@@ -87,4 +88,6 @@ async def test_a_selection_seen_before_is_shown_from_the_views_built(official_st
         await settle(pilot)
         assert app.view.filters.regime == "10shot"
         assert cells(app.query_one(ResultsTable)) == fresh_cells(app)
-        assert all(v is app.view for v in app._views.values())
+        tables = [v for k, v in view_cache.cache_of(app.snapshot)._done.items()
+                  if k[0] == "table"]
+        assert tables and all(v is app.view for v in tables)
