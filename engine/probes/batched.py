@@ -16,29 +16,35 @@ split, and `coef_` is in standardised units (as in a StandardScaler + LogisticRe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from engine.probes.estimator import BatchedEstimator
-from engine.probes.problems import l2_weight, logistic_objective
+from engine.probes.problems import (
+    Batch,
+    Curvature,
+    feature_curvature,
+    l2_weight,
+    logistic_objective,
+)
 
 
 class BatchedLogisticRegression(BatchedEstimator):
     """Many L2-regularised logistic regressions at once (scikit-learn-like estimator).
 
-    Parameters as `BatchedEstimator`'s, and warm_start: start the next `fit` from the current
-    solution (same problem shapes), e.g. along an increasing C path.
+    Parameters as `BatchedEstimator`'s. A fit of one problem over all rows (the full regime) is
+    preconditioned by its features' curvature (`engine.probes.problems.Curvature`); `fit_path`
+    fits one such problem along increasing C.
     """
 
     def __init__(self, C: float | Sequence[float] = 1.0, tol: float = 1e-6,
-                 max_iter: int = 10_000, standardize: bool = False, warm_start: bool = False,
-                 history: int = 10, device: str | torch.device | None = "cpu",
+                 max_iter: int = 10_000, standardize: bool = False, history: int = 10,
+                 device: str | torch.device | None = "cpu",
                  dtype: torch.dtype = torch.float64) -> None:
         super().__init__(C, tol, max_iter, standardize, history, device, dtype)
-        self.warm_start = warm_start
 
     def fit(self, X: np.ndarray | Tensor, y: np.ndarray,
             rows: Sequence[np.ndarray] | None = None) -> BatchedLogisticRegression:
@@ -48,16 +54,36 @@ class BatchedLogisticRegression(BatchedEstimator):
         intercept_ (B, K'), mean_ and scale_ (B, d) or None, n_iter_ (B,), converged_ (B,).
         """
         batch = self._batch(X, y, rows)
+        return self._fit(batch, feature_curvature(batch), self._start(batch))
+
+    def fit_path(self, X: np.ndarray | Tensor, y: np.ndarray,
+                 Cs: Sequence[float]) -> Iterator[tuple[float, BatchedLogisticRegression]]:
+        """One problem on all rows of X (n, d) per value of `Cs`, in increasing C, each started
+        from the previous optimum (a regularisation path, as scikit-learn's
+        `_logistic_regression_path`); the batch, its standardisation and its curvature are built
+        once. Yields (C, self) after each fit, with the learned state of that C's fit."""
+        batch = self._batch(X, y, None)
+        curvature = feature_curvature(batch)
+        theta = self._start(batch)
+        for C in sorted(Cs):
+            self.C = C
+            theta = self._fit(batch, curvature, theta).theta_
+            yield C, self
+
+    def _start(self, batch: Batch) -> Tensor:
+        """Zero parameters (B, (d + 1) · K') for the problems of `batch`."""
         d = batch.design.X.shape[-1]
+        return torch.zeros(batch.n_problems, (d + 1) * batch.n_outputs, dtype=self.dtype,
+                           device=batch.weight.device)
+
+    def _fit(self, batch: Batch, curvature: Curvature | None,
+             theta0: Tensor) -> BatchedLogisticRegression:
+        """Minimise the objective of `batch` at self.C from `theta0`, and keep the state."""
+        penalty = l2_weight(self.C, batch)
         k = batch.n_outputs
-        device = batch.weight.device
-        theta0 = torch.zeros(batch.n_problems, (d + 1) * k, dtype=self.dtype, device=device)
-        if self.warm_start and getattr(self, "theta_", None) is not None:
-            if self.theta_.shape != theta0.shape:
-                raise ValueError(f"warm start needs problems of shape {tuple(self.theta_.shape)},"
-                                 f" got {tuple(theta0.shape)}")
-            theta0 = self.theta_.to(device=device, dtype=self.dtype)
-        self._solve(batch, logistic_objective(batch, l2_weight(self.C, batch)), theta0)
+        precondition = None if curvature is None else curvature.preconditioner(float(penalty[0]), k)
+        self._solve(batch, logistic_objective(batch, penalty), theta0, precondition)
+        d = batch.design.X.shape[-1]
         params = self.theta_.view(batch.n_problems, d + 1, k)
         self.coef_ = params[:, :d].transpose(1, 2).cpu().numpy()
         self.intercept_ = params[:, d].cpu().numpy()

@@ -8,7 +8,7 @@ trailing underscore.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -43,10 +43,11 @@ class BatchedEstimator:
         return build_batch(X, y, rows, standardize=self.standardize,
                            device=resolve_device(self.device), dtype=self.dtype)
 
-    def _solve(self, batch: Batch, fun: Objective, theta0: Tensor) -> None:
+    def _solve(self, batch: Batch, fun: Objective, theta0: Tensor,
+               precondition: Callable[[Tensor], Tensor] | None = None) -> None:
         """Minimise the B problems of `fun` from `theta0` (B, P) and keep the fitted state."""
-        result = minimize_lbfgs(fun, theta0, tol=self.tol,
-                                max_iter=self.max_iter, history=self.history)
+        result = minimize_lbfgs(fun, theta0, tol=self.tol, max_iter=self.max_iter,
+                                history=self.history, precondition=precondition)
         self.theta_ = result.x
         self.classes_ = batch.classes
         self._standardisation = (batch.design.mean, batch.design.scale)

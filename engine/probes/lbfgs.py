@@ -62,11 +62,16 @@ def minimize_lbfgs(
     history: int = 10,
     max_linesearch: int = 40,
     c1: float = 1e-4,
+    precondition: Callable[[Tensor], Tensor] | None = None,
 ) -> LbfgsResult:
     """Minimise B problems from `x0` (B, P) until each gradient max-norm is <= `tol`.
 
     A problem stops when it converges, after `max_iter` iterations, or when its line search finds
     no decrease in `max_linesearch` trials (at the limit of floating-point resolution).
+
+    `precondition`: a symmetric positive definite P applied to (B, P) tensors, a model of the
+    inverse Hessian: the two-loop recursion starts from gamma·P (gamma = s·y / y·Py) instead of
+    gamma·I, and the first step tries length 1. The stopping test is on the gradient itself.
     """
     x = x0.detach().clone()
     n_problems, _ = x.shape
@@ -82,14 +87,15 @@ def minimize_lbfgs(
     for _ in range(max_iter):
         if not bool(active.any()):
             break
-        d = -_two_loop(g, s_hist, y_hist, rho_hist, gamma)
+        d = -_two_loop(g, s_hist, y_hist, rho_hist, gamma, precondition)
         gd = (g * d).sum(1)
         not_descent = gd >= 0
         d = torch.where(not_descent[:, None], -g, d)
         gd = torch.where(not_descent, -(g * g).sum(1), gd)
         d = d * active[:, None]
         gd = gd * active
-        first = torch.clamp(1.0 / g.abs().sum(1).clamp_min(torch.finfo(g.dtype).tiny), max=1.0)
+        first = torch.clamp(1.0 / g.abs().sum(1).clamp_min(torch.finfo(g.dtype).tiny), max=1.0) \
+            if precondition is None else torch.ones_like(f)
         t = torch.where(has_curvature, torch.ones_like(f), first)
 
         x_new, f_new, g_new = x.clone(), f.clone(), g.clone()
@@ -116,7 +122,7 @@ def minimize_lbfgs(
         sy = (s * y).sum(1)
         stored = moved & (sy > 0)
         rho = torch.where(stored, 1.0 / torch.where(stored, sy, torch.ones_like(sy)), 0.0)
-        yy = (y * y).sum(1)
+        yy = (y * (y if precondition is None else precondition(y))).sum(1)
         gamma = torch.where(stored, sy / torch.where(stored, yy, torch.ones_like(yy)), gamma)
         has_curvature = has_curvature | stored
         s_hist.append(s)
@@ -134,9 +140,11 @@ def minimize_lbfgs(
 
 
 def _two_loop(
-    g: Tensor, s_hist: list[Tensor], y_hist: list[Tensor], rho_hist: list[Tensor], gamma: Tensor
+    g: Tensor, s_hist: list[Tensor], y_hist: list[Tensor], rho_hist: list[Tensor], gamma: Tensor,
+    precondition: Callable[[Tensor], Tensor] | None,
 ) -> Tensor:
-    """The L-BFGS two-loop recursion: the inverse-Hessian approximation applied to g, per row.
+    """The L-BFGS two-loop recursion: the inverse-Hessian approximation applied to g, per row,
+    with initial matrix gamma·I, or gamma·P with a preconditioner P.
 
     Pairs with rho = 0 (not stored for that problem) contribute nothing.
     """
@@ -146,7 +154,7 @@ def _two_loop(
         alpha = rho * (s * q).sum(1)
         q -= alpha[:, None] * y
         alphas.append(alpha)
-    r = gamma[:, None] * q
+    r = gamma[:, None] * (q if precondition is None else precondition(q))
     for s, y, rho, alpha in zip(s_hist, y_hist, rho_hist, reversed(alphas), strict=True):
         beta = rho * (y * r).sum(1)
         r += (alpha - beta)[:, None] * s

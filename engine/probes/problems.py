@@ -22,7 +22,7 @@ It equals autograd's value and gradient of `mean_loss` to rounding (1e-12 relati
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -296,6 +296,81 @@ def logistic_objective(batch: Batch, penalty: Tensor) -> Objective:
         return value, grad.reshape(n_problems, -1)
 
     return fun
+
+
+HESSIAN_BOUND = 0.25
+"""The logistic loss's largest second derivative (sigmoid(z)·(1 - sigmoid(z)) <= 1/4): the loss
+Hessian is at most HESSIAN_BOUND times the features' second moment, which sets the ridge of the
+`Curvature` preconditioner. Measured on the five-value sweep (n = 6,000, d = 512, 10 classes):
+358 iterations with 0.1, 361 with 0.25, 380 with 1.0; the value matters little."""
+
+
+@dataclass(frozen=True)
+class Curvature:
+    """The eigen-decomposition Q diag(e) Q^T of a problem's second-moment matrix
+    A = Σ_i w_i [x̃_i, 1][x̃_i, 1]^T / n of [features, 1] (x̃: the features in the units of the
+    parameters, standardised where the batch standardises): the part of the logistic objective's
+    Hessian that the features set.
+
+    `preconditioner(penalty)` applies (A + λ I)^-1 per output column of theta, with
+    λ = 2 · penalty / HESSIAN_BOUND: a model of the inverse Hessian (loss Hessian <= A / 4, penalty
+    Hessian 2 · penalty) that L-BFGS scales and refines with its curvature pairs. It changes the
+    path to the optimum, never the objective or the stopping test. Embedding features have
+    spectra decaying over orders of magnitude (here 1e-2 to 1e2), which is what makes plain
+    L-BFGS slow on them: on the five-value sweep (n = 6,000, d = 512, 10 classes, warm-started
+    along C) the preconditioner cut the iterations from 3,391 to 361 (46.3 s to 4.9 s), 2
+    classes 398 to 54, with lower objective values at the same tolerance.
+    """
+
+    values: Tensor    # (d + 1,) eigenvalues, ascending
+    vectors: Tensor   # (d + 1, d + 1) orthonormal eigenvectors, as columns
+
+    def preconditioner(self, penalty: float, k: int) -> Callable[[Tensor], Tensor]:
+        """(A + λ I)^-1 applied to each row of a (B, (d + 1) · k) tensor of parameter-shaped
+        vectors, per output column."""
+        Q = self.vectors
+        inverse = 1.0 / (self.values + 2.0 * penalty / HESSIAN_BOUND)[:, None]
+
+        def apply(q: Tensor) -> Tensor:
+            v = q.view(len(q), -1, k)
+            return (Q @ (inverse * (Q.T @ v))).view(q.shape)
+
+        return apply
+
+
+def feature_curvature(batch: Batch) -> Curvature | None:
+    """The `Curvature` of a batch of one problem over a shared X with more rows than features
+    (a full-regime fit): one pass over X's row blocks (n · d² operations), then an
+    eigen-decomposition of (d + 1)².
+
+    None otherwise. Several problems would need one pass each. With no more rows than features
+    (the k-shot problems) the classes are separable, the loss curvature vanishes as the fit
+    proceeds and A / 4 overstates it: measured on the sweep's k-shot batches (m = 100 and 10
+    rows, d = 1,024, 10 classes), (A + λ I)^-1 from each problem's rows took the 10-shot batch
+    from 8.7 s to 20.6 s (mean iterations 133 to 137).
+    """
+    design = batch.design
+    n, d = design.X.shape[-2:]
+    if not design.shared or batch.n_problems != 1 or n <= d:
+        return None
+    dtype = batch.weight.dtype
+    w = batch.weight[0]
+    moment = torch.zeros((d + 1, d + 1), dtype=dtype, device=design.X.device)
+    for rows, Xb in design.row_blocks(dtype):
+        weighted = Xb.T * w[rows]                               # (d, m_b)
+        moment[:d, :d].addmm_(weighted, Xb)
+        moment[:d, d] += weighted.sum(1)
+    moment[d, :d] = moment[:d, d]                               # eigh reads the lower half
+    moment[d, d] = w.sum()
+    moment /= batch.n_train[0]
+    if design.mean is not None:
+        # [x̃, 1] = T [x, 1] with T = [[diag(1 / scale), -mean / scale], [0, 1]]
+        T = torch.eye(d + 1, dtype=dtype, device=moment.device)
+        T[:d, :d] = torch.diag(1.0 / design.scale[0])
+        T[:d, d] = -design.mean[0] / design.scale[0]
+        moment = T @ moment @ T.T
+    values, vectors = torch.linalg.eigh(moment)
+    return Curvature(values.clamp_min(0.0), vectors)
 
 
 def decide(Z: Tensor, classes: np.ndarray) -> np.ndarray:

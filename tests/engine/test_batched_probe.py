@@ -102,14 +102,16 @@ def test_stacked_independent_problems_and_per_problem_C() -> None:
         np.testing.assert_allclose(batched.coef_[b], single.coef_[0], rtol=1e-5, atol=1e-7)
 
 
-def test_warm_start_along_increasing_C_reaches_the_same_optimum_sooner() -> None:
+def test_path_along_increasing_C_reaches_each_optimum_sooner() -> None:
     X, y = embeddings(1000, 32, 4, seed=5)
-    path = BatchedLogisticRegression(C=0.1, standardize=True, warm_start=True).fit(X, y)
-    path.C = 1.0
-    path.fit(X, y)
-    cold = BatchedLogisticRegression(C=1.0, standardize=True).fit(X, y)
-    assert path.n_iter_[0] < cold.n_iter_[0]
-    assert relative(path.coef_, cold.coef_) < 1e-4
+    path = BatchedLogisticRegression(standardize=True, tol=1e-8)
+    fitted = [(C, est.coef_.copy(), int(est.n_iter_[0]))
+              for C, est in path.fit_path(X, y, [1.0, 0.1])]
+    assert [C for C, _, _ in fitted] == [0.1, 1.0]
+    cold = BatchedLogisticRegression(C=1.0, standardize=True, tol=1e-8).fit(X, y)
+    assert fitted[1][2] < cold.n_iter_[0]
+    assert relative(fitted[1][1], cold.coef_) < 1e-5
+    assert relative(fitted[1][1], sklearn_converged(X, y, 1.0)[-1].coef_) < 1e-4
 
 
 def test_a_problem_missing_a_class_is_refused() -> None:
