@@ -62,7 +62,7 @@ competes with the UI thread, so it waits until the user pauses."""
 
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
-    from geneb_tui.core.query import StoreSnapshot, TableView
+    from geneb_tui.core.query import FilterChoices, StoreSnapshot, TableView
     from geneb_tui.core.significance import Intervals
 
 
@@ -120,6 +120,7 @@ class GenebApp(App[None]):
         # What the missing-evaluations screen remembers while the dashboard runs.
         self.fill_choices = FillChoices()
         self._precompute_timer: Timer | None = None   # the views' background precomputation
+        self._filter_dialog: FilterScreen | None = None   # kept installed (`_filter_screen`)
         self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
         self._view_token = 0
@@ -440,7 +441,7 @@ class GenebApp(App[None]):
             follow = getattr(screen, "filters_updated", None)
             if follow is not None:
                 follow(filters)
-        search = self.query_one("#search", Input)
+        search = self._main_search()
         if search.value != filters.search:
             with search.prevent(Input.Changed):
                 search.value = filters.search
@@ -450,7 +451,22 @@ class GenebApp(App[None]):
         if self.snapshot is None:
             return
         choices = self.snapshot.filter_choices(self.filters.suite)
-        self.push_screen(FilterScreen(self.filters, choices), self.set_filters)
+        self.push_screen(self._filter_screen(choices), self.set_filters)
+
+    def _filter_screen(self, choices: FilterChoices) -> FilterScreen:
+        """The filter dialog for the current filters: the one shown last time when it offers
+        the same choices (installed, so closing it keeps its widgets; see `FilterScreen`), else
+        a new one in its place."""
+        dialog = self._filter_dialog
+        if dialog is not None and dialog.choices == choices:
+            dialog.reopen(self.filters)
+            return dialog
+        if dialog is not None:
+            self.uninstall_screen(dialog)
+            dialog.remove()
+        self._filter_dialog = FilterScreen(self.filters, choices)
+        self.install_screen(self._filter_dialog, "filters")
+        return self._filter_dialog
 
     def action_clear_filters(self) -> None:
         self.set_filters(self.filters.cleared())
@@ -480,7 +496,7 @@ class GenebApp(App[None]):
 
     def action_search(self) -> None:
         if self.screen is self.screen_stack[0]:
-            self.query_one("#search", Input).focus()
+            self._main_search().focus()
 
     def action_rank_scope(self) -> None:
         self.rank_scope = "shown" if self.rank_scope == "store" else "store"
@@ -488,13 +504,20 @@ class GenebApp(App[None]):
                     "Ranks among all entries in the store", timeout=3)
         self.rebuild()
 
+    def _main_search(self) -> Input:
+        """The main screen's search box. (The filter dialog's "Model name" field has the same
+        id, the `Filters` field it sets, and applies only with the dialog.)"""
+        return self.screen_stack[0].query_one("#search", Input)
+
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:
-        self.set_filters(self.filters.with_(search=event.value.strip()))
+        if event.input is self._main_search():
+            self.set_filters(self.filters.with_(search=event.value.strip()))
 
     @on(Input.Submitted, "#search")
-    def _search_done(self) -> None:
-        self.query_one(ResultsTable).focus()
+    def _search_done(self, event: Input.Submitted) -> None:
+        if event.input is self._main_search():
+            self.screen_stack[0].query_one(ResultsTable).focus()
 
     def on_key(self, event) -> None:
         if (self.snapshot is None and self.view is not None and event.key in NEEDS_SNAPSHOT_KEYS
@@ -502,7 +525,7 @@ class GenebApp(App[None]):
             self.notify("Still reading the store (the table is the one shown last time); "
                         "this key works in a moment", timeout=2)
             return
-        search = self.query_one("#search", Input)
+        search = self._main_search()
         if event.key == "escape" and self.focused is search and self.screen is self.screen_stack[0]:
             self.query_one(ResultsTable).focus()
             event.stop()

@@ -1,4 +1,9 @@
-"""The filter dialog: every filter in one place; returns the new `Filters` (or None)."""
+"""The filter dialog: every filter in one place; returns the new `Filters` (or None).
+
+The app keeps one dialog per set of choices and shows it again (`FilterScreen.reopen`): composing
+and styling its ~100 widgets (9 drop-downs) is most of a first opening (~220 ms on the official
+store, `bench/tui_startup.py`); shown again, with only its values set, it opens in ~70 ms.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
 from geneb_tui.actions import FILTER_KEYS, bindings
-from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.core.filters import (
     METRIC_LABELS,
     SCALE_BANDS,
@@ -26,11 +31,37 @@ if TYPE_CHECKING:
     from geneb_tui.core.query import FilterChoices
 
 
-def _select(id_: str, values, current, labels=None, blank=True) -> Select:
-    labels = labels or {}
+def _options(ch: FilterChoices) -> dict[str, tuple[tuple, dict, bool]]:
+    """Each drop-down's (values, labels, blank allowed), by id (a `Filters` field)."""
+    return {
+        "suite": (ch.suites, {}, False),
+        "category": (ch.categories, {}, True),
+        "regime": (REGIMES, {}, False),
+        "metric": (tuple(METRIC_LABELS), METRIC_LABELS, False),
+        "architecture_family": (ch.architecture_families, {}, True),
+        "scale_band": (SCALE_BANDS, {}, True),
+        "pretraining_data": (ch.pretraining_data, {}, True),
+        "source": (ch.sources, {}, True),
+    }
+
+
+def _values(filters: Filters, ch: FilterChoices) -> dict[str, object]:
+    """What each widget shows for `filters`, by id: a drop-down's value (a value it does not
+    offer: blank, or its first value where blank is not allowed), a text field's text."""
+    shown: dict[str, object] = {}
+    for id_, (values, _, blank) in _options(ch).items():
+        current = getattr(filters, id_)
+        shown[id_] = current if current in values else Select.NULL if blank else values[0]
+    shown["params_min"] = format_params(filters.params_min) if filters.params_min else ""
+    shown["params_max"] = format_params(filters.params_max) if filters.params_max else ""
+    shown["search"] = filters.search
+    return shown
+
+
+def _select(id_: str, options: tuple[tuple, dict, bool], value) -> Select:
+    values, labels, blank = options
     return Select([(labels.get(v, v), v) for v in values], id=id_, compact=True,
-                  allow_blank=blank, prompt="any",
-                  value=current if current in values else Select.NULL)
+                  allow_blank=blank, prompt="any", value=value)
 
 
 @dismiss_once
@@ -43,42 +74,64 @@ class FilterScreen(ModalScreen[Filters | None]):
         self.choices = choices
 
     def compose(self) -> ComposeResult:
-        f, ch = self.filters, self.choices
+        options, shown = _options(self.choices), _values(self.filters, self.choices)
+
+        def select(id_: str) -> Select:
+            return _select(id_, options[id_], shown[id_])
+
         with Vertical(id="filter-dialog", classes="dialog"):
             yield Label("[b]Filters[/b] — all combine; Enter/Ctrl+S applies, Esc cancels")
             with Grid(id="filter-grid"):
                 yield Label("Suite")
-                yield _select("suite", ch.suites, f.suite, blank=False)
+                yield select("suite")
                 yield Label("Category")
-                yield _select("category", ch.categories, f.category)
+                yield select("category")
                 yield Label("Regime")
-                yield _select("regime", REGIMES, f.regime, blank=False)
+                yield select("regime")
                 yield Label("Metric")
-                yield _select("metric", tuple(METRIC_LABELS), f.metric, METRIC_LABELS,
-                              blank=False)
+                yield select("metric")
                 yield Label("Architecture")
-                yield _select("architecture_family", ch.architecture_families,
-                              f.architecture_family)
+                yield select("architecture_family")
                 yield Label("Scale band")
-                yield _select("scale_band", SCALE_BANDS, f.scale_band)
+                yield select("scale_band")
                 yield Label("Params from")
-                yield Input(format_params(f.params_min) if f.params_min else "",
-                            placeholder="custom min, e.g. 50M", id="params_min", compact=True)
+                yield Input(shown["params_min"], placeholder="custom min, e.g. 50M",
+                            id="params_min", compact=True)
                 yield Label("Params to")
-                yield Input(format_params(f.params_max) if f.params_max else "",
-                            placeholder="custom max, e.g. 1.5B", id="params_max", compact=True)
+                yield Input(shown["params_max"], placeholder="custom max, e.g. 1.5B",
+                            id="params_max", compact=True)
                 yield Label("Pretraining")
-                yield _select("pretraining_data", ch.pretraining_data, f.pretraining_data)
+                yield select("pretraining_data")
                 yield Label("Source")
-                yield _select("source", ch.sources, f.source)
+                yield select("source")
                 yield Label("Model name")
-                yield Input(f.search, placeholder="substring of id or name", id="search",
+                yield Input(shown["search"], placeholder="substring of id or name", id="search",
                             compact=True)
             yield Label("", id="filter-error")
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Clear", id="clear")
                 yield Button("Cancel", id="cancel")
+
+    def reopen(self, filters: Filters) -> None:
+        """Show the dialog again (same choices) as a new one for `filters` would open: its
+        values, no list open, no error, the focus on the first field, dismissable again. (Not
+        mounted yet, e.g. closed in the key burst that opened it: `compose` shows `filters`.)"""
+        self.filters = filters
+        rearm(self)
+        if not self.is_mounted:
+            return
+        for id_, value in _values(filters, self.choices).items():
+            widget = self.query_one(f"#{id_}")
+            if isinstance(widget, Select):
+                widget.expanded = False
+                widget.value = value
+            else:
+                with widget.prevent(Input.Changed):
+                    widget.value = value
+                widget.cursor_position = len(value)
+        self.query_one("#filter-error", Label).update("")
+        self.set_focus(None)   # pushed, the screen focuses its first field
 
     def _value(self, id_: str):
         v = self.query_one(f"#{id_}", Select).value

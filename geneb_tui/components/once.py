@@ -3,8 +3,9 @@
 Textual's `Screen.dismiss` pops whatever screen is on top: two Enter presses in a burst (or
 Enter then Escape) in a dialog would close the dialog and then the screen below it, or fail
 with ScreenStackError on the main screen (found by the monkey test). A screen that is no longer
-on top ignores a late dismiss. A class decorator, not a base class: Textual takes a screen's
-CSS type names and component classes from its first base only.
+on top ignores a late dismiss; `rearm(screen)` lets a screen that is shown again (one the app
+keeps installed) be dismissed once more. A class decorator, not a base class: Textual takes a
+screen's CSS type names and component classes from its first base only.
 """
 
 from __future__ import annotations
@@ -24,3 +25,8 @@ def dismiss_once(cls):
     dismiss.__doc__ = original.__doc__
     cls.dismiss = dismiss
     return cls
+
+
+def rearm(screen) -> None:
+    """`screen` (dismissed before) is about to be shown again: its next dismiss closes it."""
+    screen._geneb_dismissed = False

@@ -287,3 +287,94 @@ async def test_empty_store_states_how_long_each_way_takes(tmp_path):
         text = " ".join(str(app.screen.query_one("#empty-text", Static).render()).split())
         assert "about 15-20 s on two cores with --jobs 2" in text
         assert "no network, about a second" in text and "--jobs 2 --store" in text
+
+
+async def test_the_filter_dialog_shown_again_opens_as_a_new_one(official_store):
+    """The app keeps one filter dialog and shows it again: each opening shows the current
+    filters, no error of the last opening, the focus on the first field, and applies again."""
+    from textual.widgets import Input, Label, Select
+
+    from geneb_tui.components.filter_screen import FilterScreen
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        first = app.screen
+        first.query_one("#architecture_family", Select).value = "Mamba"
+        first.query_one("#params_min", Input).value = "lots"
+        await pilot.press("ctrl+s")               # refused: the error is shown
+        await pilot.pause()
+        first.query_one("#params_min", Input).value = ""
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.filters.architecture_family == "Mamba"
+        await pilot.press("f")
+        await pilot.pause()
+        assert app.screen is first and isinstance(first, FilterScreen)
+        assert first.query_one("#architecture_family", Select).value == "Mamba"
+        assert str(first.query_one("#filter-error", Label).render()) == ""
+        assert first.focused is first.query_one("#suite", Select)
+        first.query_one("#scale_band", Select).value = "<100M"
+        await pilot.press("escape")               # cancelled: nothing kept in the dialog
+        await settle(pilot)
+        assert app.filters.scale_band is None
+        await pilot.press("f")
+        await pilot.pause()
+        assert first.query_one("#scale_band", Select).value == Select.NULL
+        await pilot.press("escape", "x", "f")     # the filters cleared, then the dialog
+        await settle(pilot)
+        assert app.screen is first
+        assert first.query_one("#architecture_family", Select).value == Select.NULL
+        first.query_one("#source", Select).value = "official"
+        await pilot.press("ctrl+s")               # dismissed (and applied) once more
+        await settle(pilot)
+        assert app.screen is app.screen_stack[0] and app.filters.source == "official"
+
+
+async def test_the_help_shows_the_same_keys_each_time_and_fits_each_width(official_store):
+    """The keys tables are rendered once per width: a second opening shows the same lines,
+    another terminal width lays them out again for it."""
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        shown = []
+        for _ in range(2):
+            await pilot.press("question_mark")
+            await pilot.pause()
+            shown.append(screen_text(app))
+            await pilot.press("escape")
+            await pilot.pause()
+        assert shown[0] == shown[1] and "Main table" in shown[0]
+        await pilot.resize_terminal(70, 30)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        narrow = screen_text(app)
+        assert "Main table" in narrow and narrow != shown[0]
+        assert all(len(line) <= 70 for line in narrow.splitlines())
+
+
+async def test_the_dialogs_model_name_applies_with_the_dialog_not_while_typed(official_store):
+    """The dialog's "Model name" field shares the main search box's id (the `Filters` field):
+    typing there leaves the table as it is until the dialog applies, and Esc keeps nothing."""
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        app.screen.query_one("#search").focus()
+        await pilot.press(*"hyena")
+        await settle(pilot)
+        assert app.filters.search == "" and len(app.view.rows) == 40
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.filters.search == "" and len(app.view.rows) == 40
+        await pilot.press("f")
+        await pilot.pause()
+        app.screen.query_one("#search").focus()
+        await pilot.press(*"hyena", "enter")
+        await settle(pilot)
+        assert app.screen is app.screen_stack[0] and app.filters.search == "hyena"
+        assert 0 < len(app.view.rows) < 40
+        assert app.screen_stack[0].query_one("#search").value == "hyena"
