@@ -16,7 +16,7 @@ frame that shows its result (the main table rebuilt; a screen on top; for the co
 Significance views also the frame with their first tab filled), the median of a few presses,
 each against the 100 ms budget: `<label>: <ms> ms (budget 100 ms): <ratio>x`.
 
-    .venv/bin/python bench/tui_startup.py [--store PATH] [--runs 5]
+    .venv/bin/python bench/tui_startup.py [--store PATH] [--runs 5] [--pause 1.5]
 
 Without --store, a temporary store is built by importing the 40 official submissions shipped
 with the package (`store.official_data`, the GENEB reference data; no network). Every run uses
@@ -102,6 +102,7 @@ from geneb_tui.components.task_screen import TaskScreen
 from store.paths import resolve_store
 
 PRESSES = int(sys.argv[2])
+PAUSE = float(sys.argv[3]) or None
 
 def busy(app):
     return any(w.is_running or w.state.name == "PENDING" for w in app.workers
@@ -109,9 +110,9 @@ def busy(app):
 
 async def settled(pilot):
     app = pilot.app
-    for _ in range(3):
+    for i in range(3):
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await pilot.pause(PAUSE if i == 0 else None)   # timers of the app's idle work fire
 
 async def frame(app):
     done = asyncio.get_running_loop().create_future()
@@ -274,6 +275,11 @@ def main() -> int:
     ap.add_argument("--store", type=Path, help="a store holding the official results")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--presses", type=int, default=3, help="presses per interaction")
+    ap.add_argument("--pause", type=float, default=0.0,
+                    help="seconds the user pauses after each interaction has settled (default "
+                         "0: back to back); 1.5 lets the app's idle work run between them, "
+                         "garbage collection (geneb_tui.core.idle_gc) and the views' "
+                         "precomputation, as while a person reads the screen")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory(prefix="geneb-bench-")
     work = Path(tmp.name)
@@ -310,9 +316,11 @@ def main() -> int:
                     ("rank intervals shown (warm)", med(warm, "INTERVALS")),
                     ("rank intervals shown (cold)", med(cold, "INTERVALS"))):
         print(f"geneb-tui {what:<42}: {t * 1000:6.0f} ms   ratio {t / t_import:4.1f}x")
-    times = json.loads(child(INTERACT, [str(store), str(args.presses)], warm_cache))
-    print(f"interactions after the snapshot loaded (median of {args.presses} presses), each "
-          "from the key press to the frame that shows what the label says:")
+    times = json.loads(child(INTERACT, [str(store), str(args.presses), str(args.pause)],
+                             warm_cache))
+    print(f"interactions after the snapshot loaded (median of {args.presses} presses, "
+          f"{args.pause:g} s pause after each), each from the key press to the frame that "
+          "shows what the label says:")
     for label, ms in times.items():
         m = statistics.median(ms)
         print(f"{label}: {m:.0f} ms (budget {BUDGET_MS:.0f} ms): {m / BUDGET_MS:.2f}x")

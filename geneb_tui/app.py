@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -39,6 +39,7 @@ from geneb_tui.components.filter_screen import FilterScreen
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.results_table import ResultsTable
+from geneb_tui.core import idle_gc
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.view_cache import cache_of
@@ -120,6 +121,7 @@ class GenebApp(App[None]):
         # What the missing-evaluations screen remembers while the dashboard runs.
         self.fill_choices = FillChoices()
         self._precompute_timer: Timer | None = None   # the views' background precomputation
+        self._collect_timer: Timer | None = None      # garbage collection in a pause (idle_gc)
         self._filter_dialog: FilterScreen | None = None   # kept installed (`_filter_screen`)
         self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
@@ -417,6 +419,19 @@ class GenebApp(App[None]):
             self._precompute_timer.stop()
         self._precompute_timer = self.set_timer(
             PRECOMPUTE_IDLE_S, lambda: self._precompute_views(snap, filters))
+        self._collect_when_idle()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent) and not event.is_forwarded:
+            self._collect_when_idle()
+        await super().on_event(event)
+
+    def _collect_when_idle(self) -> None:
+        """Garbage collection once the user has paused for `idle_gc.IDLE_S`: each key or mouse
+        event restarts the wait (`idle_gc`)."""
+        if self._collect_timer is not None:
+            self._collect_timer.stop()
+        self._collect_timer = self.set_timer(idle_gc.IDLE_S, idle_gc.collect_now)
 
     @work(thread=True, exclusive=True, group="views")
     def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
