@@ -17,6 +17,7 @@ only reorders them; the filter dialog's choices are computed by the store worker
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -56,10 +57,11 @@ from store.csv_out import write_csv
 from store.paths import StorePaths
 from store.protocol import METRICS, REGIMES
 
-PRECOMPUTE_IDLE_S = 1.0
-"""Seconds a selection's table and rank intervals stay shown before the views' content for it is
-computed in the background (`geneb_tui.core.view_cache.precompute`): on two cores that worker
-competes with the UI thread, so it waits until the user pauses."""
+IDLE_S = 1.0
+"""Seconds of a pause before the app does its idle work, which on two cores would compete with
+the UI thread: after a selection's table and rank intervals are shown, the views' content for it
+is computed in the background (`geneb_tui.core.view_cache.precompute`); after the last input
+event, Python's garbage collection runs (`geneb_tui.core.idle_gc`)."""
 
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
@@ -122,6 +124,7 @@ class GenebApp(App[None]):
         self.fill_choices = FillChoices()
         self._precompute_timer: Timer | None = None   # the views' background precomputation
         self._collect_timer: Timer | None = None      # garbage collection in a pause (idle_gc)
+        self._last_input = 0.0                        # time.monotonic() of the last input event
         self._filter_dialog: FilterScreen | None = None   # kept installed (`_filter_screen`)
         self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
@@ -418,7 +421,7 @@ class GenebApp(App[None]):
         if self._precompute_timer is not None:
             self._precompute_timer.stop()
         self._precompute_timer = self.set_timer(
-            PRECOMPUTE_IDLE_S, lambda: self._precompute_views(snap, filters))
+            IDLE_S, lambda: self._precompute_views(snap, filters))
         self._collect_when_idle()
 
     async def on_event(self, event: events.Event) -> None:
@@ -427,11 +430,20 @@ class GenebApp(App[None]):
         await super().on_event(event)
 
     def _collect_when_idle(self) -> None:
-        """Garbage collection once the user has paused for `idle_gc.IDLE_S`: each key or mouse
-        event restarts the wait (`idle_gc`)."""
-        if self._collect_timer is not None:
-            self._collect_timer.stop()
-        self._collect_timer = self.set_timer(idle_gc.IDLE_S, idle_gc.collect_now)
+        """Garbage collection once IDLE_S has passed without input (`idle_gc`). Called on every
+        input event, mouse moves included, so it only notes the time; the one pending timer
+        waits again for what is left of the pause when it fires early."""
+        self._last_input = time.monotonic()
+        if self._collect_timer is None:
+            self._collect_timer = self.set_timer(IDLE_S, self._collect_if_idle)
+
+    def _collect_if_idle(self) -> None:
+        left = self._last_input + IDLE_S - time.monotonic()
+        if left > 0:
+            self._collect_timer = self.set_timer(left, self._collect_if_idle)
+            return
+        self._collect_timer = None
+        idle_gc.collect_now()
 
     @work(thread=True, exclusive=True, group="views")
     def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:

@@ -34,7 +34,9 @@ def test_collect_now_frees_cycles_even_among_objects_an_earlier_pause_froze() ->
 
 async def test_the_app_collects_once_input_stops(official_store, monkeypatch):
     calls = []
-    monkeypatch.setattr(idle_gc, "IDLE_S", 0.2)
+    import geneb_tui.app as app_module
+
+    monkeypatch.setattr(app_module, "IDLE_S", 0.2)
     monkeypatch.setattr(idle_gc, "collect_now", lambda: calls.append(1))
     app = GenebApp(official_store)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -276,12 +276,12 @@ async def test_missing_and_task_views_paint_the_precomputed_content(official_sto
 
 
 async def test_the_app_precomputes_the_views_once_the_user_pauses(official_store, monkeypatch):
-    """`PRECOMPUTE_IDLE_S` after the table and its rank intervals, the compare views' first tab
+    """`IDLE_S` after the table and its rank intervals, the compare views' first tab
     is in the cache for the selection shown (here after a metric change)."""
     import geneb_tui.app as app_module
     from geneb_tui.core.filters import Filters
 
-    monkeypatch.setattr(app_module, "PRECOMPUTE_IDLE_S", 0.3)
+    monkeypatch.setattr(app_module, "IDLE_S", 0.3)
     app = GenebApp(official_store)
     async with app.run_test(size=(120, 34)) as pilot:
         await settle(pilot)
