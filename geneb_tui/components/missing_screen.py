@@ -42,6 +42,7 @@ from textual.widgets import (
 from geneb_tui.actions import MISSING_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.core import fill, perf, runnable, view_cache
 from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot
@@ -106,9 +107,9 @@ class MissingScreen(Screen[None]):
             yield Label(" [b]A[/b] address ", id="address-label")
             yield Input(self.choices.address, placeholder="empty: a local Ray instance",
                         id="ray-address", compact=True, restrict=r"\S*")
-        yield DataTable(id="missing-models", cursor_type="row", zebra_stripes=True)
+        yield PaintedTable(id="missing-models", cursor_type="row", zebra_stripes=True)
         yield Static(id="model-detail")
-        yield DataTable(id="missing-cells", cursor_type="row", zebra_stripes=True)
+        yield PaintedTable(id="missing-cells", cursor_type="row", zebra_stripes=True)
         yield ProgressBar(id="fill-progress", show_eta=False)
         yield Static("Tick models (space), then g runs geneb-engine fill for their missing "
                      "cells; k cancels.", id="fill-status")

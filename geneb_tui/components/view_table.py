@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
 
+from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.core.compare import Table
 from geneb_tui.core.heat import heat_color
 
@@ -19,7 +19,7 @@ def _fmt(v) -> str:
     return str(v)
 
 
-class ViewTable(DataTable):
+class ViewTable(PaintedTable):
     """`show(table)` sets `data` and builds the rows; `show(table, defer=True)` (a hidden tab)
     sets `data` and builds the rows on `build()`, when the tab is first shown."""
 

@@ -59,6 +59,29 @@ def mixed_store(tmp_path):
     return paths
 
 
+def painted(table, stock: bool) -> list[list[tuple[str, str, dict | None]]]:
+    """Every line of a `PaintedTable` as (text, style, mouse metadata) segments, painted from
+    empty caches, by the table or (stock) by Textual's DataTable's own rendering."""
+    from textual.widgets import DataTable
+
+    def lines():
+        table._clear_caches()
+        table._window = None
+        return [[(seg.text, str(seg.style), seg.style.meta if seg.style else None)
+                 for seg in table.render_line(y)] for y in range(table.size.height)]
+
+    if not stock:
+        return lines()
+    table._render_line = lambda *a: DataTable._render_line(table, *a)
+    table._render_cell = lambda *a, **k: DataTable._render_cell(table, *a, **k)
+    try:
+        return lines()
+    finally:
+        del table._render_line, table._render_cell
+        table._clear_caches()
+        table._window = None
+
+
 async def settle(pilot, rounds: int = 3) -> None:
     """Let the workers finish and their messages be handled (no sleeps)."""
     for _ in range(rounds):

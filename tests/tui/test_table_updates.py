@@ -1,36 +1,16 @@
-"""The main table after each interaction: the lines `ResultsTable` paints (only the cells in the
-window rendered) are Textual's DataTable's own, and its cells are those of a view built afresh
-for the same selection."""
+"""The main table after each interaction: the lines `ResultsTable` paints (a `PaintedTable`: only
+the cells in the window rendered, plain cells without rich) are Textual's DataTable's own, and its
+cells are those of a view built afresh for the same selection."""
 
 from __future__ import annotations
 
-from conftest import settle
-from textual.widgets import DataTable
+from conftest import painted, settle
 
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core import view_cache
 from geneb_tui.core.query import build_view
 
 SIZE = (100, 30)
-
-
-def painted(table: ResultsTable, stock: bool) -> list[list[tuple[str, str]]]:
-    """Every line of the table as (text, style) segments, painted from empty caches, by
-    `ResultsTable` or (stock) by DataTable's own rendering."""
-    table._clear_caches()
-    table._window = None
-    if stock:
-        table._render_line = lambda *a: DataTable._render_line(table, *a)
-        table._render_cell = lambda *a, **k: DataTable._render_cell(table, *a, **k)
-    try:
-        lines = [[(seg.text, str(seg.style)) for seg in table.render_line(y)]
-                 for y in range(table.size.height)]
-    finally:
-        table.__dict__.pop("_render_line", None)
-        table.__dict__.pop("_render_cell", None)
-        table._clear_caches()
-        table._window = None
-    return lines
 
 
 def cells(table: ResultsTable) -> list[list[str]]:
@@ -59,7 +39,7 @@ async def test_each_interaction_paints_what_a_fresh_table_shows(official_store, 
             mine = painted(table, stock=False)
             assert mine == painted(table, stock=True)
             seen.add(table.scroll_x)
-            assert sum(len(t) for line in mine for t, _ in line) > 0
+            assert sum(len(t) for line in mine for t, _, _ in line) > 0
         assert len(seen) > 1   # the window moved: cells to the right were painted as well
         for x in range(1, 40, 3):   # windows that start or end inside a cell
             table.scroll_to(x=x, animate=False, immediate=True)
