@@ -4,7 +4,8 @@ Each view is computed off the UI thread from the snapshot with `store.analyses`,
 views' cache (`geneb_tui.core.view_cache`: a view the background precomputation or an earlier
 opening computed is painted at once, else it says "computing…" until its worker's message
 arrives); a result that arrives after the options changed again is dropped. Only the first
-tab's rows are built before the first frame; each other tab's when it is first shown.
+tab's widgets are mounted, and its rows built, before the first frame; each other tab's when it
+is first shown (a view computed before that waits in `_payloads`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady
 from store.protocol import REGIMES
+
+
+def _pane(name: str):
+    """The widgets of view `name`'s tab: its note and its table (its plot for the scale)."""
+    yield Static("computing…", id=f"{name}-note", classes="view-note")
+    if name == "scale":
+        yield ScalePlot(id="scale-plot")
+    else:
+        yield ViewTable(id=f"{name}-table", classes="view-table")
 
 
 def _next(values, current):
@@ -51,11 +61,8 @@ class CompareScreen(SelectionScreen):
         with TabbedContent(initial=self.initial, id="compare-tabs"):
             for name, title in VIEWS:
                 with TabPane(title, id=name):
-                    yield Static("computing…", id=f"{name}-note", classes="view-note")
-                    if name == "scale":
-                        yield ScalePlot(id="scale-plot")
-                    else:
-                        yield ViewTable(id=f"{name}-table", classes="view-table")
+                    if name == self.initial:
+                        yield from _pane(name)
         yield KeysFooter()
 
     def selection_changed(self, old: Filters, filters: Filters) -> None:
@@ -108,8 +115,12 @@ class CompareScreen(SelectionScreen):
         self._paint(name)
 
     def _paint(self, name: str) -> None:
+        """View `name` as its payload says, once its tab's widgets are mounted."""
+        notes = self.query(f"#{name}-note")
+        if not notes:
+            return
         payload = self._payloads.get(name)
-        note = self.query_one(f"#{name}-note", Static)
+        note = notes.first(Static)
         if payload is None:
             note.update("computing…")
             if name == "scale":
@@ -127,11 +138,18 @@ class CompareScreen(SelectionScreen):
                                                                  defer=name != self.active)
 
     @on(TabbedContent.TabActivated)
-    def _focus_view(self, event: TabbedContent.TabActivated) -> None:
-        """The tab just shown: its rows built (once), arrow keys and Enter go to its view."""
-        name = event.pane.id
-        if name and name != "scale":
-            table = self.query_one(f"#{name}-table", ViewTable)
+    async def _focus_view(self, event: TabbedContent.TabActivated) -> None:
+        """The tab just shown: its widgets mounted and painted, its rows built (once); arrow
+        keys and Enter go to its view."""
+        name, pane = event.pane.id, event.pane
+        if name and not pane.children:
+            await pane.mount_all(list(_pane(name)))
+            if not pane.is_attached:   # the screen was closed meanwhile
+                return
+            self._paint(name)
+        tables = self.query(f"#{name}-table") if name else ()
+        if tables:
+            table = tables.first(ViewTable)
             table.build()
             table.focus()
 

@@ -51,6 +51,8 @@ async def test_comparison_views(official_store):
         winner = next(r for r in ranks.rows if r[col] == 1)
         assert winner[0] == screen.snapshot.model_meta(best_promoters)["display"]
 
+        await pilot.press("2")   # each tab's widgets: when first shown
+        await settle(pilot)
         shift = screen.query_one("#shift-table", ViewTable).data
         first = shift.rows[0]                         # rank 1 in full
         best_full = max(official, key=lambda m: official[m]["macro_MCC"])
@@ -58,6 +60,8 @@ async def test_comparison_views(official_store):
         assert first[3] == pytest.approx(lb10[best_full]["macro_MCC"], abs=1e-9)
         assert first[5] == first[2] - first[4]
 
+        await pilot.press("3")
+        await settle(pilot)
         agree = screen.query_one("#agreement-table", ViewTable).data
         assert len(agree.rows) == 13 and all(agree.rows[i][i + 1] == pytest.approx(1.0)
                                              for i in range(13))
@@ -71,14 +75,22 @@ async def test_comparison_views(official_store):
         catalog = load_models()
         rho = spearmanr([catalog[m].params for m in official],
                         [official[m]["macro_MCC"] for m in official])
+        await pilot.press("4")
+        await settle(pilot)
         assert (f"Spearman ρ = {rho.statistic:+.2f} (p = {rho.pvalue:.3g}, n = 40)"
                 in str(screen.query_one("#scale-note").render()))
+        await pilot.press("5")
+        await settle(pilot)
         deg = screen.query_one("#degradation-table", ViewTable).data
         assert len(deg.rows) == 40 and deg.header[1:4] == ["full", "10shot", "1shot"]
+        await pilot.press("6")
+        await settle(pilot)
         tasks = screen.query_one("#tasks-table", ViewTable).data
         assert len(tasks.rows) == 100
         assert {m for r in tasks.rows for m in r[-1].split()} <= {"easy", "hard", "high-var"}
 
+        await pilot.press("7")
+        await settle(pilot)
         pairs = screen.query_one("#pairs-table", ViewTable).data
         assert pairs.rows and all(r[2] for r in pairs.rows)
 
@@ -103,6 +115,23 @@ async def test_comparison_views(official_store):
         assert [r[3] for r in detail.rows] == sorted(r[3] for r in detail.rows)
         await pilot.press("escape", "escape")
         await pilot.pause()
+        assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_a_tab_shown_and_the_views_closed_in_one_burst(official_store):
+    """A tab's widgets are mounted when it is first shown; the views closed while they mount
+    (found by the monkey test) leave the main table, with no error."""
+    from textual import events
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        for key in ("3", "escape"):
+            app.post_message(events.Key(key, None if key == "escape" else key))
+        await settle(pilot)
+        assert app._exception is None and not app.internal_errors
         assert not isinstance(app.screen, CompareScreen)
 
 

@@ -186,7 +186,11 @@ async def test_a_filter_change_after_the_precomputation_shows_the_new_content(of
         screen = app.screen
         opts = CompareOptions.for_filters(old)
         old_rows = compare.shift(app.snapshot, old, opts).rows
+        assert not screen.query("#shift-table")       # a tab's widgets: when first shown
+        await pilot.press("2")
+        await settle(pilot)
         assert screen.query_one("#shift-table", ViewTable).data.rows == old_rows
+        await pilot.press("1")
         await pilot.press("m")                        # MCC -> acc, on the views' screen
         await settle(pilot)
         new = app.filters
