@@ -93,8 +93,10 @@ class PaintedTable(DataTable):
         plain, pad = cell.plain, self.cell_padding
         inner = width - 2 * pad
         n = cell_len(plain)
-        options = self.app.console_options
-        justify = cell.justify or options.justify or "default"
+        # DataTable's console options (`App.console_options`) set no justification, so rich
+        # takes the cell's own, else its "default" (a new ConsoleOptions per cell to read it
+        # cost more than the rest of the cell)
+        justify = cell.justify or "default"
         if (not plain or n > inner or justify not in _JUSTIFIED or "\n" in plain
                 or "\t" in plain or plain[-1].isspace()):
             return None
@@ -106,9 +108,9 @@ class PaintedTable(DataTable):
         pre = base_style + Style.from_meta({"row": row_index, "column": column_index})
         pre = pre + component_style
         console = self.app.console
-        text_style = console.get_style(cell.style, default=Style.null()) if cell.style else None
-        if text_style is not None and not text_style:
-            text_style = None
+        # a null style renders as none (rich adds no span for it)
+        text_style = (console.get_style(cell.style, default=Style.null()) if cell.style
+                      else None) or None
 
         def final(style: Style | None) -> Style:   # Segment.apply_style(pre, post)
             style = pre + style if pre else style
