@@ -18,7 +18,7 @@ only reorders them; the filter dialog's choices are computed by the store worker
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,7 +65,7 @@ event, Python's garbage collection runs (`geneb_tui.core.idle_gc`)."""
 
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
-    from geneb_tui.core.query import FilterChoices, StoreSnapshot, TableView
+    from geneb_tui.core.query import StoreSnapshot, TableView
     from geneb_tui.core.significance import Intervals
 
 
@@ -125,7 +125,8 @@ class GenebApp(App[None]):
         self._precompute_timer: Timer | None = None   # the views' background precomputation
         self._collect_timer: Timer | None = None      # garbage collection in a pause (idle_gc)
         self._last_input = 0.0                        # time.monotonic() of the last input event
-        self._filter_dialog: FilterScreen | None = None   # kept installed (`_filter_screen`)
+        # Screens kept installed between openings, by name (`_kept_screen`).
+        self._kept: dict[str, Screen] = {}
         self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
         self._view_token = 0
@@ -260,6 +261,9 @@ class GenebApp(App[None]):
             updated = getattr(screen, "snapshot_updated", None)
             if updated is not None:
                 updated(msg.snapshot)
+        for name, screen in list(self._kept.items()):   # a closed view of the last snapshot
+            if getattr(screen, "snapshot", msg.snapshot) is not msg.snapshot:
+                self._forget(name)
         empty_shown = any(isinstance(s, EmptyStoreScreen) for s in self.screen_stack)
         if msg.snapshot.is_empty:
             if not empty_shown:
@@ -478,22 +482,31 @@ class GenebApp(App[None]):
         if self.snapshot is None:
             return
         choices = self.snapshot.filter_choices(self.filters.suite)
-        self.push_screen(self._filter_screen(choices), self.set_filters)
+        dialog = self._kept_screen("filters", lambda d: d.choices == choices,
+                                   lambda: FilterScreen(self.filters, choices))
+        self.push_screen(dialog, self.set_filters)
 
-    def _filter_screen(self, choices: FilterChoices) -> FilterScreen:
-        """The filter dialog for the current filters: the one shown last time when it offers
-        the same choices (installed, so closing it keeps its widgets; see `FilterScreen`), else
-        a new one in its place."""
-        dialog = self._filter_dialog
-        if dialog is not None and dialog.choices == choices:
-            dialog.reopen(self.filters)
-            return dialog
-        if dialog is not None:
-            self.uninstall_screen(dialog)
-            dialog.remove()
-        self._filter_dialog = FilterScreen(self.filters, choices)
-        self.install_screen(self._filter_dialog, "filters")
-        return self._filter_dialog
+    def _kept_screen(self, name: str, fits: Callable[[Screen], bool],
+                     make: Callable[[], Screen]) -> Screen:
+        """Screen `name` as it was last shown when `fits(it)`, reopened for the current
+        filters (`reopen`): the app keeps it installed, so closing it keeps its widgets and
+        showing it again skips composing, mounting and styling them. Otherwise a new one from
+        `make()`, installed in its place."""
+        screen = self._kept.get(name)
+        if screen is not None and fits(screen):
+            screen.reopen(self.filters)
+            return screen
+        self._forget(name)
+        screen = self._kept[name] = make()
+        self.install_screen(screen, name)
+        return screen
+
+    def _forget(self, name: str) -> None:
+        """Kept screen `name` (not on the stack) uninstalled and removed, if there is one."""
+        screen = self._kept.pop(name, None)
+        if screen is not None:
+            self.uninstall_screen(screen)
+            screen.remove()
 
     def action_clear_filters(self) -> None:
         self.set_filters(self.filters.cleared())
@@ -593,26 +606,26 @@ class GenebApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_compare(self) -> None:
-        if self.snapshot is None or self.snapshot.is_empty:
-            return
         from geneb_tui.components.compare_screen import CompareScreen
 
-        self.push_screen(CompareScreen(self.snapshot, self.filters))
+        self._open_view("compare", lambda: CompareScreen(self.snapshot, self.filters))
 
     def action_significance(self) -> None:
-        if self.snapshot is None or self.snapshot.is_empty:
-            return
         from geneb_tui.components.significance_screen import SignificanceScreen
 
-        self.push_screen(SignificanceScreen(self.snapshot, self.filters))
+        self._open_view("significance", lambda: SignificanceScreen(self.snapshot, self.filters))
 
     def action_missing(self) -> None:
-        if self.snapshot is None or self.snapshot.is_empty:
-            return
         from geneb_tui.components.missing_screen import MissingScreen
 
-        self.push_screen(MissingScreen(self.paths, self.snapshot, self.filters,
-                                       self.fill_choices))
+        self._open_view("missing", lambda: MissingScreen(self.paths, self.snapshot, self.filters,
+                                                         self.fill_choices))
+
+    def _open_view(self, name: str, make: Callable[[], Screen]) -> None:
+        """A view over the snapshot: the one shown last time while the snapshot is the same."""
+        if self.snapshot is None or self.snapshot.is_empty:
+            return
+        self.push_screen(self._kept_screen(name, lambda s: s.snapshot is self.snapshot, make))
 
     # -- export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:

@@ -4,10 +4,11 @@ The models passing the filters are listed in a stable order (runnable ones first
 by name), each with what a run needs or why it cannot run (`core.runnable`: catalog data only,
 no engine import). Ticks and the run options (regimes, device, batch size, trust remote code,
 executor and Ray address) live in the app's `FillChoices`, so they survive closing and reopening
-the screen. The candidates, their runnability and their missing cells for the selection, the
-regimes and the device come from the views' cache (`geneb_tui.core.view_cache.missing_view`):
-painted when the screen opens if the background precomputation has them, else computed in a
-worker behind a "computing…" note; a tick only filters them (no recomputation).
+the screen (the app keeps the screen itself installed while the snapshot is the same: `reopen`).
+The candidates, their runnability and their missing cells for the selection, the regimes and the
+device come from the views' cache (`geneb_tui.core.view_cache.missing_view`): painted when the
+screen opens if the background precomputation has them, else computed in a worker behind a
+"computing…" note; a tick only filters them (no recomputation).
 
 The fill runs `geneb-engine fill --json` as a subprocess in a worker thread; each JSON event
 becomes a `FillProgress` message; while it runs the status shows the latest progress line, the
@@ -41,7 +42,7 @@ from textual.widgets import (
 
 from geneb_tui.actions import MISSING_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
-from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.core import fill, perf, runnable, view_cache
 from geneb_tui.core.filters import Filters, format_params
@@ -426,6 +427,16 @@ class MissingScreen(Screen[None]):
         self.snapshot = snapshot
         if self._ready:
             self.reassess()
+
+    def reopen(self, filters: Filters) -> None:
+        """Show the screen again (the app keeps it installed): dismissable once more, its
+        lists, cursor and last run's outcome as they were, following `filters` if the
+        selection moved on while it was closed; the throughput lines read again."""
+        rearm(self)
+        if filters != self.filters:
+            self.filters_updated(filters)
+        if self._ready:
+            self._load_perf()
 
     def filters_updated(self, filters: Filters) -> None:
         if self.running:

@@ -1,11 +1,13 @@
 """`SelectionScreen`: a screen over the app's selection that follows it (the comparison views,
 the Significance view). The app calls `snapshot_updated` and `filters_updated` on the screen on
-top (r, m, c, f, x work there too); the screen recomputes in its own workers."""
+top (r, m, c, f, x work there too); the screen recomputes in its own workers. The app keeps each
+installed between openings (`GenebApp._kept_screen`, `reopen`)."""
 
 from __future__ import annotations
 
 from textual.screen import Screen
 
+from geneb_tui.components.once import rearm
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 
@@ -33,6 +35,14 @@ class SelectionScreen(Screen[None]):
         self.snapshot = snapshot
         if self.is_mounted:
             self.recompute()
+
+    def reopen(self, filters: Filters) -> None:
+        """Show the screen again (the app keeps it installed): dismissable once more, its tab,
+        options and views as they were, following `filters` if the selection moved on while
+        it was closed (a view still computing then goes on in its worker)."""
+        rearm(self)
+        if filters != self.filters:
+            self.filters_updated(filters)
 
     def filters_updated(self, filters: Filters) -> None:
         """The app's selection changed: follow it."""

@@ -173,7 +173,8 @@ async def test_ticks_and_options_are_kept_across_openings(small_store, make_app,
         await pilot.pause()
         assert not isinstance(app.screen, MissingScreen)
         await pilot.press("x")                                # the main view changes meanwhile
-        screen = await open_missing(pilot)
+        first, screen = screen, await open_missing(pilot)
+        assert screen is first                                # kept installed, shown again
         assert screen.ticked == ["kmer-3", "kmer-4"]          # the list's order, not the ticks'
         assert (app.fill_choices.regimes, app.fill_choices.device) == ("full", "cpu")
         ticks = models_column(screen, "tick")

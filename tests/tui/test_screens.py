@@ -118,6 +118,49 @@ async def test_comparison_views(official_store):
         assert not isinstance(app.screen, CompareScreen)
 
 
+async def test_the_comparison_views_shown_again_are_as_left_and_follow_the_selection(
+        official_store):
+    """The app keeps the comparison views installed: shown again they keep their tab and
+    options, follow a category chosen while they were closed, and close again; once the store
+    is read again, new views open (the kept ones are dropped)."""
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("2", "b")                     # the Rank shift tab; regime B 1shot
+        await settle(pilot)
+        await pilot.press("escape", "c")                # closed; a category on the main table
+        await settle(pilot)
+        cat = app.filters.category
+        assert cat is not None and not isinstance(app.screen, CompareScreen)
+        await pilot.press("v")
+        await settle(pilot)
+        assert app.screen is screen
+        assert screen.query_one(TabbedContent).active == "shift"
+        assert (screen.options.regime_b, screen.options.column) == ("1shot", cat)
+        assert screen.sub_title == app.filters.describe()
+        official = {m: r for m, r in ((r["model"], r) for r in leaderboard()["full"])
+                    if r["submitted"] == "official"}
+        lb1 = {r["model"]: r for r in leaderboard()["1shot"]}
+        best = max(official, key=lambda m: official[m]["cat_MCC"][cat])
+        top = screen.query_one("#shift-table", ViewTable).data.rows[0]
+        assert top[0] == screen.snapshot.model_meta(best)["display"]
+        assert top[3] == pytest.approx(lb1[best]["cat_MCC"][cat], abs=1e-9)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, CompareScreen)
+        await pilot.press("ctrl+r")                     # the store read again
+        await settle(pilot)
+        assert screen not in app._installed_screens.values()
+        await pilot.press("v")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen) and app.screen is not screen
+        assert app.screen.query_one(TabbedContent).active == "leaders"
+        assert not app.internal_errors
+
+
 async def test_a_tab_shown_and_the_views_closed_in_one_burst(official_store):
     """A tab's widgets are mounted when it is first shown; the views closed while they mount
     (found by the monkey test) leave the main table, with no error."""

@@ -357,6 +357,17 @@ async def test_significance_view_follows_the_selection(official_store):
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, SignificanceScreen)
+        await pilot.press("x")                    # every filter cleared while it is closed
+        await settle(pilot)
+        await pilot.press("d")                    # the same view, shown again, follows
+        assert app.screen is screen
+        await until(pilot, lambda: screen.sig is not None and screen.sig.scope == "macro")
+        frame = selection_scores(app.snapshot, app.filters).drop("source")
+        assert screen.sig.test == friedman(frame, tasks=geneb_v1_tasks()).row(0, named=True)
+        assert len(screen.sig.entries) == 40 and screen.sub_title == app.filters.describe()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SignificanceScreen)
         assert not app.internal_errors
 
 
