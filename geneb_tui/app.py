@@ -70,6 +70,9 @@ if TYPE_CHECKING:
 
 
 REGISTRY = frozenset(a.action for a in ACTIONS)
+# The screens the app keeps installed between openings and prepares in a pause
+# (`_prepare_screens`), the likeliest to be opened first.
+KEPT = ("compare", "significance", "missing", "filters", "help")
 # Actions that work on the main table only (their widgets live there).
 MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope",
                        "significance"})
@@ -125,8 +128,10 @@ class GenebApp(App[None]):
         self._precompute_timer: Timer | None = None   # the views' background precomputation
         self._collect_timer: Timer | None = None      # garbage collection in a pause (idle_gc)
         self._last_input = 0.0                        # time.monotonic() of the last input event
-        # Screens kept installed between openings, by name (`_kept_screen`).
+        # Screens kept installed between openings, by name (`_kept_screen`), and the snapshot
+        # and filters whose views' content the background precomputation has cached.
         self._kept: dict[str, Screen] = {}
+        self._views_cached: tuple[StoreSnapshot, Filters] | None = None
         self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
         self._view_token = 0
@@ -448,6 +453,7 @@ class GenebApp(App[None]):
             return
         self._collect_timer = None
         idle_gc.collect_now()
+        self._prepare_screens()
 
     @work(thread=True, exclusive=True, group="views")
     def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
@@ -455,9 +461,14 @@ class GenebApp(App[None]):
         (lowest priority; stops when the selection moves on): `geneb_tui.core.view_cache`."""
         from geneb_tui.core.view_cache import precompute
 
+        def views_cached() -> None:   # the views' own content; the task drill-downs next
+            self._views_cached = (snap, filters)
+            self._prepare_screens()
+
         try:
             precompute(snap, filters, self.fill_choices,
-                       current=lambda: self.snapshot is snap and self.filters == filters)
+                       current=lambda: self.snapshot is snap and self.filters == filters,
+                       views_done=lambda: self.call_from_thread(views_cached))
         except Exception:  # noqa: BLE001 - a view computes its own content when opened and
             return         # says there what failed; a background guess never stops the app
 
@@ -479,34 +490,8 @@ class GenebApp(App[None]):
         self.rebuild()
 
     def action_filters(self) -> None:
-        if self.snapshot is None:
-            return
-        choices = self.snapshot.filter_choices(self.filters.suite)
-        dialog = self._kept_screen("filters", lambda d: d.choices == choices,
-                                   lambda: FilterScreen(self.filters, choices))
-        self.push_screen(dialog, self.set_filters)
-
-    def _kept_screen(self, name: str, fits: Callable[[Screen], bool],
-                     make: Callable[[], Screen]) -> Screen:
-        """Screen `name` as it was last shown when `fits(it)`, reopened for the current
-        filters (`reopen`): the app keeps it installed, so closing it keeps its widgets and
-        showing it again skips composing, mounting and styling them. Otherwise a new one from
-        `make()`, installed in its place."""
-        screen = self._kept.get(name)
-        if screen is not None and fits(screen):
-            screen.reopen(self.filters)
-            return screen
-        self._forget(name)
-        screen = self._kept[name] = make()
-        self.install_screen(screen, name)
-        return screen
-
-    def _forget(self, name: str) -> None:
-        """Kept screen `name` (not on the stack) uninstalled and removed, if there is one."""
-        screen = self._kept.pop(name, None)
-        if screen is not None:
-            self.uninstall_screen(screen)
-            screen.remove()
+        if self.snapshot is not None:
+            self.push_screen(self._kept_screen("filters"), self.set_filters)
 
     def action_clear_filters(self) -> None:
         self.set_filters(self.filters.cleared())
@@ -603,29 +588,91 @@ class GenebApp(App[None]):
 
     # -- screens ------------------------------------------------------------------------------
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        if not any(isinstance(s, HelpScreen) for s in self.screen_stack):   # ? on the help
+            self.push_screen(self._kept_screen("help"))
 
     def action_compare(self) -> None:
-        from geneb_tui.components.compare_screen import CompareScreen
-
-        self._open_view("compare", lambda: CompareScreen(self.snapshot, self.filters))
+        self._open_view("compare")
 
     def action_significance(self) -> None:
-        from geneb_tui.components.significance_screen import SignificanceScreen
-
-        self._open_view("significance", lambda: SignificanceScreen(self.snapshot, self.filters))
+        self._open_view("significance")
 
     def action_missing(self) -> None:
+        self._open_view("missing")
+
+    def _new_view(self, name: str) -> Screen:
+        """A new view `name` (compare, significance, missing) over the snapshot and the
+        selection."""
+        if name == "compare":
+            from geneb_tui.components.compare_screen import CompareScreen
+
+            return CompareScreen(self.snapshot, self.filters)
+        if name == "significance":
+            from geneb_tui.components.significance_screen import SignificanceScreen
+
+            return SignificanceScreen(self.snapshot, self.filters)
         from geneb_tui.components.missing_screen import MissingScreen
 
-        self._open_view("missing", lambda: MissingScreen(self.paths, self.snapshot, self.filters,
-                                                         self.fill_choices))
+        return MissingScreen(self.paths, self.snapshot, self.filters, self.fill_choices)
 
-    def _open_view(self, name: str, make: Callable[[], Screen]) -> None:
-        """A view over the snapshot: the one shown last time while the snapshot is the same."""
-        if self.snapshot is None or self.snapshot.is_empty:
+    def _open_view(self, name: str) -> None:
+        if self.snapshot is not None and not self.snapshot.is_empty:
+            self.push_screen(self._kept_screen(name))
+
+    # -- screens kept between openings ----------------------------------------------------------
+    def _screen_kind(self, name: str) -> tuple[Callable[[Screen], bool], Callable[[], Screen]]:
+        """For kept screen `name` (one of KEPT): whether the one kept still fits the app's
+        state, and how to make a new one."""
+        if name == "help":
+            return (lambda screen: True), HelpScreen
+        if name == "filters":
+            choices = self.snapshot.filter_choices(self.filters.suite)
+            return (lambda dialog: dialog.choices == choices), (
+                lambda: FilterScreen(self.filters, choices))
+        return (lambda view: view.snapshot is self.snapshot), lambda: self._new_view(name)
+
+    def _kept_screen(self, name: str) -> Screen:
+        """Screen `name` as it was last shown (or prepared) while it still fits, reopened for
+        the current filters (`reopen`): the app keeps it installed, so closing it keeps its
+        widgets and showing it again skips composing, mounting and styling them. Otherwise a
+        new one, installed in its place."""
+        fits, make = self._screen_kind(name)
+        screen = self._kept.get(name)
+        if screen is not None and fits(screen):
+            screen.reopen(self.filters)
+            return screen
+        return self._keep_new(name, make)
+
+    def _keep_new(self, name: str, make: Callable[[], Screen]) -> Screen:
+        self._forget(name)
+        screen = self._kept[name] = make()
+        self.install_screen(screen, name)
+        return screen
+
+    def _forget(self, name: str) -> None:
+        """Kept screen `name` (not on the stack) uninstalled and removed, if there is one."""
+        screen = self._kept.pop(name, None)
+        if screen is not None:
+            self.uninstall_screen(screen)
+            screen.remove()
+
+    def _prepare_screens(self, names: tuple[str, ...] = KEPT) -> None:
+        """In a pause on the main table, once the views' content for the selection is cached:
+        the first of `names` not kept (or no longer fitting) made and mounted off screen (what
+        Textual's push does first: compose, styles, a view's content painted from the cache),
+        so that its first opening costs what a later one does; the next one after any input
+        that came meanwhile. An input since the pause began leaves the rest to the next."""
+        if (self._views_cached != (self.snapshot, self.filters)
+                or time.monotonic() - self._last_input < IDLE_S
+                or self.screen is not self.screen_stack[0]):
             return
-        self.push_screen(self._kept_screen(name, lambda s: s.snapshot is self.snapshot, make))
+        for i, name in enumerate(names):
+            fits, make = self._screen_kind(name)
+            kept = self._kept.get(name)
+            if kept is None or not fits(kept):
+                self._get_screen(self._keep_new(name, make))   # Textual's first step of a push
+                self.call_later(self._prepare_screens, names[i + 1:])
+                return
 
     # -- export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:

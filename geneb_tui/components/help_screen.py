@@ -16,7 +16,8 @@ from textual.visual import RenderOptions, RichVisual
 from textual.widgets import Static
 
 from geneb_tui.actions import HELP_KEYS, SCREENS, bindings, key_label
-from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.once import dismiss_once, rearm
+from geneb_tui.core.filters import Filters
 
 ABOUT = (
     "[b]geneb-tui[/b] shows the GENEB results in the store: official imports and your local "
@@ -110,3 +111,9 @@ class HelpScreen(ModalScreen[None]):
             yield Static(ABOUT)
             yield KeysTable()
             yield Static("\n[dim]Esc closes; arrows / PgUp / PgDn scroll.[/]")
+
+    def reopen(self, filters: Filters) -> None:
+        """Shown again (the app keeps it installed): at the top, dismissable once more."""
+        rearm(self)
+        if self.is_mounted:
+            self.query_one("#help-dialog").scroll_home(animate=False)

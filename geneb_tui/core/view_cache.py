@@ -209,9 +209,12 @@ def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...]
 
 
 def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | None = None,
-               current: Callable[[], bool] = lambda: True) -> None:
+               current: Callable[[], bool] = lambda: True,
+               views_done: Callable[[], None] = lambda: None) -> None:
     """Fill the cache for `filters` (a background worker; see the module docstring). `choices`:
-    the missing-evaluations screen's regimes and device (its defaults when None)."""
+    the missing-evaluations screen's regimes and device (its defaults when None);
+    `views_done()` is called once every screen's own content is cached (before the task
+    drill-downs)."""
     from geneb_tui.core.compare import VIEWS, CompareOptions, Table
     from geneb_tui.core.fill import FillChoices
 
@@ -235,6 +238,7 @@ def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | Non
         if not current():
             return
         step()
+    views_done()
     tasks = compare_view(snap, "tasks", filters, options)
     for task in (tasks.row_keys or []) if isinstance(tasks, Table) else []:
         if not current():

@@ -301,3 +301,45 @@ async def test_the_app_precomputes_the_views_once_the_user_pauses(official_store
         got = cache.peek(key)
         want = compare.compute(first, app.snapshot, filters, CompareOptions.for_filters(filters))
         assert got is not None and got.rows == want.rows
+
+
+async def test_the_app_prepares_its_screens_in_a_pause_and_opens_them_at_once(official_store,
+                                                                            monkeypatch):
+    """Once the views' content for the selection is cached and the user pauses, the comparison,
+    Significance and missing views, the filter dialog and the help are made and mounted off
+    screen, the views painted from the cache: the first opening shows the prepared screen."""
+    import geneb_tui.app as app_module
+    from geneb_tui.components.help_screen import HelpScreen
+
+    monkeypatch.setattr(app_module, "IDLE_S", 0.3)
+    app = GenebApp(official_store)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: set(app._kept) == set(app_module.KEPT)
+                    and all(s.is_mounted for s in app._kept.values()), rounds=3000)
+        kept = dict(app._kept)
+        assert app.screen is app.screen_stack[0] and len(app.screen_stack) == 1
+        options = CompareOptions.for_filters(app.filters)
+        want = compare.compute(compare.VIEWS[0][0], app.snapshot, app.filters, options)
+        leaders = kept["compare"].query_one(f"#{compare.VIEWS[0][0]}-table", ViewTable)
+        assert leaders.data is not None and leaders.data.rows == want.rows
+        sig = significance(app.snapshot, app.filters)
+        assert kept["significance"].sig.critical_difference == sig.critical_difference
+        await pilot.press("v")
+        await pilot.pause()
+        assert app.screen is kept["compare"]
+        await pilot.press("escape", "question_mark")
+        await pilot.pause()
+        assert app.screen is kept["help"] and isinstance(app.screen, HelpScreen)
+        app.action_help()                          # help from the palette over the help
+        await pilot.pause()
+        assert app.screen is kept["help"] and len(app.screen_stack) == 2
+        await pilot.press("question_mark", "g")    # ? closes the help
+        await pilot.pause()
+        assert app.screen is kept["missing"]
+        await pilot.press("escape", "f")
+        await pilot.pause()
+        assert app.screen is kept["filters"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is app.screen_stack[0] and not app.internal_errors
