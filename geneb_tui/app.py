@@ -12,7 +12,10 @@ start. Until the snapshot is there, the keys that need it only say that the stor
 
 Interactions: each view built is kept per request (filters, sort, rank scope) until the
 snapshot changes, so a selection seen before is shown without a worker; a sort of the rows shown
-only reorders them; the filter dialog's choices are computed by the store worker.
+only reorders them; the filter dialog's choices are computed by the store worker. The views,
+the filter dialog and the help are kept installed between openings (`KEPT`) and, in a pause
+once the views' content is cached, made and mounted off screen, so that opening one only
+lays it out and paints it.
 """
 
 from __future__ import annotations
