@@ -269,6 +269,7 @@ class GenebApp(App[None]):
             updated = getattr(screen, "snapshot_updated", None)
             if updated is not None:
                 updated(msg.snapshot)
+        self._views_cached = None
         for name, screen in list(self._kept.items()):   # a closed view of the last snapshot
             if getattr(screen, "snapshot", msg.snapshot) is not msg.snapshot:
                 self._forget(name)
@@ -665,7 +666,8 @@ class GenebApp(App[None]):
         Textual's push does first: compose, styles, a view's content painted from the cache),
         so that its first opening costs what a later one does; the next one after any input
         that came meanwhile. An input since the pause began leaves the rest to the next."""
-        if (self._views_cached != (self.snapshot, self.filters)
+        snap, filters = self._views_cached or (None, None)
+        if (snap is not self.snapshot or filters != self.filters   # (a snapshot: by identity)
                 or time.monotonic() - self._last_input < IDLE_S
                 or self.screen is not self.screen_stack[0]):
             return
