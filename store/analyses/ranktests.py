@@ -19,8 +19,9 @@ value]); the caller picks the regime. Definitions:
   C = 1 - sum over tie groups (t^3 - t) / (N k (k^2 - 1)); p = P(chi2_{k-1} >= chi2).
 - Nemenyi critical difference: CD = q_alpha * sqrt(k (k + 1) / (6 N)),
   q_alpha = studentized range quantile(1 - alpha; k, inf) / sqrt(2) (`scipy.stats.
-  studentized_range`); two entries whose average ranks differ by more than CD differ at
-  level alpha (all pairs, family-wise).
+  studentized_range`; at alpha 0.05 its values kept in `store.analyses.nemenyi_q`, so that
+  Friedman's test and the CD need only scipy.special); two entries whose average ranks
+  differ by more than CD differ at level alpha (all pairs, family-wise).
 - scopes: "all" (every expected task), then each category with at least `min_tasks` expected
   tasks, in `store.catalog.CATEGORY_ORDER` (a custom suite's other categories after them).
 - Wilcoxon signed-rank for chosen pairs over the tasks both entries have, `scipy.stats.wilcoxon`
@@ -46,6 +47,8 @@ import numpy as np
 import polars as pl
 
 from store.analyses.aggregates import entry_keys
+from store.analyses.nemenyi_q import Q_05
+from store.analyses.rankings import tie_mean_ranks
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 
 _TEST_SCHEMA = {"n_models": pl.Int64, "n_tasks": pl.Int64, "statistic": pl.Float64,
@@ -97,12 +100,16 @@ def _matrix(scores_df: pl.DataFrame, task_ids: Sequence[str]) -> tuple[pl.DataFr
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
-    """Per task (row), rank 1 = the highest score; ties share the mean of their ranks."""
+    """Per task (row), rank 1 = the highest score; ties share the mean of their ranks (as
+    `scipy.stats.rankdata(-values, method="average", axis=1)`, without importing scipy.stats;
+    a NaN row is all NaN there, so one is left to scipy)."""
     if values.size == 0:
         return values.copy()
-    from scipy.stats import rankdata
+    if np.isnan(values).any():
+        from scipy.stats import rankdata
 
-    return rankdata(-values, method="average", axis=1)
+        return rankdata(-values, method="average", axis=1)
+    return tie_mean_ranks(-values)
 
 
 def critical_difference(n_models: int, n_tasks: int, alpha: float = 0.05) -> float | None:
@@ -117,8 +124,11 @@ def critical_difference(n_models: int, n_tasks: int, alpha: float = 0.05) -> flo
 
 @functools.lru_cache(maxsize=256)
 def _nemenyi_q(n_models: int, alpha: float) -> float:
-    """q_alpha of the Nemenyi test for k = `n_models` entries (one root-finding over a
-    numerical integral, ~10 ms: computed once per k and alpha)."""
+    """q_alpha of the Nemenyi test for k = `n_models` entries: at alpha 0.05 for k <= 200 from
+    `store.analyses.nemenyi_q` (scipy's values), else one root-finding over a numerical
+    integral (~10 ms, computed once per k and alpha)."""
+    if alpha == 0.05 and 2 <= n_models < 2 + len(Q_05):
+        return Q_05[n_models - 2]
     from scipy.stats import studentized_range
 
     return float(studentized_range.ppf(1 - alpha, n_models, np.inf)) / math.sqrt(2)
@@ -131,7 +141,7 @@ def _friedman_row(ranks: np.ndarray, alpha: float) -> dict:
            "critical_difference": critical_difference(k, n, alpha), "alpha": alpha}
     if k < 3 or n < 1:
         return row
-    from scipy.stats import chi2
+    from scipy.special import chdtrc  # chi2.sf(x, df) is chdtrc(df, x), without scipy.stats
 
     # Per task, sum_j (r_j - (k+1)/2)^2 = (k^3 - k - sum over tie groups (t^3 - t)) / 12, so the
     # tie term comes from the ranks alone (exact: average ranks are multiples of 1/2).
@@ -142,7 +152,7 @@ def _friedman_row(ranks: np.ndarray, alpha: float) -> dict:
         return row
     ssbn = float(np.square(ranks.sum(axis=0)).sum())
     statistic = (12.0 / (k * n * (k + 1)) * ssbn - 3 * n * (k + 1)) / c
-    row.update(statistic=statistic, p_value=float(chi2.sf(statistic, k - 1)))
+    row.update(statistic=statistic, p_value=float(chdtrc(k - 1, statistic)))
     return row
 
 

@@ -4,7 +4,11 @@ official results, Holm's correction by hand and by its textbook loop."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+import textwrap
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -22,6 +26,7 @@ from store.analyses.ranktests import (
 )
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 
+ROOT = Path(__file__).resolve().parents[2]
 TASKS4 = [TaskMeta(f"t{i}", f"T{i}", "Promoters", "toy", "x") for i in range(1, 5)]
 
 
@@ -273,3 +278,52 @@ def test_wilcoxon_names_what_is_wrong():
         wilcoxon_holm(frame, [("A", "B"), ("B", "A")], tasks=TASKS4)
     empty = wilcoxon_holm(frame, [], tasks=TASKS4)
     assert empty.height == 0 and empty.columns[-1] == "reject"
+
+
+def test_the_kept_nemenyi_q_are_scipys_and_friedman_needs_no_scipy_stats():
+    """The q at alpha 0.05 kept for k = 2..200 are scipy's to the last bit, and so is one of
+    another k; the Friedman row (statistic, p-value, CD) is computed without importing
+    scipy.stats (what the Significance view's first opening waited for), to scipy's values."""
+    from store.analyses.nemenyi_q import Q_05
+    from store.analyses.ranktests import _nemenyi_q
+
+    assert len(Q_05) == 199
+    for k, q in enumerate(Q_05, start=2):
+        assert q == float(stats.studentized_range.ppf(0.95, k, np.inf)) / math.sqrt(2), k
+    assert _nemenyi_q(201, 0.05) == float(
+        stats.studentized_range.ppf(0.95, 201, np.inf)) / math.sqrt(2)
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import polars as pl
+        from store.analyses.ranktests import friedman
+        from store.catalog import TaskMeta
+        tasks = [TaskMeta(f"t{i}", f"T{i}", "Promoters", "toy", "x") for i in range(30)]
+        values = np.random.default_rng(0).integers(0, 5, 360).astype(float)   # with ties
+        frame = pl.DataFrame({"model": [f"m{j}" for i in range(30) for j in range(12)],
+                              "task": [f"t{i}" for i in range(30) for j in range(12)],
+                              "value": values})
+        row = friedman(frame, tasks=tasks).row(0, named=True)
+        print(repr(row["statistic"]), repr(row["p_value"]), repr(row["critical_difference"]),
+              "scipy.stats" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.split()
+    assert out[3] == "False"
+    values = np.random.default_rng(0).integers(0, 5, 360).astype(float).reshape(30, 12)
+    ref = stats.friedmanchisquare(*values.T)
+    assert float(out[0]) == pytest.approx(ref.statistic, rel=1e-12)
+    assert float(out[1]) == stats.chi2.sf(float(out[0]), 11)       # the same float
+    assert float(out[2]) == Q_05[10] * math.sqrt(12 * 13 / (6 * 30))
+
+
+def test_average_ranks_equal_scipys_rankdata_with_ties_and_nan():
+    from store.analyses.ranktests import _ranks
+
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, 4, (50, 9)).astype(float)       # many ties
+    values[3, 2], values[3, 5] = -0.0, 0.0                    # a tie too
+    assert np.array_equal(_ranks(values), stats.rankdata(-values, method="average", axis=1))
+    values[7, 1] = np.nan
+    assert np.array_equal(_ranks(values), stats.rankdata(-values, method="average", axis=1),
+                          equal_nan=True)
