@@ -225,6 +225,22 @@ async def main():
                          note_done(CompareScreen(app.snapshot, app.filters).initial))
         await screen_key("significance (d)", ["d"], SignificanceScreen, ["escape"],
                          lambda s: not busy(app))
+        # a view opened after the selection changed while it was closed (each press: a regime)
+        for _ in range(PRESSES):
+            await pilot.press("r")
+            await settled(pilot)
+            start = time.perf_counter()
+            press(app, "v")
+            await until(app, lambda: isinstance(app.screen, CompareScreen))
+            add("open compare views (v) after a regime change -> screen painted",
+                (await frame(app) - start) * 1000)
+            await until(app, lambda: note_done(CompareScreen(app.snapshot, app.filters).initial)(
+                app.screen))
+            add("compare views (v) after a regime change -> its content computed and painted",
+                (await frame(app) - start) * 1000)
+            await settled(pilot)
+            await pilot.press("escape")
+            await settled(pilot)
         # the task view: Enter on a row of the comparison views' Tasks tab
         await pilot.press("v")
         await settled(pilot)

@@ -664,8 +664,9 @@ class GenebApp(App[None]):
         """In a pause on the main table, once the views' content for the selection is cached:
         the first of `names` not kept (or no longer fitting) made and mounted off screen (what
         Textual's push does first: compose, styles, a view's content painted from the cache),
-        so that its first opening costs what a later one does; the next one after any input
-        that came meanwhile. An input since the pause began leaves the rest to the next."""
+        or the first kept one whose filters are not the selection's reopened for it there, so
+        that opening it costs what showing it again does; the next one after any input that
+        came meanwhile. An input since the pause began leaves the rest to the next pause."""
         snap, filters = self._views_cached or (None, None)
         if (snap is not self.snapshot or filters != self.filters   # (a snapshot: by identity)
                 or time.monotonic() - self._last_input < IDLE_S
@@ -676,8 +677,12 @@ class GenebApp(App[None]):
             kept = self._kept.get(name)
             if kept is None or not fits(kept):
                 self._get_screen(self._keep_new(name, make))   # Textual's first step of a push
-                self.call_later(self._prepare_screens, names[i + 1:])
-                return
+            elif getattr(kept, "filters", self.filters) != self.filters:
+                kept.reopen(self.filters)
+            else:
+                continue
+            self.call_later(self._prepare_screens, names[i + 1:])
+            return
 
     # -- export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:

@@ -18,6 +18,7 @@ from textual.widgets import Header, Static, TabbedContent, TabPane
 from geneb_tui.actions import COMPARE_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.scale_plot import ScalePlot
 from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
@@ -65,6 +66,13 @@ class CompareScreen(SelectionScreen):
                         yield from _pane(name)
         yield KeysFooter()
 
+    def reopen(self, filters: Filters) -> None:
+        """Shown again (see `SelectionScreen.reopen`): when the selection moved on meanwhile,
+        with the options a new opening would have (`CompareOptions.for_filters`)."""
+        if filters != self.filters:
+            self.options = CompareOptions.for_filters(filters)
+        super().reopen(filters)
+
     def selection_changed(self, old: Filters, filters: Filters) -> None:
         """The score column follows the category; a suite without it falls back to macro."""
         from dataclasses import replace
@@ -104,6 +112,7 @@ class CompareScreen(SelectionScreen):
             self.post_message(ComparisonReady(name, payload, token))
 
     @on(ComparisonReady)
+    @unless_removed
     def _ready(self, msg: ComparisonReady) -> None:
         if msg.token == self._token:
             self._keep(msg.name, msg.payload)

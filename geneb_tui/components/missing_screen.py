@@ -28,7 +28,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import (
     Button,
@@ -44,6 +43,7 @@ from geneb_tui.actions import MISSING_KEYS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.components.painted_table import PaintedTable
+from geneb_tui.components.removed import unless_removed
 from geneb_tui.core import fill, perf, runnable, view_cache
 from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot
@@ -147,13 +147,11 @@ class MissingScreen(Screen[None]):
             return
         self.app.call_from_thread(self._perf_loaded, lines)
 
+    @unless_removed
     def _perf_loaded(self, lines: dict[str, str]) -> None:
         self.perf = lines
         if self._ready and self.is_attached:
-            try:
-                self._update_detail()
-            except NoMatches:       # the screen was closed while the table was read
-                pass
+            self._update_detail()
 
     # -- what can run ------------------------------------------------------------------------
     @property
@@ -186,6 +184,7 @@ class MissingScreen(Screen[None]):
         self.post_message(ComparisonReady("missing", data, token))
 
     @on(ComparisonReady)
+    @unless_removed
     def _computed(self, msg: ComparisonReady) -> None:
         msg.stop()
         if msg.token != self._token:

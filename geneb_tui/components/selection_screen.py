@@ -37,9 +37,10 @@ class SelectionScreen(Screen[None]):
             self.recompute()
 
     def reopen(self, filters: Filters) -> None:
-        """Show the screen again (the app keeps it installed): dismissable once more, its tab,
-        options and views as they were, following `filters` if the selection moved on while
-        it was closed (a view still computing then goes on in its worker)."""
+        """Show the screen again (the app keeps it installed; it also calls this off screen
+        in a pause when the selection moved on): dismissable once more, its tab and views as
+        they were, following `filters` if the selection moved on while it was closed (a view
+        still computing then goes on in its worker)."""
         rearm(self)
         if filters != self.filters:
             self.filters_updated(filters)

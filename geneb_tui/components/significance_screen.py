@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from geneb_tui.actions import SIGNIFICANCE_KEYS, SIGNIFICANCE_TABS, bindings
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core import view_cache
@@ -110,6 +111,7 @@ class SignificanceScreen(SelectionScreen):
         self.post_message(ComparisonReady("examples", (pair, line), token))
 
     @on(ComparisonReady)
+    @unless_removed
     def _ready(self, msg: ComparisonReady) -> None:
         msg.stop()
         if msg.name == "significance" and msg.token == self._token:

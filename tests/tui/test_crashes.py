@@ -151,3 +151,32 @@ async def test_the_palette_search_finishing_after_it_closed(official_store):
         palette._list_visible = not palette._list_visible     # what the search result does
         await pilot.pause()
         assert app.is_running and app._exception is None
+
+
+async def test_a_result_reaching_a_view_dropped_on_a_reload_is_ignored(official_store):
+    """A kept Significance view dropped on a reload (Ctrl+R) got its worker's per-example
+    result after its widgets were gone: NoMatches ended the app (found by CI). A result for
+    a removed view is dropped; on a view in place, a missing widget is still an error."""
+    from textual.css.query import NoMatches
+
+    from geneb_tui.components.significance_screen import SignificanceScreen
+    from geneb_tui.messages import ComparisonReady
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SignificanceScreen) and screen.shown_pair is not None
+        late = ComparisonReady("examples", (screen.shown_pair, "late"), screen._examples_token)
+        pair_note = screen.query_one("#pair-note")
+        pair_note.remove()                     # a widget missing on a view in place: a bug
+        await pilot.pause()
+        with pytest.raises(NoMatches):
+            screen._ready(late)
+        await pilot.press("escape", "ctrl+r")
+        await settle(pilot)
+        assert screen not in app._installed_screens.values() and not screen.is_attached
+        screen._ready(late)                    # the removed view: dropped, no error
+        assert app._exception is None and not app.internal_errors

@@ -125,14 +125,21 @@ async def test_comparison_views(official_store):
 
 async def test_the_comparison_views_shown_again_are_as_left_and_follow_the_selection(
         official_store):
-    """The app keeps the comparison views installed: shown again they keep their tab and
-    options, follow a category chosen while they were closed, and close again; once the store
-    is read again, new views open (the kept ones are dropped)."""
+    """The app keeps the comparison views installed: shown again they keep their tab, and
+    their options while the selection is the same; a category chosen while they were closed
+    gives them the options a new opening would have; once the store is read again, new views
+    open (the kept ones are dropped)."""
+    from geneb_tui.core.compare import CompareOptions
+
     app = GenebApp(official_store)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_views(pilot)
         await pilot.press("2", "b")                     # the Rank shift tab; regime B 1shot
         await settle(pilot)
+        await pilot.press("escape", "v")
+        await settle(pilot)
+        assert app.screen is screen and screen.options.regime_b == "1shot"
+        assert screen.query_one(TabbedContent).active == "shift"
         await pilot.press("escape", "c")                # closed; a category on the main table
         await settle(pilot)
         cat = app.filters.category
@@ -141,15 +148,16 @@ async def test_the_comparison_views_shown_again_are_as_left_and_follow_the_selec
         await settle(pilot)
         assert app.screen is screen
         assert screen.query_one(TabbedContent).active == "shift"
-        assert (screen.options.regime_b, screen.options.column) == ("1shot", cat)
+        assert screen.options == CompareOptions.for_filters(app.filters)
+        assert (screen.options.regime_b, screen.options.column) == ("10shot", cat)
         assert screen.sub_title == app.filters.describe()
         official = {m: r for m, r in ((r["model"], r) for r in leaderboard()["full"])
                     if r["submitted"] == "official"}
-        lb1 = {r["model"]: r for r in leaderboard()["1shot"]}
+        lb10 = {r["model"]: r for r in leaderboard()["10shot"]}
         best = max(official, key=lambda m: official[m]["cat_MCC"][cat])
         top = screen.query_one("#shift-table", ViewTable).data.rows[0]
         assert top[0] == screen.snapshot.model_meta(best)["display"]
-        assert top[3] == pytest.approx(lb1[best]["cat_MCC"][cat], abs=1e-9)
+        assert top[3] == pytest.approx(lb10[best]["cat_MCC"][cat], abs=1e-9)
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, CompareScreen)

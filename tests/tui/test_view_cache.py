@@ -307,7 +307,8 @@ async def test_the_app_prepares_its_screens_in_a_pause_and_opens_them_at_once(of
                                                                             monkeypatch):
     """Once the views' content for the selection is cached and the user pauses, the comparison,
     Significance and missing views, the filter dialog and the help are made and mounted off
-    screen, the views painted from the cache: the first opening shows the prepared screen."""
+    screen, the views painted from the cache: the first opening shows the prepared screen.
+    After a selection change the views follow it off screen; after a reload, new ones."""
     import geneb_tui.app as app_module
     from geneb_tui.components.help_screen import HelpScreen
 
@@ -340,8 +341,18 @@ async def test_the_app_prepares_its_screens_in_a_pause_and_opens_them_at_once(of
         await pilot.press("escape", "f")
         await pilot.pause()
         assert app.screen is kept["filters"]
+        await pilot.press("escape", "r")          # another regime: the views follow it
+        await settle(pilot)
+        await until(pilot, lambda: all(kept[n].filters == app.filters
+                                       for n in ("compare", "significance", "missing")),
+                    rounds=3000)
+        options = CompareOptions.for_filters(app.filters)
+        want = compare.compute(compare.VIEWS[0][0], app.snapshot, app.filters, options)
+        assert app.filters.regime == "10shot" and kept["compare"].options == options
+        assert leaders.data.rows == want.rows
+        assert kept["compare"].sub_title == app.filters.describe()
         old = app.snapshot
-        await pilot.press("escape", "ctrl+r")    # the store read again: new views prepared
+        await pilot.press("ctrl+r")               # the store read again: new views prepared
         await settle(pilot)
         await until(pilot, lambda: app.snapshot is not old or app._exception is not None)
         await until(pilot, lambda: app._exception is not None or (
