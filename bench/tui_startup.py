@@ -12,8 +12,9 @@ start, interpreter included), from launching `geneb-tui` (headless, 100x30) to
 each with its ratio to the `import textual` time.
 
 Interactions, after the snapshot and the rank intervals have loaded: from the key press to the
-frame that shows its result (the main table rebuilt; a screen on top; for the comparison and
-Significance views also the frame with their first tab filled), the median of a few presses
+frame that shows its result (the main table rebuilt; a screen on top; also the frame with its
+content: the comparison views' first tab, the Significance view's diagram and default pair, the
+task view's rows; a comparison view also after a regime change), the median of a few presses
 (a screen's first opening apart from the later ones), each against the 100 ms budget:
 `<label>: <ms> ms (budget 100 ms): <ratio>x`.
 
@@ -104,10 +105,6 @@ from store.paths import resolve_store
 
 PRESSES = int(sys.argv[2])
 PAUSE = float(sys.argv[3]) or None
-
-def busy(app):
-    return any(w.is_running or w.state.name == "PENDING" for w in app.workers
-               if w.group != "intervals")
 
 async def settled(pilot):
     app = pilot.app
@@ -224,7 +221,7 @@ async def main():
         await screen_key("compare views (v)", ["v"], CompareScreen, ["escape"],
                          note_done(CompareScreen(app.snapshot, app.filters).initial))
         await screen_key("significance (d)", ["d"], SignificanceScreen, ["escape"],
-                         lambda s: not busy(app))
+                         lambda s: s.sig is not None and s.shown_pair is not None)
         # a view opened after the selection changed while it was closed (each press: a regime)
         for _ in range(PRESSES):
             await pilot.press("r")
@@ -250,7 +247,7 @@ async def main():
         app.screen.query_one("#tasks-table").focus()
         await settled(pilot)
         await screen_key("task view (Enter in Tasks)", ["enter"], TaskScreen, ["escape"],
-                         lambda s: not busy(app))
+                         lambda s: "computing" not in str(s.query_one("#task-note").render()))
     if app.internal_errors:
         raise SystemExit(f"internal errors: {app.internal_errors}")
     print(json.dumps(out))

@@ -365,6 +365,8 @@ class GenebApp(App[None]):
         self.query_one(FilterBar).show(view)
         if view.intervals is None:
             self.call_after_refresh(self._start_intervals)   # the plain table paints first
+        else:   # the intervals known already (a category, a sort): the views' content next
+            self._precompute_when_idle(view)
         if token == self._first_view_token and self._first_view_key is not None:
             self._write_first_view(self._first_view_key, view, self.snapshot.version)
             self._first_view_token = None
@@ -430,12 +432,20 @@ class GenebApp(App[None]):
     def _show_intervals(self, view: TableView, intervals: Intervals) -> None:
         view.intervals = intervals
         self.query_one(ResultsTable).show_intervals(view)
+        self._precompute_when_idle(view)
+        self._collect_when_idle()
+
+    def _precompute_when_idle(self, view: TableView) -> None:
+        """The views' content for the selection of `view` (shown with its rank intervals),
+        IDLE_S later (`_precompute_views`), unless it is cached already."""
         snap, filters = self.snapshot, view.filters
+        cached = self._views_cached
+        if cached is not None and cached[0] is snap and cached[1] == filters:
+            return
         if self._precompute_timer is not None:
             self._precompute_timer.stop()
         self._precompute_timer = self.set_timer(
             IDLE_S, lambda: self._precompute_views(snap, filters))
-        self._collect_when_idle()
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent) and not event.is_forwarded:

@@ -303,6 +303,29 @@ async def test_the_app_precomputes_the_views_once_the_user_pauses(official_store
         assert got is not None and got.rows == want.rows
 
 
+async def test_a_category_whose_rank_intervals_are_known_is_precomputed_too(official_store,
+                                                                          monkeypatch):
+    """A category change reuses the rank intervals (drawn for every scope at once), so no
+    intervals worker ends: its views' content is precomputed in the pause all the same."""
+    import geneb_tui.app as app_module
+
+    monkeypatch.setattr(app_module, "IDLE_S", 0.3)
+    app = GenebApp(official_store)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: app.view is not None and app.view.intervals is not None)
+        await pilot.press("c")
+        await settle(pilot)
+        filters = app.filters
+        assert filters.category is not None and app.view.intervals is not None
+        first = compare.VIEWS[0][0]
+        key = view_cache.compare_key(first, filters, CompareOptions.for_filters(filters))
+        cache = view_cache.cache_of(app.snapshot)
+        await until(pilot, lambda: cache.peek(key) is not None, rounds=3000)
+        want = compare.compute(first, app.snapshot, filters, CompareOptions.for_filters(filters))
+        assert cache.peek(key).rows == want.rows
+
+
 async def test_the_app_prepares_its_screens_in_a_pause_and_opens_them_at_once(official_store,
                                                                             monkeypatch):
     """Once the views' content for the selection is cached and the user pauses, the comparison,
