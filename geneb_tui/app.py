@@ -215,10 +215,11 @@ class GenebApp(App[None]):
 
     @work(thread=True, exclusive=True, group="store")
     def _load_store(self, token: int) -> None:
-        if self.snapshot is None:   # the first load: the cached first view, before any import
-            from geneb_tui.core.first_view import read_first_view, view_key
+        from geneb_tui.core.first_view import read_first_view, view_key
 
-            key = view_key(self.paths, *self._start)
+        first = self.snapshot is None
+        key = view_key(self.paths, *self._start)   # before the read: a later commit misses
+        if first:   # the cached first view, before any import
             view, version = read_first_view(self.paths, key) or (None, None)
             self.post_message(FirstViewRead(key, view, version, token))
         try:
@@ -231,6 +232,19 @@ class GenebApp(App[None]):
         self.post_message(SnapshotLoaded(snap, token))
         for suite in snap.suites():   # the filter dialog's choices, off the UI thread
             snap.filter_choices(suite)
+        if not first and not snap.is_empty:   # a reload (Ctrl+R, after a run): cached for
+            self._cache_start_view(snap, key)   # the next start, whatever is shown now
+
+    def _cache_start_view(self, snap: StoreSnapshot, key: dict) -> None:
+        """The view the next start opens on (the start-up selection on `snap`), written to
+        the first-view cache under `key` (store worker)."""
+        from geneb_tui.core.first_view import write_first_view
+        from geneb_tui.core.query import build_view
+
+        filters, sort_key, descending, rank_scope = self._start
+        view = build_view(snap, snap.filters_for(filters, opening=True), sort_key, descending,
+                          rank_scope)
+        write_first_view(self.paths, key, view, snap.version)   # an unwritable folder: none
 
     @on(FirstViewRead)
     def _first_view_read(self, msg: FirstViewRead) -> None:
@@ -284,12 +298,7 @@ class GenebApp(App[None]):
             self.pop_screen()
             empty_shown = not isinstance(top, EmptyStoreScreen)
         self.refresh_bindings()
-        if self.filters.suite not in msg.snapshot.suites():
-            self.filters = self.filters.with_(suite="geneb-v1", category=None)
-        if first:
-            suite = msg.snapshot.suite_to_open(self.filters.suite)
-            if suite != self.filters.suite:
-                self.filters = self.filters.with_(suite=suite, category=None)
+        self.filters = msg.snapshot.filters_for(self.filters, opening=first)
         self.rebuild()
         if first and self._first_view_key is not None:
             self._first_view_token = self._view_token

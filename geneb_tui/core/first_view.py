@@ -1,5 +1,6 @@
-"""The first-view cache: the main table the dashboard last showed at start-up, as plain JSON in
-the user's cache folder, so the next start paints it before the store stack (polars, duckdb,
+"""The first-view cache: the main table the dashboard last showed at start-up (or, after a
+reload, the one it would show at start-up on the store as reloaded), as plain JSON in the
+user's cache folder, so the next start paints it before the store stack (polars, duckdb,
 deltalake, pyarrow) is imported; the live snapshot then replaces it.
 
 One file per store under `cache_dir()`, holding the view and the key it was computed under:

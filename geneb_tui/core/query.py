@@ -121,6 +121,15 @@ class StoreSnapshot:
             return preferred
         return next((s for s in self.suites() if s in with_results), preferred)
 
+    def filters_for(self, filters: Filters, *, opening: bool = False) -> Filters:
+        """`filters` on this snapshot: a suite it does not hold falls back to geneb-v1; when
+        the dashboard opens, to the first suite with results (`suite_to_open`); the category
+        is dropped whenever the suite changes."""
+        if filters.suite not in self.suites():
+            filters = filters.with_(suite="geneb-v1", category=None)
+        suite = self.suite_to_open(filters.suite) if opening else filters.suite
+        return filters if suite == filters.suite else filters.with_(suite=suite, category=None)
+
     def categories(self, suite: str) -> list[str]:
         present = set(self.tasks.filter(pl.col("suite") == suite)["category"].to_list())
         ordered = [c for c in CATEGORY_ORDER if c in present]

@@ -154,6 +154,30 @@ def test_results_catalog_and_registry_changes_miss(small_store, tmp_path):
     assert read_first_view(small_store, start_key(small_store)) is None
 
 
+async def test_a_reload_caches_the_start_up_view_of_the_store_as_it_is_now(small_store):
+    """A reload (Ctrl+R; the dashboard reloads after a run too) writes the view the next start
+    opens on, for the store as it is now and whatever selection is shown: that start paints
+    it from the cache, the rows the live snapshot then shows."""
+    await run_once(small_store)
+    tasks = [t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"][:2]
+    app = Recording(small_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")                   # another selection shown meanwhile
+        await settle(pilot)
+        append_rows(small_store, local_rows("kmer-3", tasks, ("full",), value=0.5,
+                                            seeds_of=two_seeds))
+        assert read_first_view(small_store, start_key(small_store)) is None
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert not app.internal_errors
+    assert read_first_view(small_store, start_key(small_store)) is not None
+    second = await run_once(small_store)
+    assert second.cached is not None
+    assert painted(second.cached) == painted(second.view)
+    assert second.cached.filters == second.view.filters == Filters()
+
+
 def test_the_start_up_selection_and_the_package_version_are_in_the_key(small_store,
                                                                        monkeypatch):
     asyncio.run(run_once(small_store))
