@@ -444,12 +444,17 @@ class GenebApp(App[None]):
         self._precompute_when_idle(view)
         self._collect_when_idle()
 
+    def _views_ready(self, snap: StoreSnapshot | None, filters: Filters) -> bool:
+        """Whether the precomputation has cached the views' content for this selection (the
+        snapshot by identity: its dataclass equality would compare its frames)."""
+        cached = self._views_cached
+        return cached is not None and cached[0] is snap and cached[1] == filters
+
     def _precompute_when_idle(self, view: TableView) -> None:
         """The views' content for the selection of `view` (shown with its rank intervals),
         IDLE_S later (`_precompute_views`), unless it is cached already."""
         snap, filters = self.snapshot, view.filters
-        cached = self._views_cached
-        if cached is not None and cached[0] is snap and cached[1] == filters:
+        if self._views_ready(snap, filters):
             return
         if self._precompute_timer is not None:
             self._precompute_timer.stop()
@@ -686,8 +691,7 @@ class GenebApp(App[None]):
         or the first kept one whose filters are not the selection's reopened for it there, so
         that opening it costs what showing it again does; the next one after any input that
         came meanwhile. An input since the pause began leaves the rest to the next pause."""
-        snap, filters = self._views_cached or (None, None)
-        if (snap is not self.snapshot or filters != self.filters   # (a snapshot: by identity)
+        if (not self._views_ready(self.snapshot, self.filters)
                 or time.monotonic() - self._last_input < IDLE_S
                 or self.screen is not self.screen_stack[0]):
             return
