@@ -10,8 +10,8 @@
 #      its largest |MCC difference| on the fixtures and its speed (bench/array_api.py);
 #   2. the Hugging Face encoder's embedding throughput on CUDA (bf16) against the official
 #      extractors' naive loop, step by step (length-sorted, token budget, background
-#      preparation, torch.compile, the whole encoder: tokens/s, ratio, max abs difference;
-#      bench/embed.py --compile), when that script is present;
+#      preparation, the padding mask as keys, torch.compile, the whole encoder: tokens/s,
+#      ratio, max abs difference; bench/embed.py --compile), when that script is present;
 #   3. its model FLOPs utilisation at a real size: a random-initialised 115M-parameter BERT
 #      (bench/mfu.py: tokens/s, TFLOP/s, MFU against the device's bf16 peak; goal >= 40 %).
 # Where there is no CUDA device it says so, lists what it would measure, and exits 0.

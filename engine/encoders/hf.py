@@ -16,6 +16,10 @@ out-of-memory back-off and streaming are `StreamingEncoder`'s, engine/encoders/s
   `compile_model=True` runs it through `torch.compile` (off by default: on the CPU it does not
   pay, see bench/embed.py; it changes embeddings at float rounding level only, within the
   1e-5 fp32 tolerance the tests hold the encoder to);
+- a right-padded model running scaled-dot-product attention gets a padded batch's mask as the
+  keys each row attends to (n x 1 x 1 x L), not as the n x L mask transformers expands to
+  n x 1 x L x L every forward, where a check at load finds it gives the real tokens the same
+  (`key_mask` in the statistics; see `HFEncoder._takes_key_mask`);
 - attention models get right padding (encoders) or left padding with position ids counted from
   the first real token (decoders); models whose forward takes no attention mask (Hyena, Mamba,
   Caduceus), and the `mean-with-padding` recipe (an official mean that averaged over padding with
@@ -142,6 +146,8 @@ class HFEncoder(StreamingEncoder):
                                  default_batch_tokens(self.device))
         self.pad_id = _pad_id(self.tokenizer)
         self.attention = getattr(config, "_attn_implementation", None) or "default"
+        self.key_mask = False
+        self.key_mask = self._takes_key_mask()       # asked before any compilation
         self.compiled = bool(compile_model)
         if self.compiled:
             self.model = torch.compile(self.model, dynamic=True)
@@ -245,6 +251,37 @@ class HFEncoder(StreamingEncoder):
             return pos
         return None
 
+    def _takes_key_mask(self) -> bool:
+        """Whether the padding mask goes to the model as which keys each row attends to, a
+        boolean n x 1 x 1 x L tensor that scaled-dot-product attention broadcasts itself,
+        instead of the n x L mask transformers expands to a full n x 1 x L x L one every
+        forward (a quarter to a third of a small model's forward on the CPU, see
+        bench/embed.py). Asked once, of a padded two-row batch in the model's own dtype: only
+        a right-padded model running sdpa whose real tokens get from the key mask what they
+        get from the 2D mask (to 1e-5 of their scale) takes it; a causal model (the key mask
+        has no causality), one that reads masks its own way or refuses a 4D one keeps the 2D
+        mask."""
+        if self.padding_side != "right" or self.attention != "sdpa":
+            return False
+        ids, _ = self.tokenize(["ACGTACGTACGTACGTACGTACGT", "ACGTAC"])
+        if len(ids[0]) == len(ids[1]):
+            return False
+        batch = self.collate(ids)
+        mask = batch["attention_mask"].to(self.device)
+        inputs = {"input_ids": batch["input_ids"].to(self.device),
+                  **({"use_cache": False} if self._takes_cache else {})}
+        try:
+            with torch.inference_mode():
+                flat = _last_hidden(self.model(**inputs, attention_mask=mask)).float()
+                keys = _last_hidden(self.model(**inputs, attention_mask=_key_mask(mask))).float()
+        except Exception:        # noqa: BLE001 - any refusal of the 4D form keeps the 2D one
+            return False
+        real = mask.bool()
+        if keys.shape != flat.shape:
+            return False
+        scale = float(flat[real].abs().max().clamp(min=1.0))
+        return bool((keys[real] - flat[real]).abs().max() <= 1e-5 * scale)
+
     # ---- identity ------------------------------------------------------------------------
 
     def recipe(self) -> dict:
@@ -258,10 +295,10 @@ class HFEncoder(StreamingEncoder):
         return self.padding_side == "none"
 
     def encode_into(self, sequences, writer) -> dict:
-        """`StreamingEncoder.encode_into`, its statistics with the attention that ran and
-        whether the model was compiled."""
+        """`StreamingEncoder.encode_into`, its statistics with the attention that ran, whether
+        the padding mask went as a key mask and whether the model was compiled."""
         stats = super().encode_into(sequences, writer)
-        stats.update(attention=self.attention, compiled=self.compiled)
+        stats.update(attention=self.attention, key_mask=self.key_mask, compiled=self.compiled)
         return stats
 
     def tokenize(self, sequences: Sequence[str]) -> tuple[list[list[int]], np.ndarray]:
@@ -291,7 +328,10 @@ class HFEncoder(StreamingEncoder):
             else:
                 input_ids[r, :len(x)] = torch.as_tensor(x)
                 mask[r, :len(x)] = 1
-        return {"input_ids": input_ids, "attention_mask": mask}
+        batch = {"input_ids": input_ids, "attention_mask": mask}
+        if self.key_mask and min(map(len, ids)) < width:
+            batch["key_mask"] = _key_mask(mask)      # a batch without padding needs no mask
+        return batch
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one collated batch."""
@@ -299,7 +339,8 @@ class HFEncoder(StreamingEncoder):
         mask = batch["attention_mask"].to(self.device, non_blocking=True)
         kwargs: dict[str, Any] = {"input_ids": input_ids}
         if self.padding_side != "none":
-            kwargs["attention_mask"] = mask
+            kwargs["attention_mask"] = (batch["key_mask"].to(self.device, non_blocking=True)
+                                        if "key_mask" in batch else mask)
             if self.padding_side == "left" and self._takes_positions:
                 kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
         if self._takes_cache:
@@ -314,6 +355,11 @@ class HFEncoder(StreamingEncoder):
         keep = mask.bool().unsqueeze(-1)
         summed = torch.where(keep, hidden, torch.zeros((), device=hidden.device)).sum(dim=1)
         return summed / keep.sum(dim=1).clamp(min=1)
+
+
+def _key_mask(mask: torch.Tensor) -> torch.Tensor:
+    """The n x L padding mask as the keys each row attends to (n x 1 x 1 x L, True: attend)."""
+    return mask.bool()[:, None, None, :]
 
 
 def _last_hidden(out) -> torch.Tensor:

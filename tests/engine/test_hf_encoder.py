@@ -15,6 +15,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+import transformers  # noqa: E402
+from packaging.version import Version  # noqa: E402
 
 from engine.encoders import BUILDERS, EncoderOptions, build_encoder  # noqa: E402
 from engine.encoders.batching import default_batch_tokens  # noqa: E402
@@ -263,6 +265,34 @@ def test_token_budget_batches_equal_the_official_naive_loop(zoo, budget):
     enc = encoder(zoo, "tiny-bert")
     enc.max_batch_tokens = budget or enc.max_batch_tokens
     np.testing.assert_allclose(enc.encode(seqs), naive_loop(enc, seqs), atol=1e-5, rtol=0)
+
+
+def test_a_padded_batch_goes_as_a_key_mask_only_where_that_changes_nothing(zoo):
+    """BERT running sdpa under transformers 5 gets a padded batch's mask as the keys each row
+    attends to, and its embeddings equal those of the 2D mask to the bit and the official loop
+    to 1e-5 (transformers 4's BERT refuses a 4D mask: the check finds that and keeps the 2D
+    one); a causal model padded on the right (the key mask has no causality), one padded on
+    the left, and eager attention (which adds the mask to the scores) keep the 2D mask."""
+    for kind in ("gpt2", "llama"):
+        for side in ("right", "left"):
+            dec = HFEncoder(str(zoo["dirs"][kind]), device="cpu", padding_side=side)
+            assert dec.attention == "sdpa" and not dec.key_mask, (kind, side)
+    seqs = random_dna(40, 10, 120, seed=5)
+    enc = encoder(zoo, "tiny-bert")
+    ids = enc.tokenize(seqs[:3])[0]
+    takes = Version(transformers.__version__) >= Version("5")
+    assert enc.attention == "sdpa" and enc.key_mask == takes
+    assert encoder(zoo, "tiny-bert").encode_into(SEQS, ArraySink(len(SEQS)))["key_mask"] == takes
+    keys = enc.encode(seqs)
+    np.testing.assert_allclose(keys, naive_loop(enc, seqs), atol=1e-5, rtol=0)
+    if takes:
+        assert enc.collate(ids)["key_mask"].shape == (3, 1, 1, max(map(len, ids)))
+        assert "key_mask" not in enc.collate([ids[0], ids[0]])      # no padding, no mask
+        enc.key_mask = False
+        np.testing.assert_array_equal(keys, enc.encode(seqs))
+    assert "key_mask" not in enc.collate(ids)
+    enc.model.set_attn_implementation("eager")         # the check itself, past the guard
+    assert not enc._takes_key_mask()
 
 
 def test_the_batching_and_attention_that_ran_are_recorded(zoo):
