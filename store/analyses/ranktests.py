@@ -24,13 +24,12 @@ value]); the caller picks the regime. Definitions:
   differ by more than CD differ at level alpha (all pairs, family-wise).
 - scopes: "all" (every expected task), then each category with at least `min_tasks` expected
   tasks, in `store.catalog.CATEGORY_ORDER` (a custom suite's other categories after them).
-- Wilcoxon signed-rank for chosen pairs over the tasks both entries have, `scipy.stats.wilcoxon`
-  with its defaults: two-sided; zero differences dropped (zero_method="wilcox"); method "auto"
-  (the exact null distribution when no difference is zero or tied and at most 50 tasks; an
-  exhaustive permutation distribution with zeros or ties up to 13 tasks; else the normal
-  approximation with tie correction and no continuity correction). Holm's step-down over the
-  given pairs: the m p-values sorted ascending, p_holm_(i) = max_{j <= i} min(1, (m - j + 1)
-  p_(j)); reject = p_holm <= alpha (the family-wise error rate over the pairs is at most alpha).
+- Wilcoxon signed-rank for chosen pairs over the tasks both entries have: two-sided,
+  `scipy.stats.wilcoxon` with its defaults (`store.analyses.signed_rank` computes it to the
+  bit without importing scipy.stats; its docstring gives the method). Holm's step-down over
+  the given pairs: the m p-values sorted ascending, p_holm_(i) = max_{j <= i} min(1,
+  (m - j + 1) p_(j)); reject = p_holm <= alpha (the family-wise error rate over the pairs is
+  at most alpha).
 
 Undefined values are NULL: a Friedman statistic with fewer than 3 entries or when every task
 ties all entries; a critical difference with fewer than 2 entries or no task; a Wilcoxon test
@@ -49,6 +48,7 @@ import polars as pl
 from store.analyses.aggregates import entry_keys
 from store.analyses.nemenyi_q import Q_05
 from store.analyses.rankings import tie_mean_ranks
+from store.analyses.signed_rank import wilcoxon
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 
 _TEST_SCHEMA = {"n_models": pl.Int64, "n_tasks": pl.Int64, "statistic": pl.Float64,
@@ -272,10 +272,8 @@ def wilcoxon_holm(scores_df: pl.DataFrame, pairs: list[tuple[str, str]], *,
                "mean_difference": float(np.mean(x - y)) if x.size else None,
                "statistic": None, "p_value": None}
         if np.any(x != y):
-            from scipy.stats import wilcoxon
-
-            res = wilcoxon(x, y)
-            row.update(statistic=float(res.statistic), p_value=float(res.pvalue))
+            statistic, p_value = wilcoxon(x, y)
+            row.update(statistic=statistic, p_value=p_value)
         rows.append(row)
     tested = [i for i, r in enumerate(rows) if r["p_value"] is not None]
     adjusted = holm([rows[i]["p_value"] for i in tested])

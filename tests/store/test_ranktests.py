@@ -280,10 +280,11 @@ def test_wilcoxon_names_what_is_wrong():
     assert empty.height == 0 and empty.columns[-1] == "reject"
 
 
-def test_the_kept_nemenyi_q_are_scipys_and_friedman_needs_no_scipy_stats():
+def test_the_kept_nemenyi_q_are_scipys_and_the_view_tests_need_no_scipy_stats():
     """The q at alpha 0.05 kept for k = 2..200 are scipy's to the last bit, and so is one of
-    another k; the Friedman row (statistic, p-value, CD) is computed without importing
-    scipy.stats (what the Significance view's first opening waited for), to scipy's values."""
+    another k; the Friedman row (statistic, p-value, CD) and a Wilcoxon pair (what the
+    Significance view's first opening computes) need no scipy.stats import, and equal
+    scipy's values."""
     from store.analyses.nemenyi_q import Q_05
     from store.analyses.ranktests import _nemenyi_q
 
@@ -296,7 +297,7 @@ def test_the_kept_nemenyi_q_are_scipys_and_friedman_needs_no_scipy_stats():
         import sys
         import numpy as np
         import polars as pl
-        from store.analyses.ranktests import friedman
+        from store.analyses.ranktests import friedman, wilcoxon_holm
         from store.catalog import TaskMeta
         tasks = [TaskMeta(f"t{i}", f"T{i}", "Promoters", "toy", "x") for i in range(30)]
         values = np.random.default_rng(0).integers(0, 5, 360).astype(float)   # with ties
@@ -304,8 +305,9 @@ def test_the_kept_nemenyi_q_are_scipys_and_friedman_needs_no_scipy_stats():
                               "task": [f"t{i}" for i in range(30) for j in range(12)],
                               "value": values})
         row = friedman(frame, tasks=tasks).row(0, named=True)
+        pair = wilcoxon_holm(frame, [("m0", "m1")], tasks=tasks).row(0, named=True)
         print(repr(row["statistic"]), repr(row["p_value"]), repr(row["critical_difference"]),
-              "scipy.stats" in sys.modules)
+              "scipy.stats" in sys.modules, repr(pair["statistic"]), repr(pair["p_value"]))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.split()
@@ -315,6 +317,8 @@ def test_the_kept_nemenyi_q_are_scipys_and_friedman_needs_no_scipy_stats():
     assert float(out[0]) == pytest.approx(ref.statistic, rel=1e-12)
     assert float(out[1]) == stats.chi2.sf(float(out[0]), 11)       # the same float
     assert float(out[2]) == Q_05[10] * math.sqrt(12 * 13 / (6 * 30))
+    ref = stats.wilcoxon(values[:, 0], values[:, 1])           # ties and zeros: asymptotic
+    assert (float(out[4]), float(out[5])) == (ref.statistic, ref.pvalue)
 
 
 def test_average_ranks_equal_scipys_rankdata_with_ties_and_nan():
