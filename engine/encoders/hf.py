@@ -69,6 +69,10 @@ if TYPE_CHECKING:
 NO_MASK_MODEL_TYPES = frozenset({
     "mamba", "mamba2", "falcon_mamba", "hyenadna", "caduceus", "stripedhyena", "hyena",
 })
+# Architectures whose attention mask, in transformers, is the padding mask and nothing else (no
+# sliding window, no causality): only these may take the key mask. A short check at load cannot
+# see a window longer than its probe (ModernBERT's 128-token local attention, for one).
+KEY_MASK_MODEL_TYPES = frozenset({"bert"})
 _NO_LIMIT = 1_000_000     # tokenizers without a limit report model_max_length ~1e30
 
 
@@ -256,31 +260,29 @@ class HFEncoder(StreamingEncoder):
         boolean n x 1 x 1 x L tensor that scaled-dot-product attention broadcasts itself,
         instead of the n x L mask transformers expands to a full n x 1 x L x L one every
         forward (a quarter to a third of a small model's forward on the CPU, see
-        bench/embed.py). Asked once, of a padded two-row batch in the model's own dtype: only
-        a right-padded model running sdpa whose real tokens get from the key mask what they
-        get from the 2D mask (to 1e-5 of their scale) takes it; a causal model (the key mask
-        has no causality), one that reads masks its own way or refuses a 4D one keeps the 2D
-        mask."""
-        if self.padding_side != "right" or self.attention != "sdpa":
+        bench/embed.py). Asked once, of a padded two-row batch through `forward` as it runs
+        (dtype, autocast, pooling): only a right-padded model of `KEY_MASK_MODEL_TYPES`
+        running sdpa whose embeddings the key mask leaves as the 2D mask gives them (to 1e-5
+        of their scale) takes it; a causal model (the key mask has no causality), one whose
+        mask holds more than the padding (a sliding window), one that reads masks its own way
+        (remote code) or refuses a 4D one keeps the 2D mask."""
+        if (self.padding_side != "right" or self.attention != "sdpa"
+                or self.model_type not in KEY_MASK_MODEL_TYPES):
             return False
         ids, _ = self.tokenize(["ACGTACGTACGTACGTACGTACGT", "ACGTAC"])
         if len(ids[0]) == len(ids[1]):
             return False
         batch = self.collate(ids)
-        mask = batch["attention_mask"].to(self.device)
-        inputs = {"input_ids": batch["input_ids"].to(self.device),
-                  **({"use_cache": False} if self._takes_cache else {})}
         try:
             with torch.inference_mode():
-                flat = _last_hidden(self.model(**inputs, attention_mask=mask)).float()
-                keys = _last_hidden(self.model(**inputs, attention_mask=_key_mask(mask))).float()
+                flat = self.forward(batch)
+                keys = self.forward({**batch, "key_mask": _key_mask(batch["attention_mask"])})
         except Exception:        # noqa: BLE001 - any refusal of the 4D form keeps the 2D one
             return False
-        real = mask.bool()
         if keys.shape != flat.shape:
             return False
-        scale = float(flat[real].abs().max().clamp(min=1.0))
-        return bool((keys[real] - flat[real]).abs().max() <= 1e-5 * scale)
+        scale = float(flat.abs().max().clamp(min=1.0))
+        return bool((keys - flat).abs().max() <= 1e-5 * scale)
 
     # ---- identity ------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from store.embeddings import EmbeddingStore  # noqa: E402
 from store.encoder_kinds import ADAPTERS  # noqa: E402
 from store.errors import GenebError  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
-from tests.engine.tiny_models import build, random_dna  # noqa: E402
+from tests.engine.tiny_models import build, char_tokenizer, random_dna  # noqa: E402
 
 KINDS = ("bert", "gpt2", "llama", "mamba")
 
@@ -267,12 +267,24 @@ def test_token_budget_batches_equal_the_official_naive_loop(zoo, budget):
     np.testing.assert_allclose(enc.encode(seqs), naive_loop(enc, seqs), atol=1e-5, rtol=0)
 
 
-def test_a_padded_batch_goes_as_a_key_mask_only_where_that_changes_nothing(zoo):
+def test_a_padded_batch_goes_as_a_key_mask_only_where_that_changes_nothing(zoo, tmp_path):
     """BERT running sdpa under transformers 5 gets a padded batch's mask as the keys each row
     attends to, and its embeddings equal those of the 2D mask to the bit and the official loop
     to 1e-5 (transformers 4's BERT refuses a 4D mask: the check finds that and keeps the 2D
     one); a causal model padded on the right (the key mask has no causality), one padded on
-    the left, and eager attention (which adds the mask to the scores) keep the 2D mask."""
+    the left, eager attention (which adds the mask to the scores) and ModernBERT (a 128-token
+    sliding window the load check's short probe cannot see; the key mask would change its
+    embeddings of longer sequences) keep the 2D mask."""
+    from transformers import ModernBertConfig, ModernBertModel
+
+    tok = char_tokenizer(512)
+    ModernBertModel(ModernBertConfig(
+        vocab_size=len(tok), hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=512, pad_token_id=0,
+        global_attn_every_n_layers=3)).save_pretrained(tmp_path / "modernbert")
+    tok.save_pretrained(tmp_path / "modernbert")
+    modern = HFEncoder(str(tmp_path / "modernbert"), device="cpu")
+    assert modern.attention == "sdpa" and not modern.key_mask
     for kind in ("gpt2", "llama"):
         for side in ("right", "left"):
             dec = HFEncoder(str(zoo["dirs"][kind]), device="cpu", padding_side=side)
