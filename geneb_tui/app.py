@@ -20,6 +20,7 @@ lays it out and paints it.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -65,6 +66,7 @@ IDLE_S = 1.0
 the UI thread: after a selection's table and rank intervals are shown, the views' content for it
 is computed in the background (`geneb_tui.core.view_cache.precompute`); after the last input
 event, Python's garbage collection runs (`geneb_tui.core.idle_gc`)."""
+SHUTDOWN_WAIT_S = 5.0   # the longest the app's shutdown waits for a screen mounting off screen
 
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
@@ -135,6 +137,8 @@ class GenebApp(App[None]):
         # and filters whose views' content the background precomputation has cached.
         self._kept: dict[str, Screen] = {}
         self._views_cached: tuple[StoreSnapshot, Filters] | None = None
+        self._prepared = asyncio.Event()   # clear while a kept screen mounts off screen
+        self._prepared.set()
         self.internal_errors: list[str] = []   # a worker that failed (shown, and kept for tests)
         self._store_token = 0
         self._view_token = 0
@@ -481,7 +485,7 @@ class GenebApp(App[None]):
             return
         self._collect_timer = None
         idle_gc.collect_now()
-        self._prepare_screens()
+        self.call_later(self._prepare_screens)
 
     @work(thread=True, exclusive=True, group="views")
     def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
@@ -491,7 +495,7 @@ class GenebApp(App[None]):
 
         def views_cached() -> None:   # the views' own content; the task drill-downs next
             self._views_cached = (snap, filters)
-            self._prepare_screens()
+            self.call_later(self._prepare_screens)
 
         try:
             precompute(snap, filters, self.fill_choices,
@@ -684,13 +688,17 @@ class GenebApp(App[None]):
             self.uninstall_screen(screen)
             screen.remove()
 
-    def _prepare_screens(self, names: tuple[str, ...] = KEPT) -> None:
+    async def _prepare_screens(self, names: tuple[str, ...] = KEPT) -> None:
         """In a pause on the main table, once the views' content for the selection is cached:
         the first of `names` not kept (or no longer fitting) made and mounted off screen (what
         Textual's push does first: compose, styles, a view's content painted from the cache),
         or the first kept one whose filters are not the selection's reopened for it there, so
         that opening it costs what showing it again does; the next one after any input that
-        came meanwhile. An input since the pause began leaves the rest to the next pause."""
+        came meanwhile. An input since the pause began leaves the rest to the next pause.
+
+        Runs as the app's message (`call_later`) and awaits the mount, so no key, reload or
+        quit is handled while a screen mounts: a screen removed half-mounted fails in its own
+        and Textual's mount handlers (found by a test that ended as a screen was prepared)."""
         if (not self._views_ready(self.snapshot, self.filters)
                 or time.monotonic() - self._last_input < IDLE_S
                 or self.screen is not self.screen_stack[0]):
@@ -699,13 +707,26 @@ class GenebApp(App[None]):
             fits, make = self._screen_kind(name)
             kept = self._kept.get(name)
             if kept is None or not fits(kept):
-                self._get_screen(self._keep_new(name, make))   # Textual's first step of a push
+                self._prepared.clear()
+                try:   # Textual's first step of a push
+                    await self._get_screen(self._keep_new(name, make))[1]
+                finally:
+                    self._prepared.set()
             elif getattr(kept, "filters", self.filters) != self.filters:
                 kept.reopen(self.filters)
             else:
                 continue
             self.call_later(self._prepare_screens, names[i + 1:])
             return
+
+    async def _shutdown(self) -> None:
+        """Textual's shutdown, once a screen being prepared has mounted (a test's pilot shuts
+        the app down from outside its messages; SHUTDOWN_WAIT_S bounds the wait)."""
+        try:
+            await asyncio.wait_for(self._prepared.wait(), SHUTDOWN_WAIT_S)
+        except TimeoutError:
+            pass
+        await super()._shutdown()
 
     # -- export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:

@@ -2,9 +2,10 @@
 
 A screen's workers run in threads; a result posted while the app removes the screen (a kept
 view dropped on a reload, a view closed while it computed) is handled after its widgets are
-gone, so the handler's first query fails with NoMatches. That, and only that, is ignored: a
-NoMatches on a screen still in place is a bug and propagates. (Decorates a sync method; its
-signature is kept, which Textual's message dispatch reads.)
+gone, so the handler's first query fails with NoMatches; so does one handled while the app
+shuts down (it closes the widgets of a kept screen without marking them removed). That, and
+only that, is ignored: a NoMatches on a screen still in place is a bug and propagates.
+(Decorates a sync method; its signature is kept, which Textual's message dispatch reads.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ def unless_removed(handler):
         try:
             return handler(self, *args, **kwargs)
         except NoMatches:
-            if self.is_attached and not self._pruning:   # Textual marks a node being removed
+            # Textual marks a node being removed, and an app shutting down
+            if self.is_attached and not self._pruning and self.app.is_running:
                 raise
             return None
 

@@ -188,6 +188,35 @@ async def test_a_tab_shown_and_the_views_closed_in_one_burst(official_store):
         assert not isinstance(app.screen, CompareScreen)
 
 
+@pytest.mark.parametrize("turns", [0, 3])
+async def test_the_app_shut_down_while_a_screen_is_prepared_off_screen(official_store, turns):
+    """The app closes while a kept screen mounts off screen (`_prepare_screens`, in a pause):
+    it finishes mounting first, and its workers' results are dropped, with no error (CI found
+    a test that ended then: Textual's tabs and the screen's own on_mount failed)."""
+    import asyncio
+    import time
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(50):   # the views' content cached: what lets a screen be prepared
+            await settle(pilot)
+            if app._views_ready(app.snapshot, app.filters):
+                break
+            await asyncio.sleep(0.1)
+        assert app._views_ready(app.snapshot, app.filters)
+        app._forget("significance")
+        app._last_input = time.monotonic() - 10   # a pause
+        app.call_later(app._prepare_screens, ("significance",))
+        for _ in range(500):
+            if "significance" in app._kept:
+                break
+            await asyncio.sleep(0)
+        assert "significance" in app._kept and not app._kept["significance"].is_mounted
+        for _ in range(turns):
+            await asyncio.sleep(0)
+    assert app._exception is None and not app.internal_errors
+
+
 def test_startup_imports_no_torch_transformers_or_engine(official_store):
     script = textwrap.dedent(f"""
         import asyncio, sys
