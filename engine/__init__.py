@@ -10,4 +10,4 @@ import os
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
-__version__ = "0.1.0"
+from store import __version__  # noqa: E402, F401  (after the environment is set)

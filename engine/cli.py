@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
     except GenebError as exc:
         print(f"geneb-engine {args.command}: {exc}", file=sys.stderr)
         return 2
@@ -80,6 +80,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         _report_damage(args.command)
+    if getattr(args, "changes_store", False):
+        _tell_store_changed(args)
+    return code
+
+
+def _tell_store_changed(args) -> None:
+    """A command that writes the store returned (its work is stored): the listeners
+    (`store.changed`, the dashboard's start-up table) are told; one warning for each that
+    failed, and the exit status stays the command's."""
+    from engine.commands.common import store_of
+    from store.changed import store_changed
+
+    for problem in store_changed(store_of(args)):
+        print(f"geneb-engine {args.command}: warning: {problem}", file=sys.stderr)
 
 
 def _report_damage(command: str) -> None:

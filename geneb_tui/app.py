@@ -47,6 +47,7 @@ from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core import idle_gc
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
+from geneb_tui.core.start import Start
 from geneb_tui.core.view_cache import cache_of
 from geneb_tui.messages import (
     ExportFinished,
@@ -120,14 +121,12 @@ class GenebApp(App[None]):
     def __init__(self, paths: StorePaths, *, filters: Filters | None = None) -> None:
         super().__init__()
         self.paths = paths
-        self.filters = filters or Filters()
-        self.sort_key: str | None = None
-        self.descending = True
+        self._start = Start(filters or Filters())
+        self.filters, self.sort_key, self.descending, self.rank_scope = self._start
         self.snapshot: StoreSnapshot | None = None
         self._damage_shown: set[str] = set()   # damaged files already reported (once each)
         self._catalog_error_shown: str | None = None   # the models.toml problem last reported
         self.view: TableView | None = None
-        self.rank_scope = "store"      # the rank the cells show: among all entries, or shown
         # What the missing-evaluations screen remembers while the dashboard runs.
         self.fill_choices = FillChoices()
         self._precompute_timer: Timer | None = None   # the views' background precomputation
@@ -143,9 +142,8 @@ class GenebApp(App[None]):
         self._store_token = 0
         self._view_token = 0
         self._shown_token: int | None = None   # the token of the view shown
-        # The start-up selection (the first-view cache's key) and, from the first load, the
-        # key and the token of the first view built (the one cached for the next start).
-        self._start = (self.filters, self.sort_key, self.descending, self.rank_scope)
+        # From the first load, the first-view cache's key (of `_start`) and the token of the
+        # first view built (the one cached for the next start).
         self._first_view_key: dict | None = None
         self._first_view_token: int | None = None
         self._rebuild_pending = False
@@ -219,7 +217,7 @@ class GenebApp(App[None]):
 
     @work(thread=True, exclusive=True, group="store")
     def _load_store(self, token: int) -> None:
-        from geneb_tui.core.first_view import read_first_view, view_key
+        from geneb_tui.core.first_view import cache_start_view, read_first_view, view_key
 
         first = self.snapshot is None
         key = view_key(self.paths, *self._start)   # before the read: a later commit misses
@@ -237,18 +235,8 @@ class GenebApp(App[None]):
         for suite in snap.suites():   # the filter dialog's choices, off the UI thread
             snap.filter_choices(suite)
         if not first and not snap.is_empty:   # a reload (Ctrl+R, after a run): cached for
-            self._cache_start_view(snap, key)   # the next start, whatever is shown now
-
-    def _cache_start_view(self, snap: StoreSnapshot, key: dict) -> None:
-        """The view the next start opens on (the start-up selection on `snap`), written to
-        the first-view cache under `key` (store worker)."""
-        from geneb_tui.core.first_view import write_first_view
-        from geneb_tui.core.query import build_view
-
-        filters, sort_key, descending, rank_scope = self._start
-        view = build_view(snap, snap.filters_for(filters, opening=True), sort_key, descending,
-                          rank_scope)
-        write_first_view(self.paths, key, view, snap.version)   # an unwritable folder: none
+            cache_start_view(self.paths, snap, key, self._start)   # the next start, whatever
+            # is shown now (a cache folder it cannot write: none)
 
     @on(FirstViewRead)
     def _first_view_read(self, msg: FirstViewRead) -> None:

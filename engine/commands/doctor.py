@@ -20,7 +20,7 @@ def register(sub, common) -> None:
                         "<store>/aside/), a damaged log goes back to its last good version, "
                         "incomplete splits are dropped, catalogs rebuilt, stale temporary "
                         "files removed; refused while another process writes to the store")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, changes_store=True)   # engine.cli: store_changed
 
 
 def run(args) -> int:

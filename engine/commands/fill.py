@@ -92,7 +92,7 @@ def register(sub, common) -> None:
     ray.add_argument("--probe-cpus", type=positive_int, metavar="N",
                      help="CPUs Ray reserves per probe task (default 1): fewer probes at "
                           "once, more memory each")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, changes_store=True)   # engine.cli: store_changed
 
 
 RAY_ONLY = ("address", "gpus_per_model", "probe_cpus")

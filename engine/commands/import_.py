@@ -33,7 +33,7 @@ def register(sub, common) -> None:
     p.add_argument("--commit", metavar="SHA",
                    help="with --official: download the 40 official submissions of another "
                         f"commit of github.com/{OFFICIAL_REPO} instead (needs network)")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, changes_store=True)   # engine.cli: store_changed
 
 
 def run(args) -> int:

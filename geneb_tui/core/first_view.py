@@ -10,6 +10,11 @@ its suite manifests, of the user's and the built-in model registries, the start-
 the package version and `FORMAT`). A file whose key differs, or that cannot be read or parsed,
 is a miss (never an error); a cache folder that cannot be written is skipped; nothing is ever
 written inside the store.
+
+Who writes it: the dashboard, after its first table and after a reload; and `refresh`, which
+`geneb-engine` calls after a command that changed a store (`store.changed`: the `geneb.
+store_changed` entry point), so that a fill or an import from the command line leaves the next
+start as instant as the last one.
 """
 
 from __future__ import annotations
@@ -20,14 +25,20 @@ import math
 import os
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import store
 from geneb_tui.core.filters import Filters
+from geneb_tui.core.start import Start
 from geneb_tui.core.table_view import RANK_SCOPES, Column, Row, TableView
 from store.atomic import write_text_atomic
 from store.catalog import CATALOG_DIR
 from store.delta_log import newest_version
 from store.paths import StorePaths
 from store.protocol import GENEB_V1
+
+if TYPE_CHECKING:
+    from geneb_tui.core.query import StoreSnapshot
 
 FORMAT = 1   # bump when the file's layout or what a view holds changes
 _FILTER_FIELDS = frozenset(f.name for f in fields(Filters))
@@ -47,15 +58,6 @@ def cache_file(paths: StorePaths) -> Path:
     return cache_dir() / f"{hashlib.sha256(root.encode()).hexdigest()[:24]}.json"
 
 
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("geneb")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def _stats(files) -> dict[str, list[int]]:
     """[mtime_ns, size] of each file that exists."""
     out = {}
@@ -73,7 +75,7 @@ def view_key(paths: StorePaths, filters: Filters, sort_key: str | None, descendi
     """Everything the start-up view of `paths` depends on (plain JSON data)."""
     files = _stats([*paths.catalog.glob("*"), *paths.suites.glob("*/*"), paths.user_models,
                     *CATALOG_DIR.glob("*")])
-    return {"format": FORMAT, "package": _package_version(),
+    return {"format": FORMAT, "package": store.__version__,
             "store": os.path.realpath(paths.root), "results": newest_version(paths.results),
             "files": files, "protocol_hash": GENEB_V1.hash,
             "start": {"filters": asdict(filters), "sort_key": sort_key,
@@ -165,3 +167,32 @@ def write_first_view(paths: StorePaths, key: dict, view: TableView,
     except (OSError, ValueError, TypeError):
         return False
     return True
+
+
+def cache_start_view(paths: StorePaths, snap: StoreSnapshot, key: dict, start: Start) -> bool:
+    """The view geneb-tui opens on (`start` on `snap`) written under `key`, computed before
+    `snap` was read (a commit in between makes it miss rather than lie); False when it was not
+    (see `write_first_view`)."""
+    from geneb_tui.core.query import build_view
+
+    view = build_view(snap, snap.filters_for(start.filters, opening=True), start.sort_key,
+                      start.descending, start.rank_scope)
+    return write_first_view(paths, key, view, snap.version)
+
+
+def refresh(paths: StorePaths) -> bool:
+    """After a command changed the store at `paths`: the start-up view rebuilt and cached
+    when the dashboard has cached one for this store and its key no longer holds. True when
+    a view was written. A store the dashboard never showed is left alone (no file appears in
+    the cache folder of someone who only runs the engine), and so is a cache that still holds
+    (a fill that found nothing missing costs the stat calls of the key)."""
+    if not cache_file(paths).is_file():
+        return False
+    start = Start()
+    key = view_key(paths, *start)
+    if read_first_view(paths, key) is not None:
+        return False
+    from geneb_tui.core.query import StoreSnapshot
+
+    snap = StoreSnapshot.load(paths)
+    return not snap.is_empty and cache_start_view(paths, snap, key, start)

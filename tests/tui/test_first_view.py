@@ -20,6 +20,7 @@ from fixture_store import SUBMISSIONS
 from textual import on
 from textual.screen import ModalScreen
 
+import store
 from geneb_tui.app import FirstViewRead, GenebApp
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core import first_view
@@ -186,7 +187,7 @@ def test_the_start_up_selection_and_the_package_version_are_in_the_key(small_sto
     assert read_first_view(small_store, start_key(small_store, Filters(regime="10shot"))) is None
     assert read_first_view(small_store, view_key(small_store, Filters(), "micro", True,
                                                  "store")) is None
-    monkeypatch.setattr(first_view, "_package_version", lambda: "0.0.0-other")
+    monkeypatch.setattr(store, "__version__", "0.0.0-other")
     assert read_first_view(small_store, start_key(small_store)) is None
     # another start-up selection is cached under its own key (and shows its own rows)
     monkeypatch.undo()
@@ -322,3 +323,84 @@ async def test_a_sort_of_the_rows_shown_is_the_table_a_rebuild_gives(official_st
             assert [str(table.get_row_at(i)[0]) for i in range(3)] == [
                 app.view.cell_text(r, app.view.columns[0]) for r in rebuilt.rows[:3]]
         assert not app.internal_errors
+
+
+# -- kept current by geneb-engine (`store.changed`, the `geneb.store_changed` entry point) ---
+def engine(capsys, *argv: str) -> tuple[int, str]:
+    """(exit status, stderr) of `geneb-engine argv` in this process."""
+    from engine.cli import main
+
+    capsys.readouterr()
+    rc = main(list(argv))
+    return rc, capsys.readouterr().err
+
+
+def tiny_suite(folder: Path) -> Path:
+    """A one-task folder suite (200 train, 80 test, 2 classes) for a fill of a few seconds."""
+    from tests.engine.conftest import write_task
+
+    folder.mkdir()
+    write_task(folder / "bin_task.csv", 200, 80, 2, 1)
+    (folder / "manifest.csv").write_text("task_id,category,label\nbin_task,Promoters,Binary\n")
+    return folder
+
+
+async def test_a_cli_import_and_fill_leave_the_next_start_painted_from_the_cache(
+        small_store, tmp_path, capsys):
+    """After the dashboard has shown a store, `geneb-engine import` and `fill` rewrite its
+    start-up view: the next start paints it from the cache (a hit, at the new results version)
+    and it is the table the live snapshot then shows."""
+    await run_once(small_store)
+    version = json.loads(cache_file(small_store).read_text())["version"]
+    rc, err = engine(capsys, "import", "--store", str(small_store.root),
+                     str(SUBMISSIONS / "DNABERT-S.json"))
+    assert (rc, err) == (0, "")
+    hit = read_first_view(small_store, start_key(small_store))
+    assert hit is not None and hit[1] > version
+    assert {r.model for r in hit[0].rows} == {"GROVER", "MutBERT", "DNABERT-S"}
+    after_import = await run_once(small_store)
+    assert after_import.cached is not None and len(after_import.cached.rows) == 3
+    assert painted(after_import.cached) == painted(after_import.view)
+
+    rc, err = engine(capsys, "fill", "--store", str(small_store.root), "--suite",
+                     str(tiny_suite(tmp_path / "suite")), "--models", "kmer-3", "--regimes",
+                     "full")
+    assert (rc, err) == (0, "")
+    after_fill = await run_once(small_store)
+    assert after_fill.cached is not None
+    assert json.loads(cache_file(small_store).read_text())["version"] > hit[1]
+    assert painted(after_fill.cached) == painted(after_fill.view)
+
+
+def test_a_command_that_changed_nothing_leaves_the_cache_file_as_it_was(small_store, capsys):
+    asyncio.run(run_once(small_store))
+    before = cache_file(small_store).read_bytes(), cache_file(small_store).stat().st_mtime_ns
+    rc, _ = engine(capsys, "import", "--store", str(small_store.root),
+                   str(SUBMISSIONS / "GROVER.json"))          # stored already: nothing new
+    assert rc == 0
+    assert (cache_file(small_store).read_bytes(),
+            cache_file(small_store).stat().st_mtime_ns) == before
+
+
+def test_a_store_the_dashboard_never_showed_gets_no_cache_file(tmp_path, capsys,
+                                                               first_view_cache):
+    rc, err = engine(capsys, "import", "--store", str(tmp_path / "store"),
+                     str(SUBMISSIONS / "GROVER.json"))
+    assert (rc, err) == (0, "")
+    assert list(first_view_cache.iterdir()) == []
+
+
+def test_a_listener_that_fails_is_one_warning_and_the_command_keeps_its_status(
+        small_store, capsys, monkeypatch):
+    asyncio.run(run_once(small_store))
+
+    def broken(paths):
+        raise OSError("disk on fire\nsecond line")
+
+    monkeypatch.setattr(first_view, "refresh", broken)
+    rc, err = engine(capsys, "import", "--store", str(small_store.root),
+                     str(SUBMISSIONS / "DNABERT-S.json"))
+    assert rc == 0
+    assert err == ("geneb-engine import: warning: dashboard (geneb_tui.core.first_view:refresh) "
+                   "failed after the store changed: OSError: disk on fire\n")
+    assert "DNABERT-S" in {r.model for r in asyncio.run(run_once(small_store)).view.rows}
