@@ -48,7 +48,7 @@ from geneb_tui.core import idle_gc
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.start import Start
-from geneb_tui.core.view_cache import cache_of
+from geneb_tui.core.view_cache import cache_of, main_table, table_key
 from geneb_tui.messages import (
     ExportFinished,
     IntervalsReady,
@@ -111,6 +111,23 @@ def _cycle(values, current, step: int = 1):
     return values[(values.index(current) + step) % len(values)]
 
 
+# What the selection keys change (each action, and the tables built ahead in a pause).
+def _next_regime(f: Filters) -> Filters:
+    return f.with_(regime=_cycle(REGIMES, f.regime))
+
+
+def _next_metric(f: Filters) -> Filters:
+    return f.with_(metric=_cycle(METRICS, f.metric))
+
+
+def _step_category(f: Filters, snap: StoreSnapshot, step: int) -> Filters:
+    return f.with_(category=_cycle([None, *snap.categories(f.suite)], f.category, step))
+
+
+def _other_scope(scope: str) -> str:
+    return "shown" if scope == "store" else "store"
+
+
 class GenebApp(App[None]):
     """`GenebApp(paths)`: the dashboard over one store."""
 
@@ -147,10 +164,10 @@ class GenebApp(App[None]):
         self._first_view_key: dict | None = None
         self._first_view_token: int | None = None
         self._rebuild_pending = False
-        # The views built on this snapshot are kept in its view cache (`geneb_tui.core.
-        # view_cache`) by what was asked (filters, sort, rank scope): a selection seen before is
-        # shown again without a worker.
-        self._building: tuple[int, tuple] | None = None   # (token, request) of the build running
+        # The main tables built on this snapshot are kept in its view cache (`geneb_tui.core.
+        # view_cache`) by request (filters, sort, rank scope): a selection seen before, or one
+        # key away from the one shown and built in a pause (`_neighbours`), is shown without a
+        # worker.
         # The main table's rank intervals: computed in a worker after the table is shown, kept
         # per snapshot and entries (a sort or a category change reuses them).
         self._snapshot_serial = 0
@@ -315,24 +332,37 @@ class GenebApp(App[None]):
         self._rebuild_pending = False
         if self.snapshot is None:
             return
-        request = (self.filters, self.sort_key, self.descending, self.rank_scope)
-        built = cache_of(self.snapshot).peek(("table", request))
+        request = self._request()
+        built = cache_of(self.snapshot).peek(table_key(request))
         if built is not None:
             self._show_view(built, self._view_token)
             return
-        self._building = (self._view_token, request)
-        self._build_view(self.snapshot, *request, self._view_token)
+        self._build_view(self.snapshot, request, self._view_token)
+
+    def _request(self, **change) -> tuple:
+        """The main table's request (filters, sort key, descending, rank scope) for the
+        selection shown, or for it with `change` (`filters`, `rank_scope`) applied as the keys
+        apply it (`set_filters`: a new category or suite sorts by the first score column)."""
+        filters = change.get("filters", self.filters)
+        return (filters, self._sort_after(filters), self.descending,
+                change.get("rank_scope", self.rank_scope))
+
+    def _sort_after(self, filters: Filters) -> str | None:
+        """The sort key once `filters` are set: None (the first score column) when the columns
+        change (another category or suite)."""
+        same = (filters.category, filters.suite) == (self.filters.category, self.filters.suite)
+        return self.sort_key if same else None
 
     @work(thread=True, exclusive=True, group="view")
-    def _build_view(self, snap: StoreSnapshot, filters: Filters, sort_key: str | None,
-                    descending: bool, rank_scope: str, token: int) -> None:
-        from geneb_tui.core.query import build_view
-
+    def _build_view(self, snap: StoreSnapshot, request: tuple, token: int) -> None:
         try:
-            view = build_view(snap, filters, sort_key, descending, rank_scope)
+            view = main_table(snap, request)
         except Exception as exc:  # shown to the user, never a traceback over the UI
-            self.post_message(ViewFailed(f"{type(exc).__name__}: {exc}", filters, token))
+            self.post_message(ViewFailed(f"{type(exc).__name__}: {exc}", request[0], token))
             return
+        # kept under what it shows too (a sort key of None asks for the first score column)
+        shown = (view.filters, view.sort_key, view.descending, view.rank_scope)
+        cache_of(snap).get(table_key(shown), lambda: view)
         self.post_message(ViewBuilt(view, token))
 
     @on(ViewFailed)
@@ -350,12 +380,6 @@ class GenebApp(App[None]):
     def _view_built(self, msg: ViewBuilt) -> None:
         if msg.token != self._view_token:
             return  # a newer selection is on its way
-        if self._building is not None and self._building[0] == msg.token:
-            v = msg.view   # kept under what was asked and under what it shows (a sort of None
-            # asks for the first score column)
-            for request in (self._building[1], (v.filters, v.sort_key, v.descending,
-                                                v.rank_scope)):
-                cache_of(self.snapshot).get(("table", request), lambda v=v: v)
         self._show_view(msg.view, msg.token)
 
     def _show_view(self, view: TableView, token: int) -> None:
@@ -443,15 +467,26 @@ class GenebApp(App[None]):
         return cached is not None and cached[0] is snap and cached[1] == filters
 
     def _precompute_when_idle(self, view: TableView) -> None:
-        """The views' content for the selection of `view` (shown with its rank intervals),
-        IDLE_S later (`_precompute_views`), unless it is cached already."""
+        """The main tables one key away and the views' content for the selection of `view`
+        (shown with its rank intervals), IDLE_S later (`_precompute_views`), unless they are
+        cached already."""
         snap, filters = self.snapshot, view.filters
-        if self._views_ready(snap, filters):
+        tables = [r for r in self._neighbours() if cache_of(snap).peek(table_key(r)) is None]
+        if self._views_ready(snap, filters) and not tables:
             return
         if self._precompute_timer is not None:
             self._precompute_timer.stop()
         self._precompute_timer = self.set_timer(
-            IDLE_S, lambda: self._precompute_views(snap, filters))
+            IDLE_S, lambda: self._precompute_views(snap, filters, tables))
+
+    def _neighbours(self) -> list[tuple]:
+        """The main-table requests one key away from the selection shown: the next regime
+        (r), metric (m), category (c) and the previous one, the other rank scope (n)."""
+        f, snap = self.filters, self.snapshot
+        return [*(self._request(filters=g) for g in (
+                    _next_regime(f), _next_metric(f), _step_category(f, snap, 1),
+                    _step_category(f, snap, -1))),
+                self._request(rank_scope=_other_scope(self.rank_scope))]
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent) and not event.is_forwarded:
@@ -476,9 +511,11 @@ class GenebApp(App[None]):
         self.call_later(self._prepare_screens)
 
     @work(thread=True, exclusive=True, group="views")
-    def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
-        """The views' content for this selection, after the table and its rank intervals
-        (lowest priority; stops when the selection moves on): `geneb_tui.core.view_cache`."""
+    def _precompute_views(self, snap: StoreSnapshot, filters: Filters,
+                          tables: list[tuple]) -> None:
+        """The main tables of `tables`, then the views' content for this selection, after
+        the table and its rank intervals (lowest priority; stops when the selection moves
+        on): `geneb_tui.core.view_cache`."""
         from geneb_tui.core.view_cache import precompute
 
         def views_cached() -> None:   # the views' own content; the task drill-downs next
@@ -488,7 +525,7 @@ class GenebApp(App[None]):
         try:
             precompute(snap, filters, self.fill_choices,
                        current=lambda: self.snapshot is snap and self.filters == filters,
-                       views_done=lambda: self.call_from_thread(views_cached))
+                       views_done=lambda: self.call_from_thread(views_cached), tables=tables)
         except Exception:  # noqa: BLE001 - a view computes its own content when opened and
             return         # says there what failed; a background guess never stops the app
 
@@ -496,8 +533,7 @@ class GenebApp(App[None]):
     def set_filters(self, filters: Filters | None) -> None:
         if filters is None or filters == self.filters or self.snapshot is None:
             return
-        if filters.category != self.filters.category or filters.suite != self.filters.suite:
-            self.sort_key = None  # the columns change: sort by the first score column
+        self.sort_key = self._sort_after(filters)
         self.filters = filters
         for screen in self.screen_stack:
             follow = getattr(screen, "filters_updated", None)
@@ -517,22 +553,18 @@ class GenebApp(App[None]):
         self.set_filters(self.filters.cleared())
 
     def action_cycle_regime(self) -> None:
-        self.set_filters(self.filters.with_(regime=_cycle(REGIMES, self.filters.regime)))
+        self.set_filters(_next_regime(self.filters))
 
     def action_cycle_metric(self) -> None:
-        self.set_filters(self.filters.with_(metric=_cycle(METRICS, self.filters.metric)))
-
-    def _step_category(self, step: int) -> None:
-        if self.snapshot is None:
-            return
-        cats = [None, *self.snapshot.categories(self.filters.suite)]
-        self.set_filters(self.filters.with_(category=_cycle(cats, self.filters.category, step)))
+        self.set_filters(_next_metric(self.filters))
 
     def action_cycle_category(self) -> None:
-        self._step_category(1)
+        if self.snapshot is not None:
+            self.set_filters(_step_category(self.filters, self.snapshot, 1))
 
     def action_prev_category(self) -> None:
-        self._step_category(-1)
+        if self.snapshot is not None:
+            self.set_filters(_step_category(self.filters, self.snapshot, -1))
 
     def action_cycle_suite(self) -> None:
         if self.snapshot is not None:
@@ -544,7 +576,7 @@ class GenebApp(App[None]):
             self._main_search().focus()
 
     def action_rank_scope(self) -> None:
-        self.rank_scope = "shown" if self.rank_scope == "store" else "store"
+        self.rank_scope = _other_scope(self.rank_scope)
         self.notify("Ranks among the rows shown" if self.rank_scope == "shown" else
                     "Ranks among all entries in the store", timeout=3)
         self.rebuild()

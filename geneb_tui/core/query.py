@@ -24,6 +24,7 @@ from geneb_tui.core.table_view import (
     TableView,
     score_field,
 )
+from geneb_tui.core.view_cache import cache_of
 from store.analyses.aggregates import aggregates
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
@@ -253,9 +254,16 @@ def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = Non
     fields = [score_field(c) for c in cols]
     wide = _wide(snap, filters, fields)
     rank_of = _rank_map(wide, fields)
+    # the number of entries and their ranks without the model filters, kept in the snapshot's
+    # view cache (read only): a search letter or a filter computes only the rows it shows
     unfiltered = filters.without_model_filters()
-    wide_all = wide if unfiltered == filters else _wide(snap, unfiltered, fields)
-    overall_of = rank_of if wide_all is wide else _rank_map(wide_all, fields)
+
+    def every_entry() -> tuple[int, dict]:
+        w = wide if unfiltered == filters else _wide(snap, unfiltered, fields)
+        return w.height, (rank_of if w is wide else _rank_map(w, fields))
+
+    n_entries, overall_of = cache_of(snap).get(("every entry", unfiltered, tuple(fields)),
+                                               every_entry)
     rows: list[Row] = []
     for rec in wide.sort("model", "source").iter_rows(named=True):
         key = (rec["model"], rec["source"])
@@ -270,7 +278,7 @@ def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = Non
     if sort_key not in keys:
         sort_key, descending = cols[0].key, True
     view = TableView(filters, tuple(columns), rows, sort_key, descending,
-                     n_rows_unfiltered=wide_all.height,
+                     n_rows_unfiltered=n_entries,
                      rank_scope=rank_scope if rank_scope in RANK_SCOPES else "store",
                      protocol=snap.protocol, protocol_hash=snap.protocol_hash)
     view.rows = sort_rows(view, sort_key, descending)

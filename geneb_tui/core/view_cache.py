@@ -8,9 +8,15 @@ computed yet): what a screen paints when it opens. The keys hold everything the 
 depends on (the filters, the options), so a selection change can never show stale content; a
 new snapshot (Ctrl+R, a run) gets a new cache.
 
-`precompute(snapshot, filters, choices, current)` fills the cache for a selection, in the order
-the views are likely opened (the first comparison tab, the Significance view and its default
-pair, the missing evaluations, the other comparison tabs, each task of the Tasks tab), from a
+The main table is cached the same way, by request (`table_key`: filters, sort key,
+descending, rank scope), and inside it the ranks among every entry, which a search or a
+filter shares with the unfiltered table (`core.query.build_view`).
+
+`precompute(snapshot, filters, choices, current, tables=...)` fills the cache for a selection:
+first the main tables one key away (`tables`: the app's neighbouring requests), then the views
+in the order they are likely opened (the first comparison tab, the Significance view and its
+default pair, the missing evaluations, the other comparison tabs, each task of the Tasks tab),
+from a
 background worker the app starts once the main table and its rank intervals are shown; it stops
 as soon as `current()` is false (the selection or the snapshot moved on). The content is the
 same as a screen computes itself: the same functions, the same arguments.
@@ -21,7 +27,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
     from geneb_tui.core.fill import FillChoices
     from geneb_tui.core.query import StoreSnapshot
     from geneb_tui.core.runnable import Runnability
+    from geneb_tui.core.table_view import TableView
 
 MAX_ENTRIES = 256    # payloads kept per snapshot (oldest dropped first)
 
@@ -88,6 +95,18 @@ def cache_of(snapshot: StoreSnapshot) -> ViewCache:
 
 
 # -- the views' keys and computations (each screen and `precompute` use these) ----------------
+def table_key(request: tuple) -> tuple:
+    """A main-table request: (filters, sort key, descending, rank scope)."""
+    return ("table", request)
+
+
+def main_table(snap: StoreSnapshot, request: tuple) -> TableView:
+    """The main table of `request` (`core.query.build_view`; an exception propagates)."""
+    from geneb_tui.core.query import build_view
+
+    return cache_of(snap).get(table_key(request), lambda: build_view(snap, *request))
+
+
 def compare_key(name: str, filters: Filters, options) -> tuple:
     return ("compare", name, filters, options)
 
@@ -210,11 +229,12 @@ def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...]
 
 def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | None = None,
                current: Callable[[], bool] = lambda: True,
-               views_done: Callable[[], None] = lambda: None) -> None:
+               views_done: Callable[[], None] = lambda: None,
+               tables: Sequence[tuple] = ()) -> None:
     """Fill the cache for `filters` (a background worker; see the module docstring). `choices`:
     the missing-evaluations screen's regimes and device (its defaults when None);
     `views_done()` is called once every screen's own content is cached (before the task
-    drill-downs)."""
+    drill-downs); `tables`: main-table requests built first."""
     from geneb_tui.core.compare import VIEWS, CompareOptions, Table
     from geneb_tui.core.fill import FillChoices
 
@@ -223,7 +243,15 @@ def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | Non
     choices = choices or FillChoices()
     options = CompareOptions.for_filters(filters)
     first, *others = (name for name, _ in VIEWS)
-    steps: list[Callable[[], object]] = [lambda: compare_view(snap, first, filters, options)]
+
+    def table(request: tuple) -> None:
+        try:
+            main_table(snap, request)
+        except Exception:  # noqa: BLE001 - the app's own build of it reports what failed
+            pass
+
+    steps: list[Callable[[], object]] = [lambda r=r: table(r) for r in tables]
+    steps.append(lambda: compare_view(snap, first, filters, options))
 
     def significance_and_pair() -> None:
         sig = significance_view(snap, filters)

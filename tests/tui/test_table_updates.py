@@ -71,3 +71,50 @@ async def test_a_selection_seen_before_is_shown_from_the_views_built(official_st
         tables = [v for k, v in view_cache.cache_of(app.snapshot)._done.items()
                   if k[0] == "table"]
         assert tables and all(v is app.view for v in tables)
+
+
+async def test_a_key_one_step_away_shows_the_table_built_in_the_pause(official_store,
+                                                                     monkeypatch):
+    """In a pause, the main tables one key away (r, m, c, C, n) are built: each of those keys
+    then shows the very table built ahead (no build of its own), with the cells a table built
+    on a fresh snapshot of the store (an empty cache) shows."""
+    import geneb_tui.app as app_module
+    from geneb_tui.app import GenebApp
+    from geneb_tui.core import query
+    from geneb_tui.core.query import StoreSnapshot
+
+    monkeypatch.setattr(app_module, "IDLE_S", 0.2)
+    fresh = StoreSnapshot.load(official_store)
+    builds = []
+    real = query.build_view
+
+    def counted(snap, *request):
+        builds.append(request)
+        return real(snap, *request)
+
+    monkeypatch.setattr(query, "build_view", counted)
+    app = GenebApp(official_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        cache = view_cache.cache_of(app.snapshot)
+        for key in ("r", "m", "c", "c", "C", "n", "r"):
+            ahead = {}
+            for _ in range(500):   # the pause: the neighbours built
+                ahead = {k: cache.peek(view_cache.table_key(r))
+                         for k, r in zip("rmcCn", app._neighbours(), strict=True)}
+                if all(ahead.values()):
+                    break
+                await pilot.pause(0.01)
+            assert all(ahead.values()), f"not built ahead of {key}: {ahead}"
+            before = len(builds)
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.view is ahead[key]
+            v = app.view
+            assert not [b for b in builds[before:] if b[0] == v.filters and b[3] == v.rank_scope]
+            want = real(fresh, app.filters, v.sort_key, v.descending, app.rank_scope)
+            want.intervals = v.intervals   # the rank intervals as the app drew them
+            assert cells(app.query_one(ResultsTable)) == [
+                [want.cell_text(r, c) for c in want.columns] for r in want.rows]
+        assert app.filters.category is not None and app.rank_scope == "shown"
+        assert not app.internal_errors

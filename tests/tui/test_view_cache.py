@@ -95,6 +95,37 @@ def test_the_cache_is_per_snapshot(official_store):
     assert view_cache.cache_of(a) is not view_cache.cache_of(b)
 
 
+
+def test_a_search_shares_the_ranks_among_every_entry_with_the_unfiltered_table(official_store,
+                                                                              monkeypatch):
+    """The overall ranks of a filtered table are those of the table without its model filters,
+    computed once per snapshot: in either order the two tables are what a snapshot with an
+    empty cache builds, and the second one reads only its own rows (one `_wide` call)."""
+    from geneb_tui.core import query
+    from geneb_tui.core.filters import Filters
+    from geneb_tui.core.query import StoreSnapshot, build_view
+
+    def table(view):
+        return [(r.model, r.values, r.ranks, r.overall) for r in view.rows], \
+            view.n_rows_unfiltered
+
+    plain = Filters(regime="10shot")
+    search = plain.with_(search="dna")
+    alone = {f: table(build_view(StoreSnapshot.load(official_store), f)) for f in (plain, search)}
+    real, calls = query._wide, []
+    monkeypatch.setattr(query, "_wide", lambda *a: calls.append(a[1]) or real(*a))
+    for order in ((plain, search), (search, plain)):
+        snap = StoreSnapshot.load(official_store)
+        for i, f in enumerate(order):
+            calls.clear()
+            assert table(build_view(snap, f)) == alone[f]
+            assert calls == ([f] if i else [f, plain] if f == search else [f])
+    rows, n = alone[search]
+    overall = {m: o for m, _, _, o in alone[plain][0]}
+    assert 0 < len(rows) < n == len(alone[plain][0]) == 40
+    assert all(o == overall[m] for m, _, _, o in rows)
+    assert any(r != o for _, _, r, o in rows)   # ranks among the rows shown differ
+
 def test_precompute_fills_what_each_view_shows_with_the_reference_values(official_store):
     from geneb_tui.core.filters import Filters
     from geneb_tui.core.query import StoreSnapshot
