@@ -48,7 +48,7 @@ from geneb_tui.core import idle_gc
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.start import Start
-from geneb_tui.core.view_cache import cache_of, main_table, table_key
+from geneb_tui.core.view_cache import cache_of, main_table, precompute_tables, table_key
 from geneb_tui.messages import (
     ExportFinished,
     IntervalsReady,
@@ -472,12 +472,19 @@ class GenebApp(App[None]):
         cached already."""
         snap, filters = self.snapshot, view.filters
         tables = [r for r in self._neighbours() if cache_of(snap).peek(table_key(r)) is None]
-        if self._views_ready(snap, filters) and not tables:
+        views = not self._views_ready(snap, filters)
+        if not (tables or views):
             return
         if self._precompute_timer is not None:
             self._precompute_timer.stop()
-        self._precompute_timer = self.set_timer(
-            IDLE_S, lambda: self._precompute_views(snap, filters, tables))
+
+        def start() -> None:   # two workers: polars runs the tables' queries off the GIL
+            if tables:
+                self._precompute_tables(snap, self._request(), tables)
+            if views:
+                self._precompute_views(snap, filters)
+
+        self._precompute_timer = self.set_timer(IDLE_S, start)
 
     def _neighbours(self) -> list[tuple]:
         """The main-table requests one key away from the selection shown: the next regime
@@ -510,12 +517,17 @@ class GenebApp(App[None]):
         idle_gc.collect_now()
         self.call_later(self._prepare_screens)
 
+    @work(thread=True, exclusive=True, group="tables")
+    def _precompute_tables(self, snap: StoreSnapshot, shown: tuple, tables: list[tuple]) -> None:
+        """The main tables one key away from the request `shown`, after the table and its
+        rank intervals (stops when the selection moves on): `view_cache.precompute_tables`."""
+        precompute_tables(snap, tables,
+                          current=lambda: self.snapshot is snap and self._request() == shown)
+
     @work(thread=True, exclusive=True, group="views")
-    def _precompute_views(self, snap: StoreSnapshot, filters: Filters,
-                          tables: list[tuple]) -> None:
-        """The main tables of `tables`, then the views' content for this selection, after
-        the table and its rank intervals (lowest priority; stops when the selection moves
-        on): `geneb_tui.core.view_cache`."""
+    def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
+        """The views' content for this selection, after the table and its rank intervals
+        (lowest priority; stops when the selection moves on): `geneb_tui.core.view_cache`."""
         from geneb_tui.core.view_cache import precompute
 
         def views_cached() -> None:   # the views' own content; the task drill-downs next
@@ -525,7 +537,7 @@ class GenebApp(App[None]):
         try:
             precompute(snap, filters, self.fill_choices,
                        current=lambda: self.snapshot is snap and self.filters == filters,
-                       views_done=lambda: self.call_from_thread(views_cached), tables=tables)
+                       views_done=lambda: self.call_from_thread(views_cached))
         except Exception:  # noqa: BLE001 - a view computes its own content when opened and
             return         # says there what failed; a background guess never stops the app
 

@@ -12,11 +12,11 @@ The main table is cached the same way, by request (`table_key`: filters, sort ke
 descending, rank scope), and inside it the ranks among every entry, which a search or a
 filter shares with the unfiltered table (`core.query.build_view`).
 
-`precompute(snapshot, filters, choices, current, tables=...)` fills the cache for a selection:
-first the main tables one key away (`tables`: the app's neighbouring requests), then the views
-in the order they are likely opened (the first comparison tab, the Significance view and its
-default pair, the missing evaluations, the other comparison tabs, each task of the Tasks tab),
-from a
+`precompute_tables(snapshot, requests, current)` builds main tables ahead (the app's requests
+one key away from the table shown), from a worker of their own. `precompute(snapshot, filters,
+choices, current)` fills the cache for a selection, in the order the views are likely opened
+(the first comparison tab, the Significance view and its default pair, the missing
+evaluations, the other comparison tabs, each task of the Tasks tab), from a
 background worker the app starts once the main table and its rank intervals are shown; it stops
 as soon as `current()` is false (the selection or the snapshot moved on). The content is the
 same as a screen computes itself: the same functions, the same arguments.
@@ -227,14 +227,26 @@ def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...]
     return cache_of(snap).get(missing_key(filters, regimes, device), run)
 
 
+def precompute_tables(snap: StoreSnapshot, requests: Sequence[tuple],
+                      current: Callable[[], bool] = lambda: True) -> None:
+    """The main tables of `requests`, in turn, while `current()` holds (a background worker).
+    A table whose build fails is left out: the app's own build of it says what failed."""
+    for request in requests:
+        if not current():
+            return
+        try:
+            main_table(snap, request)
+        except Exception:  # noqa: BLE001 - a guess ahead never stops the app
+            continue
+
+
 def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | None = None,
                current: Callable[[], bool] = lambda: True,
-               views_done: Callable[[], None] = lambda: None,
-               tables: Sequence[tuple] = ()) -> None:
+               views_done: Callable[[], None] = lambda: None) -> None:
     """Fill the cache for `filters` (a background worker; see the module docstring). `choices`:
     the missing-evaluations screen's regimes and device (its defaults when None);
     `views_done()` is called once every screen's own content is cached (before the task
-    drill-downs); `tables`: main-table requests built first."""
+    drill-downs)."""
     from geneb_tui.core.compare import VIEWS, CompareOptions, Table
     from geneb_tui.core.fill import FillChoices
 
@@ -243,15 +255,7 @@ def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | Non
     choices = choices or FillChoices()
     options = CompareOptions.for_filters(filters)
     first, *others = (name for name, _ in VIEWS)
-
-    def table(request: tuple) -> None:
-        try:
-            main_table(snap, request)
-        except Exception:  # noqa: BLE001 - the app's own build of it reports what failed
-            pass
-
-    steps: list[Callable[[], object]] = [lambda r=r: table(r) for r in tables]
-    steps.append(lambda: compare_view(snap, first, filters, options))
+    steps: list[Callable[[], object]] = [lambda: compare_view(snap, first, filters, options)]
 
     def significance_and_pair() -> None:
         sig = significance_view(snap, filters)
