@@ -81,7 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         _report_damage(args.command)
     if getattr(args, "changes_store", False):
-        _tell_store_changed(args)
+        try:
+            _tell_store_changed(args)
+        except KeyboardInterrupt:   # the command's work is stored; a listener's is skipped
+            pass
     return code
 
 

@@ -404,3 +404,16 @@ def test_a_listener_that_fails_is_one_warning_and_the_command_keeps_its_status(
     assert err == ("geneb-engine import: warning: dashboard (geneb_tui.core.first_view:refresh) "
                    "failed after the store changed: OSError: disk on fire\n")
     assert "DNABERT-S" in {r.model for r in asyncio.run(run_once(small_store)).view.rows}
+
+
+def test_ctrl_c_during_the_refresh_ends_the_command_with_its_own_status(small_store, capsys,
+                                                                        monkeypatch):
+    asyncio.run(run_once(small_store))
+
+    def interrupted(paths):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(first_view, "refresh", interrupted)
+    rc, err = engine(capsys, "import", "--store", str(small_store.root),
+                     str(SUBMISSIONS / "DNABERT-S.json"))
+    assert (rc, err) == (0, "")
