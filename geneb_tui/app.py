@@ -471,7 +471,7 @@ class GenebApp(App[None]):
         (shown with its rank intervals), IDLE_S later (`_precompute_views`), unless they are
         cached already."""
         snap, filters = self.snapshot, view.filters
-        tables = [r for r in self._neighbours() if cache_of(snap).peek(table_key(r)) is None]
+        tables = self._neighbours_to_build()
         views = not self._views_ready(snap, filters)
         if not (tables or views):
             return
@@ -479,12 +479,16 @@ class GenebApp(App[None]):
             self._precompute_timer.stop()
 
         def start() -> None:   # two workers: polars runs the tables' queries off the GIL
-            if tables:
+            if tables and self._main_on_top():
                 self._precompute_tables(snap, self._request(), tables)
             if views:
                 self._precompute_views(snap, filters)
 
         self._precompute_timer = self.set_timer(IDLE_S, start)
+
+    def _neighbours_to_build(self) -> list[tuple]:
+        cache = cache_of(self.snapshot)
+        return [r for r in self._neighbours() if cache.peek(table_key(r)) is None]
 
     def _neighbours(self) -> list[tuple]:
         """The main-table requests one key away from the selection shown: the next regime
@@ -516,13 +520,25 @@ class GenebApp(App[None]):
         self._collect_timer = None
         idle_gc.collect_now()
         self.call_later(self._prepare_screens)
+        view = self.view   # back on the table after a view: its tables one key away
+        if (view is not None and view.intervals is not None and self._main_on_top()
+                and not any(w.group == "tables" and w.is_running for w in self.workers)
+                and (tables := self._neighbours_to_build())):
+            self._precompute_tables(self.snapshot, self._request(), tables)
 
     @work(thread=True, exclusive=True, group="tables")
     def _precompute_tables(self, snap: StoreSnapshot, shown: tuple, tables: list[tuple]) -> None:
         """The main tables one key away from the request `shown`, after the table and its
         rank intervals (stops when the selection moves on): `view_cache.precompute_tables`."""
-        precompute_tables(snap, tables,
-                          current=lambda: self.snapshot is snap and self._request() == shown)
+        precompute_tables(snap, tables, current=lambda: self.snapshot is snap
+                          and self._request() == shown and self._main_on_top())
+
+    def _main_on_top(self) -> bool:
+        """Whether the main table is the screen shown (with a view on top, the tables one key
+        away wait for the next pause on the table); False once the app has closed its
+        screens (a worker may ask at shutdown)."""
+        stack = self.screen_stack
+        return bool(stack) and stack[-1] is stack[0]
 
     @work(thread=True, exclusive=True, group="views")
     def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
@@ -584,7 +600,7 @@ class GenebApp(App[None]):
             self.set_filters(self.filters.with_(suite=suite, category=None))
 
     def action_search(self) -> None:
-        if self.screen is self.screen_stack[0]:
+        if self._main_on_top():
             self._main_search().focus()
 
     def action_rank_scope(self) -> None:
@@ -610,12 +626,12 @@ class GenebApp(App[None]):
 
     def on_key(self, event) -> None:
         if (self.snapshot is None and self.view is not None and event.key in NEEDS_SNAPSHOT_KEYS
-                and self.screen is self.screen_stack[0]):
+                and self._main_on_top()):
             self.notify("Still reading the store (the table is the one shown last time); "
                         "this key works in a moment", timeout=2)
             return
         search = self._main_search()
-        if event.key == "escape" and self.focused is search and self.screen is self.screen_stack[0]:
+        if event.key == "escape" and self.focused is search and self._main_on_top():
             self.query_one(ResultsTable).focus()
             event.stop()
 
