@@ -16,10 +16,9 @@ import random
 from collections import deque
 
 import pytest
-from conftest import STORE_KINDS
+from conftest import STORE_KINDS, settle
 from fake_engine import FakeProc, cell, plan
 from textual import events
-from textual.worker import WorkerCancelled
 
 from geneb_tui.actions import SCREENS
 from geneb_tui.app import GenebApp
@@ -79,18 +78,6 @@ def no_real_side_effects(monkeypatch, tmp_path):
     return started
 
 
-async def wait_for_workers(pilot) -> None:
-    """Workers done and their messages handled. A worker superseded meanwhile (exclusive) ends
-    cancelled, which `wait_for_complete` raises: that is the dashboard working, not failing."""
-    for _ in range(3):
-        try:
-            await pilot.app.workers.wait_for_complete()
-        except WorkerCancelled:
-            continue
-        break
-    await pilot.pause()
-
-
 async def monkey(app: GenebApp, size: tuple[int, int], seed: int, n: int) -> dict:
     rng = random.Random(seed)
     last: deque[str] = deque(maxlen=40)
@@ -117,7 +104,7 @@ async def monkey(app: GenebApp, size: tuple[int, int], seed: int, n: int) -> dic
 
     sent = 0
     async with app.run_test(size=size) as pilot:
-        await wait_for_workers(pilot)
+        await settle(pilot, rounds=1)
         bursts = 0
         while sent < n:
             for _ in range(min(BURST, n - sent)):
@@ -130,15 +117,15 @@ async def monkey(app: GenebApp, size: tuple[int, int], seed: int, n: int) -> dic
             await pilot.pause()
             bursts += 1
             if bursts % SETTLE_EVERY == 0:
-                await wait_for_workers(pilot)
+                await settle(pilot, rounds=1)
             if app._exception is not None:
                 fail(f"the app raised {app._exception!r}")
             if app.internal_errors:
                 fail(f"a worker failed: {app.internal_errors[0]}")
             if not app.is_running or app.return_code is not None:
                 fail("the app exited")
-        await wait_for_workers(pilot)
-        await wait_for_workers(pilot)
+        await settle(pilot, rounds=1)
+        await settle(pilot, rounds=1)
         if app.internal_errors:
             fail(f"a worker failed: {app.internal_errors[0]}")
     if app._exception is not None:
