@@ -3,16 +3,15 @@ pilot, filters set through the filter dialog."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
 import pytest
-from textual.worker import WorkerCancelled
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fixture_store import SUBMISSIONS, build_official_store  # noqa: E402
+from waiting import workers_done  # noqa: E402
 
 from geneb_tui.app import GenebApp  # noqa: E402
 from geneb_tui.components.filter_screen import FilterScreen  # noqa: E402
@@ -82,22 +81,6 @@ def painted(table, stock: bool) -> list[list[tuple[str, str, dict | None]]]:
         del table._render_line, table._render_cell
         table._clear_caches()
         table._window = None
-
-
-async def workers_done(app) -> None:
-    """Wait until every worker that has not been cancelled has finished. A worker superseded by
-    a newer one of its exclusive group ends cancelled, which Textual's `wait_for_complete`
-    raises: that is the dashboard working (a key pressed while a background build ran), not
-    failing, so a cancelled worker is not waited for. A worker that failed still raises."""
-    for _ in range(100):   # bounded: each round either ends or sees a newly cancelled worker
-        live = [w for w in app.workers if not w.is_cancelled]
-        try:
-            if live:
-                await asyncio.gather(*(w.wait() for w in live))
-        except WorkerCancelled:
-            continue   # one was cancelled while we waited: wait for the rest
-        return
-    raise AssertionError("workers kept being cancelled for 100 rounds")
 
 
 async def settle(pilot, rounds: int = 3) -> None:

@@ -277,6 +277,8 @@ class Block:
         return None
 
 sys.meta_path.insert(0, Block())
+sys.path.insert(0, sys.argv[2])
+from waiting import workers_done
 from geneb_tui.app import FirstViewRead, GenebApp
 from geneb_tui.components.results_table import ResultsTable
 from store.paths import resolve_store
@@ -284,7 +286,7 @@ from store.paths import resolve_store
 async def main():
     app = GenebApp(resolve_store(sys.argv[1]))
     async with app.run_test(size=(100, 30)) as pilot:
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         print("ROWS", app.query_one(ResultsTable).row_count, app.snapshot is None)
         print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED))
@@ -295,7 +297,8 @@ asyncio.run(main())
 
 def test_the_cached_path_imports_none_of_the_store_stack(small_store):
     asyncio.run(run_once(small_store))
-    out = subprocess.run([sys.executable, "-c", CHILD, str(small_store.root)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-c", CHILD, str(small_store.root),
+                          str(Path(__file__).parent)], cwd=ROOT,
                          capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert out.returncode == 0, out.stderr
     lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines())

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import settle
@@ -220,23 +221,25 @@ async def test_the_app_shut_down_while_a_screen_is_prepared_off_screen(official_
 def test_startup_imports_no_torch_transformers_or_engine(official_store):
     script = textwrap.dedent(f"""
         import asyncio, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
         from geneb_tui.app import GenebApp
         from store.paths import resolve_store
+        from waiting import workers_done
 
         async def main():
             app = GenebApp(resolve_store({str(official_store.root)!r}))
             async with app.run_test(size=(100, 30)) as pilot:
                 for _ in range(3):
-                    await app.workers.wait_for_complete()
+                    await workers_done(app)
                     await pilot.pause()
                 assert app.view is not None and len(app.view.rows) == 40
                 await pilot.press("v")
                 for _ in range(3):
-                    await app.workers.wait_for_complete()
+                    await workers_done(app)
                     await pilot.pause()
                 await pilot.press("escape", "g")     # what can run: catalog data only
                 for _ in range(3):
-                    await app.workers.wait_for_complete()
+                    await workers_done(app)
                     await pilot.pause()
                 assert type(app.screen).__name__ == "MissingScreen"
                 assert app.screen.assessed["kmer-3"].runnable
