@@ -18,7 +18,7 @@ spectrum under a random rotation, per-feature offsets, a planted linear signal) 
   problems of the sweep (`engine.probes.cell`) vs five scikit-learn fits, one per C, printed as
   `five-value C sweep, full regime: batched vs five scikit-learn fits: <ratio>x`.
 
-Every fit runs with `engine.pairs.PROBE_THREADS` BLAS threads, as `fill` runs probes.
+Every fit runs with `engine.probes.PROBE_THREADS` BLAS threads, as `fill` runs probes.
 
     python bench/probe.py            # n=30,000 train rows, d=1,024 (several minutes on 2 cores)
     python bench/probe.py --quick    # small shapes, seconds (smoke test)
@@ -45,7 +45,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.pairs import PROBE_THREADS  # noqa: E402
+from engine.probes import PROBE_THREADS  # noqa: E402
 from engine.probes.cell import run_cell, run_cells  # noqa: E402
 from engine.probes.exact import evaluate, few_shot_indices, probe_cell  # noqa: E402
 from store.protocol import (  # noqa: E402
@@ -134,7 +134,7 @@ def main() -> None:
     warnings.simplefilter("ignore", ConvergenceWarning)
     with threadpool_limits(PROBE_THREADS):
         print(f"# n={n} train, {n_test} test, d={d}; fit threads {torch.get_num_threads()} "
-              f"(engine.pairs.PROBE_THREADS); batched solver on {', '.join(devices)}", flush=True)
+              f"(engine.probes.PROBE_THREADS); batched solver on {', '.join(devices)}", flush=True)
         for k in a.classes:
             compare(a, synthetic_cell(n, n_test, d, k), k, devices)
 

@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 from engine import __version__
 from engine.data import TaskData
 from engine.planner import PairWork
-from engine.probes import RUNNERS, runner
+from engine.probes import PROBE_THREADS, RUNNERS, runner
 from engine.suites import Suite
 from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
@@ -24,11 +24,6 @@ from store.predictions import prediction_rows
 from store.protocol import Protocol
 from store.results import append_pair, done_in_table
 from store.telemetry import record_runs, run_row
-
-# BLAS threads of every probe fit, whichever executor runs it (inline, a --jobs worker, a Ray
-# task): a thread count changes the order of floating-point sums, and with it the last bits of
-# a fit that stops at max_iter, so results never depend on how a run was scheduled.
-PROBE_THREADS = 1
 
 
 def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:

@@ -1,5 +1,5 @@
 """Probe worker processes: they die with their parent (one BLAS thread each, as every probe:
-`engine.pairs.PROBE_THREADS`).
+`engine.probes.PROBE_THREADS`).
 
 A worker whose parent is gone must never write: on Linux the kernel sends it SIGKILL the moment
 the parent dies (`prctl(PR_SET_PDEATHSIG)`); elsewhere a thread polls the parent's pid. A worker

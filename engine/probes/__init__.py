@@ -11,6 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 
+# BLAS threads of every probe fit, whichever executor runs it (inline, a --jobs worker, a Ray
+# task): a thread count changes the order of floating-point sums, and with it the last bits of
+# a fit that stops at max_iter, so results never depend on how a run was scheduled.
+PROBE_THREADS = 1
+
+
 RUNNERS: dict[str, str] = {
     "sklearn-lbfgs": "engine.probes.exact",   # geneb-v1 exactly as the official harness
     "torch-lbfgs": "engine.probes.cell",      # the batched solvers of the variants
