@@ -36,3 +36,23 @@ def set_field(doc: dict, dotted: str, value) -> dict:
     else:
         node[last] = value
     return doc
+
+
+class _Unimportable:
+    """A finder that fails the import of `names` (top-level packages) and their submodules."""
+
+    def __init__(self, names: frozenset[str], why: str) -> None:
+        self.names, self.why = names, why
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r} ({self.why})")
+        return None
+
+
+def unimportable(names, why: str) -> None:
+    """From now on in this process, importing any of `names` fails with a message that ends
+    in `why`: a child process made to run as a machine without those packages would."""
+    import sys
+
+    sys.meta_path.insert(0, _Unimportable(frozenset(names), why))

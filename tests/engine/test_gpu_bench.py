@@ -27,16 +27,9 @@ QUICK = {
 }
 CHILD = r"""
 import runpy, sys
+from tests.helpers import unimportable
 
-ABSENT = set(sys.argv[1].split(","))
-
-class Absent:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ABSENT:
-            raise ModuleNotFoundError(f"No module named {name!r} (not on the GPU machine)")
-        return None
-
-sys.meta_path.insert(0, Absent())
+unimportable(sys.argv[1].split(","), "not on the GPU machine")
 sys.argv = sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """

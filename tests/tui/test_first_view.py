@@ -268,15 +268,10 @@ def test_the_cache_folder(monkeypatch, tmp_path):
 CHILD = r"""
 import asyncio, sys
 
+from tests.helpers import unimportable
+
 BLOCKED = {"polars", "duckdb", "deltalake", "pyarrow", "pandas", "scipy"}
-
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in BLOCKED:
-            raise ImportError(f"{name} is blocked")
-        return None
-
-sys.meta_path.insert(0, Block())
+unimportable(BLOCKED, "blocked")
 sys.path.insert(0, sys.argv[2])
 from waiting import workers_done
 from geneb_tui.app import FirstViewRead, GenebApp
