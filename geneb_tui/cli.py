@@ -17,13 +17,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from geneb_tui.app import GenebApp
-    from store.paths import resolve_store
+    from store.errors import GenebError
+    from store.paths import store_named
 
-    paths = resolve_store(args.store)
-    if args.store is not None and not paths.root.exists():
-        print(f"geneb-tui: store {paths.root} does not exist; create it with `geneb-engine "
-              f"fill --store {paths.root} ...` or `geneb-engine import --official --store "
-              f"{paths.root}`", file=sys.stderr)
+    try:
+        paths = store_named(args.store, write=False, must_exist=args.store is not None)
+    except GenebError as exc:
+        print(f"geneb-tui: {exc}", file=sys.stderr)
         return 2
     app = GenebApp(paths)
     app.run()

@@ -94,18 +94,39 @@ def resolve_store(store: str | os.PathLike | None = None) -> StorePaths:
     return StorePaths(Path(store).expanduser().resolve())
 
 
-def check_store(paths: StorePaths, *, write: bool) -> StorePaths:
+def store_named(store: str | None, *, write: bool, must_exist: bool = False) -> StorePaths:
+    """The store a `--store` value names (None: `$GENEB_HOME`, else ~/.geneb), checked
+    (`check_store`: `write`, `must_exist`); one GenebError naming the path and the fix when it
+    cannot be used."""
+    from store.errors import GenebError
+
+    try:
+        paths = resolve_store(store)
+    except RuntimeError as exc:                 # `~user` of no known user
+        given = store or os.environ.get("GENEB_HOME")
+        raise GenebError(f"store {given}: {exc}; give --store (or GENEB_HOME) a folder "
+                         "path") from None
+    return check_store(paths, write=write, must_exist=must_exist)
+
+
+def check_store(paths: StorePaths, *, write: bool, must_exist: bool = False) -> StorePaths:
     """`paths` when the store can be used; else one GenebError naming the path and the fix.
 
     A file where the store folder should be is refused for every command; with `write`, so is a
     folder this process cannot write (or, for a store not created yet, the nearest existing
-    folder above it it cannot write). A missing store folder reads as an empty store."""
+    folder above it it cannot write). A missing store folder reads as an empty store, unless
+    `must_exist` (`geneb-tui --store`: a dashboard over a folder that is not there shows
+    nothing, and the path is most likely a typo)."""
     from store.errors import GenebError
 
     root = paths.root
     fix = "give --store (or GENEB_HOME) a folder you can write"
     if root.exists() and not root.is_dir():
         raise GenebError(f"store {root}: is a file, not a folder; {fix}")
+    if must_exist and not root.exists():
+        raise GenebError(f"store {root} does not exist; check the path, or create the store "
+                         f"with `geneb-engine fill --store {root} ...` or `geneb-engine import "
+                         f"--official --store {root}`")
     if not write:
         return paths
     existing = root

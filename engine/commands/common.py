@@ -17,7 +17,7 @@ from rich.console import Console
 from engine.registry import resolve_model
 from store.catalog import ModelMeta, load_models
 from store.errors import GenebError
-from store.paths import StorePaths, check_store, resolve_store
+from store.paths import StorePaths, store_named
 
 if TYPE_CHECKING:
     from store.db import Snapshot
@@ -46,15 +46,9 @@ def table_console() -> Console:
 
 
 def store_of(args, *, write: bool = False) -> StorePaths:
-    """The store `--store` / `GENEB_HOME` names, checked (`store.paths.check_store`); `write`
+    """The store `--store` / `GENEB_HOME` names, checked (`store.paths.store_named`); `write`
     for the commands that write into it."""
-    try:
-        paths = resolve_store(args.store)
-    except RuntimeError as exc:                 # `~user` of no known user
-        given = args.store or os.environ.get("GENEB_HOME")
-        raise GenebError(f"store {given}: {exc}; give --store (or GENEB_HOME) a folder "
-                         "path") from None
-    return check_store(paths, write=write)
+    return store_named(args.store, write=write)
 
 
 def whole_number(minimum: int, *, of: str = "", note: str = "", maximum: int | None = None,

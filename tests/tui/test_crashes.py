@@ -180,3 +180,21 @@ async def test_a_result_reaching_a_view_dropped_on_a_reload_is_ignored(official_
         assert screen not in app._installed_screens.values() and not screen.is_attached
         screen._ready(late)                    # the removed view: dropped, no error
         assert app._exception is None and not app.internal_errors
+
+
+@pytest.mark.parametrize("given, says", [
+    ("missing", "does not exist; check the path"),
+    ("file", "is a file, not a folder"),
+    ("~no-such-user-geneb/store", "~no-such-user-geneb"),   # resolve_store's RuntimeError
+])
+def test_a_store_that_cannot_be_opened_is_one_line_and_status_2(tmp_path, capsys, given, says):
+    """The engine's store rules (`store.paths.store_named`): `~unknown-user` raised a
+    traceback, and a file was opened as a store."""
+    from geneb_tui import cli
+
+    (tmp_path / "file").write_text("not a store")
+    store = given if given.startswith("~") else str(tmp_path / given)
+    assert cli.main(["--store", store]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("geneb-tui: store ") and says in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
