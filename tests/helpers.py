@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 
@@ -53,6 +54,4 @@ class _Unimportable:
 def unimportable(names, why: str) -> None:
     """From now on in this process, importing any of `names` fails with a message that ends
     in `why`: a child process made to run as a machine without those packages would."""
-    import sys
-
     sys.meta_path.insert(0, _Unimportable(frozenset(names), why))

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fixture_store import SUBMISSIONS, build_official_store  # noqa: E402
-from waiting import workers_done  # noqa: E402
+from waiting import settle  # noqa: E402  (the tests import it from here)
 
 from geneb_tui.app import GenebApp  # noqa: E402
 from geneb_tui.components.filter_screen import FilterScreen  # noqa: E402
@@ -81,13 +81,6 @@ def painted(table, stock: bool) -> list[list[tuple[str, str, dict | None]]]:
         del table._render_line, table._render_cell
         table._clear_caches()
         table._window = None
-
-
-async def settle(pilot, rounds: int = 3) -> None:
-    """Let the workers finish and their messages be handled (no sleeps)."""
-    for _ in range(rounds):
-        await workers_done(pilot.app)
-        await pilot.pause()
 
 
 async def apply_filters(pilot, **values) -> None:

@@ -272,8 +272,7 @@ from tests.helpers import unimportable
 
 BLOCKED = {"polars", "duckdb", "deltalake", "pyarrow", "pandas", "scipy"}
 unimportable(BLOCKED, "blocked")
-sys.path.insert(0, sys.argv[2])
-from waiting import workers_done
+from tests.tui.waiting import settle
 from geneb_tui.app import FirstViewRead, GenebApp
 from geneb_tui.components.results_table import ResultsTable
 from store.paths import resolve_store
@@ -281,8 +280,7 @@ from store.paths import resolve_store
 async def main():
     app = GenebApp(resolve_store(sys.argv[1]))
     async with app.run_test(size=(100, 30)) as pilot:
-        await workers_done(app)
-        await pilot.pause()
+        await settle(pilot, rounds=1)
         print("ROWS", app.query_one(ResultsTable).row_count, app.snapshot is None)
         print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED))
 
@@ -292,8 +290,7 @@ asyncio.run(main())
 
 def test_the_cached_path_imports_none_of_the_store_stack(small_store):
     asyncio.run(run_once(small_store))
-    out = subprocess.run([sys.executable, "-c", CHILD, str(small_store.root),
-                          str(Path(__file__).parent)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-c", CHILD, str(small_store.root)], cwd=ROOT,
                          capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert out.returncode == 0, out.stderr
     lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines())

@@ -224,23 +224,17 @@ def test_startup_imports_no_torch_transformers_or_engine(official_store):
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from geneb_tui.app import GenebApp
         from store.paths import resolve_store
-        from waiting import workers_done
+        from waiting import settle
 
         async def main():
             app = GenebApp(resolve_store({str(official_store.root)!r}))
             async with app.run_test(size=(100, 30)) as pilot:
-                for _ in range(3):
-                    await workers_done(app)
-                    await pilot.pause()
+                await settle(pilot)
                 assert app.view is not None and len(app.view.rows) == 40
                 await pilot.press("v")
-                for _ in range(3):
-                    await workers_done(app)
-                    await pilot.pause()
+                await settle(pilot)
                 await pilot.press("escape", "g")     # what can run: catalog data only
-                for _ in range(3):
-                    await workers_done(app)
-                    await pilot.pause()
+                await settle(pilot)
                 assert type(app.screen).__name__ == "MissingScreen"
                 assert app.screen.assessed["kmer-3"].runnable
 

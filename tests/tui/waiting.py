@@ -1,5 +1,5 @@
-"""Waiting for the dashboard's workers in a test: the one helper that the pilot fixtures
-(`conftest.settle`) and the tests' child processes share."""
+"""Waiting for the dashboard's workers in a test: the helpers that the pilot tests (through
+`conftest`) and the tests' child processes share."""
 
 from __future__ import annotations
 
@@ -22,3 +22,10 @@ async def workers_done(app) -> None:
             continue   # one was cancelled while we waited: wait for the rest
         return
     raise AssertionError("workers kept being cancelled for 100 rounds")
+
+
+async def settle(pilot, rounds: int = 3) -> None:
+    """Let the workers finish and their messages be handled (no sleeps)."""
+    for _ in range(rounds):
+        await workers_done(pilot.app)
+        await pilot.pause()
