@@ -70,6 +70,7 @@ def timed_fill(root: Path, models: list[str], cluster, jobs: int = 1, limit: int
     """(seconds, events, store) of one fill of geneb-mini (its first `limit` tasks, capped at
     `subsample` sequences) into a fresh store under `root`; the suite is written and the
     models resolved before the clock starts."""
+    from engine import mini
     from engine.commands.common import models_of
     from engine.encoders import EncoderOptions
     from engine.fill import FillOptions, run_fill
@@ -79,6 +80,7 @@ def timed_fill(root: Path, models: list[str], cluster, jobs: int = 1, limit: int
 
     store = Path(tempfile.mkdtemp(prefix="store-", dir=root))
     paths = resolve_store(store)
+    mini.materialize(paths.suite_dir("geneb-mini"))     # what fill's first load would do
     suite = resolve_suite("geneb-mini", paths, subsample=subsample)
     metas = models_of(paths, models)
     options = FillOptions(jobs=jobs, cluster=cluster, encoder=encoder or EncoderOptions())

@@ -394,6 +394,7 @@ SPECS: tuple[Spec, ...] = (
 TASKS: tuple[TaskMeta, ...] = tuple(
     TaskMeta(s.task_id, s.label, s.category, SUITE, SUITE) for s in SPECS
 )
+_BY_ID = {s.task_id: s for s in SPECS}
 
 
 def generate(spec: Spec) -> tuple[list[str], np.ndarray, list[str]]:
@@ -429,6 +430,14 @@ def _manifest_csv() -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def write_task(folder: Path, task_id: str) -> Path:
+    """`folder/<task_id>.csv`: one task's file, as `materialize` writes it (KeyError for an id
+    that is not a geneb-mini task)."""
+    path = Path(folder) / f"{task_id}.csv"
+    write_bytes_atomic(path, _task_csv(_BY_ID[task_id]))
+    return path
+
+
 def is_complete(folder: Path) -> bool:
     stamp = Path(folder) / STAMP
     return stamp.is_file() and stamp.read_text().strip() == REVISION
@@ -446,7 +455,7 @@ def materialize(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / STAMP).unlink(missing_ok=True)
     for spec in SPECS:
-        write_bytes_atomic(folder / f"{spec.task_id}.csv", _task_csv(spec))
+        write_task(folder, spec.task_id)
     write_bytes_atomic(folder / MANIFEST, _manifest_csv())
     write_bytes_atomic(folder / STAMP, (REVISION + "\n").encode())
     return folder

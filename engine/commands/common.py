@@ -102,14 +102,16 @@ def add_suite_args(p) -> None:
 SUITES: tuple[str, ...] = ("geneb-v1", "geneb-mini")   # the named suites (else a folder)
 
 
-def suite_of(args, paths: StorePaths):
+def suite_of(args, paths: StorePaths, *, write: bool = False):
+    """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`)."""
     from engine.suites import resolve_suite
 
     if args.suite not in SUITES and not _exists(args.suite) \
             and suggestions(args.suite, SUITES):              # a misspelt name, not a path
         check_names("suite", [args.suite], SUITES, option="--suite",
                     more=", or a directory of <task_id>.csv files")
-    return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample)
+    return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
+                         write=write)
 
 
 def _exists(path: str) -> bool:

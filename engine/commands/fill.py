@@ -186,7 +186,7 @@ def run(args) -> int:
     cluster = cluster_of(args)
     if cluster is not None:
         require_ray()                           # before the suite is read or anything written
-    suite = suite_of(args, paths)
+    suite = suite_of(args, paths, write=True)
     if args.tasks:
         from store.ids import check_id
 

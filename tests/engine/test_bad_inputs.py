@@ -239,6 +239,29 @@ def test_missing_store_folder_reads_as_an_empty_store(tmp_path, capsys):
     assert rc == 0 and "Traceback" not in err
 
 
+def test_an_unknown_task_of_geneb_mini_writes_nothing(tmp_path, store, capsys):
+    """geneb-mini's data is written by the first load, after every name was checked: a typo
+    in --tasks leaves an existing store, and a new one, as they were."""
+    copy = tmp_path / "store"
+    _copy(store, copy)
+    for root in (copy, tmp_path / "new"):
+        refused(capsys, root, "fill", "--store", str(root), "--suite", "geneb-mini", "--models",
+                "kmer-3", "--tasks", "mini_promoter_tat", names=("mini_promoter_tata",))
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("command", ["tasks", "status", "report"])
+def test_reading_geneb_mini_writes_nothing(tmp_path, store, capsys, command):
+    copy = tmp_path / "store"
+    _copy(store, copy)
+    for root in (copy, tmp_path / "new"):
+        before = digest(root)
+        rc, err = run(capsys, command, "--store", str(root), "--suite", "geneb-mini")
+        assert rc in (0, 1) and "Traceback" not in err, err   # report: 1 = nothing to report
+        assert digest(root) == before, command
+    assert not (tmp_path / "new").exists()
+
+
 # 8. export --csv to a folder, or into a folder that does not exist
 
 @pytest.mark.parametrize("target, message", [("", "is a folder"), ("no/x.csv", "does not exist"),

@@ -16,7 +16,7 @@ from sklearn.metrics import matthews_corrcoef
 from engine import mini
 from engine.data import read_flat_csv
 from engine.encoders.kmer import KmerEncoder
-from engine.suites import flat_dir_suite
+from engine.suites import flat_dir_suite, mini_suite
 from store.catalog import CATEGORY_ORDER
 
 # sha256 over every file of the suite (sorted by name). A change here means the generated
@@ -51,6 +51,17 @@ def test_manifest_matches_tasks(suite):
     s = flat_dir_suite(suite, "geneb-mini", mini.REVISION)
     assert s.tasks == mini.TASKS
     assert (suite / mini.STAMP).read_text().strip() == mini.REVISION
+
+
+def test_the_suite_is_written_by_the_first_load_of_a_writing_command(suite, tmp_path):
+    expected = read_flat_csv(suite / "mini_methyl_cpg.csv").data_hash
+    reading, writing = (mini_suite(tmp_path / "geneb-mini", write=w) for w in (False, True))
+    for lazy in (reading, writing):
+        assert lazy.tasks == mini.TASKS and lazy.revision == mini.REVISION
+    assert reading.load("mini_methyl_cpg").data_hash == expected
+    assert not (tmp_path / "geneb-mini").exists()     # read-only: generated elsewhere
+    assert writing.load("mini_methyl_cpg").data_hash == expected
+    assert digest(tmp_path / "geneb-mini") == digest(suite)   # the whole suite, byte-identical
 
 
 def test_sizes_lengths_and_classes(loaded):

@@ -3,13 +3,11 @@ executors), cancel."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from conftest import settle
 from textual.widgets import DataTable, ProgressBar, Static
 
+from engine import mini
 from geneb_tui.components.missing_screen import MissingScreen
 from geneb_tui.core import fill
 from store.db import query
@@ -17,9 +15,9 @@ from store.schema import KEY
 
 
 def materialise_mini(paths) -> None:
-    """What `geneb-engine tasks --suite geneb-mini` does: write the suite into the store."""
-    subprocess.run([sys.executable, "-m", "engine.cli", "tasks", "--suite", "geneb-mini",
-                    "--store", str(paths.root), "--json"], check=True, capture_output=True)
+    """What the first `geneb-engine fill --suite geneb-mini` does before its first cell: write
+    the suite into the store (the dashboard lists a suite's tasks from its manifest there)."""
+    mini.materialize(paths.suite_dir("geneb-mini"))
 
 
 async def open_missing_for(pilot, search: str, category_steps: int = 0) -> MissingScreen:
