@@ -35,7 +35,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from engine.probes.array_api import run_cells  # noqa: E402
 from engine.probes.exact import probe_cell  # noqa: E402
 from engine.probes.problems import resolve_device  # noqa: E402
-from store.protocol import GENEB_V1_ARRAY_API, REGIMES  # noqa: E402
+from store.vocab.protocol import GENEB_V1_ARRAY_API, REGIMES  # noqa: E402
 
 Cell = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 

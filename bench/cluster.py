@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.commands.common import positive_int  # noqa: E402
-from store.errors import GenebError  # noqa: E402
+from store.vocab.errors import GenebError  # noqa: E402
 
 KMERS = ("kmer-3", "kmer-4", "kmer-6")
 RATES = ("sequences_per_s", "tokens_per_s")
@@ -76,7 +76,7 @@ def timed_fill(root: Path, models: list[str], cluster, jobs: int = 1, limit: int
     from engine.fill import FillOptions, run_fill
     from engine.suites import resolve_suite
     from store.paths import resolve_store
-    from store.protocol import REGIMES
+    from store.vocab.protocol import REGIMES
 
     store = Path(tempfile.mkdtemp(prefix="store-", dir=root))
     paths = resolve_store(store)
@@ -164,7 +164,7 @@ def probe_per_sequence(tmp: Path, tasks: int) -> tuple[float, int, float]:
     from engine.pairs import probe_rows
     from engine.suites import resolve_suite
     from store.paths import resolve_store
-    from store.protocol import GENEB_V1, REGIMES
+    from store.vocab.protocol import GENEB_V1, REGIMES
 
     paths = resolve_store(Path(tempfile.mkdtemp(prefix="probe-", dir=tmp)))
     suite = resolve_suite("geneb-mini", paths)
@@ -271,7 +271,7 @@ def project(times: dict[str, list[float]], models: dict, sizes: list, gpus: int,
             cpus_per_gpu: int, probe_cell: list[float], overhead: float) -> dict:
     """The projection on `gpus` GPUs (see the module docstring)."""
     from engine.cluster.placement import gpus_for, place
-    from store.protocol import REGIMES
+    from store.vocab.protocol import REGIMES
 
     placements = place({m: len(sizes) for m in models}, models, gpus * cpus_per_gpu, gpus,
                        None, 1)
@@ -300,7 +300,7 @@ def duration(seconds: float) -> str:
 def print_measured(args, m: dict, bert: dict | None, per_seq: float, probe_cells: int,
                    probe_n: float) -> float:
     """Print part 1 and the measured inputs; returns Ray's overhead per cell."""
-    from store.protocol import REGIMES
+    from store.vocab.protocol import REGIMES
 
     cells = m["cells"]
     print(f"geneb-mini x {', '.join(KMERS)} x {len(REGIMES)} regimes, fresh stores, median of "
@@ -334,7 +334,7 @@ def print_projection(args, m: dict, bert: dict | None, per_seq: float, given: di
                      sizes: list, sizes_from: str, overhead: float) -> None:
     """Print part 2, each input labelled with where it came from."""
     from store.catalog import load_models, official_model_ids
-    from store.protocol import REGIMES
+    from store.vocab.protocol import REGIMES
 
     models = {i: replace(meta, encoder="hf") for i, meta in load_models().items()
               if i in official_model_ids()}                  # every one as a GPU model

@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.probes import PROBE_THREADS  # noqa: E402
 from engine.probes.cell import run_cell, run_cells  # noqa: E402
 from engine.probes.exact import evaluate, few_shot_indices, probe_cell  # noqa: E402
-from store.protocol import (  # noqa: E402
+from store.vocab.protocol import (  # noqa: E402
     GENEB_V1_CONVERGED,
     REGIME_K,
     REGIMES,

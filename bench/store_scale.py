@@ -2,7 +2,8 @@
 
 Builds two synthetic stores of N models x the 100 geneb-v1 tasks x 15 rows (3 regimes x 5
 seeds), written as `fill` writes them: pair by pair, one commit each through
-`store.results.append_pair` (the done-check under the pair's commit lock included), partitions
+`store.tables.results.append_pair` (the done-check under the pair's commit lock included),
+partitions
 compacted as they fill up and all of them at the end, from `--writers` processes at once. Then
 times, as separate processes, and prints the median wall time and peak memory (max RSS) of:
 
@@ -59,8 +60,8 @@ def write_models(root: str, first: int, count: int) -> None:
 
     from store.catalog import geneb_v1_tasks
     from store.paths import resolve_store
-    from store.protocol import GENEB_V1, REGIMES, SEEDS
-    from store.results import append_pair
+    from store.tables.results import append_pair
+    from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
 
     paths = resolve_store(root)
     seeds = {GENEB_V1.hash: len(SEEDS)}
@@ -90,7 +91,7 @@ def build(root: Path, n_models: int, writers: int) -> float:
     """The store at `root`; returns the seconds per pair commit (wall / pairs)."""
     from store.catalog import ModelMeta, geneb_v1_tasks, register_models, register_tasks
     from store.paths import resolve_store
-    from store.results import compact, vacuum
+    from store.tables.results import compact, vacuum
 
     paths = resolve_store(root)
     tasks = geneb_v1_tasks()
@@ -153,7 +154,7 @@ def main() -> int:
             print(f"built {store}: {n} models x 100 tasks x 15 rows, {n * 100} pair commits "
                   f"({per_pair * 1000:.1f} ms per pair with {args.writers} writers)", flush=True)
         from store.paths import resolve_store
-        from store.results import read_state
+        from store.tables.results import read_state
 
         state = read_state(resolve_store(store))
         print(f"  table version {state.version}, {len(state.files)} data files", flush=True)

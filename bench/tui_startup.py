@@ -26,7 +26,7 @@ task view's rows; a comparison view also after a regime change), the median of a
     .venv/bin/python bench/tui_startup.py [--store PATH] [--runs 5] [--pause 1.5]
 
 Without --store, a temporary store is built by importing the 40 official submissions shipped
-with the package (`store.official_data`, the GENEB reference data; no network). Every run uses
+with the package (`store.official.data`, the GENEB reference data; no network). Every run uses
 a temporary GENEB_CACHE_DIR: the bench never reads or writes the user's cache.
 """
 
@@ -330,9 +330,9 @@ def main() -> int:
     os.environ["PYTHONPYCACHEPREFIX"] = str(work / "bytecode")
     store, own = args.store, args.store is None   # a store given is never written
     if own:
-        from store.official_data import write_official_files
+        from store.official.data import write_official_files
+        from store.official.submission import import_files
         from store.paths import resolve_store
-        from store.submission import import_files
 
         store = work / "store"
         files = write_official_files(work / "official", provenance="official")

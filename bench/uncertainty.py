@@ -1,7 +1,8 @@
 """How fast is the task bootstrap? `store.analyses.uncertainty` on the 40 official models.
 
-Imports the 40 official submissions into a temporary store (`store.submission.import_files` on
-`store.official_data.official_tree()`), reads the per-task scores of the 3 regimes x 3 metrics,
+Imports the 40 official submissions into a temporary store
+(`store.official.submission.import_files` on
+`store.official.data.official_tree()`), reads the per-task scores of the 3 regimes x 3 metrics,
 then times, for each of the nine, `draw` (n = 10,000 resamples) + `score_intervals` +
 `rank_intervals` + `win_probabilities` + `leader_tie_group` (macro), the rank tests
 (`ranktests.rank_tests`: Friedman and Nemenyi, all tasks and every category with >= 5) and the
@@ -37,10 +38,10 @@ def official_scores() -> tuple[dict[tuple[str, str], object], object]:
     from a fresh store."""
     from store.analyses import scores_of, seed_means
     from store.catalog import models_with_builtins
-    from store.official_data import official_tree
+    from store.official.data import official_tree
+    from store.official.submission import import_files
     from store.paths import resolve_store
-    from store.protocol import METRICS, REGIMES
-    from store.submission import import_files
+    from store.vocab.protocol import METRICS, REGIMES
 
     with tempfile.TemporaryDirectory(prefix="geneb-uncertainty-") as tmp:
         paths = resolve_store(Path(tmp) / "store")

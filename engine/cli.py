@@ -10,7 +10,7 @@ import sys
 from engine import __version__
 from engine.commands import COMMANDS
 from engine.commands.common import suggestions
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 
 class GenebParser(argparse.ArgumentParser):

@@ -14,7 +14,7 @@ The rows are read as the official harness reads them:
   file (`TaskData.warnings`), which names near misses such as `" train"` or `Train`;
 - a sequence is any run of letters (A-Z, either case), kept as the file holds it (only
   whitespace around it dropped): what each encoder makes of lower case, IUPAC codes or U is its
-  official extractor's rule (`store.encoder_kinds`); the number of sequences holding such
+  official extractor's rule (`store.vocab.encoder_kinds`); the number of sequences holding such
   letters is counted per task (`TaskData.letters`); what cannot be a sequence (empty, digits,
   punctuation, whitespace inside, non-ASCII) is refused.
 
@@ -35,10 +35,10 @@ import numpy as np
 
 from store.catalog import LetterCounts
 from store.csv_in import read_rows
-from store.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
-from store.errors import GenebError
-from store.ids import ID_RULE, check_id, shown
 from store.manifest import MANIFEST
+from store.vocab.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
+from store.vocab.errors import GenebError
+from store.vocab.ids import ID_RULE, check_id, shown
 
 SPLITS = ("train", "test")
 _LETTERS = frozenset(string.ascii_letters)          # what a sequence may hold
@@ -102,7 +102,7 @@ def letter_counts(sequences: Iterable[str]) -> LetterCounts:
 
 def as_read_by(kind: str, sequences: Sequence[str]) -> Sequence[str]:
     """`sequences` as the official extractor of encoder kind `kind` received and transformed them
-    (its `store.encoder_kinds` rule); the same object where the rule changes nothing."""
+    (its `store.vocab.encoder_kinds` rule); the same object where the rule changes nothing."""
     rule = KINDS[kind].sequences
     if rule == UPPER:
         return [s.upper() for s in sequences]
@@ -245,7 +245,8 @@ def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
 def task_sources(root: Path) -> dict[str, Callable[[], TaskData]]:
     """Every task a folder holds, in either layout: task id → loader (sorted by id).
 
-    A file or folder whose name gives no usable task id (`store.ids`) is one error naming it."""
+    A file or folder whose name gives no usable task id (`store.vocab.ids`) is one error naming
+    it."""
     root = Path(root)
     found: dict[str, Callable[[], TaskData]] = {}
     for base in (root / "tasks", root):

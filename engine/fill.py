@@ -8,7 +8,8 @@ under its lock (a pair another process holds is tried again later, usually to fi
 its remaining cells are checked again, its embeddings reused from Zarr when complete and
 verified, else computed and streamed into it, every missing regime probed and its rows
 committed as ONE commit of the results table, except cells done meanwhile (`append_pair`),
-after their test-set predictions are committed to the predictions table (`store.predictions`).
+after their test-set predictions are committed to the predictions table
+(`store.tables.predictions`).
 The local executor (`_PairRunner`) probes inline (`jobs=1`) or in worker processes that die
 with their parent (`jobs>1`) while the main process embeds the next pair; with
 `FillOptions.cluster` the Ray executor (`engine.cluster`) runs the same steps
@@ -47,11 +48,11 @@ from store.catalog import LetterCounts, ModelMeta, TaskMeta, register_models, re
 from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
-from store.predictions import PREDICTIONS
-from store.protocol import GENEB_V1, Protocol
-from store.results import RESULTS, compact, open_for_writing, vacuum
 from store.sweep import sweep
-from store.telemetry import RUNS
+from store.tables.predictions import PREDICTIONS
+from store.tables.results import RESULTS, compact, open_for_writing, vacuum
+from store.tables.telemetry import RUNS
+from store.vocab.protocol import GENEB_V1, Protocol
 
 Event = Callable[[dict], None]
 _WAIT_S = 0.2   # how long to wait for a busy pair or a probe worker before looking again

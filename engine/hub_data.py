@@ -27,8 +27,8 @@ import numpy as np
 
 from engine.data import Split, TaskData, assemble_task, task_sources
 from store.atomic import write_text_atomic
-from store.errors import GenebError
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
 
 DATASET_REPO = "DeepPavlov/geneb-tasks"
 MIRROR_REPO = "darlednik/geneb-tasks"

@@ -18,12 +18,12 @@ from engine.probes import PROBE_THREADS, RUNNERS, runner
 from engine.suites import Suite
 from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
-from store.errors import GenebError
 from store.paths import StorePaths
-from store.predictions import prediction_rows
-from store.protocol import Protocol
-from store.results import append_pair, done_in_table
-from store.telemetry import record_runs, run_row
+from store.tables.predictions import prediction_rows
+from store.tables.results import append_pair, done_in_table
+from store.tables.telemetry import record_runs, run_row
+from store.vocab.errors import GenebError
+from store.vocab.protocol import Protocol
 
 
 def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:
@@ -36,7 +36,7 @@ def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:
 def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, encoder,
                data: TaskData, worker: str = "local") -> tuple[dict, dict]:
     """Make sure both splits are complete in the store, each split encoded now recorded in the
-    runs table (`store.telemetry`, one commit); returns the expected attributes and what this
+    runs table (`store.tables.telemetry`, one commit); returns the expected attributes and what this
     call encoded: {sequences, tokens (None where the encoder does not count them), seconds}."""
     expect = _expect(model, encoder, data)
     done = {"sequences": 0, "tokens": 0, "seconds": 0.0}

@@ -13,7 +13,7 @@ from functools import partial
 from store.catalog import ModelMeta, TaskMeta
 from store.cells import cell_states
 from store.db import Source, query
-from store.protocol import Protocol
+from store.vocab.protocol import Protocol
 
 
 @dataclass(frozen=True)

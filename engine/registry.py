@@ -22,8 +22,8 @@ from pathlib import Path
 
 from engine.encoders import code_reference
 from store.catalog import ModelMeta
-from store.errors import GenebError
-from store.ids import check_id, check_name
+from store.vocab.errors import GenebError
+from store.vocab.ids import check_id, check_name
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
 

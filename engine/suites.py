@@ -27,10 +27,10 @@ from engine.hub_data import (
     subsampled,
 )
 from store.catalog import TaskMeta, geneb_v1_tasks
-from store.errors import GenebError
-from store.ids import check_id
 from store.manifest import MANIFEST, read_manifest, suite_tasks
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
+from store.vocab.ids import check_id
 
 
 @dataclass(frozen=True)

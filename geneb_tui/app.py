@@ -60,7 +60,7 @@ from geneb_tui.messages import (
 )
 from store.csv_out import write_csv
 from store.paths import StorePaths
-from store.protocol import METRICS, REGIMES
+from store.vocab.protocol import METRICS, REGIMES
 
 IDLE_S = 1.0
 """Seconds of a pause before the app does its idle work, which on two cores would compete with

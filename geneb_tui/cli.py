@@ -17,8 +17,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from geneb_tui.app import GenebApp
-    from store.errors import GenebError
     from store.paths import store_named
+    from store.vocab.errors import GenebError
 
     try:
         paths = store_named(args.store, write=False, must_exist=args.store is not None)

@@ -16,8 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.encoder_kinds import ENCODERS, POOLINGS, split_extractor
-from store.errors import GenebError
+from store.vocab.encoder_kinds import ENCODERS, POOLINGS, split_extractor
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     import polars as pl
@@ -53,7 +53,7 @@ PROVENANCES: tuple[str, ...] = (
     "official", "verified", "reproduced", "self-reported", "baseline", "local",
 )
 # How a model runs (closed vocabularies, checked for every entry); ENCODERS and POOLINGS are
-# the encoder kinds' (`store.encoder_kinds`).
+# the encoder kinds' (`store.vocab.encoder_kinds`).
 PADDING_SIDES: tuple[str, ...] = ("left", "right", "none")   # none: batch by exact length
 REMOTE_CODE: tuple[str, ...] = ("no", "required", "custom", "package")
 
@@ -241,7 +241,7 @@ _MODEL_FIELDS = {f.name for f in fields(ModelMeta)}
 
 def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
     """Validate `[[model]]` entries; every problem names the file, the entry and the field."""
-    from store.ids import check_id
+    from store.vocab.ids import check_id
 
     int64_max = (1 << 63) - 1       # the catalog's integer columns are Int64
     out = []

@@ -11,8 +11,8 @@ start-up table current; the indirection keeps the dependency direction (`engine 
 
 from __future__ import annotations
 
-from store.errors import brief
 from store.paths import StorePaths
+from store.vocab.errors import brief
 
 GROUP = "geneb.store_changed"
 DISTRIBUTION = "geneb"

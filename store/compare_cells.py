@@ -1,7 +1,8 @@
 """Per-cell differences between two sets of results: what `geneb-engine compare` reports.
 
 A cell is (model, task, regime, metric); its value is the seed mean of a store's rows
-(`store.seedmeans`) or the mean an official submission holds (`store.submission.submission_rows`).
+(`store.seedmeans`) or the mean an official submission holds
+(`store.official.submission.submission_rows`).
 Two sides are compared on the cells both hold: difference = B - A, within the tolerance when
 |B - A| <= tol. Cells of one side only are counted, never compared.
 """
@@ -15,9 +16,9 @@ import polars as pl
 
 from store import seedmeans
 from store.db import Source
-from store.official import Submission
-from store.protocol import METRICS, REGIMES
-from store.submission import submission_rows
+from store.official.formats import Submission
+from store.official.submission import submission_rows
+from store.vocab.protocol import METRICS, REGIMES
 
 CELL: tuple[str, ...] = ("model", "task", "regime", "metric")
 

@@ -12,7 +12,7 @@ import csv
 from collections.abc import Iterable
 from pathlib import Path
 
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 # Characters one CSV field may hold (the csv module's default, 131072, is below the length of
 # many genomic sequences).

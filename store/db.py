@@ -1,11 +1,12 @@
 """Read-only DuckDB views over one snapshot of the store.
 
-A `Snapshot` opens the newest version of the results table once (`store.results.read_state`);
+A `Snapshot` opens the newest version of the results table once (`store.tables.results.read_state`);
 every query through it sees that version, whatever is committed or compacted meanwhile. Its
 views:
 
 - `results_all`: every row of the version;
-- `results_latest`: the newest row per key (`store.schema.KEY`, which includes the data hash);
+- `results_latest`: the newest row per key (`store.tables.schema.KEY`, which includes the data
+hash);
 - `current_data`, `results`, `stale_results`: the store's current data hash per task, the
   latest rows on current data (what every reader shows) and those on other data
   (`store.cells` decides which is which);
@@ -26,10 +27,10 @@ import duckdb
 import polars as pl
 
 from store.cells import CURRENT_DATA_SQL, CURRENT_RESULTS_SQL, STALE_RESULTS_SQL
-from store.errors import brief
 from store.paths import StorePaths
-from store.results import DataFile, read_files, read_state
-from store.schema import KEY, RESULT_SCHEMA
+from store.tables.results import DataFile, read_files, read_state
+from store.tables.schema import KEY, RESULT_SCHEMA
+from store.vocab.errors import brief
 
 _DAMAGE: dict[str, str] = {}   # what was found damaged (file -> message), once per process
 _REPAIR = "run `geneb-engine doctor --repair`"

@@ -6,7 +6,8 @@ each right without deleting data it cannot recompute (that is kept in `aside/<st
   store of geneb 0.1. Repair: the log goes back to the version before its first damaged entry
   (the later entries kept aside); broken files leave the table in one commit (kept aside);
   fragments are migrated.
-- **predictions** (`store.predictions`): the same checks and repairs on the predictions table;
+- **predictions** (`store.tables.predictions`): the same checks and repairs on the predictions
+table;
   a removed file's cells read as having no predictions until they are computed again.
 - **embeddings**: every split is complete and its chunks and checksums hold
   (`store.embeddings`). Repair: incomplete and damaged splits are dropped (the next `fill`
@@ -28,8 +29,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from store.errors import GenebError, brief
 from store.paths import StorePaths
+from store.vocab.errors import GenebError, brief
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,11 @@ def _damaged_entry(path: Path) -> str | None:
 
 
 def check_results(paths: StorePaths, table=None) -> list[Finding]:
-    """The results table's log and data files (`table`: another table of `store.results`, e.g.
-    `store.predictions.PREDICTIONS`, checked the same way)."""
-    from store.migrate import needs_migration
-    from store.results import RESULTS, read_files, read_state
+    """The results table's log and data files (`table`: another table of `store.tables.results`,
+    e.g.
+    `store.tables.predictions.PREDICTIONS`, checked the same way)."""
+    from store.tables.migrate import needs_migration
+    from store.tables.results import RESULTS, read_files, read_state
 
     table = table or RESULTS
     kind, root = table.name, table.root(paths)
@@ -112,9 +114,9 @@ def check_results(paths: StorePaths, table=None) -> list[Finding]:
 
 def _tables() -> tuple:
     """The store's Delta tables, in the order they are checked and repaired."""
-    from store.predictions import PREDICTIONS
-    from store.results import RESULTS
-    from store.telemetry import RUNS
+    from store.tables.predictions import PREDICTIONS
+    from store.tables.results import RESULTS
+    from store.tables.telemetry import RUNS
 
     return RESULTS, PREDICTIONS, RUNS
 
@@ -248,8 +250,8 @@ def _repair_results(paths: StorePaths, findings: list[Finding], aside: Path,
                     table=None) -> None:
     from deltalake.transaction import RemoveAction
 
-    from store.migrate import migrate_fragments, needs_migration
-    from store.results import RESULTS, commit_actions, read_state
+    from store.tables.migrate import migrate_fragments, needs_migration
+    from store.tables.results import RESULTS, commit_actions, read_state
 
     table = table or RESULTS
     root = table.root(paths)

@@ -1,5 +1,5 @@
 """Embeddings in Zarr v3: `<store>/embeddings.zarr/<model>/<task>/<split>` (`train`, `test`;
-the folders are `store.schema.path_part` of the ids).
+the folders are `store.tables.schema.path_part` of the ids).
 
 Each split is a self-contained Zarr v3 group holding `embeddings` (n × d, float32 by default,
 fill value NaN), `labels` (n, int64) and `done` (n, one flag per row), all in chunks of 1,024
@@ -43,10 +43,10 @@ import numpy as np
 import zarr
 
 from store.atomic import TEMP_NAME, fsync_dir, temp_path, write_text_atomic
-from store.errors import GenebError
 from store.failpoints import reach
-from store.ids import path_part
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
+from store.vocab.ids import path_part
 
 CHUNK_ROWS = 1024
 # Attributes that must match for stored embeddings to be reused.
@@ -260,7 +260,7 @@ class SplitWriter:
     def finish(self, stats: dict) -> None:
         """Check that every row is written, record the identity, `stats["n_truncated"]`, the
         encoder's other plain statistics (`telemetry`: throughput, device, batch size; as the
-        runs table, `store.telemetry`), the checksums and `complete`, and rename the split
+        runs table, `store.tables.telemetry`), the checksums and `complete`, and rename the split
         into place (replacing what was there)."""
         if left := self.pending().size:
             raise RuntimeError(f"{self.path}: {left} row(s) still pending")

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from store.ids import path_part
 from store.paths import StorePaths
+from store.vocab.ids import path_part
 
 POLL_S = 0.05
 

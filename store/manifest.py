@@ -14,9 +14,9 @@ from pathlib import Path
 
 from store.catalog import TaskMeta
 from store.csv_in import read_rows
-from store.errors import GenebError
-from store.ids import check_id
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
+from store.vocab.ids import check_id
 
 MANIFEST = "manifest.csv"
 

@@ -30,12 +30,14 @@ class StorePaths:
 
     @property
     def predictions(self) -> Path:
-        """The predictions table: each local row's test-set predictions (`store.predictions`)."""
+        """The predictions table: each local row's test-set predictions
+        (`store.tables.predictions`)."""
         return self.root / "predictions"
 
     @property
     def runs(self) -> Path:
-        """The runs table: how fast each split was embedded, and on what (`store.telemetry`)."""
+        """The runs table: how fast each split was embedded, and on what
+        (`store.tables.telemetry`)."""
         return self.root / "runs"
 
     @property
@@ -67,18 +69,18 @@ class StorePaths:
 
     @property
     def leaderboard(self) -> Path:
-        """The official leaderboard's aggregates (`store.reference`)."""
+        """The official leaderboard's aggregates (`store.official.reference`)."""
         return self.reference / "leaderboard.parquet"
 
     @property
     def submission_headers(self) -> Path:
         """The imported submissions' headers, harness_version and meta per (model, source)
-        (`store.submission`)."""
+        (`store.official.submission`)."""
         return self.reference / "submission-headers.parquet"
 
     def official_submissions(self, commit: str | None = None) -> Path:
         """The official submission files: the shipped ones (`commit` None), else those
-        downloaded at `commit` (`store.official_fetch`)."""
+        downloaded at `commit` (`store.official.fetch`)."""
         name = "official-submissions"
         return self.reference / (name if commit is None else f"{name}-{commit}")
 
@@ -98,7 +100,7 @@ def store_named(store: str | None, *, write: bool, must_exist: bool = False) -> 
     """The store a `--store` value names (None: `$GENEB_HOME`, else ~/.geneb), checked
     (`check_store`: `write`, `must_exist`); one GenebError naming the path and the fix when it
     cannot be used."""
-    from store.errors import GenebError
+    from store.vocab.errors import GenebError
 
     try:
         paths = resolve_store(store)
@@ -117,7 +119,7 @@ def check_store(paths: StorePaths, *, write: bool, must_exist: bool = False) -> 
     folder above it it cannot write). A missing store folder reads as an empty store, unless
     `must_exist` (`geneb-tui --store`: a dashboard over a folder that is not there shows
     nothing, and the path is most likely a typo)."""
-    from store.errors import GenebError
+    from store.vocab.errors import GenebError
 
     root = paths.root
     fix = "give --store (or GENEB_HOME) a folder you can write"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from store.official_data import official_tree
+from store.official.data import official_tree
 
 # The published GENEB reference files, written once from the data shipped in the package
-# (store/reference_data/) into <temp dir>/geneb-official-<content hash>/. Read-only for the tests.
+# (store/official/reference_data/) into <temp dir>/geneb-official-<content hash>/. Read-only for
+# the tests.
 OFFICIAL_TREE = official_tree()
 SUBMISSIONS = OFFICIAL_TREE / "submissions"                          # the 40 official files
 SELF_REPORTED = OFFICIAL_TREE / "submissions-self-reported"          # splicebert-1024nt.json
@@ -18,8 +19,8 @@ LEADERBOARD = OFFICIAL_TREE / "leaderboard.json"
 def official_store(tmp_path_factory):
     """A store holding the 40 official submissions and leaderboard.json, imported once per
     session. Read-only for the tests: copy it (`shutil.copytree`) before changing anything."""
+    from store.official.submission import import_files
     from store.paths import resolve_store
-    from store.submission import import_files
 
     paths = resolve_store(tmp_path_factory.mktemp("official") / "store")
     import_files(paths, [SUBMISSIONS, LEADERBOARD])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 INSTALL = "pip install 'geneb[cluster]'"
 

@@ -39,8 +39,8 @@ from engine.encoders import EncoderOptions
 from engine.pairs import cell_events
 from engine.planner import PairWork, Plan
 from engine.suites import Suite
-from store.errors import GenebError
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
 
 MAX_RETRIES = 3      # restarts of an actor, retries of its calls and of a probe task
 _BUSY_S = 1.0        # before a pair another process holds is offered again

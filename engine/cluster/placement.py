@@ -1,6 +1,7 @@
 """Where each model embeds on a Ray cluster: GPUs per actor and how many actors, with why.
 
-- A kind that embeds on CPU only (`store.encoder_kinds`, `gpu` False: the k-mer baselines) gets
+- A kind that embeds on CPU only (`store.vocab.encoder_kinds`, `gpu` False: the k-mer baselines)
+gets
   CPU actors, as does every model on a cluster without GPUs.
 - `--gpus-per-model G` is taken as given: G > 1 spreads a model too large for one GPU over G
   (transformers' `device_map="auto"`), G < 1 lets 1/G actors share a GPU (Ray's fractional
@@ -22,8 +23,8 @@ import math
 from dataclasses import dataclass
 
 from store.catalog import ModelMeta
-from store.encoder_kinds import KINDS
-from store.errors import GenebError
+from store.vocab.encoder_kinds import KINDS
+from store.vocab.errors import GenebError
 
 SMALL_PARAMS = 100_000_000
 SHARED_GPU = 0.5

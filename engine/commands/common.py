@@ -16,8 +16,8 @@ from rich.console import Console
 
 from engine.registry import resolve_model
 from store.catalog import ModelMeta, load_models
-from store.errors import GenebError
 from store.paths import StorePaths, store_named
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from store.db import Snapshot
@@ -270,15 +270,16 @@ class StoreNames:
     @cached_property
     def sources(self) -> list[str]:
         """local, the provenances of imported submissions, then any other of the store's."""
-        from store.official import SUBMISSION_PROVENANCES
+        from store.official.formats import SUBMISSION_PROVENANCES
 
         return list(dict.fromkeys(["local", *SUBMISSION_PROVENANCES,
                                    *sorted(self._rows["source"].unique())]))
 
     @cached_property
     def protocols(self) -> list[str]:
-        """The protocol names (`store.protocol.NAMED`): `report --versus` compares with one."""
-        from store.protocol import NAMED
+        """The protocol names (`store.vocab.protocol.NAMED`): `report --versus` compares with
+        one."""
+        from store.vocab.protocol import NAMED
 
         return list(NAMED)
 

@@ -29,9 +29,9 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from store.compare_cells import DEFAULT_TOL
-from store.errors import GenebError
 from store.paths import StorePaths, check_store, resolve_store
-from store.protocol import GENEB_V1, NAMED, protocol_named
+from store.vocab.errors import GenebError
+from store.vocab.protocol import GENEB_V1, NAMED, protocol_named
 
 if TYPE_CHECKING:
     import polars as pl
@@ -168,7 +168,7 @@ def _protocol_hash(name: str, sides: list[Side]) -> str:
 def _submission_cells(side: Side) -> pl.DataFrame:
     """The cells of the side's submission files; every file validated, one line on error."""
     from store.compare_cells import submission_cells
-    from store.official import Submission, expand_paths, read_official_file
+    from store.official.formats import Submission, expand_paths, read_official_file
 
     try:
         files = expand_paths([side.path])

@@ -27,7 +27,7 @@ from engine.hub_data import (
     write_data_manifest,
 )
 from store.catalog import LetterCounts
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 
 def register(sub, common) -> None:

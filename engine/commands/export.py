@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 
 from engine.commands.common import StoreNames, choice_of, console, emit_json, store_of
-from store.errors import GenebError
-from store.protocol import REGIMES
+from store.vocab.errors import GenebError
+from store.vocab.protocol import REGIMES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
@@ -163,7 +163,7 @@ def _csv_path(given: str) -> Path:
 
 def _provenance(text: str) -> str:
     """argparse `type=` of --provenance: one of the official format's."""
-    from store.official import SUBMISSION_PROVENANCES  # polars: not at start-up
+    from store.official.formats import SUBMISSION_PROVENANCES  # polars: not at start-up
 
     return choice_of("provenance", SUBMISSION_PROVENANCES)(text)
 
@@ -181,7 +181,7 @@ def _submission(paths, args) -> int:
     import json
 
     from engine import __version__
-    from store.submission import META_FIELDS, InvalidSubmission, export_submission
+    from store.official.submission import META_FIELDS, InvalidSubmission, export_submission
 
     if not args.output:
         raise GenebError(f"--submission {args.submission}: give the file to write with -o "

@@ -23,7 +23,7 @@ from pathlib import Path
 from engine.commands.common import console, emit_json, models_of, store_of
 from engine.encoders.hub import cache_folder, hub_problem, manifest_path, write_manifest
 from store.catalog import ModelMeta
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 # Weights of other frameworks, never loaded here (TensorFlow, Flax, ONNX, Rust, TFLite, GGUF).
 SKIPPED: tuple[str, ...] = ("*.h5", "*.msgpack", "*.onnx", "*.onnx_data", "*.ot", "*.tflite",

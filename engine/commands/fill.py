@@ -32,10 +32,10 @@ from engine.commands.common import (
     whole_number,
 )
 from store.catalog import ModelMeta
-from store.encoder_kinds import KINDS
-from store.errors import GenebError
-from store.executors import EXECUTORS, check_address
-from store.protocol import GENEB_V1_ARRAY_API, NAMED, REGIMES, Protocol, protocols_named
+from store.vocab.encoder_kinds import KINDS
+from store.vocab.errors import GenebError
+from store.vocab.executors import EXECUTORS, check_address
+from store.vocab.protocol import GENEB_V1_ARRAY_API, NAMED, REGIMES, Protocol, protocols_named
 
 
 def register(sub, common) -> None:
@@ -155,7 +155,8 @@ def cluster_of(args) -> ClusterOptions | None:
 
 
 def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
-    """Protocols by name (`store.protocol.NAMED`); `sweep` / `sweep-unscaled` stand for a whole
+    """Protocols by name (`store.vocab.protocol.NAMED`); `sweep` / `sweep-unscaled` stand for a
+    whole
     C sweep."""
     check_names("protocol", names, NAMED, option="--protocol")
     protocols = protocols_named(names)
@@ -188,7 +189,7 @@ def run(args) -> int:
         require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths, write=True)
     if args.tasks:
-        from store.ids import check_id
+        from store.vocab.ids import check_id
 
         for t in args.tasks:
             check_id("task", t, "--tasks")      # an unusable id is its own message

@@ -8,11 +8,11 @@ from dataclasses import asdict
 from rich.table import Table
 
 from engine.commands.common import console, emit_json, store_of
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 
 def register(sub, common) -> None:
-    from store.official_fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
+    from store.official.fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
 
     p = sub.add_parser(
         "import", parents=[common],
@@ -37,8 +37,8 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
-    from store.official_fetch import official_files, pinned_commit
-    from store.submission import import_files
+    from store.official.fetch import official_files, pinned_commit
+    from store.official.submission import import_files
 
     official = args.official or args.commit is not None
     if not args.paths and not official:

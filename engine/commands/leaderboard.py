@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from engine.commands.common import StoreNames, console, emit_json, store_of
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 
 def register(sub, common) -> None:
@@ -33,14 +33,14 @@ def register(sub, common) -> None:
 
 def run(args) -> int:
     from store.db import Snapshot
-    from store.leaderboard_files import (
+    from store.official.leaderboard import (
         LEADERBOARD_FILES,
         leaderboard_documents,
         source_order,
         store_submissions,
         write_leaderboard_files,
     )
-    from store.protocol import GENEB_V1, NAMED, protocol_named
+    from store.vocab.protocol import GENEB_V1, NAMED, protocol_named
 
     paths = store_of(args)
     snap = Snapshot(paths)

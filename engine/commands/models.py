@@ -19,7 +19,7 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.encoders.hub import cache_folder, local_checkpoint
 from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, load_models
-from store.encoder_kinds import KINDS, split_extractor
+from store.vocab.encoder_kinds import KINDS, split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")
 

@@ -38,7 +38,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from store.catalog import TaskMeta
-from store.protocol import GENEB_V1, METRICS, REGIMES
+from store.vocab.protocol import GENEB_V1, METRICS, REGIMES
 
 if TYPE_CHECKING:
     import polars as pl
@@ -115,8 +115,8 @@ def versus(snap, name: str, *, regime: str, metric: str,
     """Spearman agreement between the local geneb-v1 rankings and protocol `name`'s."""
     from store import analyses as A
     from store.db import query
-    from store.errors import GenebError
-    from store.protocol import protocol_named
+    from store.vocab.errors import GenebError
+    from store.vocab.protocol import protocol_named
 
     other = protocol_named(name)   # None for a group (a whole sweep): not one protocol
     if other is None or query(snap, "SELECT 1 FROM results WHERE source = 'local' "
@@ -277,7 +277,7 @@ def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, re
               metric: str, tasks: tuple[TaskMeta, ...] | None) -> dict[str, pl.DataFrame]:
     """The point analyses (no resampling), from the scores of every regime."""
     from store import analyses as A
-    from store.reference import leaderboard_differences, read_leaderboard
+    from store.official.reference import leaderboard_differences, read_leaderboard
 
     aggs = {r: A.aggregates(s, tasks=tasks) for r, s in scores.items()}
     agg = aggs[regime]
@@ -715,7 +715,7 @@ def run(args) -> int:
     if "example_intervals" in frames:
         import polars as pl
 
-        from store.predictions import NO_PREDICTIONS
+        from store.tables.predictions import NO_PREDICTIONS
 
         cells = frames["example_intervals"].filter(pl.col("seed").is_null()).height
         console.print(f"per-example MCC intervals of {cells} local cell(s) of {args.regime}: "
@@ -730,7 +730,7 @@ def example_frame(paths, *, regime: str, n: int, level: float, seed: int) -> pl.
     """`store.analyses.examples.example_intervals` of every local geneb-v1 cell of `regime`
     with stored predictions (each seed, and the seed mean with seed NULL)."""
     from store.analyses.examples import example_intervals
-    from store.predictions import read_labels, read_predictions
+    from store.tables.predictions import read_labels, read_predictions
 
     preds = read_predictions(paths, regime=regime, protocol_hash=GENEB_V1.hash)
     labels = {(task, data_hash): y

@@ -16,7 +16,7 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
-from store.protocol import GENEB_V1, REGIMES
+from store.vocab.protocol import GENEB_V1, REGIMES
 
 
 def register(sub, common) -> None:
@@ -68,7 +68,7 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
 def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
     """The data hashes of the suite's files as they are now; (None, why) when unreadable."""
     from engine.fill import validate_tasks
-    from store.errors import GenebError
+    from store.vocab.errors import GenebError
 
     try:
         return validate_tasks(suite, list(tasks), lambda event: None).hashes, None
@@ -156,8 +156,9 @@ def _cell(done: int, total: int) -> str:
 
 
 def _perf(paths, args) -> int:
-    """`status --perf`: the runs table per model and device (`store.telemetry.perf_summary`)."""
-    from store.telemetry import perf_summary, read_runs
+    """`status --perf`: the runs table per model and device
+    (`store.tables.telemetry.perf_summary`)."""
+    from store.tables.telemetry import perf_summary, read_runs
 
     runs = read_runs(paths)
     if args.models:

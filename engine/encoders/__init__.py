@@ -4,7 +4,7 @@ Every encoder has `settings` (JSON-able, recorded with the embeddings and part o
 identity), `revision` (the model revision, or None) and `encode_into(sequences, writer)`, which
 writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncated`).
 
-The kinds a catalog entry may name are plain data (`store.encoder_kinds.KINDS`); here they get
+The kinds a catalog entry may name are plain data (`store.vocab.encoder_kinds.KINDS`); here they get
 the engine's side: `preflight`, every check that needs no weights (run once per model before
 `fill` changes the store), the one pooling rule (`pooling_of`), the one remote-code rule
 (`check_remote_code`), and `build_encoder`, which imports the kind's module (`BUILDERS`) only
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from store.encoder_kinds import (
+from store.vocab.encoder_kinds import (
     DEFAULT_POOLING,
     ENCODERS,
     KINDS,
@@ -32,7 +32,7 @@ from store.encoder_kinds import (
     is_pinned,
     what_to_do,
 )
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from store.catalog import ModelMeta

@@ -37,7 +37,7 @@ from enformer_pytorch.modeling_enformer import Attention
 
 from engine.encoders.hub import checkpoint
 from engine.encoders.streaming import StreamingEncoder
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from engine.encoders import EncoderOptions

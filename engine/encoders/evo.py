@@ -43,8 +43,8 @@ import yaml
 
 from engine.encoders.hub import checkpoint
 from engine.encoders.streaming import StreamingEncoder, pick_device
-from store.encoder_kinds import KINDS
-from store.errors import GenebError, brief
+from store.vocab.encoder_kinds import KINDS
+from store.vocab.errors import GenebError, brief
 
 try:
     from evo.models import HF_MODEL_NAME_MAP

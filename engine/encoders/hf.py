@@ -59,7 +59,7 @@ from engine.encoders.batching import default_batch_tokens
 from engine.encoders.hub import checkpoint, decide_hub
 from engine.encoders.streaming import StreamingEncoder
 from store.catalog import PADDING_SIDES
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from engine.encoders import EncoderOptions

@@ -31,8 +31,8 @@ import threading
 from functools import cache
 from pathlib import Path
 
-from store.encoder_kinds import is_pinned
-from store.errors import GenebError
+from store.vocab.encoder_kinds import is_pinned
+from store.vocab.errors import GenebError
 
 REACH_TIMEOUT_S = 2.0              # the one reachability request of a run
 MANIFEST_DIR = "geneb-fetched"     # <repo folder>/geneb-fetched/<commit>.json

@@ -35,7 +35,7 @@ from lucaone import LucaGPLMModel, LucaGPLMTokenizer
 
 from engine.encoders.hub import checkpoint
 from engine.encoders.streaming import StreamingEncoder
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from engine.encoders import EncoderOptions

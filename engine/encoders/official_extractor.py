@@ -52,8 +52,8 @@ from engine.data import as_read_by
 from engine.encoders import harness_base
 from engine.encoders.hub import checkpoint
 from store.catalog import HARNESS_ARGS
-from store.encoder_kinds import split_extractor
-from store.errors import GenebError
+from store.vocab.encoder_kinds import split_extractor
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from engine.encoders import EncoderOptions

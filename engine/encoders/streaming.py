@@ -51,8 +51,8 @@ from engine.encoders.batching import (
     pinned,
     plan_batches,
 )
-from store.encoder_kinds import KINDS
-from store.errors import GenebError
+from store.vocab.encoder_kinds import KINDS
+from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from engine.encoders import EncoderOptions
@@ -126,7 +126,7 @@ class StreamingEncoder:
     dict is the embeddings' identity.
     """
 
-    kind: ClassVar[str]                       # settings["encoder"], a store.encoder_kinds name
+    kind: ClassVar[str]                       # settings["encoder"], an encoder_kinds name
     default_batch_size: ClassVar[int]
     exact_length: bool = True                 # never padded: a batch holds one length only
     halve: ClassVar[str] = "tokens"           # what an out-of-memory error halves: tokens | rows
@@ -328,7 +328,7 @@ class StreamingEncoder:
                 for p in self.plan_batches(part.lengths)]
 
     def _telemetry(self, stats: dict) -> dict:
-        """`stats` with what the runs table records of how it ran (`store.telemetry`)."""
+        """`stats` with what the runs table records of how it ran (`store.tables.telemetry`)."""
         device = device_name(self.device)
         seconds = stats.get("seconds") or 0.0
         rate = stats["n_tokens"] / seconds if seconds > 0 and stats.get("n_tokens") else None

@@ -26,8 +26,8 @@ import torch
 
 from engine.probes.exact import fit_predict, probe_cell
 from engine.probes.problems import resolve_device
-from store.errors import GenebError
-from store.protocol import Protocol
+from store.vocab.errors import GenebError
+from store.vocab.protocol import Protocol
 
 SWITCH = "SCIPY_ARRAY_API"   # scipy's switch; scikit-learn checks it at every dispatched fit
 

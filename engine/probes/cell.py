@@ -25,7 +25,7 @@ from engine.probes.batched import BatchedLogisticRegression
 from engine.probes.exact import evaluate, few_shot_indices
 from engine.probes.mlp import BatchedMLPClassifier
 from engine.probes.problems import resolve_device
-from store.protocol import REGIME_K, Protocol
+from store.vocab.protocol import REGIME_K, Protocol
 
 
 @dataclass(frozen=True)

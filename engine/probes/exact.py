@@ -16,7 +16,8 @@ Seeds 13, 17, 42, 123, 997.
 
 Metrics are scikit-learn's: MCC, accuracy and macro-F1. Each row also carries `pred`, its test
 predictions (the class of every test row, in file order; rows of one shared fit share them), which
-`engine.pairs` stores in the predictions table (`store.predictions`). A fit that stops at `max_iter`
+`engine.pairs` stores in the predictions table (`store.tables.predictions`). A fit that stops at
+`max_iter`
 (ConvergenceWarning) is flagged `converged=False`; a prediction with fewer than two classes is
 flagged `degenerate=True`.
 """
@@ -32,7 +33,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from store.protocol import GENEB_V1, REGIME_K, Protocol
+from store.vocab.protocol import GENEB_V1, REGIME_K, Protocol
 
 
 def few_shot_indices(y_train: np.ndarray, k: int, seed: int) -> np.ndarray:

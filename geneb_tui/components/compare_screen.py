@@ -27,7 +27,7 @@ from geneb_tui.core.compare import VIEWS, CompareOptions, Failed
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady
-from store.protocol import REGIMES
+from store.vocab.protocol import REGIMES
 
 
 def _pane(name: str):

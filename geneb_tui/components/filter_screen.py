@@ -25,7 +25,7 @@ from geneb_tui.core.filters import (
     format_params,
     parse_bounds,
 )
-from store.protocol import REGIMES
+from store.vocab.protocol import REGIMES
 
 if TYPE_CHECKING:
     from geneb_tui.core.query import FilterChoices

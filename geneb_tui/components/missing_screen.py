@@ -48,9 +48,9 @@ from geneb_tui.core import fill, perf, runnable, view_cache
 from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady, FillFinished, FillProgress
-from store.executors import EXECUTORS
 from store.paths import StorePaths
-from store.protocol import REGIMES
+from store.vocab.executors import EXECUTORS
+from store.vocab.protocol import REGIMES
 
 REGIME_CHOICES: tuple[str, ...] = ("all", *REGIMES)
 MAX_CELL_ROWS = 500          # the cells list shows this many; the note gives the total

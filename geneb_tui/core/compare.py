@@ -30,7 +30,7 @@ from store.analyses import (
     task_difficulty,
 )
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
-from store.protocol import REGIMES
+from store.vocab.protocol import REGIMES
 
 VIEWS: tuple[tuple[str, str], ...] = (
     ("leaders", "Ranks"),

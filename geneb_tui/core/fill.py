@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.executors import check_address
+from store.vocab.executors import check_address
 
 
 def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence[str],
@@ -64,7 +64,7 @@ class FillChoices:
     device: str = "auto"              # auto | cpu | cuda
     batch_size: int | None = None
     trust_remote_code: bool = False
-    executor: str = "local"           # one of store.executors.EXECUTORS
+    executor: str = "local"           # one of store.vocab.executors.EXECUTORS
     address: str = ""                 # the Ray cluster; "" starts a local Ray instance
 
 
@@ -80,7 +80,7 @@ def parse_batch_size(text: str) -> int | None:
 
 def parse_address(text: str) -> str:
     """'' -> '' (the engine starts a local Ray instance); else an address as `fill --address`
-    takes it (`store.executors.check_address`: the one rule); ValueError otherwise."""
+    takes it (`store.vocab.executors.check_address`: the one rule); ValueError otherwise."""
     t = text.strip()
     return check_address(t) if t else ""
 

@@ -33,9 +33,9 @@ from geneb_tui.core.start import Start
 from geneb_tui.core.table_view import RANK_SCOPES, Column, Row, TableView
 from store.atomic import write_text_atomic
 from store.catalog import CATALOG_DIR
-from store.delta_log import newest_version
 from store.paths import StorePaths
-from store.protocol import GENEB_V1
+from store.tables.delta_log import newest_version
+from store.vocab.protocol import GENEB_V1
 
 if TYPE_CHECKING:
     from geneb_tui.core.query import StoreSnapshot

@@ -1,10 +1,10 @@
 """How fast each model embedded, as the dashboard shows it: one line per model from the runs
-table (`store.telemetry.perf_summary`, the numbers `status --perf` prints)."""
+table (`store.tables.telemetry.perf_summary`, the numbers `status --perf` prints)."""
 
 from __future__ import annotations
 
 from store.paths import StorePaths
-from store.telemetry import perf_summary, read_runs
+from store.tables.telemetry import perf_summary, read_runs
 
 
 def perf_lines(paths: StorePaths) -> dict[str, str]:

@@ -40,10 +40,10 @@ from store.catalog import (
 )
 from store.cells import cell_states
 from store.db import Snapshot, damage
-from store.errors import GenebError
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
-from store.protocol import GENEB_V1, REGIMES, name_of, protocol_with_hash
+from store.vocab.errors import GenebError
+from store.vocab.protocol import GENEB_V1, REGIMES, name_of, protocol_with_hash
 
 # Suites the engine knows without a path (their tasks appear once materialised in the store).
 BUILTIN_SUITES = frozenset({"geneb-mini"})

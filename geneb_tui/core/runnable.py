@@ -2,7 +2,7 @@
 
 Decided from catalog data only (the `store.catalog.ModelMeta` fields `encoder`, `remote_code`,
 `revision`, `requires`, `transformers`, `hub_id`/`path`, `extractor`, `params`), the encoder
-kinds' specs (what each kind needs, or why it cannot run: `store.encoder_kinds`, the data the
+kinds' specs (what each kind needs, or why it cannot run: `store.vocab.encoder_kinds`, the data the
 engine's `preflight` checks against), which packages are installed (`importlib.util.find_spec`,
 which imports nothing) and the installed transformers' version against an entry's
 `transformers` range (`store.catalog.transformers_problem`, from the package metadata): the
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from store.catalog import transformers_problem
-from store.encoder_kinds import (
+from store.vocab.encoder_kinds import (
     KINDS,
     UNPUBLISHED,
     adapter_of,

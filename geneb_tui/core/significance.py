@@ -523,8 +523,8 @@ def pair_examples(root, a: str, b: str, task: str, regime: str, *,
     (the note's sentence says why). Reads the store: run it off the UI thread."""
     from store.analyses.examples import mcnemar, paired_mcc_difference
     from store.paths import StorePaths
-    from store.predictions import NO_PREDICTIONS, read_labels, read_predictions
-    from store.protocol import GENEB_V1
+    from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
+    from store.vocab.protocol import GENEB_V1
 
     paths = StorePaths(root)
     found = {}

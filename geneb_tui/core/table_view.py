@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from geneb_tui.core.filters import METRIC_LABELS, Filters, format_params
-from store.protocol import GENEB_V1
+from store.vocab.protocol import GENEB_V1
 
 if TYPE_CHECKING:   # computed in a worker after the table is shown (geneb_tui.core.significance)
     from geneb_tui.core.significance import CellInterval, Intervals

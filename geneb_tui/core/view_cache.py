@@ -197,7 +197,7 @@ class MissingData:
 
 def regimes_of(choice: str) -> tuple[str, ...]:
     """The regimes a fill runs for the screen's regimes choice ("all", or one regime)."""
-    from store.protocol import REGIMES
+    from store.vocab.protocol import REGIMES
 
     return REGIMES if choice == "all" else (choice,)
 

@@ -1,7 +1,8 @@
 """Per-example uncertainty of local runs: a task's MCC interval from resampling its test
 examples, the paired bootstrap of two models' MCC difference on one task, and McNemar's test of
-their accuracies. The inputs are the stored test predictions (`store.predictions`); imported
-official results have none (`store.predictions.NO_PREDICTIONS`): use the task-level methods of
+their accuracies. The inputs are the stored test predictions (`store.tables.predictions`); imported
+official results have none (`store.tables.predictions.NO_PREDICTIONS`): use the task-level methods
+of
 `store.analyses.uncertainty`.
 
 Definitions (the README's "Uncertainty" subsection says the same):
@@ -115,7 +116,8 @@ def example_intervals(predictions: pl.DataFrame, labels: dict[tuple[str, str], n
                       n_resamples: int = N_RESAMPLES, level: float = LEVEL,
                       seed: int = 0) -> pl.DataFrame:
     """[model, task, regime, seed, mcc, lo, hi, n_test, n_resamples]: `mcc_interval` of every
-    (model, task, regime) of `predictions` (`store.predictions.read_predictions`; one protocol),
+    (model, task, regime) of `predictions` (`store.tables.predictions.read_predictions`; one
+    protocol),
     `labels` keyed by (task, data_hash). Cells whose labels are missing are left out."""
     out = []
     for (model, task, regime, data_hash), cell in predictions.sort("seed").group_by(

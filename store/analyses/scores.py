@@ -11,7 +11,7 @@ import polars as pl
 
 from store import seedmeans
 from store.db import Source
-from store.protocol import GENEB_V1, METRICS
+from store.vocab.protocol import GENEB_V1, METRICS
 
 
 def seed_means(paths: Source, *, protocol_hash: str = GENEB_V1.hash,

@@ -61,7 +61,7 @@ import polars as pl
 from store.analyses.aggregates import aggregates, entry_keys
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 from store.db import Source
-from store.protocol import GENEB_V1, METRICS
+from store.vocab.protocol import GENEB_V1, METRICS
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -13,7 +13,7 @@ from pathlib import Path
 from store.atomic import TEMP_NAME
 from store.db import query
 from store.paths import resolve_store
-from store.schema import KEY
+from store.tables.schema import KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ("kmer-3", "kmer-4")

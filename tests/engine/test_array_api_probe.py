@@ -24,7 +24,7 @@ from engine.probes.array_api import run_cells
 from engine.probes.exact import probe_cell
 from store.db import query
 from store.paths import resolve_store
-from store.protocol import GENEB_V1, GENEB_V1_ARRAY_API, NAMED, REGIMES, protocol_named
+from store.vocab.protocol import GENEB_V1, GENEB_V1_ARRAY_API, NAMED, REGIMES, protocol_named
 from tests.engine.in_process import refused, run
 
 

@@ -14,7 +14,7 @@ import pytest
 from engine.cli import main
 from engine.data import read_flat_csv
 from store.catalog import geneb_v1_tasks
-from store.protocol import REGIMES
+from store.vocab.protocol import REGIMES
 from tests.engine.in_process import refused, run
 from tests.helpers import digest
 

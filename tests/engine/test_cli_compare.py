@@ -16,8 +16,8 @@ from rich.cells import cell_len
 
 from engine.cli import main
 from store.catalog import geneb_v1_tasks
-from store.official import METRIC_COLUMNS
-from store.protocol import GENEB_V1, REGIMES, SEEDS
+from store.official.formats import METRIC_COLUMNS
+from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
 from tests.conftest import LEADERBOARD, SUBMISSIONS
 from tests.engine.in_process import refused
 from tests.helpers import digest

@@ -7,7 +7,7 @@ import shutil
 import urllib.error
 
 from engine.cli import main
-from store import official_fetch
+from store.official import fetch as official_fetch
 from tests.conftest import LEADERBOARD, SUBMISSIONS
 from tests.store.local_rows import local_rows, local_store
 

@@ -8,8 +8,8 @@ import pytest
 
 from engine.cli import main
 from engine.commands.common import StoreNames, check_names, suggestions
-from store.errors import GenebError
 from store.paths import resolve_store
+from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 
 

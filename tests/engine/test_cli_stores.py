@@ -209,8 +209,8 @@ def _snapshot_store(root: Path):
     GENEB category, in 3 regimes: a report that is the same on every machine."""
     from store.catalog import CATEGORY_ORDER, TaskMeta, register_tasks
     from store.paths import resolve_store
-    from store.protocol import GENEB_V1, REGIMES, SEEDS
-    from store.results import append_rows
+    from store.tables.results import append_rows
+    from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
 
     paths = resolve_store(root)
     tasks = [TaskMeta(f"snap_task_{i:02d}", f"task {i} of {c}", c, "snap", "snap")

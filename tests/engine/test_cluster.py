@@ -28,10 +28,10 @@ from engine.commands.common import models_of  # noqa: E402
 from engine.fill import FillOptions, run_fill  # noqa: E402
 from engine.suites import resolve_suite  # noqa: E402
 from store.catalog import ModelMeta  # noqa: E402
-from store.errors import GenebError  # noqa: E402
-from store.executors import check_address  # noqa: E402
 from store.paths import resolve_store  # noqa: E402
-from store.protocol import REGIMES  # noqa: E402
+from store.vocab.errors import GenebError  # noqa: E402
+from store.vocab.executors import check_address  # noqa: E402
+from store.vocab.protocol import REGIMES  # noqa: E402
 from tests.engine.processes import (  # noqa: E402
     ROOT,
     duplicate_keys,

@@ -9,7 +9,7 @@ import pytest
 
 from engine.data import read_flat_csv
 from store.catalog import LetterCounts
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 GOOD = "text,label,split\nACGT,0,train\nacgn,1,train\nGGCC,0,test\nTTAA,1,test\n"
 

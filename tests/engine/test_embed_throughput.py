@@ -29,7 +29,7 @@ from engine.encoders.batching import (  # noqa: E402
 )
 from engine.encoders.hf import HFEncoder  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
-from store.errors import GenebError  # noqa: E402
+from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.tiny_models import build, random_dna  # noqa: E402
 
 SEQS = random_dna(23, 10, 110, seed=11)

@@ -24,7 +24,7 @@ from engine.encoders.enformer import EnformerEncoder  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
-from store.errors import GenebError  # noqa: E402
+from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.adapter_runs import fill_one_task  # noqa: E402
 from tests.engine.tiny_models import random_dna  # noqa: E402
 

@@ -23,12 +23,12 @@ from engine.encoders.batching import default_batch_tokens  # noqa: E402
 from engine.encoders.hf import HFEncoder  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
-from store import encoder_kinds  # noqa: E402
 from store.catalog import ENCODERS, POOLINGS, ModelMeta, load_models  # noqa: E402
 from store.embeddings import EmbeddingStore  # noqa: E402
-from store.encoder_kinds import ADAPTERS  # noqa: E402
-from store.errors import GenebError  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
+from store.vocab import encoder_kinds  # noqa: E402
+from store.vocab.encoder_kinds import ADAPTERS  # noqa: E402
+from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.tiny_models import build, char_tokenizer, random_dna  # noqa: E402
 
 KINDS = ("bert", "gpt2", "llama", "mamba")

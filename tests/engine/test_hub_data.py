@@ -21,9 +21,9 @@ from engine.hub_data import (
 )
 from engine.suites import flat_dir_suite, resolve_suite
 from store.catalog import geneb_v1_tasks
-from store.errors import GenebError
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
 
 V1 = [t.task_id for t in geneb_v1_tasks()]
 

@@ -24,8 +24,8 @@ from engine.registry import resolve_model
 from geneb_tui.core.runnable import assess
 from store.catalog import load_models
 from store.db import query
-from store.errors import GenebError
 from store.paths import resolve_store
+from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import run
 from tests.engine.processes import fill_cmd, results_of, temp_files

@@ -21,8 +21,8 @@ from engine.hub_data import write_data_manifest
 from engine.suites import resolve_suite
 from store.catalog import LetterCounts, register_tasks
 from store.db import query
-from store.encoder_kinds import KINDS, SEQUENCE_RULES
 from store.paths import resolve_store
+from store.vocab.encoder_kinds import KINDS, SEQUENCE_RULES
 
 SEEDS = (13, 17, 42, 123, 997)
 

@@ -31,7 +31,7 @@ from engine.encoders import EncoderOptions, build_encoder, code_reference
 from engine.encoders import hub as hub_module
 from engine.registry import resolve_model
 from store.catalog import load_models
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import refused, run
 from tests.engine.tiny_models import build, random_dna

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from store.paths import resolve_store
-from store.predictions import PRED_KEY, PREDICTIONS, read_predictions
-from store.results import read_files, read_state
+from store.tables.predictions import PRED_KEY, PREDICTIONS, read_predictions
+from store.tables.results import read_files, read_state
 from tests.engine.conftest import write_task
 from tests.engine.processes import fill_cmd, results_of, run, temp_files, wait_no_orphans
 

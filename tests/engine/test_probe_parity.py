@@ -9,7 +9,7 @@ from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 from engine.encoders.kmer import KmerEncoder
 from engine.probes.exact import few_shot_indices, probe_cell
-from store.protocol import SEEDS
+from store.vocab.protocol import SEEDS
 
 
 def official_idx(ytr: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -88,7 +88,7 @@ def test_convergence_and_degenerate_predictions_are_flagged():
     ytr = (Xtr[:, 0] > 0).astype(int)
     Xte = np.zeros((10, 5))                        # every test point predicted the same
     yte = np.array([0, 1] * 5)
-    from store.protocol import Protocol
+    from store.vocab.protocol import Protocol
 
     (row, *_) = probe_cell(Xtr, ytr, Xte, yte, ["full"], protocol=Protocol(max_iter=2))
     assert row["converged"] is False and row["n_iter"] == 2

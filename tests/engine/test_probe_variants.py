@@ -11,7 +11,7 @@ import torch
 from engine.probes.cell import run_cell, run_cells
 from engine.probes.exact import few_shot_indices
 from engine.probes.mlp import BatchedMLPClassifier
-from store.protocol import (
+from store.vocab.protocol import (
     GENEB_V1,
     GENEB_V1_CONVERGED,
     MLP,

@@ -19,8 +19,8 @@ from engine.encoders import EncoderOptions, build_encoder  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import parse_model_entries  # noqa: E402
 from store.db import query  # noqa: E402
-from store.errors import GenebError  # noqa: E402
 from store.paths import resolve_store  # noqa: E402
+from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
 from tests.engine.in_process import refused, run  # noqa: E402
 from tests.engine.tiny_models import build, random_dna  # noqa: E402

@@ -17,9 +17,9 @@ from store.catalog import (
     load_models,
     parse_model_entries,
 )
-from store.encoder_kinds import ADAPTERS
-from store.errors import GenebError
-from store.official_data import model_meta
+from store.official.data import model_meta
+from store.vocab.encoder_kinds import ADAPTERS
+from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 
 OFFICIAL = model_meta()   # the official model_meta.json, shipped with the package

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.encoders import check_remote_code, code_reference
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.tiny_models import build
 

@@ -154,7 +154,7 @@ def test_two_and_three_fills_on_one_store_cooperate(tmp_path, suite, reference):
 def test_overlapping_fills_with_readers_and_compaction_meanwhile(tmp_path, suite, reference):
     """Two fills with overlapping requests while status, export, report and compaction run
     again and again: every command succeeds, the store ends as one run of the union."""
-    from store.results import compact
+    from store.tables.results import compact
 
     store = tmp_path / "store"
     paths = resolve_store(store)
@@ -234,7 +234,7 @@ def test_doctor_repairs_every_kind_of_damage_and_the_store_fills_to_the_referenc
     store = tmp_path / "store"
     assert run(fill_cmd(store, suite)).returncode == 0
     paths = resolve_store(store)
-    from store.results import read_state
+    from store.tables.results import read_state
 
     state = read_state(paths)
     garbled = paths.results / state.files[0].path

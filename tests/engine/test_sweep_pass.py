@@ -16,7 +16,7 @@ from engine.probes.cell import run_cells
 from engine.probes.exact import few_shot_indices
 from engine.probes.lbfgs import minimize_lbfgs, value_and_grad
 from engine.probes.problems import build_batch, l2_weight, logistic_objective, mean_loss
-from store.protocol import sweep_protocols
+from store.vocab.protocol import sweep_protocols
 
 CPU = torch.device("cpu")
 

@@ -30,7 +30,7 @@ from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.embeddings import EmbeddingStore  # noqa: E402
 from store.paths import resolve_store  # noqa: E402
-from store.telemetry import perf_summary, read_runs  # noqa: E402
+from store.tables.telemetry import perf_summary, read_runs  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
 from tests.engine.tiny_models import build, random_dna  # noqa: E402
 

@@ -15,7 +15,7 @@ import pytest
 from engine.encoders import EncoderOptions, preflight
 from geneb_tui.core.runnable import assess
 from store.catalog import load_models, parse_model_entries
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import refused
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from store.catalog import geneb_v1_tasks, register_tasks
 from store.paths import resolve_store
-from store.protocol import GENEB_V1, REGIMES, SEEDS
-from store.results import append_rows
+from store.tables.results import append_rows
+from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
 
 
 def local_rows(model: str, tasks: Sequence[str] | None = None,

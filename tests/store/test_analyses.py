@@ -27,7 +27,7 @@ from store.analyses import (
 )
 from store.catalog import CATEGORY_ORDER, TaskMeta
 from store.db import read_catalog
-from store.protocol import REGIMES
+from store.vocab.protocol import REGIMES
 
 # A two-category suite: A has tasks a1, a2; B has b1.
 TASKS = [TaskMeta("a1", "A one", "Promoters", "toy", "x"),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from store.catalog import ModelMeta, load_models, models_with_builtins, register_models
-from store.errors import GenebError
+from store.official.submission import import_files
 from store.paths import resolve_store
-from store.submission import import_files
+from store.vocab.errors import GenebError
 from tests.conftest import SELF_REPORTED
 
 

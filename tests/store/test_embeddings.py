@@ -14,8 +14,8 @@ import zarr
 
 import store.embeddings as embeddings
 from store.embeddings import CHUNK_ROWS, EmbeddingStore
-from store.errors import GenebError
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
 
 PROJECT = Path(__file__).resolve().parents[2]
 MODEL, TASK = "org/model", "task"

@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 
 from store.db import Snapshot, query, read_catalog
-from store.errors import GenebError
-from store.leaderboard_files import (
+from store.official.formats import LeaderboardTasks, read_official_file
+from store.official.leaderboard import (
     leaderboard_documents,
     source_order,
     store_submissions,
     write_leaderboard_files,
 )
-from store.official import LeaderboardTasks, read_official_file
+from store.official.submission import import_files
 from store.paths import resolve_store
-from store.protocol import GENEB_V1
-from store.submission import import_files
+from store.vocab.errors import GenebError
+from store.vocab.protocol import GENEB_V1
 from tests.conftest import LEADERBOARD, OFFICIAL_TREE, SELF_REPORTED, SUBMISSIONS
 from tests.helpers import digest
 from tests.store.local_rows import local_rows, local_store

@@ -1,4 +1,4 @@
-"""The GENEB reference data shipped in the package (store.official_data): exact and
+"""The GENEB reference data shipped in the package (store.official.data): exact and
 self-consistent, imported offline by `geneb-engine import --official`, and rebuilt exactly."""
 
 from __future__ import annotations
@@ -16,12 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.cli import main
-from store import official_data
 from store.analyses import aggregates, scores
 from store.catalog import CATEGORY_ORDER, geneb_v1_tasks, official_model_ids
-from store.errors import GenebError
-from store.official import Leaderboard, Submission, read_official_files
-from store.official_data import (
+from store.official import data as official_data
+from store.official.data import (
     REFERENCE_DATA,
     benchmark_spec,
     build,
@@ -33,10 +31,12 @@ from store.official_data import (
     submission_headers,
     write_official_files,
 )
-from store.official_fetch import OFFICIAL_COMMIT, OFFICIAL_REPO, official_dir, official_file_names
+from store.official.fetch import OFFICIAL_COMMIT, OFFICIAL_REPO, official_dir, official_file_names
+from store.official.formats import Leaderboard, Submission, read_official_files
+from store.official.reference import read_leaderboard
 from store.paths import resolve_store
-from store.protocol import REGIMES
-from store.reference import read_leaderboard
+from store.vocab.errors import GenebError
+from store.vocab.protocol import REGIMES
 
 ROOT = Path(__file__).resolve().parents[2]
 METRICS = {"MCC": "mcc", "Acc": "acc", "F1": "f1_macro"}
@@ -82,7 +82,7 @@ def test_the_shipped_data_names_its_source_and_licence():
 
 def test_an_installed_package_carries_the_shipped_data():
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "reference_data/*" in conf["tool"]["setuptools"]["package-data"]["store"]
+    assert "official/reference_data/*" in conf["tool"]["setuptools"]["package-data"]["store"]
 
 
 def test_the_41_submissions_parse_as_the_published_files():
@@ -296,7 +296,7 @@ def test_the_tree_is_written_once_and_repaired_when_damaged(tmp_path):
 
 
 def test_two_processes_write_the_tree_at_once(tmp_path):
-    code = ("import sys; from store.official_data import official_tree; "
+    code = ("import sys; from store.official.data import official_tree; "
             "print(official_tree(sys.argv[1]))")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True) for _ in range(2)]
@@ -307,7 +307,7 @@ def test_two_processes_write_the_tree_at_once(tmp_path):
 
 
 def test_importing_the_module_is_cheap():
-    code = ("import sys, store.official_data; "
+    code = ("import sys, store.official.data; "
             "print(sorted({'polars', 'pyarrow', 'torch', 'transformers', 'textual'} "
             "& set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,

@@ -9,9 +9,8 @@ import urllib.error
 import pytest
 
 from engine.cli import main
-from store import official_fetch
-from store.errors import GenebError
-from store.official_fetch import (
+from store.official import fetch as official_fetch
+from store.official.fetch import (
     OFFICIAL_COMMIT,
     fetch_official_submissions,
     official_dir,
@@ -19,6 +18,7 @@ from store.official_fetch import (
     official_files,
 )
 from store.paths import resolve_store
+from store.vocab.errors import GenebError
 from tests.conftest import LEADERBOARD, SELF_REPORTED, SUBMISSIONS
 
 OTHER = "0123456789abcdef0123456789abcdef01234567"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from store.errors import GenebError
+from store.official.submission import import_files
 from store.paths import resolve_store
-from store.submission import import_files
+from store.vocab.errors import GenebError
 from tests.conftest import LEADERBOARD, SUBMISSIONS
 from tests.helpers import DELETE, digest, set_field
 

@@ -1,4 +1,5 @@
-"""The predictions table (store.predictions): compact values, a fill's predictions equal a direct
+"""The predictions table (store.tables.predictions): compact values, a fill's predictions equal a
+direct
 scikit-learn fit (the geneb-v1 path), every result row has exactly one, and imported results
 have none (with the reason)."""
 
@@ -14,7 +15,7 @@ from engine.probes.exact import few_shot_indices
 from store.db import query
 from store.embeddings import EmbeddingStore, _open_group, _verified
 from store.paths import resolve_store
-from store.predictions import (
+from store.tables.predictions import (
     NO_PREDICTIONS,
     PREDICTIONS,
     decode,
@@ -23,8 +24,8 @@ from store.predictions import (
     read_labels,
     read_predictions,
 )
-from store.protocol import GENEB_V1, REGIME_K
-from store.results import read_state
+from store.tables.results import read_state
+from store.vocab.protocol import GENEB_V1, REGIME_K
 from tests.engine.conftest import write_task
 
 
@@ -101,7 +102,7 @@ def test_doctor_checks_and_repairs_the_predictions_table_like_the_results_one(fi
     import shutil
 
     from store.doctor import examine, repair
-    from store.results import read_files
+    from store.tables.results import read_files
 
     paths = resolve_store(shutil.copytree(filled.root, tmp_path / "store"))
     assert examine(paths) == []
@@ -123,15 +124,15 @@ def test_doctor_checks_and_repairs_the_predictions_table_like_the_results_one(fi
 
 
 def test_append_pair_writes_predictions_of_the_cells_it_writes_and_no_others(tmp_path):
-    from store.results import append_pair
-    from store.schema import RESULT_COLUMNS
+    from store.tables.results import append_pair
+    from store.tables.schema import RESULT_COLUMNS
     from tests.store.test_results_table import SEEDS_OF, rows_of
 
     paths = resolve_store(tmp_path / "s")
     y = np.array([0, 1, 1, 0, 2])
     rows = rows_of("m", "t1")
     with_pred = [{**r, "pred": np.array([0, 1, 0, 0, 2]) + i % 2} for i, r in enumerate(rows)]
-    from store.predictions import prediction_rows
+    from store.tables.predictions import prediction_rows
 
     preds = prediction_rows(with_pred, y, model="m", task="t1", source="local", data_hash="h1")
     plain = [{k: v for k, v in r.items() if k in RESULT_COLUMNS} for r in rows]

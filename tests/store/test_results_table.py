@@ -15,10 +15,8 @@ import pytest
 from store import db
 from store.catalog import TaskMeta, register_tasks
 from store.db import Snapshot, query
-from store.errors import GenebError
 from store.paths import resolve_store
-from store.protocol import GENEB_V1, SEEDS
-from store.results import (
+from store.tables.results import (
     append_pair,
     append_rows,
     compact,
@@ -26,7 +24,9 @@ from store.results import (
     read_state,
     vacuum,
 )
-from store.schema import RESULT_SCHEMA
+from store.tables.schema import RESULT_SCHEMA
+from store.vocab.errors import GenebError
+from store.vocab.protocol import GENEB_V1, SEEDS
 
 
 def rows_of(model: str, task: str, *, data_hash: str = "h1", mcc: float = 0.5,

@@ -12,11 +12,11 @@ import pytest
 from engine.cli import main
 from store.analyses import scores
 from store.catalog import geneb_v1_tasks, load_models
-from store.errors import GenebError
-from store.official import read_official_file, read_official_files
+from store.official.formats import read_official_file, read_official_files
+from store.official.submission import META_FIELDS, export_submission, import_files
 from store.paths import resolve_store
-from store.protocol import METRICS, REGIMES, SEEDS
-from store.submission import META_FIELDS, export_submission, import_files
+from store.vocab.errors import GenebError
+from store.vocab.protocol import METRICS, REGIMES, SEEDS
 from tests.conftest import SELF_REPORTED, SUBMISSIONS
 from tests.store.local_rows import local_rows, local_store
 

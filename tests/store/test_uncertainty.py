@@ -22,7 +22,7 @@ from store.analyses.uncertainty import (
     win_probabilities,
 )
 from store.catalog import CATEGORY_ORDER, TaskMeta
-from store.protocol import METRICS, REGIMES, SEEDS
+from store.vocab.protocol import METRICS, REGIMES, SEEDS
 from tests.store.local_rows import local_rows, local_store
 
 # A toy suite: Promoters 4 tasks, Enhancers 3, Coding/NC 1 (a one-task category, as geneb-v1's).

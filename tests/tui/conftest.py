@@ -16,8 +16,8 @@ from waiting import settle  # noqa: E402  (the tests import it from here)
 from geneb_tui.app import GenebApp  # noqa: E402
 from geneb_tui.components.filter_screen import FilterScreen  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
-from store.protocol import REGIMES, SEEDS  # noqa: E402
-from store.results import append_rows  # noqa: E402
+from store.tables.results import append_rows  # noqa: E402
+from store.vocab.protocol import REGIMES, SEEDS  # noqa: E402
 from tests.store.local_rows import local_rows  # noqa: E402
 
 

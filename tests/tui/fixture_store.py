@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from store.official_data import official_tree
+from store.official.data import official_tree
+from store.official.submission import import_files
 from store.paths import StorePaths, resolve_store
-from store.submission import import_files
 
-# The published files, materialised from the data shipped in the package (store.official_data).
+# The published files, materialised from the data shipped in the package (store.official.data).
 DATA = official_tree()
 SUBMISSIONS = DATA / "submissions"                 # the 40 official submissions
 LEADERBOARD = DATA / "leaderboard.json"

@@ -12,7 +12,7 @@ from textual.widgets import Input
 from geneb_tui.components.export_screen import ExportScreen
 from store.catalog import geneb_v1_tasks
 from store.csv_out import safe_cell, write_csv
-from store.results import append_rows
+from store.tables.results import append_rows
 from tests.store.local_rows import local_rows
 
 

@@ -11,7 +11,7 @@ from engine import mini
 from geneb_tui.components.missing_screen import MissingScreen
 from geneb_tui.core import fill
 from store.db import query
-from store.schema import KEY
+from store.tables.schema import KEY
 
 
 def materialise_mini(paths) -> None:

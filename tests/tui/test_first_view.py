@@ -27,8 +27,8 @@ from geneb_tui.core import first_view
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.first_view import cache_dir, cache_file, read_first_view, view_key
 from store.catalog import geneb_v1_tasks, register_tasks
-from store.results import append_rows
-from store.submission import import_files
+from store.official.submission import import_files
+from store.tables.results import append_rows
 from tests.store.local_rows import local_rows
 
 SIZE = (100, 30)

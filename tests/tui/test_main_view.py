@@ -279,7 +279,7 @@ async def test_a_store_with_only_local_suite_results_opens_on_that_suite(tmp_pat
     from engine import mini
     from store.catalog import register_tasks
     from store.paths import resolve_store
-    from store.results import append_rows
+    from store.tables.results import append_rows
 
     paths = resolve_store(tmp_path / "store")
     mini.materialize(paths.suites / "geneb-mini")

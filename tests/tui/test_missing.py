@@ -499,8 +499,8 @@ def test_runnable_here_exactly_when_the_engine_preflight_passes():
 
     from engine.encoders import EncoderOptions, preflight
     from store.catalog import load_models
-    from store.encoder_kinds import KINDS
-    from store.errors import GenebError
+    from store.vocab.encoder_kinds import KINDS
+    from store.vocab.errors import GenebError
 
     def installed(package: str) -> bool:
         return package in KINDS["hf"].packages or runnable.package_installed(package)

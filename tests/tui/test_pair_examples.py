@@ -13,7 +13,7 @@ from geneb_tui.core import significance as sig_core
 from geneb_tui.core.compare import Table
 from store.analyses.examples import mcnemar, paired_mcc_difference
 from store.paths import resolve_store
-from store.predictions import NO_PREDICTIONS, read_labels, read_predictions
+from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
 from tests.engine.conftest import write_task
 
 
@@ -62,9 +62,9 @@ def local_pair_store(tmp_path):
     """kmer-3 and kmer-4 run locally on every geneb-v1 task (full), with stored test-set
     predictions on the first task only."""
     from store.catalog import geneb_v1_tasks, register_tasks
-    from store.predictions import PREDICTIONS, prediction_rows, predictions_table
-    from store.protocol import GENEB_V1, SEEDS
-    from store.results import append_rows, commit_actions, open_for_writing, write_data_file
+    from store.tables.predictions import PREDICTIONS, prediction_rows, predictions_table
+    from store.tables.results import append_rows, commit_actions, open_for_writing, write_data_file
+    from store.vocab.protocol import GENEB_V1, SEEDS
     from tests.store.local_rows import local_rows
 
     paths = resolve_store(tmp_path / "store")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from store.paths import resolve_store
-from store.telemetry import record_runs, run_row
+from store.tables.telemetry import record_runs, run_row
 
 
 def _stats(n: int, tokens: int | None, padded: int | None, seconds: float) -> dict:

@@ -37,7 +37,7 @@ from store.analyses.uncertainty import (
     win_probabilities,
 )
 from store.catalog import geneb_v1_tasks
-from store.results import append_rows
+from store.tables.results import append_rows
 from tests.store.local_rows import local_rows
 
 SIZE = (120, 30)

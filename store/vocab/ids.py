@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 ID_RULE = "ids are non-empty, not '.' or '..', and hold no '/', '\\' or control characters"
 

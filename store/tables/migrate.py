@@ -1,5 +1,5 @@
 """Once per store: results kept as Parquet fragments (geneb 0.1: `results/<group>/*.parquet`)
-become the Delta Lake table of `store.results`.
+become the Delta Lake table of `store.tables.results`.
 
 Under `locks/migrate.lock`: every fragment is read (one that cannot be read is reported and stays
 in the old folder); the table is built in `results.migrating/` with all rows in ONE commit
@@ -19,9 +19,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from store.errors import brief
 from store.paths import StorePaths
-from store.schema import PARTITIONS, RESULT_SCHEMA
+from store.tables.schema import PARTITIONS, RESULT_SCHEMA
+from store.vocab.errors import brief
 
 
 def _migrating(paths: StorePaths) -> Path:
@@ -88,7 +88,7 @@ def _build(folder: Path, table: pa.Table) -> None:
     from deltalake import Schema
     from deltalake.transaction import create_table_with_add_actions
 
-    from store.results import TABLE_CONFIG, write_data_file
+    from store.tables.results import TABLE_CONFIG, write_data_file
 
     folder.mkdir(parents=True)
     actions = []

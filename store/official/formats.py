@@ -26,9 +26,9 @@ from pathlib import Path
 import polars as pl
 
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks, official_model_ids
-from store.errors import GenebError
-from store.ids import ID_RULE, id_problem, safe_name
-from store.protocol import REGIMES
+from store.vocab.errors import GenebError
+from store.vocab.ids import ID_RULE, id_problem, safe_name
+from store.vocab.protocol import REGIMES
 
 SCHEMA_VERSION = "1.0"
 # Provenances a submission may declare; 'official' only for the benchmark authors' 40 models.
@@ -153,7 +153,7 @@ class _Problems:
             self.add(field, f"{value} is too large (a parameter count is below 2^63)")
 
     def model_id(self, value, field: str) -> bool:
-        """A non-empty string that the one id rule (`store.ids`) accepts."""
+        """A non-empty string that the one id rule (`store.vocab.ids`) accepts."""
         if not isinstance(value, str) or not value.strip():
             return False        # reported by non_empty_string
         problem = id_problem("model", value)

@@ -1,5 +1,6 @@
 """The results table: `<store>/results` is a Delta Lake table (the `deltalake` package), written
-only through this module. So is the predictions table (`<store>/predictions`, `store.predictions`):
+only through this module. So is the predictions table (`<store>/predictions`,
+`store.tables.predictions`):
 every function below takes the table it works on (`table`, default `RESULTS`), with the same
 files, commits, compaction and vacuum.
 
@@ -44,12 +45,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from store.atomic import write_atomic
-from store.delta_log import log_versions, newest_version
-from store.errors import GenebError, brief
 from store.failpoints import reach
-from store.ids import path_part
 from store.paths import StorePaths
-from store.schema import FILE_SCHEMA, PARTITIONS, RESULT_SCHEMA, rows_table
+from store.tables.delta_log import log_versions, newest_version
+from store.tables.schema import FILE_SCHEMA, PARTITIONS, RESULT_SCHEMA, rows_table
+from store.vocab.errors import GenebError, brief
+from store.vocab.ids import path_part
 
 COMPACT_AT = 16          # files in one partition that trigger its compaction
 RETENTION_HOURS = 24     # removed files outlive every reader's snapshot by far
@@ -151,7 +152,7 @@ def _open(paths: StorePaths, version: int | None = None, table: Table = RESULTS)
 def read_state(paths: StorePaths, table: Table = RESULTS) -> TableState | None:
     """The newest loadable version (None: the store has no rows in `table` yet). A damaged log
     entry is reported and the newest version before it is read instead."""
-    from store.migrate import migrate_fragments
+    from store.tables.migrate import migrate_fragments
 
     if table is RESULTS:
         migrate_fragments(paths)
@@ -190,7 +191,7 @@ def _handle(paths: StorePaths, update: bool = True, table: Table = RESULTS):
     is False (a commit needs no fresh handle: delta-rs checks the commits it has not seen)."""
     from deltalake import DeltaTable
 
-    from store.migrate import migrate_fragments
+    from store.tables.migrate import migrate_fragments
 
     key = table_uri(paths, table)
     root = table.root(paths)
@@ -333,7 +334,7 @@ def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
     """Append one pair's local rows in one commit, except those of cells already done (under
     the pair's commit lock, so no cell is ever written twice); returns the rows written.
 
-    `predictions` (`store.predictions.prediction_rows`: keyed like `rows`, plus the pair's
+    `predictions` (`store.tables.predictions.prediction_rows`: keyed like `rows`, plus the pair's
     labels row) are committed to the predictions table first, for the same cells, so a
     committed result always has its predictions."""
     from store.locks import commit_lock
@@ -344,7 +345,7 @@ def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
         todo = [r for r in rows if (r["protocol_hash"], r["regime"]) not in done]
         pred_files = None
         if todo and predictions:
-            from store.predictions import PREDICTIONS, predictions_table
+            from store.tables.predictions import PREDICTIONS, predictions_table
 
             keep = [p for p in predictions if p["kind"] == "labels"
                     or (p["protocol_hash"], p["regime"]) not in done]

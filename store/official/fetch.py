@@ -1,7 +1,7 @@
 """The official submissions for `geneb-engine import --official`: shipped, or downloaded.
 
 At the pinned commit (`OFFICIAL_COMMIT` of github.com/darlednik/GENEB) the data ships inside the
-package (`store.official_data`): the 41 submission files (40 official, 1 self-reported) and
+package (`store.official.data`): the 41 submission files (40 official, 1 self-reported) and
 `leaderboard.json` are written into `<store>/reference/official-submissions/`, offline.
 
 Another commit (`--commit SHA`) is downloaded: the 40 official submissions land in
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from store.atomic import write_bytes_atomic
 from store.catalog import official_model_ids
-from store.errors import GenebError
-from store.ids import safe_name
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
+from store.vocab.ids import safe_name
 
 OFFICIAL_REPO = "darlednik/GENEB"
 OFFICIAL_COMMIT = "e14bb8208e57f01f7d809a08dc0b3e31174d6f25"
@@ -86,7 +86,7 @@ def fetch_official_submissions(paths: StorePaths, commit: str = OFFICIAL_COMMIT)
 def shipped_official_files(paths: StorePaths) -> list[Path]:
     """The shipped submissions (40 official, 1 self-reported) and `leaderboard.json`, written
     into `official_dir(paths)`; no network."""
-    from store.official_data import leaderboard_bytes, write_official_files
+    from store.official.data import leaderboard_bytes, write_official_files
 
     dest = official_dir(paths)
     files = write_official_files(dest)

@@ -1,6 +1,6 @@
 """The predictions table: `<store>/predictions`, each local result row's test-set predictions.
 
-A row is keyed like a result row (`store.schema.KEY`: source, protocol hash, model, task,
+A row is keyed like a result row (`store.tables.schema.KEY`: source, protocol hash, model, task,
 regime, seed, data hash) plus `kind`: `pred`, the predicted class of every test row of that
 result row, in the test split's file order; or `labels`, the test split's labels (one row per
 pair commit, its protocol hash, regime and seed NULL: the labels of a (task, data hash) are the
@@ -8,7 +8,7 @@ same whichever model wrote them). The values are compact: one small integer per 
 narrowest of int8, int16, int32 and int64 that holds every value, as little-endian bytes
 (`values`, `width` bytes each).
 
-It is written through `store.results` (same data files, commits, compaction and vacuum as the
+It is written through `store.tables.results` (same data files, commits, compaction and vacuum as the
 results table): `append_pair` commits a pair's predictions before its results, under the pair's
 commit lock, so a committed result always has its predictions; predictions committed without
 their results (a kill in between) are superseded when the pair is computed again, since readers
@@ -29,8 +29,8 @@ import polars as pl
 import pyarrow as pa
 
 from store.paths import StorePaths
-from store.results import Table, read_files, read_state
-from store.schema import KEY
+from store.tables.results import Table, read_files, read_state
+from store.tables.schema import KEY
 
 PREDICTION_SCHEMA = pa.schema([
     ("model", pa.string()),

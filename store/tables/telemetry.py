@@ -1,7 +1,7 @@
 """The runs table, `<store>/runs`: how fast each embedded split was encoded, and on what.
 
 One row per split a `fill` encoded (a split reused from the store adds none), written as one
-commit per pair after its embeddings are complete, through `store.results` (the same data
+commit per pair after its embeddings are complete, through `store.tables.results` (the same data
 files, commits, compaction and vacuum as the results table). Telemetry, not results: a run
 killed between the embeddings and this commit leaves the pair's row out, nothing else.
 
@@ -25,7 +25,7 @@ import polars as pl
 import pyarrow as pa
 
 from store.paths import StorePaths
-from store.results import Table, append_rows, read_files, read_state
+from store.tables.results import Table, append_rows, read_files, read_state
 
 RUN_SCHEMA = pa.schema([
     ("model", pa.string()),

@@ -14,7 +14,7 @@ import polars as pl
 from store.analyses.aggregates import entry_keys, unpivot_scopes
 from store.atomic import write_atomic
 from store.catalog import CATEGORY_ORDER
-from store.official import Leaderboard, leaderboard_schema
+from store.official.formats import Leaderboard, leaderboard_schema
 from store.paths import StorePaths
 
 

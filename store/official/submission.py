@@ -1,6 +1,7 @@
 """Official submissions in and out of the store.
 
-Import: every file is validated first (`store.official.read_official_files`); only when all are
+Import: every file is validated first (`store.official.formats.read_official_files`); only when all
+are
 valid is anything written. A submission becomes 300 result rows (3 regimes x 100 tasks) with
 `source` = its provenance (official / verified / reproduced / self-reported), protocol geneb-v1,
 `seed` NULL (the files hold seed means), probe 'logreg', metrics MCC -> mcc, Acc -> acc,
@@ -11,15 +12,17 @@ the whole `meta`, as the file has them) is kept per (model, source) in
 Re-importing identical content writes nothing; changed content writes new rows that win in the
 `results` view (latest per key), a changed header replaces the stored one. A
 leaderboard_tasks.json becomes the same 300 rows for each of its models, with `source`
-'leaderboard' (`store.official.LEADERBOARD_SOURCE`) and no `engine_version` (the file states
+'leaderboard' (`store.official.formats.LEADERBOARD_SOURCE`) and no `engine_version` (the file states
 neither provenance nor harness), in the same commit; a model the catalogs lack is registered
-from the file's display name and parameter count. A leaderboard.json goes to `store.reference`.
+from the file's display name and parameter count. A leaderboard.json goes to
+`store.official.reference`.
 
 Export: a schema-1.0 submission from the seed means of one source of a model's results (local,
 or imported: an imported cell's mean is written as it was read); refused, with the missing cells
 listed, unless every (task, regime) of geneb-v1 is complete, and refused unless the file passes
-the official rules (`store.official.read_official_file`). Written as the official tools write
-it (`store.official_data.document_bytes`), so an imported file comes back byte for byte.
+the official rules (`store.official.formats.read_official_file`). Written as the official tools
+write
+it (`store.official.data.document_bytes`), so an imported file comes back byte for byte.
 """
 
 from __future__ import annotations
@@ -37,10 +40,9 @@ from store.analyses.scores import seed_means
 from store.atomic import write_atomic, write_bytes_atomic
 from store.catalog import ModelMeta, geneb_v1_tasks, load_models, register_models, register_tasks
 from store.db import query, read_catalog
-from store.errors import GenebError, brief
-from store.ids import safe_name
 from store.locks import named_lock
-from store.official import (
+from store.official.data import document_bytes
+from store.official.formats import (
     LEADERBOARD_SOURCE,
     METRIC_COLUMNS,
     SUBMISSION_PROVENANCES,
@@ -53,11 +55,12 @@ from store.official import (
     read_official_files,
     submission_document,
 )
-from store.official_data import document_bytes
+from store.official.reference import write_leaderboard
 from store.paths import StorePaths
-from store.protocol import GENEB_V1, REGIME_K, REGIMES, SEEDS
-from store.reference import write_leaderboard
-from store.results import append_rows, open_for_writing
+from store.tables.results import append_rows, open_for_writing
+from store.vocab.errors import GenebError, brief
+from store.vocab.ids import safe_name
+from store.vocab.protocol import GENEB_V1, REGIME_K, REGIMES, SEEDS
 
 _COMPARED = ["model", "source", "task", "regime", "mcc", "acc", "f1_macro", "engine_version"]
 # The fields of an official submission's `meta`, in the order the official tools write them.

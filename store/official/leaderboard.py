@@ -13,7 +13,8 @@ compact JSON in UTF-8, as the official script dumps them.
 
 `store_submissions`: each model once, as the submission of the first source (in the order
 asked) that holds every geneb-v1 cell of it: its seed means, the store's catalog metadata of the
-model and the provenance `store.submission.entry_provenance` gives; the others are left out,
+model and the provenance `store.official.submission.entry_provenance` gives; the others are left
+out,
 each with the reason. The catalog keeps no zero-shot flag: `zero_shot` is false, as
 `export --submission` writes it for an entry without an imported header.
 """
@@ -31,10 +32,10 @@ from store.analyses.scores import scores_of
 from store.atomic import write_text_atomic
 from store.catalog import CATEGORY_ORDER, geneb_v1_tasks
 from store.db import Snapshot
-from store.official import METRIC_COLUMNS, SUBMISSION_PROVENANCES, Submission
-from store.protocol import REGIMES
+from store.official.formats import METRIC_COLUMNS, SUBMISSION_PROVENANCES, Submission
+from store.official.submission import entry_provenance, missing_cells, model_meta
 from store.seedmeans import seed_means
-from store.submission import entry_provenance, missing_cells, model_meta
+from store.vocab.protocol import REGIMES
 
 LEADERBOARD_FILES: tuple[str, str] = ("leaderboard.json", "leaderboard_tasks.json")
 
@@ -99,7 +100,8 @@ def store_submissions(snap: Snapshot, *, sources: Sequence[str], protocol_hash: 
     (model, source) left out.
 
     A model's entry comes from the first of `sources` that holds all its geneb-v1 cells,
-    complete as `export --submission` requires them (`store.submission.missing_cells`: every
+    complete as `export --submission` requires them (`store.official.submission.missing_cells`:
+    every
     metric; k-shot: the protocol's five seeds, or an imported seed mean). Display name and
     parameter count are the store's catalog's (else the built-in or user catalog's)."""
     means = seed_means(snap, protocol_hash=[protocol_hash], source=list(sources))

@@ -1,4 +1,4 @@
-"""The official GENEB reference data, shipped inside the package (`store/reference_data/`).
+"""The official GENEB reference data, shipped inside the package (`store/official/reference_data/`).
 
 At the pinned commit of github.com/darlednik/GENEB (Apache-2.0; see `reference_data/NOTICE`) the
 benchmark publishes 41 submission files (40 official, 1 self-reported), the leaderboard, the
@@ -14,7 +14,7 @@ benchmark spec and the model metadata. They ship here compactly:
 `submission_documents()` gives the documents exactly as the published files parse (same keys,
 nesting, task order and float values) and `write_official_files(dest)` writes the files back
 byte for byte. Developers rebuild the shipped data from a GENEB checkout (or a copy laid out as
-`../shared/data`) with `python -m store.official_data build SOURCE_DIR`; that command is the
+`../shared/data`) with `python -m store.official.data build SOURCE_DIR`; that command is the
 only code reading such a folder. polars/pyarrow are imported inside the functions.
 """
 
@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from store.atomic import temp_path, write_atomic, write_bytes_atomic, write_text_atomic
-from store.errors import GenebError
+from store.vocab.errors import GenebError
 
 REFERENCE_DATA = Path(__file__).resolve().parent / "reference_data"
 SCORES_FILE = "submissions.parquet"
@@ -193,7 +193,7 @@ def official_tree(cache_root: str | os.PathLike | None = None) -> Path:
         if hashlib.sha256(data).hexdigest() != sha:
             shutil.rmtree(tmp, ignore_errors=True)
             raise GenebError(f"{REFERENCE_DATA}: the shipped data does not reproduce {rel} "
-                             "(rebuild it: python -m store.official_data build SOURCE_DIR)")
+                             "(rebuild it: python -m store.official.data build SOURCE_DIR)")
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_bytes(data)
     for _ in range(5):
@@ -281,10 +281,10 @@ def _notice(repository: str, commit: str, headers: list[dict], copied: dict[str,
                  "model_id, regime, task, MCC, Acc, F1 as float64 (the JSON doubles exactly), in "
                  "the files' order; submissions.json holds each file's header (schema_version, "
                  "model_id, harness_version, meta), its name and folder and the SHA-256 of the "
-                 "published file. store.official_data writes the published files back byte for "
+                 "published file. store.official.data writes the published files back byte for "
                  "byte (checked when building and by the tests).", bullet=True),
             *(para(f"{name}: {how}.", bullet=True) for name, how in copied.items())]),
-        para("Rebuilt with `python -m store.official_data build SOURCE_DIR` (a GENEB checkout "
+        para("Rebuilt with `python -m store.official.data build SOURCE_DIR` (a GENEB checkout "
              "at that commit, or a copy of its files)."),
     ]) + "\n"
 
@@ -306,7 +306,7 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from store.official_fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
+    from store.official.fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
 
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     if not source_dir.is_dir():
@@ -378,21 +378,21 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m store.official_data",
+    ap = argparse.ArgumentParser(prog="python -m store.official.data",
                                  description="Rebuild the GENEB reference data shipped in "
-                                             "store/reference_data/.")
+                                             "store/official/reference_data/.")
     sub = ap.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="from a GENEB checkout or a copy laid out as ../shared/data")
     b.add_argument("source", type=Path, metavar="SOURCE_DIR")
     b.add_argument("--out", type=Path, default=REFERENCE_DATA,
-                   help="where to write (default: the package's store/reference_data/)")
+                   help="where to write (default: the package's store/official/reference_data/)")
     b.add_argument("--repository", help="the source repository (default: darlednik/GENEB)")
     b.add_argument("--commit", help="the commit SOURCE_DIR is at (default: the pinned one)")
     args = ap.parse_args(argv)
     try:
         written = build(args.source, args.out, repository=args.repository, commit=args.commit)
     except GenebError as exc:
-        print(f"python -m store.official_data build: {exc}", file=sys.stderr)
+        print(f"python -m store.official.data build: {exc}", file=sys.stderr)
         return 2
     for path in written:
         print(f"{path.stat().st_size:>9,} bytes  {path}")
