@@ -52,7 +52,9 @@ from store.sweep import sweep
 from store.tables.predictions import PREDICTIONS
 from store.tables.results import RESULTS, compact, open_for_writing, vacuum
 from store.tables.telemetry import RUNS
+from store.vocab.executors import IN_PROCESS
 from store.vocab.protocol import GENEB_V1, Protocol
+from store.vocab.sources import LOCAL
 
 Event = Callable[[dict], None]
 _WAIT_S = 0.2   # how long to wait for a busy pair or a probe worker before looking again
@@ -122,7 +124,7 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
         if the_plan.work:
             touched = executor.run()
             for table in (RESULTS, PREDICTIONS, RUNS):
-                compact(paths, {("local", m) for m in touched}, table)
+                compact(paths, {(LOCAL, m) for m in touched}, table)
                 vacuum(paths, table=table)
     return the_plan
 
@@ -210,7 +212,7 @@ class _PairRunner:
             expect, encoded = embed_pair(self.paths, self.embeddings, work.model, encoder,
                                          data)
             if encoded["sequences"]:
-                self.on_event(embedded_event(work.model.model_id, data.task_id, "local",
+                self.on_event(embedded_event(work.model.model_id, data.task_id, IN_PROCESS,
                                              encoded))
             args = (str(self.paths.root), work.model.model_id, data.task_id, todo, expect,
                     provenance_of(self.suite, data, encoder), self.options.probe_device)

@@ -24,9 +24,10 @@ import numpy as np
 from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
 from store.manifest import MANIFEST
+from store.vocab.suites import GENEB_MINI_SUITE
 
 REVISION = "geneb-mini-1"
-SUITE = "geneb-mini"
+SUITE = GENEB_MINI_SUITE.name
 STAMP = ".revision"
 
 _BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)

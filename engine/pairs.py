@@ -23,7 +23,9 @@ from store.tables.predictions import prediction_rows
 from store.tables.results import append_pair, done_in_table
 from store.tables.telemetry import record_runs, run_row
 from store.vocab.errors import GenebError
-from store.vocab.protocol import Protocol
+from store.vocab.executors import IN_PROCESS
+from store.vocab.protocol import Protocol, seed_counts
+from store.vocab.sources import LOCAL
 
 
 def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:
@@ -34,7 +36,7 @@ def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:
 
 
 def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, encoder,
-               data: TaskData, worker: str = "local") -> tuple[dict, dict]:
+               data: TaskData, worker: str = IN_PROCESS) -> tuple[dict, dict]:
     """Make sure both splits are complete in the store, each split encoded now recorded in the
     runs table (`store.tables.telemetry`, one commit); returns the expected attributes and what this
     call encoded: {sequences, tokens (None where the encoder does not count them), seconds}."""
@@ -81,14 +83,14 @@ def remaining(paths: StorePaths, model_id: str, task_id: str, data_hash: str,
     """The part of a pair's `todo` the results table still lacks (another process may have
     finished cells since the plan); checked under the pair's lock."""
     done = done_in_table(paths, model_id, task_id, data_hash,
-                         {p.hash: len(p.seeds) for p, _ in todo})
+                         seed_counts(p for p, _ in todo))
     return tuple((p, left) for p, regimes in todo
                  if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
 
 
 def provenance_of(suite: Suite, data: TaskData, encoder) -> dict:
     """What every result row of a pair records about where it came from."""
-    return {"source": "local", "data_revision": suite.revision, "data_hash": data.data_hash,
+    return {"source": LOCAL, "data_revision": suite.revision, "data_hash": data.data_hash,
             "model_revision": encoder.revision, "engine_version": __version__}
 
 
@@ -157,4 +159,4 @@ def probe_pair(root: str, model_id: str, task_id: str,
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"],
-                       seeds={p.hash: len(p.seeds) for p, _ in todo}, predictions=predictions)
+                       seeds=seed_counts(p for p, _ in todo), predictions=predictions)

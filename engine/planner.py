@@ -13,7 +13,8 @@ from functools import partial
 from store.catalog import ModelMeta, TaskMeta
 from store.cells import cell_states
 from store.db import Source, query
-from store.vocab.protocol import Protocol
+from store.vocab.protocol import Protocol, seed_counts
+from store.vocab.sources import LOCAL
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,9 @@ def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str,
     if not data_hashes or not models:
         return set()
     states = cell_states(
-        partial(query, source), seeds={p.hash: len(p.seeds) for p in protocols},
+        partial(query, source), seeds=seed_counts(protocols),
         data_hashes=data_hashes,
-        where="r.source = 'local' AND list_contains(?, r.model) AND list_contains(?, r.task)",
+        where=f"r.source = '{LOCAL}' AND list_contains(?, r.model) AND list_contains(?, r.task)",
         params=[models, list(data_hashes)])
     return {(r["protocol_hash"], r["model"], r["task"], r["regime"])
             for r in states.iter_rows(named=True) if r["state"] == "done"}

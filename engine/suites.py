@@ -31,6 +31,7 @@ from store.manifest import MANIFEST, read_manifest, suite_tasks
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
+from store.vocab.suites import GENEB_V1_SUITE, NAMED, SuiteKind
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def geneb_v1_suite(paths: StorePaths, data_dir: str | os.PathLike | None = None,
                              "again or add the file")
         return sources[task_id]()
 
-    return Suite("geneb-v1", data_revision, geneb_v1_tasks(), load)
+    return Suite(GENEB_V1_SUITE.name, data_revision, geneb_v1_tasks(), load)
 
 
 def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = None,
@@ -124,10 +125,11 @@ def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = No
     `geneb-engine data download` puts in the store). `subsample`: cap tasks at that many
     sequences (deterministic, stratified; off by default).
     """
-    if spec == "geneb-v1":
+    kind = NAMED[spec].kind if spec in NAMED else SuiteKind.FOLDER
+    if kind is SuiteKind.HUB:
         suite = geneb_v1_suite(paths, data_dir)
-    elif spec == "geneb-mini":
-        suite = mini_suite(paths.suite_dir("geneb-mini"), write=write)
+    elif kind is SuiteKind.GENERATED:
+        suite = mini_suite(paths.suite_dir(spec), write=write)
     else:
         suite = flat_dir_suite(Path(spec))
     if subsample:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from store.vocab.encoder_kinds import ENCODERS, POOLINGS, split_extractor
 from store.vocab.errors import GenebError
+from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
+from store.vocab.suites import GENEB_V1_SUITE
 
 if TYPE_CHECKING:
     import polars as pl
@@ -50,7 +52,7 @@ ARCHITECTURE_FAMILIES: tuple[str, ...] = (
 )
 TOKENIZATION_FAMILIES: tuple[str, ...] = ("single-nucleotide", "k-mer", "BPE", "mixed/other")
 PROVENANCES: tuple[str, ...] = (
-    "official", "verified", "reproduced", "self-reported", "baseline", "local",
+    *SUBMISSION_PROVENANCES, "baseline", LOCAL,
 )
 # How a model runs (closed vocabularies, checked for every entry); ENCODERS and POOLINGS are
 # the encoder kinds' (`store.vocab.encoder_kinds`).
@@ -132,7 +134,7 @@ class ModelMeta:
     tokenization: str
     tokenization_family: str
     pretraining_data: str
-    provenance: str = "local"
+    provenance: str = LOCAL
     hub_id: str | None = None
     path: str | None = None             # a local checkpoint directory instead of a hub id
     revision: str | None = None         # pinned hub revision (required with remote code)
@@ -230,7 +232,7 @@ def scale_band(params: int | None) -> str:
 def geneb_v1_tasks() -> tuple[TaskMeta, ...]:
     with open(CATALOG_DIR / "geneb_v1_tasks.csv", newline="") as f:
         return tuple(
-            TaskMeta(r["task_id"], r["label"], r["category"], "geneb-v1",
+            TaskMeta(r["task_id"], r["label"], r["category"], GENEB_V1_SUITE.name,
                      source_benchmark(r["task_id"]))
             for r in csv.DictReader(f)
         )

@@ -16,17 +16,19 @@ from collections.abc import Callable, Mapping
 
 import polars as pl
 
+from store.vocab.sources import LOCAL
+
 # A row `r` joined with the chosen data hash `c` of its task.
 CURRENT = "(r.data_hash IS NULL OR c.data_hash IS NULL OR r.data_hash = c.data_hash)"
 
 # The store's current data hash per task: the hash `fill` registered in the task catalog (the
 # suite's files, not subsampled, as the last run read them), else the hash of the task's newest
 # local row.
-CURRENT_DATA_SQL = """
+CURRENT_DATA_SQL = f"""
 SELECT task_id AS task, data_hash FROM tasks WHERE data_hash IS NOT NULL
 UNION ALL
 SELECT task, arg_max(data_hash, created_at) AS data_hash FROM results_all
-WHERE source = 'local' AND data_hash IS NOT NULL
+WHERE source = '{LOCAL}' AND data_hash IS NOT NULL
   AND task NOT IN (SELECT task_id FROM tasks WHERE data_hash IS NOT NULL)
 GROUP BY task
 """

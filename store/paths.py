@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.vocab.suites import GENEB_V1_SUITE
+
 
 @dataclass(frozen=True)
 class StorePaths:
@@ -60,7 +62,7 @@ class StorePaths:
 
     def data_dir(self, revision: str) -> Path:
         """The geneb-v1 task data snapshot of a dataset revision (`geneb-engine data download`)."""
-        return self.root / "data" / "geneb-v1" / revision
+        return self.root / "data" / GENEB_V1_SUITE.name / revision
 
     @property
     def reference(self) -> Path:

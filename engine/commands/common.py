@@ -18,6 +18,9 @@ from engine.registry import resolve_model
 from store.catalog import ModelMeta, load_models
 from store.paths import StorePaths, store_named
 from store.vocab.errors import GenebError
+from store.vocab.sources import SOURCES
+from store.vocab.suites import DEFAULT as SUITE_DEFAULT
+from store.vocab.suites import NAMED as NAMED_SUITES
 
 if TYPE_CHECKING:
     from store.db import Snapshot
@@ -88,9 +91,10 @@ def emit_json(obj) -> None:
 
 
 def add_suite_args(p) -> None:
-    p.add_argument("--suite", default="geneb-v1",
-                   help="geneb-v1 (default), geneb-mini, or a directory of task CSVs (flat "
-                        "<task_id>.csv or the hub layout tasks/<task_id>/{train,test}.csv)")
+    p.add_argument("--suite", default=SUITE_DEFAULT,
+                   help=f"{' or '.join(NAMED_SUITES)} (default: {SUITE_DEFAULT}), or a directory "
+                        "of task CSVs (flat <task_id>.csv or the hub layout "
+                        "tasks/<task_id>/{train,test}.csv)")
     p.add_argument("--data-dir", metavar="DIR",
                    help="where the geneb-v1 task files are (default: $GENEB_DATA_DIR, else the "
                         "snapshot `geneb-engine data download` put in the store)")
@@ -99,16 +103,13 @@ def add_suite_args(p) -> None:
                         "data revision; off for geneb-v1 unless asked)")
 
 
-SUITES: tuple[str, ...] = ("geneb-v1", "geneb-mini")   # the named suites (else a folder)
-
-
 def suite_of(args, paths: StorePaths, *, write: bool = False):
     """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`)."""
     from engine.suites import resolve_suite
 
-    if args.suite not in SUITES and not _exists(args.suite) \
-            and suggestions(args.suite, SUITES):              # a misspelt name, not a path
-        check_names("suite", [args.suite], SUITES, option="--suite",
+    if args.suite not in NAMED_SUITES and not _exists(args.suite) \
+            and suggestions(args.suite, NAMED_SUITES):        # a misspelt name, not a path
+        check_names("suite", [args.suite], NAMED_SUITES, option="--suite",
                     more=", or a directory of <task_id>.csv files")
     return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
                          write=write)
@@ -270,9 +271,7 @@ class StoreNames:
     @cached_property
     def sources(self) -> list[str]:
         """local, the provenances of imported submissions, then any other of the store's."""
-        from store.official.formats import SUBMISSION_PROVENANCES
-
-        return list(dict.fromkeys(["local", *SUBMISSION_PROVENANCES,
+        return list(dict.fromkeys([*SOURCES,
                                    *sorted(self._rows["source"].unique())]))
 
     @cached_property

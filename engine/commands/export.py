@@ -9,6 +9,7 @@ from pathlib import Path
 from engine.commands.common import StoreNames, choice_of, console, emit_json, store_of
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
+from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
@@ -31,7 +32,7 @@ def register(sub, common) -> None:
                       help="write this model's official submission file (needs -o)")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the submission file, named <model id>.json (or a folder for it)")
-    p.add_argument("--source", metavar="SOURCE", default="local",
+    p.add_argument("--source", metavar="SOURCE", default=LOCAL,
                    help="with --submission: the results to export (default: local; official, "
                         "verified, reproduced, self-reported, leaderboard: imported ones)")
     p.add_argument("--provenance", type=_provenance, metavar="PROVENANCE",
@@ -163,8 +164,6 @@ def _csv_path(given: str) -> Path:
 
 def _provenance(text: str) -> str:
     """argparse `type=` of --provenance: one of the official format's."""
-    from store.official.formats import SUBMISSION_PROVENANCES  # polars: not at start-up
-
     return choice_of("provenance", SUBMISSION_PROVENANCES)(text)
 
 
@@ -203,7 +202,7 @@ def _submission(paths, args) -> int:
         emit_json({"path": str(out), "model": args.submission, "source": args.source,
                    "provenance": provenance})
     else:
-        of = "" if args.source == "local" else f" (its {args.source} results)"
+        of = "" if args.source == LOCAL else f" (its {args.source} results)"
         console.print(f"wrote the {provenance} submission of {args.submission}{of} to {out} "
                       "(schema 1.0, 3 regimes x 100 tasks, seed means)")
     return 0

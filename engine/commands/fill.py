@@ -34,7 +34,7 @@ from engine.commands.common import (
 from store.catalog import ModelMeta
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
-from store.vocab.executors import EXECUTORS, check_address
+from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
 from store.vocab.protocol import GENEB_V1_ARRAY_API, NAMED, REGIMES, Protocol, protocols_named
 
 
@@ -79,7 +79,7 @@ def register(sub, common) -> None:
                      help="the control: each model's architecture with random weights drawn "
                           "from SEED (default 0), results under <model>-random-init-<SEED>")
     ray = p.add_argument_group("cluster (README: Run on a cluster)")
-    ray.add_argument("--executor", default="local", choices=EXECUTORS,
+    ray.add_argument("--executor", default=IN_PROCESS, choices=EXECUTORS,
                      type=choice_of("executor", EXECUTORS),
                      help="local (default: this process, --jobs probe workers) or ray (GPU "
                           "actors embed, probes run as CPU tasks; pip install 'geneb[cluster]')")
@@ -143,7 +143,7 @@ def cluster_of(args) -> ClusterOptions | None:
     refused rather than ignored."""
     given = [f"--{name.replace('_', '-')}" for name in RAY_ONLY
              if getattr(args, name) is not None]
-    if args.executor == "local":
+    if args.executor == IN_PROCESS:
         if given:
             raise GenebError(f"{', '.join(given)}: only with --executor ray")
         return None

@@ -38,7 +38,9 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from store.catalog import TaskMeta
-from store.vocab.protocol import GENEB_V1, METRICS, REGIMES
+from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, METRICS, REGIMES, is_few_shot
+from store.vocab.sources import LOCAL
+from store.vocab.suites import NAMED as NAMED_SUITES
 
 if TYPE_CHECKING:
     import polars as pl
@@ -119,12 +121,12 @@ def versus(snap, name: str, *, regime: str, metric: str,
     from store.vocab.protocol import protocol_named
 
     other = protocol_named(name)   # None for a group (a whole sweep): not one protocol
-    if other is None or query(snap, "SELECT 1 FROM results WHERE source = 'local' "
+    if other is None or query(snap, f"SELECT 1 FROM results WHERE source = '{LOCAL}' "
                                     "AND protocol_hash = ? LIMIT 1", [other.hash]).is_empty():
         raise GenebError(f"no local results for protocol {name!r} in {snap.paths.root}; "
                          f"compute them with `geneb-engine fill --protocol {name} "
                          "--models MODEL..`")
-    aggs = [A.aggregates(A.scores_of(A.seed_means(snap, protocol_hash=h, source="local"),
+    aggs = [A.aggregates(A.scores_of(A.seed_means(snap, protocol_hash=h, source=LOCAL),
                                      regime=regime, metric=metric, with_source=False),
                          tasks=tasks)
             for h in (GENEB_V1.hash, other.hash)]
@@ -176,7 +178,7 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
 def _per_seed(snap, source: str | None) -> pl.DataFrame:
     from store.seedmeans import per_seed
 
-    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(REGIMES[1:])}
+    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES)}
     if source is not None:
         filters["source"] = [source]
     return per_seed(snap, **filters)
@@ -229,7 +231,7 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
 
     def drawn(r: str):
         rows = (U.seed_rows_of(per_seed, regime=r, metric=metric, with_source=with_source)
-                if per_seed is not None and r != "full" else None)
+                if per_seed is not None and is_few_shot(r) else None)
         d = U.draw(scores[r], tasks=tasks, n=resamples, seed=seed, seed_rows=rows)
         return d if d.entries.height else None
 
@@ -239,7 +241,7 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
     out: dict[str, pl.DataFrame] = {}
     how, changes, cases = [], [], {}
     for r in scores:
-        d = base if r == "full" else drawn(r)
+        d = drawn(r) if is_few_shot(r) else base
         if d is None:
             continue
         how.append({"regime": r, "metric": metric, "resamples": d.n, "seed": d.seed,
@@ -258,7 +260,7 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
                 "controlled_pair_intervals": C.controlled_pair_intervals(d, models,
                                                                          level=level),
             }
-        if base is not None and r != "full":
+        if base is not None and is_few_shot(r):
             changes.append(C.leader_change_significance({"full": base, r: d}, level=level))
         cases[r] = C.smaller_beats_larger(d, models, level=level)
         del d
@@ -289,7 +291,7 @@ def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, re
         "leaderboard_differences": leaderboard_differences(agg, board),
         "rankings": A.rankings(agg),
         "borda": A.borda(agg),
-        **{f"rank_shift_full_{r}": A.rank_shift(aggs["full"], aggs[r]) for r in REGIMES[1:]},
+        **{f"rank_shift_full_{r}": A.rank_shift(aggs["full"], aggs[r]) for r in FEW_SHOT_REGIMES},
         "spearman_regimes": A.spearman_regimes(aggs),
         "category_agreement": A.category_agreement(agg),
         "degradation": degradation,
@@ -497,14 +499,14 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         show(t)
 
     shifts = {r: {_key(x): x for x in frames[f"rank_shift_full_{r}"].iter_rows(named=True)}
-              for r in REGIMES[1:]}
+              for r in FEW_SHOT_REGIMES}
     t = _table(f"Rank shift of macro ({metric}) from full: + climbs, - falls",
                [("model", "left"), ("full", "right"),
-                *((f"{r} rank", "right") for r in REGIMES[1:]),
-                *((f"full→{r}", "right") for r in REGIMES[1:])],
+                *((f"{r} rank", "right") for r in FEW_SHOT_REGIMES),
+                *((f"full→{r}", "right") for r in FEW_SHOT_REGIMES)],
                empty="no entry has a macro score (every task) in full and in 10shot")
     for r in frames["rank_shift_full_10shot"].iter_rows(named=True):
-        rows = [shifts[k].get(_key(r)) for k in REGIMES[1:]]
+        rows = [shifts[k].get(_key(r)) for k in FEW_SHOT_REGIMES]
         t.add_row(names(r), str(r["rank_a"]),
                   *(str(x["rank_b"]) if x else "—" for x in rows),
                   *(_signed(x["shift"]) if x else "—" for x in rows))
@@ -527,7 +529,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         t.add_row(escape(r["category"]), *(_f(r[c], 2) for c in cats))
     show(t)
 
-    few = REGIMES[1:]
+    few = FEW_SHOT_REGIMES
     deg_cols = [("full", "right"), *((k, "right") for k in few),
                 *(c for k in few for c in ((f"drop {k}", "right"), (f"rel. drop {k}", "right"),
                                            (f"retention {k}", "right")))]
@@ -745,7 +747,7 @@ def _no_results(args, paths) -> str:
     official = ("import the official results with `geneb-engine import --official` (or "
                 "`geneb-engine import FILE..` for submission files you have)")
     local = "compute your own with `geneb-engine fill --models MODEL..`"
-    fix = {None: f"{official}, or {local}", "local": local,
+    fix = {None: f"{official}, or {local}", LOCAL: local,
            "official": "import them with `geneb-engine import --official`"}.get(
         args.source, f"import {args.source} submission files with `geneb-engine import FILE..`")
     return f"no {what} for protocol {GENEB_V1.name} in {paths.root}: {fix}"
@@ -772,14 +774,14 @@ def _nothing_on_suite(snap, args, tasks) -> str | None:
     where = f"on the tasks of suite {args.suite} in {snap.paths.root}"
     if not have:
         elsewhere = suites_with_results(snap, args.source)
-        named = [x for x in elsewhere if x in ("geneb-v1", "geneb-mini")]
+        named = [x for x in elsewhere if x in NAMED_SUITES]
         give = (f"; give --suite {' or '.join(named)}" if named else
                 "; give --suite the folder of its tasks" if elsewhere else "")
         fill = (f", or compute them with `geneb-engine fill --suite {args.suite} --models "
-                "MODEL..`" if args.source in (None, "local") else "")
+                "MODEL..`" if args.source in (None, LOCAL) else "")
         return (f"no {what} {where} (its {what} are on the tasks of "
                 f"{', '.join(elsewhere) or 'other suites'}){give}{fill}")
     fill = (f", or compute them with `geneb-engine fill --suite {args.suite} --models MODEL.. "
-            f"--regimes {args.regime}`" if args.source in (None, "local") else "")
+            f"--regimes {args.regime}`" if args.source in (None, LOCAL) else "")
     return (f"no {args.regime} {what} {where} (it has {', '.join(have)}): give --regime "
             f"{have[0]}{fill}")

@@ -16,7 +16,8 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
-from store.vocab.protocol import GENEB_V1, REGIMES
+from store.vocab.protocol import GENEB_V1, REGIMES, seed_counts
+from store.vocab.sources import LOCAL
 
 
 def register(sub, common) -> None:
@@ -28,7 +29,7 @@ def register(sub, common) -> None:
                    help="these models (default: every model with results on the suite)")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
                    type=choice_of("regime", REGIMES))
-    p.add_argument("--source", default="local",
+    p.add_argument("--source", default=LOCAL,
                    help="local (default), official, verified, reproduced, self-reported")
     p.add_argument("--perf", action="store_true",
                    help="how fast each model embedded, per device: sequences/s, tokens/s, "
@@ -47,7 +48,7 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
 
     task_ids = [t.task_id for t in tasks]
     states = cell_states(
-        snapshot_of(source).query, seeds={GENEB_V1.hash: len(GENEB_V1.seeds)},
+        snapshot_of(source).query, seeds=seed_counts([GENEB_V1]),
         data_hashes=data_hashes,
         where="r.source = ? AND list_contains(?, r.task) AND list_contains(?, r.regime)",
         params=[source_name, task_ids, list(regimes)])
@@ -134,7 +135,7 @@ def run(args) -> int:
 
 def _how_to_get(args, models: list[str] | None = None) -> str:
     """The command that gives the missing results of `args.source`."""
-    if args.source == "local":
+    if args.source == LOCAL:
         regimes = "" if len(args.regimes) == 3 else f" --regimes {' '.join(args.regimes)}"
         return (f"fill them with `geneb-engine fill --suite {args.suite} --models "
                 f"{' '.join(models or ['MODEL..'])}{regimes}`")

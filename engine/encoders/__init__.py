@@ -29,10 +29,10 @@ from store.vocab.encoder_kinds import (
     EncoderKind,
     adapter_of,
     extractor_problem,
-    is_pinned,
     what_to_do,
 )
 from store.vocab.errors import GenebError
+from store.vocab.revisions import is_pinned
 
 if TYPE_CHECKING:
     from store.catalog import ModelMeta

@@ -31,8 +31,8 @@ import threading
 from functools import cache
 from pathlib import Path
 
-from store.vocab.encoder_kinds import is_pinned
 from store.vocab.errors import GenebError
+from store.vocab.revisions import commit_of, is_pinned
 
 REACH_TIMEOUT_S = 2.0              # the one reachability request of a run
 MANIFEST_DIR = "geneb-fetched"     # <repo folder>/geneb-fetched/<commit>.json
@@ -64,8 +64,8 @@ def snapshot_folder(repo_id: str, revision: str | None) -> Path | None:
     try:
         repo = cache / repo_folder_name(repo_id=repo_id, repo_type="model")
         ref = repo / "refs" / (revision or "main")
-        commit = ref.read_text().strip() if ref.is_file() else revision
-        folder = repo / "snapshots" / commit if is_pinned(commit) else None
+        commit = commit_of(ref.read_text().strip() if ref.is_file() else revision)
+        folder = repo / "snapshots" / commit if commit else None
     except (OSError, ValueError):        # an unreadable ref, a name no folder can have
         return None
     return folder if folder is not None and folder.is_dir() else None

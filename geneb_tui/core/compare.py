@@ -30,7 +30,7 @@ from store.analyses import (
     task_difficulty,
 )
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
-from store.vocab.protocol import REGIMES
+from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
 
 VIEWS: tuple[tuple[str, str], ...] = (
     ("leaders", "Ranks"),
@@ -84,7 +84,7 @@ class CompareOptions:
     def for_filters(cls, filters: Filters) -> CompareOptions:
         """What the tabs open with: the selection's regime against full (10shot from full),
         the selection's category (else macro)."""
-        other = "10shot" if filters.regime == "full" else "full"
+        other = "full" if is_few_shot(filters.regime) else FEW_SHOT_REGIMES[0]
         return cls(regime_a=filters.regime, regime_b=other, column=filters.category or "macro")
 
 

@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.vocab.executors import check_address
+from store.vocab.executors import IN_PROCESS, check_address
 
 
 def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence[str],
                  regimes: Sequence[str], python: str | None = None, *,
                  device: str | None = None, batch_size: int | None = None,
-                 trust_remote_code: bool = False, executor: str = "local",
+                 trust_remote_code: bool = False, executor: str = IN_PROCESS,
                  address: str = "") -> list[str]:
     """`geneb-engine fill --json` for these model specs (`id` or `id@<commit>`), tasks (none:
     the whole suite) and regimes; `device` None or "auto" leaves the engine's default; the
@@ -64,7 +64,7 @@ class FillChoices:
     device: str = "auto"              # auto | cpu | cuda
     batch_size: int | None = None
     trust_remote_code: bool = False
-    executor: str = "local"           # one of store.vocab.executors.EXECUTORS
+    executor: str = IN_PROCESS        # one of store.vocab.executors.EXECUTORS
     address: str = ""                 # the Ray cluster; "" starts a local Ray instance
 
 

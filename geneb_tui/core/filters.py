@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from store.vocab.suites import DEFAULT as DEFAULT_SUITE
+
 METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "Acc", "f1_macro": "F1"}
 SCALE_BANDS: tuple[str, ...] = ("<100M", "100M-1B", ">1B", "custom")
-DEFAULT_SUITE = "geneb-v1"
 
 
 def parse_params(text: str) -> int | None:

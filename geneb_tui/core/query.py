@@ -43,10 +43,9 @@ from store.db import Snapshot, damage
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, REGIMES, name_of, protocol_with_hash
-
-# Suites the engine knows without a path (their tasks appear once materialised in the store).
-BUILTIN_SUITES = frozenset({"geneb-mini"})
+from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
+from store.vocab.suites import DEFAULT as DEFAULT_SUITE
+from store.vocab.suites import generated_suites
 
 
 @dataclass
@@ -74,11 +73,10 @@ class StoreSnapshot:
     def load(cls, paths: StorePaths, protocol_hash: str = GENEB_V1.hash) -> StoreSnapshot:
         snap = Snapshot(paths)   # one version of the results for everything shown
         scores = seed_means(snap, protocol_hash=protocol_hash)
-        seeds = (protocol_with_hash(protocol_hash) or GENEB_V1).seeds
-        done = (cell_states(snap.query, seeds={protocol_hash: len(seeds)})
+        done = (cell_states(snap.query, seeds=seed_counts([protocol_hash]))
                 .filter(pl.col("state") == "done").select("model", "task", "regime").unique())
         tasks = snap.query("SELECT * FROM tasks")
-        if tasks.is_empty() or "geneb-v1" not in set(tasks["suite"].to_list()):
+        if tasks.is_empty() or DEFAULT_SUITE not in set(tasks["suite"].to_list()):
             tasks = pl.concat([tasks, tasks_frame(geneb_v1_tasks())], how="diagonal_relaxed")
             tasks = tasks.unique("task_id", keep="first", maintain_order=True)
         suite_tasks = materialised_suite_tasks(paths)
@@ -110,9 +108,9 @@ class StoreSnapshot:
         )
 
     def suites(self) -> list[str]:
-        known = set(self.tasks["suite"].to_list()) - {"geneb-v1"}
-        return ["geneb-v1",
-                *sorted((self._with_results() | known | BUILTIN_SUITES) - {"geneb-v1"})]
+        known = set(self.tasks["suite"].to_list())
+        return [DEFAULT_SUITE,
+                *sorted((self._with_results() | known | generated_suites()) - {DEFAULT_SUITE})]
 
     def suite_to_open(self, preferred: str) -> str:
         """`preferred` when it has results, else the first suite that has (a fresh `make demo`
@@ -127,7 +125,7 @@ class StoreSnapshot:
         the dashboard opens, to the first suite with results (`suite_to_open`); the category
         is dropped whenever the suite changes."""
         if filters.suite not in self.suites():
-            filters = filters.with_(suite="geneb-v1", category=None)
+            filters = filters.with_(suite=DEFAULT_SUITE, category=None)
         suite = self.suite_to_open(filters.suite) if opening else filters.suite
         return filters if suite == filters.suite else filters.with_(suite=suite, category=None)
 

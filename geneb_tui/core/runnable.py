@@ -43,9 +43,9 @@ from store.vocab.encoder_kinds import (
     UNPUBLISHED,
     adapter_of,
     extractor_problem,
-    is_pinned,
     what_to_do,
 )
+from store.vocab.revisions import is_pinned
 
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 BYTES_PER_PARAM = 4              # float32 weights (engine/encoders/hf.py loads in float32)

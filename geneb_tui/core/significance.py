@@ -50,6 +50,7 @@ from store.analyses.uncertainty import (
     win_probabilities,
 )
 from store.catalog import TaskMeta
+from store.vocab.sources import LOCAL
 
 LEVEL = 0.95
 ALPHA = 0.05          # the Nemenyi CD and the Wilcoxon test (1 - LEVEL)
@@ -532,14 +533,14 @@ def pair_examples(root, a: str, b: str, task: str, regime: str, *,
         model, source = _model_of(entry)
         preds = (read_predictions(paths, model=model, task=task, regime=regime,
                                   protocol_hash=GENEB_V1.hash)
-                 if source in (None, "local") else None)
+                 if source in (None, LOCAL) else None)
         found[entry] = preds if preds is not None and preds.height else None
     missing = [e for e, f in found.items() if f is None]
     if len(missing) == 2:
         return None
     if missing:
         (entry,) = missing
-        why = NO_PREDICTIONS if _model_of(entry)[1] not in (None, "local") else \
+        why = NO_PREDICTIONS if _model_of(entry)[1] not in (None, LOCAL) else \
             "it has no stored predictions for this task and regime (run `geneb-engine fill`)"
         return f"Per-example tests on {task} ({regime}): {entry}: {why}."
     pa, pb = found[a], found[b]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from store.vocab.sources import LOCAL
+
 # Provenance -> the style of its badge in the Source column (the full word, never cut).
 SOURCE_STYLES: dict[str, str] = {
     "official": "bold green",
     "verified": "bold cyan",
     "self-reported": "bold yellow",
     "reproduced": "bold magenta",
-    "local": "bold bright_blue",
+    LOCAL: "bold bright_blue",
     "baseline": "bold",
 }

@@ -12,7 +12,6 @@ to download, where to put it and the command that imports the local copies.
 
 from __future__ import annotations
 
-import re
 import urllib.request
 from pathlib import Path
 
@@ -21,12 +20,12 @@ from store.catalog import official_model_ids
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import safe_name
+from store.vocab.revisions import commit_of
 
 OFFICIAL_REPO = "darlednik/GENEB"
 OFFICIAL_COMMIT = "e14bb8208e57f01f7d809a08dc0b3e31174d6f25"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/submissions/{name}"
 TIMEOUT_S = 30
-_SHA = re.compile(r"^[0-9a-fA-F]{40}$")
 
 
 def official_dir(paths: StorePaths, commit: str = OFFICIAL_COMMIT) -> Path:
@@ -41,11 +40,12 @@ def official_file_names() -> list[str]:
 
 def pinned_commit(commit: str) -> str:
     """`commit` as a full SHA (lower case), or a GenebError saying what to give."""
-    if not _SHA.match(commit):
+    sha = commit_of(commit)
+    if sha is None:
         raise GenebError(f"--commit {commit!r}: not a commit SHA; give the full 40-character "
                          f"SHA of a github.com/{OFFICIAL_REPO} commit (the shipped data is at "
                          f"{OFFICIAL_COMMIT})")
-    return commit.lower()
+    return sha
 
 
 def fetch_url(url: str) -> bytes:

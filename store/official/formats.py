@@ -29,10 +29,9 @@ from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks, official_mod
 from store.vocab.errors import GenebError
 from store.vocab.ids import ID_RULE, id_problem, safe_name
 from store.vocab.protocol import REGIMES
+from store.vocab.sources import SUBMISSION_PROVENANCES  # 'official' only for the authors' 40 models
 
 SCHEMA_VERSION = "1.0"
-# Provenances a submission may declare; 'official' only for the benchmark authors' 40 models.
-SUBMISSION_PROVENANCES: tuple[str, ...] = ("official", "verified", "reproduced", "self-reported")
 # The source of the result rows imported from a leaderboard_tasks.json (it states no provenance).
 LEADERBOARD_SOURCE = "leaderboard"
 # Official metric name -> result column.

@@ -32,10 +32,11 @@ from store.analyses.scores import scores_of
 from store.atomic import write_text_atomic
 from store.catalog import CATEGORY_ORDER, geneb_v1_tasks
 from store.db import Snapshot
-from store.official.formats import METRIC_COLUMNS, SUBMISSION_PROVENANCES, Submission
+from store.official.formats import METRIC_COLUMNS, Submission
 from store.official.submission import entry_provenance, missing_cells, model_meta
 from store.seedmeans import seed_means
 from store.vocab.protocol import REGIMES
+from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 
 LEADERBOARD_FILES: tuple[str, str] = ("leaderboard.json", "leaderboard_tasks.json")
 
@@ -90,7 +91,7 @@ def source_order(present: Iterable[str]) -> list[str]:
     """The sources a leaderboard's rows come from by default, in order of preference: the
     submission provenances (official first), local, then the store's other sources (the rows
     of an imported leaderboard_tasks.json among them), sorted."""
-    first = [*SUBMISSION_PROVENANCES, "local"]
+    first = [*SUBMISSION_PROVENANCES, LOCAL]
     return [*first, *sorted(set(present) - set(first))]
 
 

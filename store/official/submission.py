@@ -45,7 +45,6 @@ from store.official.data import document_bytes
 from store.official.formats import (
     LEADERBOARD_SOURCE,
     METRIC_COLUMNS,
-    SUBMISSION_PROVENANCES,
     Leaderboard,
     LeaderboardTasks,
     Problem,
@@ -60,7 +59,8 @@ from store.paths import StorePaths
 from store.tables.results import append_rows, open_for_writing
 from store.vocab.errors import GenebError, brief
 from store.vocab.ids import safe_name
-from store.vocab.protocol import GENEB_V1, REGIME_K, REGIMES, SEEDS
+from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS, is_few_shot
+from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 
 _COMPARED = ["model", "source", "task", "regime", "mcc", "acc", "f1_macro", "engine_version"]
 # The fields of an official submission's `meta`, in the order the official tools write them.
@@ -233,7 +233,7 @@ def missing_cells(means: pl.DataFrame) -> list[str]:
             cell = cells.get((task.task_id, regime))
             if cell is None or any(cell[m] is None for m in METRIC_COLUMNS.values()):
                 lines.append(f"{regime} {task.task_id}: no result")
-            elif REGIME_K[regime] is not None and 0 < cell["n_seeds"] < len(SEEDS):
+            elif is_few_shot(regime) and 0 < cell["n_seeds"] < len(SEEDS):
                 lines.append(f"{regime} {task.task_id}: {cell['n_seeds']} of {len(SEEDS)} seeds")
     return lines
 
@@ -288,7 +288,7 @@ def _no_results(paths: StorePaths, model_id: str, source: str, protocol_hash: st
                  [model_id, protocol_hash])["source"].to_list()
     if held:
         fix = f"its results are of source {', '.join(held)}: give --source {held[0]}"
-    elif source == "local":
+    elif source == LOCAL:
         fix = "compute them with `geneb-engine fill` first"
     elif source == "official":
         fix = "import them with `geneb-engine import --official`"
@@ -298,7 +298,7 @@ def _no_results(paths: StorePaths, model_id: str, source: str, protocol_hash: st
 
 
 def export_submission(paths: StorePaths, model_id: str, out_path: str | os.PathLike,
-                      protocol_hash: str = GENEB_V1.hash, *, source: str = "local",
+                      protocol_hash: str = GENEB_V1.hash, *, source: str = LOCAL,
                       engine: str = "geneb-engine", harness_version: str | None = None,
                       meta: Mapping[str, object] | None = None) -> Path:
     """Write `model_id`'s `source` results as an official schema-1.0 submission.

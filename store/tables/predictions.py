@@ -31,6 +31,7 @@ import pyarrow as pa
 from store.paths import StorePaths
 from store.tables.results import Table, read_files, read_state
 from store.tables.schema import KEY
+from store.vocab.sources import LOCAL
 
 PREDICTION_SCHEMA = pa.schema([
     ("model", pa.string()),
@@ -168,7 +169,7 @@ def missing_reason(paths: StorePaths, model: str, task: str | None = None) -> st
 
     sources = query(paths, "SELECT DISTINCT source FROM results WHERE model = ?",
                     [model])["source"].to_list()
-    if sources and "local" not in sources:
+    if sources and LOCAL not in sources:
         return f"model {model}: {NO_PREDICTIONS}"
     where = f" on task {task}" if task else ""
     return (f"model {model}{where}: no stored predictions (no local run on the current data, "

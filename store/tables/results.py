@@ -51,6 +51,7 @@ from store.tables.delta_log import log_versions, newest_version
 from store.tables.schema import FILE_SCHEMA, PARTITIONS, RESULT_SCHEMA, rows_table
 from store.vocab.errors import GenebError, brief
 from store.vocab.ids import path_part
+from store.vocab.sources import LOCAL
 
 COMPACT_AT = 16          # files in one partition that trigger its compaction
 RETENTION_HOURS = 24     # removed files outlive every reader's snapshot by far
@@ -352,12 +353,12 @@ def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
             pred_files = _files(_handle(paths, table=PREDICTIONS))
             _append(paths, predictions_table(keep), "fill", PREDICTIONS, model=model, task=task)
         written = _append(paths, rows_table(todo), "fill", model=model, task=task) if todo else 0
-    in_partition = sum(f.source == "local" and f.model == model for f in files)
+    in_partition = sum(f.source == LOCAL and f.model == model for f in files)
     if written and in_partition + 1 >= COMPACT_AT:
-        compact(paths, {("local", model)})
+        compact(paths, {(LOCAL, model)})
     if pred_files is not None and \
-            sum(f.source == "local" and f.model == model for f in pred_files) + 1 >= COMPACT_AT:
-        compact(paths, {("local", model)}, PREDICTIONS)
+            sum(f.source == LOCAL and f.model == model for f in pred_files) + 1 >= COMPACT_AT:
+        compact(paths, {(LOCAL, model)}, PREDICTIONS)
     return written
 
 
@@ -399,7 +400,7 @@ def _done_cells(paths: StorePaths, files: Iterable[DataFile], model: str, task: 
 
     from store.cells import cell_states
 
-    files = [f for f in files if f.source == "local" and f.model == model
+    files = [f for f in files if f.source == LOCAL and f.model == model
              and (f.tasks[0] is None or f.tasks[0] <= task <= (f.tasks[1] or task))]
     rows, _ = read_files(paths, files)
     con = _CHECKS.get(os.getpid())
@@ -409,7 +410,7 @@ def _done_cells(paths: StorePaths, files: Iterable[DataFile], model: str, task: 
     try:
         states = cell_states(lambda sql, params: con.sql(sql, params=params).pl(), "_pair_rows",
                              seeds=seeds, data_hashes={task: data_hash} if data_hash else {},
-                             where="r.task = ? AND r.source = 'local'", params=[task])
+                             where=f"r.task = ? AND r.source = '{LOCAL}'", params=[task])
     finally:
         con.unregister("_pair_rows")
     return {(r["protocol_hash"], r["regime"])

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from store.paths import StorePaths
 from store.tables.results import Table, append_rows, read_files, read_state
+from store.vocab.sources import LOCAL
 
 RUN_SCHEMA = pa.schema([
     ("model", pa.string()),
@@ -65,7 +66,7 @@ def run_row(model: str, task: str, split: str, stats: Mapping, *, data_hash: str
             "oom_retries": stats.get("n_oom_retries"),
             "peak_memory_bytes": stats.get("peak_memory_bytes"), "params": stats.get("params"),
             "tflops": stats.get("tflops"), "mfu": stats.get("mfu"),
-            "engine_version": engine_version, "source": "local",
+            "engine_version": engine_version, "source": LOCAL,
             "created_at": datetime.now(UTC)}
 
 

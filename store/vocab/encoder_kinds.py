@@ -11,7 +11,6 @@ checks that need its code (`engine/encoders/__init__.py`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,11 +146,3 @@ def extractor_problem(spec: str) -> str:
         return ""
     return (f"its extractor {file} is not a file" if path.exists() else
             f"its extractor file {file} does not exist")
-
-
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-
-
-def is_pinned(revision: str | None) -> bool:
-    """A full commit hash (a branch or tag name can move under you): what remote code needs."""
-    return bool(revision) and bool(_COMMIT.match(str(revision)))

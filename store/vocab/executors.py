@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-EXECUTORS: tuple[str, ...] = ("local", "ray")
+IN_PROCESS = "local"   # this process and its `--jobs` workers; also the telemetry's worker name
+RAY = "ray"
+EXECUTORS: tuple[str, ...] = (IN_PROCESS, RAY)
 _ADDRESS = re.compile(r"^(ray://)?[A-Za-z0-9._-]+:(\d{1,5})$")
 
 

@@ -28,11 +28,35 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 
 SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
 REGIMES: tuple[str, ...] = ("full", "10shot", "1shot")
 METRICS: tuple[str, ...] = ("mcc", "acc", "f1_macro")   # the stored metric columns
 REGIME_K: dict[str, int | None] = {"full": None, "10shot": 10, "1shot": 1}
+"""Examples per class of each regime's training set; None: the whole train split."""
+FEW_SHOT_REGIMES: tuple[str, ...] = tuple(r for r in REGIMES if REGIME_K[r] is not None)
+
+
+def is_few_shot(regime: str) -> bool:
+    """Whether `regime` fits on k examples per class (10shot, 1shot) rather than the whole train
+    split: the one rule for every "few-shot" decision (sampling, degradation, the views)."""
+    return REGIME_K[regime] is not None
+
+
+class Probe(StrEnum):
+    """The probe a protocol fits on the embeddings."""
+
+    LOGREG = "logreg"   # L2 logistic regression (geneb-v1's)
+    MLP = "mlp"         # one hidden layer of ReLU units
+
+
+class Solver(StrEnum):
+    """How a protocol's probe is fitted; each solver has one runner (`engine.probes.RUNNERS`)."""
+
+    SKLEARN_LBFGS = "sklearn-lbfgs"                      # geneb-v1 exactly, as the official harness
+    TORCH_LBFGS = "torch-lbfgs"                          # the batched solvers of the variants
+    SKLEARN_LBFGS_ARRAY_API = "sklearn-lbfgs-array-api"  # scikit-learn's lbfgs on torch tensors
 
 
 @dataclass(frozen=True)
@@ -40,9 +64,8 @@ class Protocol:
     """A probe protocol. `name` is a label; `hash` is what identifies it."""
 
     name: str = "geneb-v1"
-    probe: str = "logreg"          # "logreg" or "mlp"
-    solver: str = "sklearn-lbfgs"  # "sklearn-lbfgs" (exact official path), "torch-lbfgs" or
-                                   # "sklearn-lbfgs-array-api" (engine.probes.RUNNERS)
+    probe: Probe = Probe.LOGREG
+    solver: Solver = Solver.SKLEARN_LBFGS
     C: float = 1.0
     max_iter: int = 1000
     standardize: bool = False
@@ -50,11 +73,16 @@ class Protocol:
     hidden: int | None = None      # MLP hidden width
     seeds: tuple[int, ...] = SEEDS
 
+    def __post_init__(self) -> None:
+        # a plain string names its member (the hash is the same: a member is its string)
+        object.__setattr__(self, "probe", Probe(self.probe))
+        object.__setattr__(self, "solver", Solver(self.solver))
+
     @property
     def shares_full_fit(self) -> bool:
         """Whether one full-regime fit stands for every seed: the logistic probe's (its fit does
         not depend on the seed), not the MLP's (initialised from the seed)."""
-        return self.probe == "logreg"
+        return self.probe is Probe.LOGREG
 
     def identity(self) -> dict:
         """What the hash covers: every field but `name`."""
@@ -70,7 +98,7 @@ class Protocol:
 
 
 GENEB_V1 = Protocol()
-GENEB_V1_ARRAY_API = Protocol(name="geneb-v1-array-api", solver="sklearn-lbfgs-array-api")
+GENEB_V1_ARRAY_API = Protocol(name="geneb-v1-array-api", solver=Solver.SKLEARN_LBFGS_ARRAY_API)
 
 SWEEP_CS: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 CONVERGED_TOL = 1e-6
@@ -86,7 +114,7 @@ def converged_protocol(C: float = 1.0, standardize: bool = True) -> Protocol:
         name = "geneb-v1-converged"
     else:
         name = f"converged-C{C:g}{'' if standardize else '-unscaled'}"
-    return Protocol(name=name, solver="torch-lbfgs", C=C, standardize=standardize,
+    return Protocol(name=name, solver=Solver.TORCH_LBFGS, C=C, standardize=standardize,
                     max_iter=CONVERGED_MAX_ITER, tol=CONVERGED_TOL)
 
 
@@ -98,7 +126,7 @@ def sweep_protocols(Cs: Sequence[float] = SWEEP_CS,
 
 def mlp_protocol(hidden: int = MLP_HIDDEN, C: float = 1.0, standardize: bool = True) -> Protocol:
     """The one-hidden-layer MLP probe, named `mlp-h<hidden>`."""
-    return Protocol(name=f"mlp-h{hidden}", probe="mlp", solver="torch-lbfgs", C=C,
+    return Protocol(name=f"mlp-h{hidden}", probe=Probe.MLP, solver=Solver.TORCH_LBFGS, C=C,
                     standardize=standardize, max_iter=MLP_MAX_ITER, tol=MLP_TOL, hidden=hidden)
 
 
@@ -143,3 +171,15 @@ def name_of(protocol_hash: str) -> str:
     """The name of the named protocol with this hash, else the hash itself."""
     protocol = _BY_HASH.get(protocol_hash)
     return protocol_hash if protocol is None else protocol.name
+
+
+
+def seed_counts(protocols: Iterable[Protocol | str]) -> dict[str, int]:
+    """Protocol hash -> how many seeds a done cell of it covers (`store.cells`), for protocols
+    or their hashes: the one map every reader of the done rule asks with. A hash the table lacks
+    (an imported or older protocol) counts geneb-v1's seeds, as every GENEB protocol has."""
+    out = {}
+    for p in protocols:
+        protocol = p if isinstance(p, Protocol) else _BY_HASH.get(p, GENEB_V1)
+        out[p if isinstance(p, str) else p.hash] = len(protocol.seeds)
+    return out

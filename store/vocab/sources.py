@@ -1,0 +1,14 @@
+"""Where a result row comes from: its `source` column (`store.tables.schema`).
+
+`LOCAL` rows were computed by this tool (`geneb-engine fill`); every other source is the
+provenance of an imported official submission. The catalog's model provenances add `baseline`
+(the weight-free k-mer models) to these.
+"""
+
+from __future__ import annotations
+
+LOCAL = "local"
+SUBMISSION_PROVENANCES: tuple[str, ...] = ("official", "verified", "reproduced", "self-reported")
+"""An official submission's `meta.provenance` (schema 1.0), and the source of its imported rows."""
+SOURCES: tuple[str, ...] = (LOCAL, *SUBMISSION_PROVENANCES)
+"""Every source a result row may have, local first."""
