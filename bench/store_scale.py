@@ -2,7 +2,7 @@
 
 Builds two synthetic stores of N models x the 100 geneb-v1 tasks x 15 rows (3 regimes x 5
 seeds), written as `fill` writes them: pair by pair, one commit each through
-`store.tables.results.append_pair` (the done-check under the pair's commit lock included),
+`store.tables.pair_commit.append_pair` (the done-check under the pair's commit lock included),
 partitions
 compacted as they fill up and all of them at the end, from `--writers` processes at once. Then
 times, as separate processes, and prints the median wall time and peak memory (max RSS) of:
@@ -60,7 +60,7 @@ def write_models(root: str, first: int, count: int) -> None:
 
     from store.catalog import geneb_v1_tasks
     from store.paths import resolve_store
-    from store.tables.results import append_pair
+    from store.tables.pair_commit import append_pair
     from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
 
     paths = resolve_store(root)
@@ -89,8 +89,9 @@ def write_models(root: str, first: int, count: int) -> None:
 
 def build(root: Path, n_models: int, writers: int) -> float:
     """The store at `root`; returns the seconds per pair commit (wall / pairs)."""
-    from store.catalog import ModelMeta, geneb_v1_tasks, register_models, register_tasks
+    from store.catalog import ModelMeta, geneb_v1_tasks
     from store.paths import resolve_store
+    from store.tables.catalogs import register_models, register_tasks
     from store.tables.results import compact, vacuum
 
     paths = resolve_store(root)

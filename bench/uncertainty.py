@@ -37,10 +37,10 @@ def official_scores() -> tuple[dict[tuple[str, str], object], object]:
     """({(regime, metric): scores frame}, the models frame) of the 40 official models, read
     from a fresh store."""
     from store.analyses import scores_of, seed_means
-    from store.catalog import models_with_builtins
     from store.official.data import official_tree
     from store.official.submission import import_files
     from store.paths import resolve_store
+    from store.tables.catalogs import models_with_builtins
     from store.vocab.protocol import METRICS, REGIMES
 
     with tempfile.TemporaryDirectory(prefix="geneb-uncertainty-") as tmp:

@@ -101,7 +101,7 @@ def _tell_store_changed(args) -> None:
 
 def _report_damage(command: str) -> None:
     """Damaged store files the command met (each once; their cells read as missing)."""
-    db = sys.modules.get("store.db")    # never imported just for this
+    db = sys.modules.get("store.damage")    # never imported just for this
     for message in db.damage() if db else ():
         print(f"geneb-engine {command}: warning: {message}", file=sys.stderr)
 

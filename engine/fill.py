@@ -44,13 +44,15 @@ from engine.pairs import (
 from engine.planner import PairWork, Plan, plan
 from engine.suites import Suite
 from engine.workers import auto_jobs, init_probe_worker
-from store.catalog import LetterCounts, ModelMeta, TaskMeta, register_models, register_tasks
+from store.catalog import LetterCounts, ModelMeta, TaskMeta
 from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
 from store.sweep import sweep
+from store.tables.catalogs import register_models, register_tasks
+from store.tables.data_files import RESULTS
 from store.tables.predictions import PREDICTIONS
-from store.tables.results import RESULTS, compact, open_for_writing, vacuum
+from store.tables.results import compact, open_for_writing, vacuum
 from store.tables.telemetry import RUNS
 from store.vocab.executors import IN_PROCESS
 from store.vocab.protocol import GENEB_V1, Protocol

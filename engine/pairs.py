@@ -19,8 +19,8 @@ from engine.suites import Suite
 from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
 from store.paths import StorePaths
+from store.tables.pair_commit import append_pair, done_in_table
 from store.tables.predictions import prediction_rows
-from store.tables.results import append_pair, done_in_table
 from store.tables.telemetry import record_runs, run_row
 from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS

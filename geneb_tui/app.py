@@ -45,10 +45,10 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core import idle_gc
+from geneb_tui.core.content_cache import cache_of, table_key
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.start import Start
-from geneb_tui.core.view_cache import cache_of, main_table, precompute_tables, table_key
 from geneb_tui.messages import (
     ExportFinished,
     IntervalsReady,
@@ -71,8 +71,8 @@ SHUTDOWN_WAIT_S = 5.0   # the longest the app's shutdown waits for a screen moun
 
 if TYPE_CHECKING:
     # polars, duckdb and pyarrow load in the first worker, so the first frame does not wait.
+    from geneb_tui.core.intervals import Intervals
     from geneb_tui.core.query import StoreSnapshot, TableView
-    from geneb_tui.core.significance import Intervals
 
 
 REGISTRY = frozenset(a.action for a in ACTIONS)
@@ -355,6 +355,8 @@ class GenebApp(App[None]):
 
     @work(thread=True, exclusive=True, group="view")
     def _build_view(self, snap: StoreSnapshot, request: tuple, token: int) -> None:
+        from geneb_tui.core.view_cache import main_table  # lazy: polars, after the first frame
+
         try:
             view = main_table(snap, request)
         except Exception as exc:  # shown to the user, never a traceback over the UI
@@ -530,6 +532,8 @@ class GenebApp(App[None]):
     def _precompute_tables(self, snap: StoreSnapshot, shown: tuple, tables: list[tuple]) -> None:
         """The main tables one key away from the request `shown`, after the table and its
         rank intervals (stops when the selection moves on): `view_cache.precompute_tables`."""
+        from geneb_tui.core.view_cache import precompute_tables  # lazy: polars
+
         precompute_tables(snap, tables, current=lambda: self.snapshot is snap
                           and self._request() == shown and self._main_on_top())
 
@@ -544,7 +548,7 @@ class GenebApp(App[None]):
     def _precompute_views(self, snap: StoreSnapshot, filters: Filters) -> None:
         """The views' content for this selection, after the table and its rank intervals
         (lowest priority; stops when the selection moves on): `geneb_tui.core.view_cache`."""
-        from geneb_tui.core.view_cache import precompute
+        from geneb_tui.core.view_cache import precompute  # lazy: polars
 
         def views_cached() -> None:   # the views' own content; the task drill-downs next
             self._views_cached = (snap, filters)

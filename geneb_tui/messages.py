@@ -10,8 +10,8 @@ from textual.message import Message
 
 if TYPE_CHECKING:  # the store stack (polars, duckdb) loads in a worker, after the first frame
     from geneb_tui.core.fill import FillEvent
+    from geneb_tui.core.intervals import Intervals
     from geneb_tui.core.query import StoreSnapshot, TableView
-    from geneb_tui.core.significance import Intervals
 
 
 @dataclass

@@ -11,7 +11,7 @@ import csv
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, astuple, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +22,6 @@ from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 from store.vocab.suites import GENEB_V1_SUITE
 
 if TYPE_CHECKING:
-    import polars as pl
     from packaging.specifiers import SpecifierSet
 
 CATALOG_DIR = Path(__file__).parent / "catalogs"
@@ -351,100 +350,6 @@ def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:
     return models
 
 
-def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) -> pl.DataFrame:
-    """The store's model catalog, completed with the entries of `known` it lacks (default:
-    the built-in and user models, `load_models(paths.user_models)`, whose GenebError names a
-    broken `models.toml`); a stored entry wins."""
-    import polars as pl
-
-    from store.db import read_catalog
-
-    stored = read_catalog(paths, "models")
-    known = load_models(paths.user_models) if known is None else known
-    ids = set(stored["model_id"])
-    extra = [m for m in known.values() if m.model_id not in ids]
-    return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
-
-
 def official_model_ids() -> frozenset[str]:
     """The benchmark authors' curated models (the only ones that may claim 'official')."""
     return frozenset(m.model_id for m in load_models().values() if m.provenance == "official")
-
-
-def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
-                data_hashes: Mapping[str, str] | None = None,
-                letters: Mapping[str, LetterCounts] | None = None) -> pl.DataFrame:
-    """The task catalog's rows; `data_hash` is the task's current data (`store.cells`) and
-    `letters_*` what its sequences hold (`LetterCounts`), NULL where not known."""
-    import polars as pl
-
-    hashes, letters = data_hashes or {}, letters or {}
-    columns = LetterCounts.columns()
-
-    def counts(task_id: str) -> dict:
-        known = letters.get(task_id)
-        values = astuple(known) if known is not None else (None,) * len(columns)
-        return dict(zip(columns, values, strict=True))
-
-    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id), **counts(t.task_id)}
-                         for t in tasks],
-                        schema={"task_id": pl.String, "label": pl.String, "category": pl.String,
-                                "suite": pl.String, "source_benchmark": pl.String,
-                                "data_hash": pl.String, **dict.fromkeys(columns, pl.Int64)})
-
-
-def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
-    import polars as pl
-
-    rows = [{**asdict(m), "scale_band": m.scale_band} for m in models]
-    schema = {f.name: (pl.Int64 if f.name in ("params", "encoder_k", "max_tokens", "batch_size",
-                                              "random_init")
-                       else pl.String) for f in fields(ModelMeta)}
-    schema["scale_band"] = pl.String
-    return pl.DataFrame(rows, schema=schema)
-
-
-def _upsert(paths, name: str, new: pl.DataFrame, key: str, keep: tuple[str, ...] = ()) -> None:
-    """Replace the rows of catalog `name` with the same key and keep the rest (columns in
-    `keep` keep their stored value where the new one is NULL); read-modify-write under the
-    catalog lock, written atomically."""
-    import polars as pl
-    import pyarrow.parquet as pq
-
-    from store.atomic import write_atomic
-    from store.failpoints import reach
-    from store.locks import named_lock
-
-    path = paths.catalog_table(name)
-    with named_lock(paths, "catalog"):
-        if path.exists():
-            try:
-                old = pl.from_arrow(pq.read_table(path))
-            except Exception:   # a damaged catalog is rebuilt from what is registered now
-                old = new.clear()
-            kept = [c for c in keep if c in old.columns]    # an older catalog may lack some
-            if kept:
-                stored = old.select(key, *kept)
-                new = (new.join(stored, on=key, how="left", suffix="_stored")
-                       .with_columns(pl.coalesce(c, f"{c}_stored").alias(c) for c in kept)
-                       .drop(f"{c}_stored" for c in kept))
-            new = pl.concat([old.filter(~pl.col(key).is_in(new[key].implode())), new],
-                            how="diagonal_relaxed")
-        write_atomic(path, lambda tmp: new.write_parquet(tmp))
-        reach("catalog-written")
-
-
-def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None,
-                   letters: Mapping[str, LetterCounts] | None = None) -> None:
-    """Record tasks in `<store>/catalog/tasks.parquet` (what results refer to), with the hash of
-    their current data and its letter counts where given (a task keeps its recorded ones
-    otherwise)."""
-    if tasks:
-        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters), "task_id",
-                keep=("data_hash", *LetterCounts.columns()))
-
-
-def register_models(paths, models) -> None:
-    """Record models in `<store>/catalog/models.parquet`."""
-    if models:
-        _upsert(paths, "models", models_frame(list(models)), "model_id")

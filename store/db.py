@@ -27,22 +27,11 @@ import duckdb
 import polars as pl
 
 from store.cells import CURRENT_DATA_SQL, CURRENT_RESULTS_SQL, STALE_RESULTS_SQL
+from store.damage import REPAIR, note
 from store.paths import StorePaths
+from store.tables.catalogs import read_catalog
 from store.tables.results import DataFile, read_files, read_state
 from store.tables.schema import KEY, RESULT_SCHEMA
-from store.vocab.errors import brief
-
-_DAMAGE: dict[str, str] = {}   # what was found damaged (file -> message), once per process
-_REPAIR = "run `geneb-engine doctor --repair`"
-
-
-def damage() -> list[str]:
-    """Every damage message this process met so far, once each."""
-    return list(_DAMAGE.values())
-
-
-def _note(key: str, message: str) -> None:
-    _DAMAGE.setdefault(key, message)
 
 
 def _constant(value: str, n: int):
@@ -65,20 +54,20 @@ class Snapshot:
         state = read_state(paths)
         self.version: int | None = state.version if state else None
         for problem in state.problems if state else ():
-            _note(problem, problem)
+            note(problem, problem)
         self._files: list[DataFile] = []
         for f in state.files if state else ():
             full = paths.results / f.path
             try:
                 size = full.stat().st_size
             except OSError:
-                _note(str(full), f"{full}: missing; it held {f.held()}, which read as missing; "
-                                 f"{_REPAIR}")
+                note(str(full), f"{full}: missing; it held {f.held()}, which read as missing; "
+                                 f"{REPAIR}")
                 continue
             if size != f.size:
-                _note(str(full), f"{full}: {size} bytes instead of {f.size} (truncated or "
+                note(str(full), f"{full}: {size} bytes instead of {f.size} (truncated or "
                                  f"overwritten); it held {f.held()}, which read as missing; "
-                                 f"{_REPAIR}")
+                                 f"{REPAIR}")
                 continue
             self._files.append(f)
         self._con: duckdb.DuckDBPyConnection | None = None
@@ -160,8 +149,8 @@ class Snapshot:
         _, broken = read_files(self.paths, self._files)
         for f in broken:
             full = self.paths.results / f.path
-            _note(str(full), f"{full}: cannot be read (garbled; its checksums or structure do "
-                             f"not hold); it held {f.held()}, which read as missing; {_REPAIR}")
+            note(str(full), f"{full}: cannot be read (garbled; its checksums or structure do "
+                             f"not hold); it held {f.held()}, which read as missing; {REPAIR}")
         if not broken:
             return False
         self._files = [f for f in self._files if f not in broken]
@@ -183,29 +172,6 @@ Source = StorePaths | Snapshot
 
 def snapshot_of(source: Source) -> Snapshot:
     return source if isinstance(source, Snapshot) else Snapshot(source)
-
-
-def read_catalog(paths: StorePaths, name: str) -> pl.DataFrame:
-    """A catalog table; the empty table when it is missing, and when it cannot be read (then
-    reported once: `geneb-engine doctor --repair` rebuilds it)."""
-    from store.catalog import models_frame, tasks_frame
-
-    empty = (tasks_frame if name == "tasks" else models_frame)([])
-    f = paths.catalog_table(name)
-    if not f.exists():
-        return empty
-    try:
-        import pyarrow.parquet as pq
-
-        # one file, read as such (`pq.read_table` goes through pyarrow.dataset, which imports
-        # pandas: ~250 ms on the dashboard's cold start)
-        with pq.ParquetFile(f) as parquet:
-            frame = pl.from_arrow(parquet.read())
-    except Exception as exc:
-        _note(str(f), f"{f}: cannot be read ({brief(exc)}); using the built-in "
-                      f"catalogs; {_REPAIR}")
-        return empty
-    return pl.concat([empty, frame], how="diagonal_relaxed")
 
 
 def query(source: Source, sql: str, params: list | None = None) -> pl.DataFrame:

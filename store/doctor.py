@@ -71,8 +71,9 @@ def check_results(paths: StorePaths, table=None) -> list[Finding]:
     """The results table's log and data files (`table`: another table of `store.tables.results`,
     e.g.
     `store.tables.predictions.PREDICTIONS`, checked the same way)."""
+    from store.tables.data_files import RESULTS
     from store.tables.migrate import needs_migration
-    from store.tables.results import RESULTS, read_files, read_state
+    from store.tables.results import read_files, read_state
 
     table = table or RESULTS
     kind, root = table.name, table.root(paths)
@@ -114,8 +115,8 @@ def check_results(paths: StorePaths, table=None) -> list[Finding]:
 
 def _tables() -> tuple:
     """The store's Delta tables, in the order they are checked and repaired."""
+    from store.tables.data_files import RESULTS
     from store.tables.predictions import PREDICTIONS
-    from store.tables.results import RESULTS
     from store.tables.telemetry import RUNS
 
     return RESULTS, PREDICTIONS, RUNS
@@ -250,8 +251,9 @@ def _repair_results(paths: StorePaths, findings: list[Finding], aside: Path,
                     table=None) -> None:
     from deltalake.transaction import RemoveAction
 
+    from store.tables.data_files import RESULTS
     from store.tables.migrate import migrate_fragments, needs_migration
-    from store.tables.results import RESULTS, commit_actions, read_state
+    from store.tables.results import commit_actions, read_state
 
     table = table or RESULTS
     root = table.root(paths)
@@ -305,17 +307,10 @@ def _repair_catalogs(paths: StorePaths, findings: list[Finding], aside: Path) ->
 
 def rebuild_catalogs(paths: StorePaths, names: set[str]) -> None:
     """Rebuild the named catalogs from what the store knows without them."""
-    from store.catalog import (
-        ModelMeta,
-        TaskMeta,
-        geneb_v1_tasks,
-        load_models,
-        register_models,
-        register_tasks,
-        source_benchmark,
-    )
+    from store.catalog import ModelMeta, TaskMeta, geneb_v1_tasks, load_models, source_benchmark
     from store.db import query
     from store.manifest import materialised_suite_tasks
+    from store.tables.catalogs import register_models, register_tasks
 
     used = query(paths, "SELECT DISTINCT model, task, source FROM results_all")
     if "tasks" in names:

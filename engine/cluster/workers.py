@@ -18,11 +18,12 @@ from pathlib import Path
 from engine.encoders import EncoderOptions, build_encoder
 from engine.pairs import embed_pair, embedded_event, probe_pair, provenance_of, remaining
 from engine.suites import Suite
-from store.catalog import ModelMeta, register_models
+from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
 from store.failpoints import reach
 from store.locks import pair_lock, try_acquire
 from store.paths import StorePaths
+from store.tables.catalogs import register_models
 
 Todo = tuple   # ((Protocol, (regime, ...)), ...), as `engine.planner.PairWork.todo`
 

@@ -214,15 +214,15 @@ class StoreNames:
 
     @cached_property
     def _catalog_models(self):
-        from store.db import read_catalog
+        from store.tables.catalogs import read_catalog
 
         return read_catalog(self.paths, "models")
 
     @cached_property
     def _catalog_tasks(self):
         from store.catalog import geneb_v1_tasks
-        from store.db import read_catalog
         from store.manifest import materialised_suite_tasks
+        from store.tables.catalogs import read_catalog
 
         stored = read_catalog(self.paths, "tasks")
         pairs = [(t.task_id, t.category) for t in geneb_v1_tasks()]

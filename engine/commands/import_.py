@@ -12,7 +12,7 @@ from store.vocab.errors import GenebError
 
 
 def register(sub, common) -> None:
-    from store.official.fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
+    from store.official.data import OFFICIAL_COMMIT, OFFICIAL_REPO
 
     p = sub.add_parser(
         "import", parents=[common],

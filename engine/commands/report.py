@@ -136,7 +136,7 @@ def versus(snap, name: str, *, regime: str, metric: str,
 
 def _models(paths) -> pl.DataFrame:
     """The store's model catalog, completed with the built-in and user entries it lacks."""
-    from store.catalog import models_with_builtins
+    from store.tables.catalogs import models_with_builtins
 
     return models_with_builtins(paths)
 

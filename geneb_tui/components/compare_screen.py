@@ -22,7 +22,7 @@ from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.scale_plot import ScalePlot
 from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
-from geneb_tui.core import view_cache
+from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
@@ -92,11 +92,11 @@ class CompareScreen(SelectionScreen):
         worker (the tab shown first)."""
         self._token += 1
         self._payloads = {}
-        cache = view_cache.cache_of(self.snapshot)
+        cache = content_cache.cache_of(self.snapshot)
         first = self.active
         todo = []
         for name in [first, *(n for n, _ in VIEWS if n != first)]:
-            payload = cache.peek(view_cache.compare_key(name, self.filters, self.options))
+            payload = cache.peek(content_cache.compare_key(name, self.filters, self.options))
             if payload is None:
                 todo.append(name)
                 self._paint(name)

@@ -44,7 +44,7 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.components.removed import unless_removed
-from geneb_tui.core import fill, perf, runnable, view_cache
+from geneb_tui.core import content_cache, fill, perf, runnable, view_cache
 from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady, FillFinished, FillProgress
@@ -163,7 +163,7 @@ class MissingScreen(Screen[None]):
         list: from the cache at once, else from a worker."""
         self._token += 1
         args = (self.filters, self.regimes, self.choices.device)
-        cached = view_cache.cache_of(self.snapshot).peek(view_cache.missing_key(*args))
+        cached = content_cache.cache_of(self.snapshot).peek(content_cache.missing_key(*args))
         if cached is not None:
             self._apply(cached)
             return

@@ -28,7 +28,7 @@ from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.selection_screen import SelectionScreen
 from geneb_tui.components.view_table import ViewTable
-from geneb_tui.core import view_cache
+from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import Failed, Table
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
@@ -75,8 +75,8 @@ class SignificanceScreen(SelectionScreen):
     def recompute(self) -> None:
         self._token += 1
         self._pair_token += 1          # a pair of the previous selection is dropped too
-        key = view_cache.significance_key(self.filters)
-        cached = view_cache.cache_of(self.snapshot).peek(key)
+        key = content_cache.significance_key(self.filters)
+        cached = content_cache.cache_of(self.snapshot).peek(key)
         if cached is not None:
             self._show(cached)
             return
@@ -183,8 +183,8 @@ class SignificanceScreen(SelectionScreen):
             return
         self.pair = (a, b)
         self._pair_token += 1
-        cached = view_cache.cache_of(self.snapshot).peek(
-            view_cache.pair_key(self.filters, a, b))
+        cached = content_cache.cache_of(self.snapshot).peek(
+            content_cache.pair_key(self.filters, a, b))
         if cached is not None:
             self._show_pair(cached)
             return

@@ -15,7 +15,7 @@ from textual.widgets import Static
 from geneb_tui.actions import TASK_KEYS, bindings
 from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.view_table import ViewTable
-from geneb_tui.core import view_cache
+from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import Failed
 from geneb_tui.messages import ComparisonReady
 
@@ -34,8 +34,8 @@ class TaskScreen(ModalScreen[None]):
             yield ViewTable(id="task-table", classes="view-table")
 
     def on_mount(self) -> None:
-        cached = view_cache.cache_of(self.snapshot).peek(
-            view_cache.task_key(self.filters, self.task_id))
+        cached = content_cache.cache_of(self.snapshot).peek(
+            content_cache.task_key(self.filters, self.task_id))
         if cached is None:
             self._compute()
         else:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from geneb_tui.core.content_cache import cache_of
 from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.table_view import (
     META_COLUMNS,
@@ -24,24 +25,16 @@ from geneb_tui.core.table_view import (
     TableView,
     score_field,
 )
-from geneb_tui.core.view_cache import cache_of
 from store.analyses.aggregates import aggregates
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
-from store.catalog import (
-    CATEGORY_ORDER,
-    ModelMeta,
-    TaskMeta,
-    geneb_v1_tasks,
-    load_models,
-    models_frame,
-    models_with_builtins,
-    tasks_frame,
-)
+from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, geneb_v1_tasks, load_models
 from store.cells import cell_states
-from store.db import Snapshot, damage
+from store.damage import damage
+from store.db import Snapshot
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
+from store.tables.catalogs import models_frame, models_with_builtins, tasks_frame
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE

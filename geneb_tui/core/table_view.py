@@ -6,13 +6,11 @@ and `geneb_tui.core.query.build_view` builds one from a snapshot."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from geneb_tui.core.filters import METRIC_LABELS, Filters, format_params
+from geneb_tui.core.intervals import CellInterval, Intervals
 from store.vocab.protocol import GENEB_V1
-
-if TYPE_CHECKING:   # computed in a worker after the table is shown (geneb_tui.core.significance)
-    from geneb_tui.core.significance import CellInterval, Intervals
 
 META_COLUMNS: tuple[tuple[str, str], ...] = (
     ("display", "Model"),

@@ -1,120 +1,57 @@
-"""The views' computed content, cached per snapshot and view key (UI-free, thread-safe).
+"""The views' computations, cached per snapshot and view key (`core.content_cache`; UI-free).
 
 Every view (the comparison tabs, the Significance view and its two-model pair, the missing
-evaluations, the task drill-down) asks `cache_of(snapshot).get(key, compute)`: the first caller
-of a key computes it (in a worker), a second one waits for that computation instead of
-repeating it, later ones get the stored payload. `peek(key)` answers at once (None when not
-computed yet): what a screen paints when it opens. The keys hold everything the content
-depends on (the filters, the options), so a selection change can never show stale content; a
-new snapshot (Ctrl+R, a run) gets a new cache.
+evaluations, the task drill-down, the main table) computes its content here, once per key: a
+screen and `precompute` call the same functions with the same arguments.
 
-The main table is cached the same way, by request (`table_key`: filters, sort key,
-descending, rank scope), and inside it the ranks among every entry, which a search or a
-filter shares with the unfiltered table (`core.query.build_view`).
+The main table is cached by request (`table_key`: filters, sort key, descending, rank scope),
+and inside it the ranks among every entry, which a search or a filter shares with the
+unfiltered table (`core.query.build_view`).
 
 `precompute_tables(snapshot, requests, current)` builds main tables ahead (the app's requests
 one key away from the table shown), from a worker of their own. `precompute(snapshot, filters,
 choices, current)` fills the cache for a selection, in the order the views are likely opened
 (the first comparison tab, the Significance view and its default pair, the missing
-evaluations, the other comparison tabs, each task of the Tasks tab), from a
-background worker the app starts once the main table and its rank intervals are shown; it stops
-as soon as `current()` is false (the selection or the snapshot moved on). The content is the
-same as a screen computes itself: the same functions, the same arguments.
+evaluations, the other comparison tabs, each task of the Tasks tab), from a background worker
+the app starts once the main table and its rank intervals are shown; it stops as soon as
+`current()` is false (the selection or the snapshot moved on).
+
+This module imports polars (through the queries): the app imports it after its first frame.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import cache
 
+from geneb_tui.core import runnable
+from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, Table, compute, task_values
+from geneb_tui.core.content_cache import (
+    cache_of,
+    compare_key,
+    missing_key,
+    pair_key,
+    significance_key,
+    table_key,
+    task_key,
+)
+from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
-
-if TYPE_CHECKING:
-    from geneb_tui.core.fill import FillChoices
-    from geneb_tui.core.query import StoreSnapshot
-    from geneb_tui.core.runnable import Runnability
-    from geneb_tui.core.table_view import TableView
-
-MAX_ENTRIES = 256    # payloads kept per snapshot (oldest dropped first)
-
-
-class ViewCache:
-    """The computed payloads of one snapshot, by key."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._done: OrderedDict[Hashable, Any] = OrderedDict()
-        self._running: dict[Hashable, threading.Event] = {}
-
-    def peek(self, key: Hashable) -> Any | None:
-        with self._lock:
-            return self._done.get(key)
-
-    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """The payload of `key`, computed by `compute()` once (runs in the caller's thread; a
-        second caller waits for the first). An exception propagates and nothing is stored."""
-        while True:
-            with self._lock:
-                if key in self._done:
-                    return self._done[key]
-                event = self._running.get(key)
-                if event is None:
-                    event = self._running[key] = threading.Event()
-                    break
-            event.wait()
-        try:
-            payload = compute()
-            with self._lock:
-                self._done[key] = payload
-                while len(self._done) > MAX_ENTRIES:
-                    self._done.popitem(last=False)
-            return payload
-        finally:
-            with self._lock:
-                del self._running[key]
-            event.set()
-
-
-_CACHES: dict[int, tuple[weakref.ref, ViewCache]] = {}
-_CACHES_LOCK = threading.Lock()
-
-
-def cache_of(snapshot: StoreSnapshot) -> ViewCache:
-    """The cache of `snapshot` (one per snapshot object, dropped with it)."""
-    with _CACHES_LOCK:
-        for k in [k for k, (ref, _) in _CACHES.items() if ref() is None]:
-            del _CACHES[k]
-        hit = _CACHES.get(id(snapshot))
-        if hit is None or hit[0]() is not snapshot:
-            hit = _CACHES[id(snapshot)] = (weakref.ref(snapshot), ViewCache())
-        return hit[1]
-
-
-# -- the views' keys and computations (each screen and `precompute` use these) ----------------
-def table_key(request: tuple) -> tuple:
-    """A main-table request: (filters, sort key, descending, rank scope)."""
-    return ("table", request)
+from geneb_tui.core.query import StoreSnapshot, build_view, candidate_models, missing_cells
+from geneb_tui.core.runnable import Runnability
+from geneb_tui.core.significance import significance, store_seed_rows, two_models
+from geneb_tui.core.table_view import TableView
+from store.vocab.protocol import REGIMES
 
 
 def main_table(snap: StoreSnapshot, request: tuple) -> TableView:
     """The main table of `request` (`core.query.build_view`; an exception propagates)."""
-    from geneb_tui.core.query import build_view
-
     return cache_of(snap).get(table_key(request), lambda: build_view(snap, *request))
-
-
-def compare_key(name: str, filters: Filters, options) -> tuple:
-    return ("compare", name, filters, options)
 
 
 def compare_view(snap: StoreSnapshot, name: str, filters: Filters, options):
     """One comparison tab's payload (`core.compare.compute`; a bug: `Failed`)."""
-    from geneb_tui.core.compare import Failed, compute
-
     def run():
         try:
             return compute(name, snap, filters, options)
@@ -124,14 +61,8 @@ def compare_view(snap: StoreSnapshot, name: str, filters: Filters, options):
     return cache_of(snap).get(compare_key(name, filters, options), run)
 
 
-def task_key(filters: Filters, task: str) -> tuple:
-    return ("task", filters, task)
-
-
 def task_view(snap: StoreSnapshot, filters: Filters, task: str):
     """The task drill-down's table (`core.compare.task_values`; a bug: `Failed`)."""
-    from geneb_tui.core.compare import Failed, task_values
-
     def run():
         try:
             return task_values(snap, filters, task)
@@ -141,15 +72,8 @@ def task_view(snap: StoreSnapshot, filters: Filters, task: str):
     return cache_of(snap).get(task_key(filters, task), run)
 
 
-def significance_key(filters: Filters) -> tuple:
-    return ("significance", filters)
-
-
 def significance_view(snap: StoreSnapshot, filters: Filters):
     """The Significance view's `Significance` (a bug: `Failed`)."""
-    from geneb_tui.core.compare import Failed
-    from geneb_tui.core.significance import significance, store_seed_rows
-
     def run():
         try:
             return significance(snap, filters, seed_rows=store_seed_rows(snap))
@@ -159,16 +83,9 @@ def significance_view(snap: StoreSnapshot, filters: Filters):
     return cache_of(snap).get(significance_key(filters), run)
 
 
-def pair_key(filters: Filters, a: str, b: str) -> tuple:
-    return ("pair", filters, a, b)
-
-
 def pair_view(snap: StoreSnapshot, filters: Filters, sig, a: str, b: str):
     """Two entries of the Significance view (`core.significance.two_models` on `sig`, the
     view of `filters`; a bug: `Failed`)."""
-    from geneb_tui.core.compare import Failed
-    from geneb_tui.core.significance import two_models
-
     def run():
         try:
             return two_models(sig, a, b)
@@ -188,7 +105,6 @@ class MissingData:
     """The missing-evaluations screen's content for a selection, regimes and device: the
     candidate models (runnable first, each group by name), their runnability, the device's
     memory, and every missing (model, task, regime) cell of the candidates."""
-
     candidates: tuple[str, ...]
     assessed: dict[str, Runnability]
     memory: int | None
@@ -197,21 +113,11 @@ class MissingData:
 
 def regimes_of(choice: str) -> tuple[str, ...]:
     """The regimes a fill runs for the screen's regimes choice ("all", or one regime)."""
-    from store.vocab.protocol import REGIMES
-
     return REGIMES if choice == "all" else (choice,)
-
-
-def missing_key(filters: Filters, regimes: tuple[str, ...], device: str) -> tuple:
-    return ("missing", filters, regimes, device)
 
 
 def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...],
                  device: str) -> MissingData:
-    from functools import cache
-
-    from geneb_tui.core import runnable
-    from geneb_tui.core.query import candidate_models, missing_cells
 
     def run() -> MissingData:
         memory = runnable.device_memory(device)
@@ -247,9 +153,6 @@ def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | Non
     the missing-evaluations screen's regimes and device (its defaults when None);
     `views_done()` is called once every screen's own content is cached (before the task
     drill-downs)."""
-    from geneb_tui.core.compare import VIEWS, CompareOptions, Table
-    from geneb_tui.core.fill import FillChoices
-
     if snap.is_empty:
         return
     choices = choices or FillChoices()

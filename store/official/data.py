@@ -33,6 +33,8 @@ from store.atomic import temp_path, write_atomic, write_bytes_atomic, write_text
 from store.vocab.errors import GenebError
 
 REFERENCE_DATA = Path(__file__).resolve().parent / "reference_data"
+OFFICIAL_REPO = "darlednik/GENEB"
+OFFICIAL_COMMIT = "e14bb8208e57f01f7d809a08dc0b3e31174d6f25"   # the shipped data's commit
 SCORES_FILE = "submissions.parquet"
 HEADERS_FILE = "submissions.json"
 LEADERBOARD_FILE = "leaderboard.json"
@@ -305,8 +307,6 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
     ../shared/data); refuses anything it could not give back exactly. The written paths."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from store.official.fetch import OFFICIAL_COMMIT, OFFICIAL_REPO
 
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     if not source_dir.is_dir():

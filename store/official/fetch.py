@@ -17,13 +17,17 @@ from pathlib import Path
 
 from store.atomic import write_bytes_atomic
 from store.catalog import official_model_ids
+from store.official.data import (
+    OFFICIAL_COMMIT,
+    OFFICIAL_REPO,
+    leaderboard_bytes,
+    write_official_files,
+)
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import safe_name
 from store.vocab.revisions import commit_of
 
-OFFICIAL_REPO = "darlednik/GENEB"
-OFFICIAL_COMMIT = "e14bb8208e57f01f7d809a08dc0b3e31174d6f25"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/submissions/{name}"
 TIMEOUT_S = 30
 
@@ -86,8 +90,6 @@ def fetch_official_submissions(paths: StorePaths, commit: str = OFFICIAL_COMMIT)
 def shipped_official_files(paths: StorePaths) -> list[Path]:
     """The shipped submissions (40 official, 1 self-reported) and `leaderboard.json`, written
     into `official_dir(paths)`; no network."""
-    from store.official.data import leaderboard_bytes, write_official_files
-
     dest = official_dir(paths)
     files = write_official_files(dest)
     return [*files, write_bytes_atomic(dest / "leaderboard.json", leaderboard_bytes())]

@@ -38,8 +38,8 @@ import polars as pl
 
 from store.analyses.scores import seed_means
 from store.atomic import write_atomic, write_bytes_atomic
-from store.catalog import ModelMeta, geneb_v1_tasks, load_models, register_models, register_tasks
-from store.db import query, read_catalog
+from store.catalog import ModelMeta, geneb_v1_tasks, load_models
+from store.db import query
 from store.locks import named_lock
 from store.official.data import document_bytes
 from store.official.formats import (
@@ -56,6 +56,7 @@ from store.official.formats import (
 )
 from store.official.reference import write_leaderboard
 from store.paths import StorePaths
+from store.tables.catalogs import read_catalog, register_models, register_tasks
 from store.tables.results import append_rows, open_for_writing
 from store.vocab.errors import GenebError, brief
 from store.vocab.ids import safe_name

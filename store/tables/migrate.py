@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from store.paths import StorePaths
+from store.tables.data_files import TABLE_CONFIG, write_data_file
 from store.tables.schema import PARTITIONS, RESULT_SCHEMA
 from store.vocab.errors import brief
 
@@ -88,7 +89,6 @@ def _build(folder: Path, table: pa.Table) -> None:
     from deltalake import Schema
     from deltalake.transaction import create_table_with_add_actions
 
-    from store.tables.results import TABLE_CONFIG, write_data_file
 
     folder.mkdir(parents=True)
     actions = []

@@ -29,7 +29,8 @@ import polars as pl
 import pyarrow as pa
 
 from store.paths import StorePaths
-from store.tables.results import Table, read_files, read_state
+from store.tables.data_files import Table
+from store.tables.results import read_files, read_state
 from store.tables.schema import KEY
 from store.vocab.sources import LOCAL
 

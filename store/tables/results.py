@@ -1,8 +1,8 @@
 """The results table: `<store>/results` is a Delta Lake table (the `deltalake` package), written
-only through this module. So is the predictions table (`<store>/predictions`,
-`store.tables.predictions`):
-every function below takes the table it works on (`table`, default `RESULTS`), with the same
-files, commits, compaction and vacuum.
+only through this module (a pair's commit through `store.tables.pair_commit`). So are the
+predictions table (`<store>/predictions`, `store.tables.predictions`) and the runs table
+(`store.tables.telemetry`): every function below takes the table it works on (`table`, default
+`RESULTS`), with the same files, commits, compaction and vacuum.
 
 - **One commit per write.** A (model, task) pair's rows (`append_pair`) or a whole import
   (`append_rows`) land together in one commit or not at all. A data file is Parquet with page
@@ -31,63 +31,25 @@ files, commits, compaction and vacuum.
 
 from __future__ import annotations
 
-import json
-import os
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from store.atomic import write_atomic
 from store.failpoints import reach
 from store.paths import StorePaths
-from store.tables.delta_log import log_versions, newest_version
-from store.tables.schema import FILE_SCHEMA, PARTITIONS, RESULT_SCHEMA, rows_table
+from store.tables.data_files import RESULTS, TABLE_CONFIG, Table, write_data_file
+from store.tables.delta_log import log_versions
+from store.tables.migrate import migrate_fragments
+from store.tables.schema import PARTITIONS, rows_table
 from store.vocab.errors import GenebError, brief
-from store.vocab.ids import path_part
-from store.vocab.sources import LOCAL
 
 COMPACT_AT = 16          # files in one partition that trigger its compaction
 RETENTION_HOURS = 24     # removed files outlive every reader's snapshot by far
-TABLE_CONFIG = {"delta.logRetentionDuration": "interval 1 minute",
-                "delta.checkpointInterval": "100"}
 _FALLBACK_VERSIONS = 20  # how far back a reader looks for a loadable version
-
-
-@dataclass(frozen=True)
-class Table:
-    """One Delta table of the store written through this module: its folder (a `StorePaths`
-    property of that name), its row schema (partitioned by `PARTITIONS`) and its Delta name."""
-
-    name: str
-    schema: pa.Schema
-    delta_name: str
-
-    def root(self, paths: StorePaths) -> Path:
-        return getattr(paths, self.name)
-
-    @property
-    def file_schema(self) -> pa.Schema:
-        return pa.schema([f for f in self.schema if f.name not in PARTITIONS])
-
-    def point(self, name: str) -> str:
-        """The crash point `name` of this table (`store.failpoints`): the results table's own
-        names, `predictions-<name>` for the predictions table."""
-        return name if self.name == "results" else f"{self.name}-{name}"
-
-    @property
-    def lock(self) -> str:
-        """The compaction lock's name."""
-        return "compact" if self.name == "results" else f"compact-{self.name}"
-
-
-RESULTS = Table("results", RESULT_SCHEMA, "geneb-results")
 
 
 @dataclass(frozen=True)
@@ -126,12 +88,7 @@ def has_table(paths: StorePaths, table: Table = RESULTS) -> bool:
     return (table.root(paths) / "_delta_log").is_dir()
 
 
-def latest_version(paths: StorePaths, table: Table = RESULTS) -> int | None:
-    """The newest version number in the log (a directory listing; no log is read)."""
-    return newest_version(table.root(paths))
-
-
-def _files(dt) -> tuple[DataFile, ...]:
+def listed_files(dt) -> tuple[DataFile, ...]:
     # read as a stream: `pa.table` would import pandas (~250 ms) to check for a DataFrame
     actions = pa.RecordBatchReader.from_stream(dt.get_add_actions(flatten=True)).read_all() \
         .to_pydict()
@@ -153,8 +110,6 @@ def _open(paths: StorePaths, version: int | None = None, table: Table = RESULTS)
 def read_state(paths: StorePaths, table: Table = RESULTS) -> TableState | None:
     """The newest loadable version (None: the store has no rows in `table` yet). A damaged log
     entry is reported and the newest version before it is read instead."""
-    from store.tables.migrate import migrate_fragments
-
     if table is RESULTS:
         migrate_fragments(paths)
     if not has_table(paths, table):
@@ -164,14 +119,14 @@ def read_state(paths: StorePaths, table: Table = RESULTS) -> TableState | None:
     for attempt in range(3):   # an open racing with the log's clean-up opens again
         try:
             dt = _open(paths, table=table)
-            return TableState(dt.version(), _files(dt))
+            return TableState(dt.version(), listed_files(dt))
         except Exception as exc:
             first = brief(exc)
             time.sleep(0.05 * attempt)
     for version in reversed(log_versions(table.root(paths))[-_FALLBACK_VERSIONS:]):
         try:
             dt = _open(paths, version, table)
-            files = _files(dt)
+            files = listed_files(dt)
         except Exception:
             continue
         note = (f"{root / '_delta_log'}: the {table.name} table's log cannot be read past "
@@ -187,12 +142,10 @@ def read_state(paths: StorePaths, table: Table = RESULTS) -> TableState | None:
 _HANDLES: dict[str, object] = {}
 
 
-def _handle(paths: StorePaths, update: bool = True, table: Table = RESULTS):
+def table_handle(paths: StorePaths, update: bool = True, table: Table = RESULTS):
     """This process's table handle (created when missing), brought up to date unless `update`
     is False (a commit needs no fresh handle: delta-rs checks the commits it has not seen)."""
     from deltalake import DeltaTable
-
-    from store.tables.migrate import migrate_fragments
 
     key = table_uri(paths, table)
     root = table.root(paths)
@@ -227,34 +180,7 @@ def _handle(paths: StorePaths, update: bool = True, table: Table = RESULTS):
 def open_for_writing(paths: StorePaths, table: Table = RESULTS) -> None:
     """Make sure the table can take commits (created when missing); a `GenebError` naming the
     fix when its log cannot be read. Writers call it before they change anything else."""
-    _handle(paths, table=table)
-
-
-def write_data_file(root: Path, table: pa.Table, source: str, model: str,
-                    spec: Table = RESULTS):
-    """Write one partition's rows of the table `spec` as a data file under its folder `root`;
-    its AddAction."""
-    from deltalake.transaction import AddAction
-
-    rel = (f"source={path_part(source)}/model={path_part(model)}/"
-           f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}.parquet")
-    final = root / rel
-
-    def write(tmp: Path) -> None:
-        schema = FILE_SCHEMA if spec is RESULTS else spec.file_schema
-        pq.write_table(table.select(schema.names).cast(schema), tmp, write_page_checksum=True)
-        reach(spec.point("data-file-temp"))
-
-    write_atomic(final, write)
-    reach(spec.point("data-file-renamed"))
-    tasks = table.column("task")
-    stats = {"numRecords": table.num_rows,
-             "minValues": {"task": pc.min(tasks).as_py()},
-             "maxValues": {"task": pc.max(tasks).as_py()},
-             "nullCount": {"task": tasks.null_count}}
-    st = final.stat()
-    return AddAction(rel, st.st_size, {"source": source, "model": model},
-                     int(st.st_mtime * 1000), True, json.dumps(stats))
+    table_handle(paths, table=table)
 
 
 def _partitions(table: pa.Table) -> dict[tuple[str, str], pa.Table]:
@@ -275,7 +201,7 @@ def _landed(paths: StorePaths, actions: list, table: Table = RESULTS) -> bool:
     from deltalake.transaction import AddAction
 
     _HANDLES.pop(table_uri(paths, table), None)
-    present = {f.path for f in _files(_handle(paths, table=table))}
+    present = {f.path for f in listed_files(table_handle(paths, table=table))}
     adds = [a.path for a in actions if isinstance(a, AddAction)]
     if adds:
         return adds[0] in present
@@ -294,7 +220,7 @@ def commit_actions(paths: StorePaths, actions: list, operation: str, table: Tabl
     hooks = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
     for attempt in range(5):
         try:
-            _handle(paths, update=attempt > 0, table=table).create_write_transaction(
+            table_handle(paths, update=attempt > 0, table=table).create_write_transaction(
                 actions, "append", table.schema, partition_by=list(PARTITIONS),
                 commit_properties=properties, post_commithook_properties=hooks)
             break
@@ -315,11 +241,11 @@ def append_rows(paths: StorePaths, rows: Iterable[Mapping] | pa.Table, operation
             else pa.Table.from_pylist(list(rows), schema=table.schema))
     if data.num_rows == 0:
         return 0
-    _handle(paths, table=table)   # up to date, or the GenebError of a damaged log, first
-    return _append(paths, data, operation, table, **info)
+    table_handle(paths, table=table)   # up to date, or the GenebError of a damaged log, first
+    return append_table(paths, data, operation, table, **info)
 
 
-def _append(paths: StorePaths, table: pa.Table, operation: str, spec: Table = RESULTS,
+def append_table(paths: StorePaths, table: pa.Table, operation: str, spec: Table = RESULTS,
             **info) -> int:
     """Write the data files of `table` (rows of the table `spec`) and commit them (the handle is
     already up to date)."""
@@ -327,39 +253,6 @@ def _append(paths: StorePaths, table: pa.Table, operation: str, spec: Table = RE
                for (source, model), part in _partitions(table).items()]
     commit_actions(paths, actions, operation, spec, **info)
     return table.num_rows
-
-
-def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
-                data_hash: str | None, seeds: Mapping[str, int],
-                predictions: list[dict] | None = None) -> int:
-    """Append one pair's local rows in one commit, except those of cells already done (under
-    the pair's commit lock, so no cell is ever written twice); returns the rows written.
-
-    `predictions` (`store.tables.predictions.prediction_rows`: keyed like `rows`, plus the pair's
-    labels row) are committed to the predictions table first, for the same cells, so a
-    committed result always has its predictions."""
-    from store.locks import commit_lock
-
-    with commit_lock(paths, model, task):
-        files = _files(_handle(paths))
-        done = _done_cells(paths, files, model, task, data_hash, seeds)
-        todo = [r for r in rows if (r["protocol_hash"], r["regime"]) not in done]
-        pred_files = None
-        if todo and predictions:
-            from store.tables.predictions import PREDICTIONS, predictions_table
-
-            keep = [p for p in predictions if p["kind"] == "labels"
-                    or (p["protocol_hash"], p["regime"]) not in done]
-            pred_files = _files(_handle(paths, table=PREDICTIONS))
-            _append(paths, predictions_table(keep), "fill", PREDICTIONS, model=model, task=task)
-        written = _append(paths, rows_table(todo), "fill", model=model, task=task) if todo else 0
-    in_partition = sum(f.source == LOCAL and f.model == model for f in files)
-    if written and in_partition + 1 >= COMPACT_AT:
-        compact(paths, {(LOCAL, model)})
-    if pred_files is not None and \
-            sum(f.source == LOCAL and f.model == model for f in pred_files) + 1 >= COMPACT_AT:
-        compact(paths, {(LOCAL, model)}, PREDICTIONS)
-    return written
 
 
 def read_files(paths: StorePaths, files: Iterable[DataFile],
@@ -382,39 +275,6 @@ def read_files(paths: StorePaths, files: Iterable[DataFile],
     return pa.concat_tables(tables), broken
 
 
-_CHECKS: dict[int, object] = {}   # one DuckDB connection per process for the pair checks
-
-
-def done_in_table(paths: StorePaths, model: str, task: str, data_hash: str | None,
-                  seeds: Mapping[str, int]) -> set[tuple[str, str]]:
-    """(protocol hash, regime) of the pair's local cells done on `data_hash`, read from the
-    newest version (only the files whose task range holds `task`)."""
-    if not has_table(paths) and not paths.results.exists():
-        return set()
-    return _done_cells(paths, _files(_handle(paths)), model, task, data_hash, seeds)
-
-
-def _done_cells(paths: StorePaths, files: Iterable[DataFile], model: str, task: str,
-                data_hash: str | None, seeds: Mapping[str, int]) -> set[tuple[str, str]]:
-    import duckdb
-
-    from store.cells import cell_states
-
-    files = [f for f in files if f.source == LOCAL and f.model == model
-             and (f.tasks[0] is None or f.tasks[0] <= task <= (f.tasks[1] or task))]
-    rows, _ = read_files(paths, files)
-    con = _CHECKS.get(os.getpid())
-    if con is None:
-        con = _CHECKS[os.getpid()] = duckdb.connect(":memory:")
-    con.register("_pair_rows", rows)
-    try:
-        states = cell_states(lambda sql, params: con.sql(sql, params=params).pl(), "_pair_rows",
-                             seeds=seeds, data_hashes={task: data_hash} if data_hash else {},
-                             where=f"r.task = ? AND r.source = '{LOCAL}'", params=[task])
-    finally:
-        con.unregister("_pair_rows")
-    return {(r["protocol_hash"], r["regime"])
-            for r in states.iter_rows(named=True) if r["state"] == "done"}
 
 
 # ---- compaction and vacuum ----------------------------------------------------------------
@@ -454,7 +314,7 @@ def compact(paths: StorePaths, partitions: set[tuple[str, str]] | None = None,
             commit_actions(paths, [add, *removes], "compact", table, files=len(good))
             merged += len(good)
         if merged:
-            _handle(paths, table=table).cleanup_metadata()   # expired log entries
+            table_handle(paths, table=table).cleanup_metadata()   # expired log entries
     finally:
         lock.release()
     return merged
@@ -466,5 +326,6 @@ def vacuum(paths: StorePaths, retention_hours: int = RETENTION_HOURS,
     ever listed, left by interrupted writes); returns what was deleted."""
     if not has_table(paths, table):
         return []
-    return list(_handle(paths, table=table).vacuum(retention_hours=retention_hours, dry_run=False,
-                                      enforce_retention_duration=False, full=full))
+    return list(table_handle(paths, table=table).vacuum(
+        retention_hours=retention_hours, dry_run=False, enforce_retention_duration=False,
+        full=full))

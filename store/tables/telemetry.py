@@ -25,7 +25,8 @@ import polars as pl
 import pyarrow as pa
 
 from store.paths import StorePaths
-from store.tables.results import Table, append_rows, read_files, read_state
+from store.tables.data_files import Table
+from store.tables.results import append_rows, read_files, read_state
 from store.vocab.sources import LOCAL
 
 RUN_SCHEMA = pa.schema([

@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from engine.cli import main
 from store.analyses import aggregates, controlled_pairs, scale_correlation, scores
 from store.analyses import ranktests as R
-from store.catalog import models_with_builtins
+from store.tables.catalogs import models_with_builtins
 from tests.store.local_rows import local_rows, local_store
 
 SCOPES = 15                                   # micro, macro, 13 categories

@@ -207,8 +207,9 @@ def test_tables_fit_and_ids_stay_whole(stores, capsys, monkeypatch, width):
 def _snapshot_store(root: Path):
     """Fixed values for 4 models (2 of them also as official results) on 13 tasks, one per
     GENEB category, in 3 regimes: a report that is the same on every machine."""
-    from store.catalog import CATEGORY_ORDER, TaskMeta, register_tasks
+    from store.catalog import CATEGORY_ORDER, TaskMeta
     from store.paths import resolve_store
+    from store.tables.catalogs import register_tasks
     from store.tables.results import append_rows
     from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
 

@@ -19,9 +19,10 @@ from engine.data import as_read_by, read_flat_csv
 from engine.encoders.kmer import KmerEncoder
 from engine.hub_data import write_data_manifest
 from engine.suites import resolve_suite
-from store.catalog import LetterCounts, register_tasks
+from store.catalog import LetterCounts
 from store.db import query
 from store.paths import resolve_store
+from store.tables.catalogs import register_tasks
 from store.vocab.encoder_kinds import KINDS, SEQUENCE_RULES
 
 SEEDS = (13, 17, 42, 123, 997)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from store import db
 from store.db import query
 from store.paths import resolve_store
 from tests.engine.conftest import write_task
@@ -245,7 +244,6 @@ def test_doctor_repairs_every_kind_of_damage_and_the_store_fills_to_the_referenc
     (paths.catalog / "tasks.parquet").unlink()                       # a deleted catalog
     stale_tmp = paths.results / ".x.parquet.tmp-otherhost-1-0123abcd"
     stale_tmp.write_bytes(b"half")                                   # a temp file left behind
-    db._DAMAGE.clear()
     status = run([sys.executable, "-m", "engine.cli", "status", "--suite", str(suite),
                   "--store", str(store)])
     assert status.returncode == 0 and status.stderr.count("doctor --repair") == 2

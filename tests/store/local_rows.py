@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from store.catalog import geneb_v1_tasks, register_tasks
+from store.catalog import geneb_v1_tasks
 from store.paths import resolve_store
+from store.tables.catalogs import register_tasks
 from store.tables.results import append_rows
 from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
 

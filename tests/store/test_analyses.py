@@ -26,7 +26,7 @@ from store.analyses import (
     task_difficulty,
 )
 from store.catalog import CATEGORY_ORDER, TaskMeta
-from store.db import read_catalog
+from store.tables.catalogs import read_catalog
 from store.vocab.protocol import REGIMES
 
 # A two-category suite: A has tasks a1, a2; B has b1.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from store.catalog import ModelMeta, load_models, models_with_builtins, register_models
+from store.catalog import ModelMeta, load_models
 from store.official.submission import import_files
 from store.paths import resolve_store
+from store.tables.catalogs import models_with_builtins, register_models
 from store.vocab.errors import GenebError
 from tests.conftest import SELF_REPORTED
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from store.db import Snapshot, query, read_catalog
+from store.db import Snapshot, query
 from store.official.formats import LeaderboardTasks, read_official_file
 from store.official.leaderboard import (
     leaderboard_documents,
@@ -24,6 +24,7 @@ from store.official.leaderboard import (
 )
 from store.official.submission import import_files
 from store.paths import resolve_store
+from store.tables.catalogs import read_catalog
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1
 from tests.conftest import LEADERBOARD, OFFICIAL_TREE, SELF_REPORTED, SUBMISSIONS

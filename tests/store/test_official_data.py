@@ -20,6 +20,8 @@ from store.analyses import aggregates, scores
 from store.catalog import CATEGORY_ORDER, geneb_v1_tasks, official_model_ids
 from store.official import data as official_data
 from store.official.data import (
+    OFFICIAL_COMMIT,
+    OFFICIAL_REPO,
     REFERENCE_DATA,
     benchmark_spec,
     build,
@@ -31,7 +33,7 @@ from store.official.data import (
     submission_headers,
     write_official_files,
 )
-from store.official.fetch import OFFICIAL_COMMIT, OFFICIAL_REPO, official_dir, official_file_names
+from store.official.fetch import official_dir, official_file_names
 from store.official.formats import Leaderboard, Submission, read_official_files
 from store.official.reference import read_leaderboard
 from store.paths import resolve_store

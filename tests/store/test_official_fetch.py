@@ -10,8 +10,8 @@ import pytest
 
 from engine.cli import main
 from store.official import fetch as official_fetch
+from store.official.data import OFFICIAL_COMMIT
 from store.official.fetch import (
-    OFFICIAL_COMMIT,
     fetch_official_submissions,
     official_dir,
     official_file_names,

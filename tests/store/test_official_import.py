@@ -11,12 +11,13 @@ import polars as pl
 from engine.cli import main
 from store.analyses import aggregates, scores
 from store.catalog import CATEGORY_ORDER, load_models
-from store.db import query, read_catalog
+from store.db import query
 from store.official.formats import read_official_files
 from store.official.leaderboard import leaderboard_documents, write_leaderboard_files
 from store.official.reference import leaderboard_differences, read_leaderboard
 from store.official.submission import import_files
 from store.paths import resolve_store
+from store.tables.catalogs import read_catalog
 from store.vocab.protocol import GENEB_V1, REGIMES
 from tests.conftest import LEADERBOARD, SUBMISSIONS
 

@@ -124,7 +124,7 @@ def test_doctor_checks_and_repairs_the_predictions_table_like_the_results_one(fi
 
 
 def test_append_pair_writes_predictions_of_the_cells_it_writes_and_no_others(tmp_path):
-    from store.tables.results import append_pair
+    from store.tables.pair_commit import append_pair
     from store.tables.schema import RESULT_COLUMNS
     from tests.store.test_results_table import SEEDS_OF, rows_of
 

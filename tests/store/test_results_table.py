@@ -12,18 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from store import db
-from store.catalog import TaskMeta, register_tasks
+import store.damage as damage_log
+from store.catalog import TaskMeta
 from store.db import Snapshot, query
 from store.paths import resolve_store
-from store.tables.results import (
-    append_pair,
-    append_rows,
-    compact,
-    latest_version,
-    read_state,
-    vacuum,
-)
+from store.tables.catalogs import register_tasks
+from store.tables.pair_commit import append_pair
+from store.tables.results import append_rows, compact, latest_version, read_state, vacuum
 from store.tables.schema import RESULT_SCHEMA
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, SEEDS
@@ -42,9 +37,9 @@ SEEDS_OF = {GENEB_V1.hash: len(SEEDS)}
 
 @pytest.fixture(autouse=True)
 def _fresh_damage_registry():
-    db._DAMAGE.clear()
+    damage_log._DAMAGE.clear()
     yield
-    db._DAMAGE.clear()
+    damage_log._DAMAGE.clear()
 
 
 def _count(source, sql="SELECT count(*) FROM results_all") -> int:
@@ -117,12 +112,12 @@ def test_a_damaged_data_file_is_reported_once_and_its_cells_read_as_missing(tmp_
     tasks = query(paths, "SELECT DISTINCT task FROM results").rows()
     assert tasks == [({"t1": "t2", "t2": "t1"}[victim_task],)]
     assert _count(paths) == 10
-    messages = db.damage()
+    messages = damage_log.damage()
     assert len(messages) == 1
     assert str(victim) in messages[0] and f"task {victim_task}" in messages[0]
     assert "model m (source local)" in messages[0] and "doctor --repair" in messages[0]
     query(paths, "SELECT count(*) FROM results")         # again: still one message
-    assert len(db.damage()) == 1
+    assert len(damage_log.damage()) == 1
 
 
 @pytest.mark.parametrize("damage", ["garbled", "truncated"])
@@ -159,7 +154,7 @@ def test_compaction_merges_files_and_old_snapshots_stay_readable_until_vacuum(tm
     assert vacuum(paths) == []                     # within the retention window: kept
     deleted = vacuum(paths, retention_hours=0)
     assert len(deleted) == 6
-    assert _count(paths) == 60 and db.damage() == []
+    assert _count(paths) == 60 and damage_log.damage() == []
 
 
 def test_append_pair_never_writes_a_done_cell_twice(tmp_path):

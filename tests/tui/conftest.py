@@ -118,8 +118,9 @@ def build_store_kind(kind: str, root: Path, official: StorePaths | None = None) 
     """One store of each kind: empty; geneb-mini local results only; the 40 official
     submissions; official + local (geneb-v1 partial and geneb-mini); one official model only;
     one task only (a local model with one geneb-v1 task in every regime)."""
-    from store.catalog import geneb_v1_tasks, register_tasks
+    from store.catalog import geneb_v1_tasks
     from store.paths import resolve_store
+    from store.tables.catalogs import register_tasks
 
     if kind == "official":
         return official or build_official_store(root / "official")

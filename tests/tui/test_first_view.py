@@ -26,8 +26,9 @@ from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core import first_view
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.first_view import cache_dir, cache_file, read_first_view, view_key
-from store.catalog import geneb_v1_tasks, register_tasks
+from store.catalog import geneb_v1_tasks
 from store.official.submission import import_files
+from store.tables.catalogs import register_tasks
 from store.tables.results import append_rows
 from tests.store.local_rows import local_rows
 

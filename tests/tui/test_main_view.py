@@ -277,8 +277,8 @@ async def test_a_late_result_of_a_superseded_query_is_dropped(official_store, ma
 async def test_a_store_with_only_local_suite_results_opens_on_that_suite(tmp_path, make_app):
     """A fresh `make demo` store holds geneb-mini results only: the table opens on them."""
     from engine import mini
-    from store.catalog import register_tasks
     from store.paths import resolve_store
+    from store.tables.catalogs import register_tasks
     from store.tables.results import append_rows
 
     paths = resolve_store(tmp_path / "store")
@@ -325,7 +325,7 @@ def test_the_store_read_imports_neither_pandas_nor_pyarrow_dataset(official_stor
     import polars as pl
     import pyarrow.parquet as pq
 
-    from store.db import read_catalog
+    from store.tables.catalogs import read_catalog
 
     for name in ("tasks", "models"):
         f = official_store.catalog_table(name)

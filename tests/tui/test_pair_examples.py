@@ -61,9 +61,11 @@ def test_a_model_without_predictions_is_named_and_neither_keeps_the_sentence(loc
 def local_pair_store(tmp_path):
     """kmer-3 and kmer-4 run locally on every geneb-v1 task (full), with stored test-set
     predictions on the first task only."""
-    from store.catalog import geneb_v1_tasks, register_tasks
+    from store.catalog import geneb_v1_tasks
+    from store.tables.catalogs import register_tasks
+    from store.tables.data_files import write_data_file
     from store.tables.predictions import PREDICTIONS, prediction_rows, predictions_table
-    from store.tables.results import append_rows, commit_actions, open_for_writing, write_data_file
+    from store.tables.results import append_rows, commit_actions, open_for_writing
     from store.vocab.protocol import GENEB_V1, SEEDS
     from tests.store.local_rows import local_rows
 

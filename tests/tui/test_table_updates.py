@@ -7,7 +7,7 @@ from __future__ import annotations
 from conftest import painted, settle
 
 from geneb_tui.components.results_table import ResultsTable
-from geneb_tui.core import view_cache
+from geneb_tui.core import content_cache
 from geneb_tui.core.query import build_view
 
 SIZE = (100, 30)
@@ -68,7 +68,7 @@ async def test_a_selection_seen_before_is_shown_from_the_views_built(official_st
         await settle(pilot)
         assert app.view.filters.regime == "10shot"
         assert cells(app.query_one(ResultsTable)) == fresh_cells(app)
-        tables = [v for k, v in view_cache.cache_of(app.snapshot)._done.items()
+        tables = [v for k, v in content_cache.cache_of(app.snapshot)._done.items()
                   if k[0] == "table"]
         assert tables and all(v is app.view for v in tables)
 
@@ -96,11 +96,11 @@ async def test_a_key_one_step_away_shows_the_table_built_in_the_pause(official_s
     app = GenebApp(official_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        cache = view_cache.cache_of(app.snapshot)
+        cache = content_cache.cache_of(app.snapshot)
         for key in ("r", "m", "c", "c", "C", "n", "r"):
             ahead = {}
             for _ in range(500):   # the pause: the neighbours built
-                ahead = {k: cache.peek(view_cache.table_key(r))
+                ahead = {k: cache.peek(content_cache.table_key(r))
                          for k, r in zip("rmcCn", app._neighbours(), strict=True)}
                 if all(ahead.values()):
                     break

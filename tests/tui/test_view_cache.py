@@ -16,7 +16,7 @@ from geneb_tui.components.missing_screen import MissingScreen
 from geneb_tui.components.significance_screen import SignificanceScreen
 from geneb_tui.components.task_screen import TaskScreen
 from geneb_tui.components.view_table import ViewTable
-from geneb_tui.core import compare, view_cache
+from geneb_tui.core import compare, content_cache, view_cache
 from geneb_tui.core.compare import CompareOptions
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.query import candidate_models, missing_cells
@@ -52,7 +52,7 @@ async def until(pilot, cond, rounds: int = 400) -> None:
 
 # -- the cache itself ----------------------------------------------------------------------------
 def test_a_key_is_computed_once_and_a_second_caller_waits_for_it():
-    cache = view_cache.ViewCache()
+    cache = content_cache.ViewCache()
     started, release, calls = threading.Event(), threading.Event(), []
 
     def compute():
@@ -76,7 +76,7 @@ def test_a_key_is_computed_once_and_a_second_caller_waits_for_it():
 
 
 def test_a_failed_computation_is_not_stored():
-    cache = view_cache.ViewCache()
+    cache = content_cache.ViewCache()
 
     def boom():
         raise ValueError("no")
@@ -91,8 +91,8 @@ def test_the_cache_is_per_snapshot(official_store):
     from geneb_tui.core.query import StoreSnapshot
 
     a, b = StoreSnapshot.load(official_store), StoreSnapshot.load(official_store)
-    assert view_cache.cache_of(a) is view_cache.cache_of(a)
-    assert view_cache.cache_of(a) is not view_cache.cache_of(b)
+    assert content_cache.cache_of(a) is content_cache.cache_of(a)
+    assert content_cache.cache_of(a) is not content_cache.cache_of(b)
 
 
 
@@ -133,25 +133,25 @@ def test_precompute_fills_what_each_view_shows_with_the_reference_values(officia
     snap = StoreSnapshot.load(official_store)
     filters = Filters(metric="acc")
     view_cache.precompute(snap, filters, FillChoices())
-    cache = view_cache.cache_of(snap)
+    cache = content_cache.cache_of(snap)
     opts = CompareOptions.for_filters(filters)
     for name, _ in compare.VIEWS:
-        got = cache.peek(view_cache.compare_key(name, filters, opts))
+        got = cache.peek(content_cache.compare_key(name, filters, opts))
         want = compare.compute(name, snap, filters, opts)
         if isinstance(want, compare.Table):
             assert got.header == want.header and got.rows == want.rows and got.note == want.note
         else:
             assert (got.labels, got.values, got.rho) == (want.labels, want.values, want.rho)
-    sig = cache.peek(view_cache.significance_key(filters))
+    sig = cache.peek(content_cache.significance_key(filters))
     ref = significance(snap, filters, seed_rows=store_seed_rows(snap))
     assert sig.entries == ref.entries and sig.matrix.rows == ref.matrix.rows
-    assert cache.peek(view_cache.pair_key(filters, *ref.entries[:2])) is not None
-    data = cache.peek(view_cache.missing_key(filters, view_cache.regimes_of("all"), "auto"))
+    assert cache.peek(content_cache.pair_key(filters, *ref.entries[:2])) is not None
+    data = cache.peek(content_cache.missing_key(filters, view_cache.regimes_of("all"), "auto"))
     found = candidate_models(snap, filters)
     assert set(data.candidates) == set(found)
     assert set(data.cells) == set(missing_cells(snap, filters, found, view_cache.regimes_of("all")))
-    tasks = cache.peek(view_cache.compare_key("tasks", filters, opts))
-    first = cache.peek(view_cache.task_key(filters, tasks.row_keys[0]))
+    tasks = cache.peek(content_cache.compare_key("tasks", filters, opts))
+    first = cache.peek(content_cache.task_key(filters, tasks.row_keys[0]))
     assert first.rows == compare.task_values(snap, filters, tasks.row_keys[0]).rows
 
 
@@ -163,7 +163,8 @@ def test_precompute_stops_when_the_selection_moves_on(official_store):
     filters = Filters(metric="f1_macro")
     view_cache.precompute(snap, filters, current=lambda: False)
     opts = CompareOptions.for_filters(filters)
-    assert view_cache.cache_of(snap).peek(view_cache.compare_key("leaders", filters, opts)) is None
+    key = content_cache.compare_key("leaders", filters, opts)
+    assert content_cache.cache_of(snap).peek(key) is None
 
 
 # -- the screens ---------------------------------------------------------------------------------
@@ -248,8 +249,8 @@ async def test_a_filter_change_after_the_precomputation_shows_the_new_content(of
         await pilot.pause()
         sig = app.screen
         assert isinstance(sig, SignificanceScreen)
-        assert sig.sig is view_cache.cache_of(app.snapshot).peek(
-            view_cache.significance_key(old))
+        assert sig.sig is content_cache.cache_of(app.snapshot).peek(
+            content_cache.significance_key(old))
         await pilot.press("m")
         await settle(pilot)
         ref = significance(app.snapshot, app.filters, seed_rows=store_seed_rows(app.snapshot))
@@ -303,8 +304,8 @@ async def test_missing_and_task_views_paint_the_precomputed_content(official_sto
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, TaskScreen) and app.screen.is_mounted)
         table = app.screen.query_one(ViewTable)
-        ref = view_cache.cache_of(app.snapshot).peek(
-            view_cache.task_key(filters, tasks.data.row_keys[0]))
+        ref = content_cache.cache_of(app.snapshot).peek(
+            content_cache.task_key(filters, tasks.data.row_keys[0]))
         assert table.data is ref and len(ref.rows) == 40
         assert compare.task_values.calls == 0
         compare.task_values.open()
@@ -325,8 +326,8 @@ async def test_the_app_precomputes_the_views_once_the_user_pauses(official_store
         filters = app.filters
         assert filters != Filters()
         first = compare.VIEWS[0][0]
-        key = view_cache.compare_key(first, filters, CompareOptions.for_filters(filters))
-        cache = view_cache.cache_of(app.snapshot)
+        key = content_cache.compare_key(first, filters, CompareOptions.for_filters(filters))
+        cache = content_cache.cache_of(app.snapshot)
         await pilot.pause(0.5)
         await settle(pilot)
         got = cache.peek(key)
@@ -350,8 +351,8 @@ async def test_a_category_whose_rank_intervals_are_known_is_precomputed_too(offi
         filters = app.filters
         assert filters.category is not None and app.view.intervals is not None
         first = compare.VIEWS[0][0]
-        key = view_cache.compare_key(first, filters, CompareOptions.for_filters(filters))
-        cache = view_cache.cache_of(app.snapshot)
+        key = content_cache.compare_key(first, filters, CompareOptions.for_filters(filters))
+        cache = content_cache.cache_of(app.snapshot)
         await until(pilot, lambda: cache.peek(key) is not None, rounds=3000)
         want = compare.compute(first, app.snapshot, filters, CompareOptions.for_filters(filters))
         assert cache.peek(key).rows == want.rows
