@@ -9,7 +9,8 @@ import sys
 
 from engine import __version__
 from engine.commands import COMMANDS
-from engine.commands.common import suggestions
+from engine.commands.common import store_of, suggestions
+from store.changed import store_changed
 from store.vocab.errors import GenebError
 
 
@@ -92,9 +93,6 @@ def _tell_store_changed(args) -> None:
     """A command that writes the store returned (its work is stored): the listeners
     (`store.changed`, the dashboard's start-up table) are told; one warning for each that
     failed, and the exit status stays the command's."""
-    from engine.commands.common import store_of
-    from store.changed import store_changed
-
     for problem in store_changed(store_of(args)):
         print(f"geneb-engine {args.command}: warning: {problem}", file=sys.stderr)
 

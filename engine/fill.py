@@ -32,6 +32,7 @@ from functools import lru_cache
 from filelock import FileLock
 
 from engine.cluster import ClusterOptions
+from engine.cluster.executor import RayExecutor
 from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.pairs import (
     cell_events,
@@ -137,7 +138,6 @@ def _executor(paths: StorePaths, suite: Suite, the_plan: Plan, options: FillOpti
     and, when left, releases what it holds); `run()` works through the plan."""
     if options.cluster is None:
         return _PairRunner(paths, suite, the_plan, options, on_event)
-    from engine.cluster.executor import RayExecutor
 
     return RayExecutor(paths, suite, the_plan, options.encoder, options.probe_device,
                        options.cluster, on_event, checks.sizes)

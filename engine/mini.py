@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -469,8 +470,8 @@ SEEDS = (13, 17, 42, 123, 997)
 
 def probe_mcc(train_x, train_y, test_x, test_y, shots: int | None = None) -> float:
     """Test MCC of the geneb-v1 probe (mean over the five seeds for a few-shot regime)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import matthews_corrcoef
+    from sklearn.linear_model import LogisticRegression  # lazy: sklearn
+    from sklearn.metrics import matthews_corrcoef  # lazy: sklearn
 
     if shots is None:
         clf = LogisticRegression(max_iter=1000).fit(train_x, train_y)
@@ -491,9 +492,7 @@ def probe_mcc(train_x, train_y, test_x, test_y, shots: int | None = None) -> flo
 
 def measure(ks=(3, 4, 6), regimes=(None, 10, 1)) -> list[dict]:
     """k-mer probe MCC per task, k and regime: the table in docs/README-mini.md."""
-    import warnings
-
-    from engine.encoders.kmer import KmerEncoder
+    from engine.encoders.kmer import KmerEncoder  # lazy: zarr
 
     rows = []
     for spec in SPECS:

@@ -18,6 +18,7 @@ import difflib
 import json
 import re
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 from engine.encoders import code_reference
@@ -131,6 +132,4 @@ def count_params(path: Path) -> int:
 
 
 def _replace(m: ModelMeta, **changes) -> ModelMeta:
-    from dataclasses import replace
-
     return replace(m, **changes)

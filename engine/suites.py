@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from engine import mini
 from engine.data import TaskData, read_flat_csv, task_sources
 from engine.hub_data import (
     PINNED_REVISION,
@@ -80,8 +81,6 @@ def mini_suite(folder: Path, *, write: bool) -> Suite:
     A command that writes the store (`write`) generates the whole suite there at its first load
     (`engine.mini.materialize`, a no-op once there); a read-only one on a store without it reads
     each task generated into a temporary folder, and writes nothing into the store."""
-    from engine import mini
-
     def load(task_id: str) -> TaskData:
         if write or mini.is_complete(folder):
             return flat_dir_suite(mini.materialize(folder), mini.SUITE,

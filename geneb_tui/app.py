@@ -43,11 +43,13 @@ from geneb_tui.components.filter_bar import FilterBar
 from geneb_tui.components.filter_screen import FilterScreen
 from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.help_screen import HelpScreen
+from geneb_tui.components.palette import Palette
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core import idle_gc
 from geneb_tui.core.content_cache import cache_of, table_key
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
+from geneb_tui.core.first_view import cache_start_view, read_first_view, view_key, write_first_view
 from geneb_tui.core.start import Start
 from geneb_tui.messages import (
     ExportFinished,
@@ -199,8 +201,6 @@ class GenebApp(App[None]):
                                 lambda a=a: self._run_if_allowed(a.action))
 
     def action_command_palette(self) -> None:
-        from geneb_tui.components.palette import Palette
-
         if self.use_command_palette and not Palette.is_open(self):
             self.push_screen(Palette(id="--command-palette"))
 
@@ -234,15 +234,13 @@ class GenebApp(App[None]):
 
     @work(thread=True, exclusive=True, group="store")
     def _load_store(self, token: int) -> None:
-        from geneb_tui.core.first_view import cache_start_view, read_first_view, view_key
-
         first = self.snapshot is None
         key = view_key(self.paths, *self._start)   # before the read: a later commit misses
         if first:   # the cached first view, before any import
             view, version = read_first_view(self.paths, key) or (None, None)
             self.post_message(FirstViewRead(key, view, version, token))
         try:
-            from geneb_tui.core.query import StoreSnapshot
+            from geneb_tui.core.query import StoreSnapshot  # lazy: polars, duckdb, pyarrow
 
             snap = StoreSnapshot.load(self.paths)
         except Exception as exc:  # shown to the user, never a traceback over the UI
@@ -400,8 +398,6 @@ class GenebApp(App[None]):
 
     @work(thread=True, exclusive=True, group="first-view")
     def _write_first_view(self, key: dict, view: TableView, version: int | None) -> None:
-        from geneb_tui.core.first_view import write_first_view
-
         write_first_view(self.paths, key, view, version)   # a cache folder it cannot write: none
 
     # -- rank intervals of the main table (a worker, after the table is shown) ---------------
@@ -428,6 +424,7 @@ class GenebApp(App[None]):
 
     @work(thread=True, exclusive=True, group="intervals")
     def _compute_intervals(self, snap: StoreSnapshot, filters: Filters, key: tuple) -> None:
+        # lazy: polars, duckdb, pyarrow
         from geneb_tui.core.significance import store_seed_rows, table_intervals
 
         try:
@@ -652,7 +649,7 @@ class GenebApp(App[None]):
                 and self._shown_token == self._view_token
                 and any(c.key == self.sort_key for c in view.columns)):
             # the rows shown are current: only their order changes (no rebuild, no worker)
-            from geneb_tui.core.query import sort_rows
+            from geneb_tui.core.query import sort_rows  # lazy: polars, duckdb, pyarrow
 
             self._view_token += 1
             rows = sort_rows(view, self.sort_key, self.descending)
@@ -688,13 +685,16 @@ class GenebApp(App[None]):
         """A new view `name` (compare, significance, missing) over the snapshot and the
         selection."""
         if name == "compare":
+            # lazy: polars, duckdb, pyarrow
             from geneb_tui.components.compare_screen import CompareScreen
 
             return CompareScreen(self.snapshot, self.filters)
         if name == "significance":
+            # lazy: polars, duckdb, pyarrow
             from geneb_tui.components.significance_screen import SignificanceScreen
 
             return SignificanceScreen(self.snapshot, self.filters)
+        # lazy: polars, duckdb, pyarrow
         from geneb_tui.components.missing_screen import MissingScreen
 
         return MissingScreen(self.paths, self.snapshot, self.filters, self.fill_choices)

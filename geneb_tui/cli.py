@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from store.paths import store_named
+from store.vocab.errors import GenebError
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="geneb-tui",
@@ -16,9 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from geneb_tui.app import GenebApp
-    from store.paths import store_named
-    from store.vocab.errors import GenebError
+    from geneb_tui.app import GenebApp  # lazy: textual, rich
 
     try:
         paths = store_named(args.store, write=False, must_exist=args.store is not None)

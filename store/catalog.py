@@ -13,11 +13,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from store.vocab.encoder_kinds import ENCODERS, POOLINGS, split_extractor
 from store.vocab.errors import GenebError
+from store.vocab.ids import check_id
 from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 from store.vocab.suites import GENEB_V1_SUITE
 
@@ -185,7 +187,7 @@ class ModelMeta:
 
 def _version_range(spec: object) -> SpecifierSet | None:
     """`spec` as a `packaging` SpecifierSet; None when it is not a non-empty PEP 440 range."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # lazy: packaging
 
     if not isinstance(spec, str) or not spec.strip():
         return None
@@ -200,8 +202,6 @@ def transformers_problem(spec: str | None) -> str | None:
     (one line: what the entry needs, what is installed, what to install); None when it fits,
     when the field is unset, or when transformers is not installed (the encoder kind's package
     check says that). Read from the package metadata: transformers is never imported."""
-    from importlib import metadata
-
     if spec is None:
         return None
     try:
@@ -242,8 +242,6 @@ _MODEL_FIELDS = {f.name for f in fields(ModelMeta)}
 
 def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
     """Validate `[[model]]` entries; every problem names the file, the entry and the field."""
-    from store.vocab.ids import check_id
-
     int64_max = (1 << 63) - 1       # the catalog's integer columns are Int64
     out = []
     for i, e in enumerate(entries, 1):

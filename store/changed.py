@@ -11,6 +11,8 @@ start-up table current; the indirection keeps the dependency direction (`engine 
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, distribution
+
 from store.paths import StorePaths
 from store.vocab.errors import brief
 
@@ -20,8 +22,6 @@ DISTRIBUTION = "geneb"
 
 def listeners():
     """The entry points of `GROUP`; none when geneb is not installed (run from a source tree)."""
-    from importlib.metadata import PackageNotFoundError, distribution
-
     try:
         return distribution(DISTRIBUTION).entry_points.select(group=GROUP)
     except PackageNotFoundError:

@@ -25,6 +25,8 @@ import struct
 
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from store.cells import CURRENT_DATA_SQL, CURRENT_RESULTS_SQL, STALE_RESULTS_SQL
 from store.damage import REPAIR, note
@@ -37,8 +39,6 @@ from store.tables.schema import KEY, RESULT_SCHEMA
 def _constant(value: str, n: int):
     """`value` n times, dictionary-encoded, built from buffers (`pa.array` and `pa.repeat`
     import pandas to check their input)."""
-    import pyarrow as pa
-
     data = value.encode()
     values = pa.StringArray.from_buffers(1, pa.py_buffer(struct.pack("<ii", 0, len(data))),
                                          pa.py_buffer(data))
@@ -82,9 +82,6 @@ class Snapshot:
         strings dictionary-encoded: one decode for all the queries of the snapshot. Each file
         is read with `pyarrow.parquet` and its partition (source, model) added as a constant
         dictionary column (`pyarrow.dataset` would import pandas, ~250 ms)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         if not self._files:
             return RESULT_SCHEMA.empty_table()
         strings = [f.name for f in RESULT_SCHEMA if pa.types.is_string(f.type)]

@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from store.catalog import ModelMeta, TaskMeta, geneb_v1_tasks, load_models, source_benchmark
+from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
 from store.vocab.errors import GenebError, brief
 
@@ -71,9 +73,9 @@ def check_results(paths: StorePaths, table=None) -> list[Finding]:
     """The results table's log and data files (`table`: another table of `store.tables.results`,
     e.g.
     `store.tables.predictions.PREDICTIONS`, checked the same way)."""
-    from store.tables.data_files import RESULTS
-    from store.tables.migrate import needs_migration
-    from store.tables.results import read_files, read_state
+    from store.tables.data_files import RESULTS  # lazy: pyarrow
+    from store.tables.migrate import needs_migration  # lazy: pyarrow
+    from store.tables.results import read_files, read_state  # lazy: pyarrow
 
     table = table or RESULTS
     kind, root = table.name, table.root(paths)
@@ -115,9 +117,9 @@ def check_results(paths: StorePaths, table=None) -> list[Finding]:
 
 def _tables() -> tuple:
     """The store's Delta tables, in the order they are checked and repaired."""
-    from store.tables.data_files import RESULTS
-    from store.tables.predictions import PREDICTIONS
-    from store.tables.telemetry import RUNS
+    from store.tables.data_files import RESULTS  # lazy: pyarrow
+    from store.tables.predictions import PREDICTIONS  # lazy: polars, pyarrow, numpy
+    from store.tables.telemetry import RUNS  # lazy: polars, pyarrow
 
     return RESULTS, PREDICTIONS, RUNS
 
@@ -128,7 +130,7 @@ def _check_tables(paths: StorePaths) -> list[Finding]:
 
 
 def check_embeddings(paths: StorePaths) -> list[Finding]:
-    from store.embeddings import EmbeddingStore
+    from store.embeddings import EmbeddingStore  # lazy: zarr, numpy
 
     store = EmbeddingStore(paths)
     out = []
@@ -142,7 +144,7 @@ def check_embeddings(paths: StorePaths) -> list[Finding]:
 
 
 def check_catalogs(paths: StorePaths) -> list[Finding]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: pyarrow
 
     out = []
     has_results = paths.results.exists()
@@ -167,7 +169,7 @@ def check_catalogs(paths: StorePaths) -> list[Finding]:
 def check_reference(paths: StorePaths) -> list[Finding]:
     """The tables only an import writes (the leaderboard's aggregates, the submissions'
     headers): one that cannot be read is kept aside; importing the files again restores it."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: pyarrow
 
     out = []
     for f in (paths.leaderboard, paths.submission_headers):
@@ -182,7 +184,7 @@ def check_reference(paths: StorePaths) -> list[Finding]:
 
 
 def check_temps(paths: StorePaths, alone: bool) -> list[Finding]:
-    from store.sweep import stale_temps
+    from store.sweep import stale_temps  # lazy: filelock
 
     return [Finding("temp", str(p), "temporary file of a writer that is gone", "removed")
             for p in stale_temps(paths, alone)]
@@ -190,7 +192,7 @@ def check_temps(paths: StorePaths, alone: bool) -> list[Finding]:
 
 def examine(paths: StorePaths) -> list[Finding]:
     """Every problem of the store, one finding each; changes nothing."""
-    from store.locks import StoreSession
+    from store.locks import StoreSession  # lazy: filelock
 
     if not paths.root.exists():
         return []
@@ -208,7 +210,7 @@ def examine(paths: StorePaths) -> list[Finding]:
 
 def repair(paths: StorePaths) -> tuple[list[Finding], list[Finding]]:
     """Repair every finding; (what was repaired, what is still wrong afterwards)."""
-    from store.locks import StoreSession
+    from store.locks import StoreSession  # lazy: filelock
 
     with StoreSession(paths) as session, session.exclusive() as alone:
         if not alone:
@@ -249,11 +251,11 @@ def _keep_aside(path: Path, aside: Path, root: Path) -> None:
 
 def _repair_results(paths: StorePaths, findings: list[Finding], aside: Path,
                     table=None) -> None:
-    from deltalake.transaction import RemoveAction
+    from deltalake.transaction import RemoveAction  # lazy: deltalake
 
-    from store.tables.data_files import RESULTS
-    from store.tables.migrate import migrate_fragments, needs_migration
-    from store.tables.results import commit_actions, read_state
+    from store.tables.data_files import RESULTS  # lazy: pyarrow
+    from store.tables.migrate import migrate_fragments, needs_migration  # lazy: pyarrow
+    from store.tables.results import commit_actions, read_state  # lazy: pyarrow
 
     table = table or RESULTS
     root = table.root(paths)
@@ -289,7 +291,7 @@ def _repair_results(paths: StorePaths, findings: list[Finding], aside: Path,
 
 
 def _repair_embeddings(paths: StorePaths, findings: list[Finding]) -> None:
-    from store.embeddings import EmbeddingStore
+    from store.embeddings import EmbeddingStore  # lazy: zarr, numpy
 
     store = EmbeddingStore(paths)
     for f in findings:
@@ -307,9 +309,9 @@ def _repair_catalogs(paths: StorePaths, findings: list[Finding], aside: Path) ->
 
 def rebuild_catalogs(paths: StorePaths, names: set[str]) -> None:
     """Rebuild the named catalogs from what the store knows without them."""
-    from store.catalog import ModelMeta, TaskMeta, geneb_v1_tasks, load_models, source_benchmark
-    from store.db import query
-    from store.manifest import materialised_suite_tasks
+    from store.db import query  # lazy: polars, duckdb, pyarrow
+
+    # lazy: polars, pyarrow, filelock
     from store.tables.catalogs import register_models, register_tasks
 
     used = query(paths, "SELECT DISTINCT model, task, source FROM results_all")
@@ -330,6 +332,6 @@ def rebuild_catalogs(paths: StorePaths, names: set[str]) -> None:
 
 
 def _remove_temps(findings: list[Finding]) -> None:
-    from store.sweep import remove
+    from store.sweep import remove  # lazy: filelock
 
     remove([Path(f.path) for f in findings])

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.vocab.errors import GenebError
 from store.vocab.suites import GENEB_V1_SUITE
 
 
@@ -102,8 +103,6 @@ def store_named(store: str | None, *, write: bool, must_exist: bool = False) -> 
     """The store a `--store` value names (None: `$GENEB_HOME`, else ~/.geneb), checked
     (`check_store`: `write`, `must_exist`); one GenebError naming the path and the fix when it
     cannot be used."""
-    from store.vocab.errors import GenebError
-
     try:
         paths = resolve_store(store)
     except RuntimeError as exc:                 # `~user` of no known user
@@ -121,8 +120,6 @@ def check_store(paths: StorePaths, *, write: bool, must_exist: bool = False) -> 
     folder above it it cannot write). A missing store folder reads as an empty store, unless
     `must_exist` (`geneb-tui --store`: a dashboard over a folder that is not there shows
     nothing, and the path is most likely a typo)."""
-    from store.vocab.errors import GenebError
-
     root = paths.root
     fix = "give --store (or GENEB_HOME) a folder you can write"
     if root.exists() and not root.is_dir():

@@ -33,7 +33,7 @@ class ClusterOptions:
 def require_ray():
     """The `ray` module; a GenebError saying how to install it when it is not."""
     try:
-        import ray
+        import ray  # lazy: ray
     except ImportError:
         raise GenebError(f"--executor ray needs Ray, which is not installed; {INSTALL}") from None
     return ray

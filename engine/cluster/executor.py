@@ -221,7 +221,7 @@ class RayExecutor:
 
     def _result(self, ray, ref, work: PairWork):
         """The call's result; its error (after Ray's retries) as one clear message."""
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import RayActorError, RayTaskError  # lazy: ray
 
         try:
             return ray.get(ref)

@@ -29,7 +29,7 @@ Todo = tuple   # ((Protocol, (regime, ...)), ...), as `engine.planner.PairWork.t
 
 
 def _gpu_ids() -> list[str]:
-    import ray
+    import ray  # lazy: ray
 
     return [str(g) for g in ray.get_gpu_ids()]
 

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from engine.registry import resolve_model
-from store.catalog import ModelMeta, load_models
+from store.catalog import CATEGORY_ORDER, ModelMeta, geneb_v1_tasks, load_models
+from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths, store_named
 from store.vocab.errors import GenebError
+from store.vocab.protocol import NAMED
 from store.vocab.sources import SOURCES
 from store.vocab.suites import DEFAULT as SUITE_DEFAULT
 from store.vocab.suites import NAMED as NAMED_SUITES
@@ -105,7 +107,7 @@ def add_suite_args(p) -> None:
 
 def suite_of(args, paths: StorePaths, *, write: bool = False):
     """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`)."""
-    from engine.suites import resolve_suite
+    from engine.suites import resolve_suite  # lazy: numpy
 
     if args.suite not in NAMED_SUITES and not _exists(args.suite) \
             and suggestions(args.suite, NAMED_SUITES):        # a misspelt name, not a path
@@ -203,7 +205,7 @@ class StoreNames:
 
     @cached_property
     def snap(self) -> Snapshot:
-        from store.db import Snapshot
+        from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
 
         return self._snap if self._snap is not None else Snapshot(self.paths)
 
@@ -214,15 +216,13 @@ class StoreNames:
 
     @cached_property
     def _catalog_models(self):
-        from store.tables.catalogs import read_catalog
+        from store.tables.catalogs import read_catalog  # lazy: polars, pyarrow, filelock
 
         return read_catalog(self.paths, "models")
 
     @cached_property
     def _catalog_tasks(self):
-        from store.catalog import geneb_v1_tasks
-        from store.manifest import materialised_suite_tasks
-        from store.tables.catalogs import read_catalog
+        from store.tables.catalogs import read_catalog  # lazy: polars, pyarrow, filelock
 
         stored = read_catalog(self.paths, "tasks")
         pairs = [(t.task_id, t.category) for t in geneb_v1_tasks()]
@@ -263,8 +263,6 @@ class StoreNames:
 
     @cached_property
     def categories(self) -> list[str]:
-        from store.catalog import CATEGORY_ORDER
-
         return list(dict.fromkeys([*CATEGORY_ORDER,
                                    *(c for _, c in self._catalog_tasks if c)]))
 
@@ -278,8 +276,6 @@ class StoreNames:
     def protocols(self) -> list[str]:
         """The protocol names (`store.vocab.protocol.NAMED`): `report --versus` compares with
         one."""
-        from store.vocab.protocol import NAMED
-
         return list(NAMED)
 
     def check_models(self, given, option: str = "--models") -> list[str]:

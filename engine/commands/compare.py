@@ -28,7 +28,15 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
-from store.compare_cells import DEFAULT_TOL
+from store.compare_cells import (
+    DEFAULT_TOL,
+    compare_cells,
+    mixed_sources,
+    store_cells,
+    submission_cells,
+)
+from store.db import Snapshot
+from store.official.formats import Submission, expand_paths, read_official_file
 from store.paths import StorePaths, check_store, resolve_store
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, NAMED, protocol_named
@@ -118,8 +126,6 @@ class _Stores:
         self._snaps: dict[Path, Snapshot] = {}
 
     def snap(self, paths: StorePaths) -> Snapshot:
-        from store.db import Snapshot
-
         if paths.root not in self._snaps:
             self._snaps[paths.root] = Snapshot(check_store(paths, write=False))
         return self._snaps[paths.root]
@@ -167,9 +173,6 @@ def _protocol_hash(name: str, sides: list[Side]) -> str:
 
 def _submission_cells(side: Side) -> pl.DataFrame:
     """The cells of the side's submission files; every file validated, one line on error."""
-    from store.compare_cells import submission_cells
-    from store.official.formats import Submission, expand_paths, read_official_file
-
     try:
         files = expand_paths([side.path])
     except GenebError as exc:       # a folder without *.json files
@@ -192,8 +195,6 @@ def _submission_cells(side: Side) -> pl.DataFrame:
 
 def cells_of(side: Side, stores: _Stores, protocol_hash: str, protocol: str) -> pl.DataFrame:
     """The side's cells, refused when empty or when a model's cells come from two sources."""
-    from store.compare_cells import mixed_sources, store_cells
-
     if side.kind == "submissions":
         cells = _submission_cells(side)
     else:
@@ -214,8 +215,6 @@ def cells_of(side: Side, stores: _Stores, protocol_hash: str, protocol: str) -> 
 
 
 def run(args) -> int:
-    from store.compare_cells import compare_cells
-
     stores = _Stores()
     sides = [locate("A", args.a, args, stores), locate("B", args.b, args, stores)]
     protocol_hash = _protocol_hash(args.protocol, sides)

@@ -62,7 +62,7 @@ def offline_message(repo: str, revision: str, target: Path, reason: str) -> str:
 
 
 def _snapshot(repo: str, revision: str, target: Path) -> None:
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import snapshot_download  # lazy: huggingface_hub
 
     snapshot_download(repo_id=repo, repo_type="dataset", revision=revision, local_dir=target,
                       allow_patterns=["tasks/*/*.csv", "*.md", "*.json"])
@@ -70,7 +70,7 @@ def _snapshot(repo: str, revision: str, target: Path) -> None:
 
 def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
     """Download (or resume) the snapshot into `target` and record its checksums."""
-    from huggingface_hub import constants, errors
+    from huggingface_hub import constants, errors  # lazy: huggingface_hub
 
     if constants.HF_HUB_OFFLINE:
         raise GenebError(offline_message(DATASET_REPO, revision, target,

@@ -6,6 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from engine.commands.common import console, emit_json, store_of
+from store.doctor import examine, repair
 
 
 def register(sub, common) -> None:
@@ -24,8 +25,6 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
-    from store.doctor import examine, repair
-
     paths = store_of(args, write=args.repair)
     if args.repair:
         done, left = repair(paths)

@@ -4,9 +4,12 @@ a model's results as an official submission file (schema 1.0), its metadata set 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
+from engine import __version__
 from engine.commands.common import StoreNames, choice_of, console, emit_json, store_of
+from store.csv_out import write_csv
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
 from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
@@ -66,9 +69,8 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
-    from store.csv_out import write_csv
-    from store.db import Snapshot
-    from store.seedmeans import per_seed, seed_means
+    from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
+    from store.seedmeans import per_seed, seed_means  # lazy: polars, duckdb, pyarrow
 
     paths = store_of(args)
     snap = Snapshot(paths)
@@ -104,7 +106,7 @@ def _described(frame, snap, names: StoreNames, filters: dict):
     """The export's frame with EXTRA_COLUMNS appended: the model's display name (catalog),
     the suite its task belongs to (task catalog), the results' table version and the
     filters the export was asked with (`none`: everything)."""
-    import polars as pl
+    import polars as pl  # lazy: polars
 
     display = names.displays
     suites = snap.query("SELECT task_id AS task, suite FROM tasks")
@@ -177,9 +179,7 @@ def _integer(text: str) -> int:
 
 
 def _submission(paths, args) -> int:
-    import json
-
-    from engine import __version__
+    # lazy: polars, duckdb, pyarrow
     from store.official.submission import META_FIELDS, InvalidSubmission, export_submission
 
     if not args.output:

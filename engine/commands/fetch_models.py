@@ -52,7 +52,7 @@ def _label(m: ModelMeta) -> str:
 
 def _files(m: ModelMeta) -> list[str]:
     """The repository's files at the model's revision; the hub's refusal is one GenebError."""
-    from huggingface_hub import list_repo_files
+    from huggingface_hub import list_repo_files  # lazy: huggingface_hub
 
     try:
         return list_repo_files(m.hub_id, revision=m.revision)
@@ -64,7 +64,7 @@ def _files(m: ModelMeta) -> list[str]:
 
 def fetch(m: ModelMeta, files: list[str]) -> dict:
     """Download (or resume) the model's snapshot and record its checksums: what one line says."""
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import snapshot_download  # lazy: huggingface_hub
 
     try:
         folder = Path(snapshot_download(m.hub_id, revision=m.revision,

@@ -31,10 +31,12 @@ from engine.commands.common import (
     suite_of,
     whole_number,
 )
+from engine.encoders import EncoderOptions
 from store.catalog import ModelMeta
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
+from store.vocab.ids import check_id
 from store.vocab.protocol import GENEB_V1_ARRAY_API, NAMED, REGIMES, Protocol, protocols_named
 
 
@@ -161,7 +163,7 @@ def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
     check_names("protocol", names, NAMED, option="--protocol")
     protocols = protocols_named(names)
     if any(p.solver == GENEB_V1_ARRAY_API.solver for p in protocols):
-        from engine.probes.array_api import dispatch_problem
+        from engine.probes.array_api import dispatch_problem  # lazy: torch, sklearn, numpy
 
         if (problem := dispatch_problem()) is not None:
             raise GenebError(problem)
@@ -176,8 +178,7 @@ def _stop_on_sigterm() -> None:
 
 
 def run(args) -> int:
-    from engine.encoders import EncoderOptions
-    from engine.fill import FillOptions, run_fill
+    from engine.fill import FillOptions, run_fill  # lazy: polars, duckdb, pyarrow
     _stop_on_sigterm()
     paths = store_of(args, write=True)
     models = models_of(paths, args.models)      # names first: a typo changes nothing
@@ -189,8 +190,6 @@ def run(args) -> int:
         require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths, write=True)
     if args.tasks:
-        from store.vocab.ids import check_id
-
         for t in args.tasks:
             check_id("task", t, "--tasks")      # an unusable id is its own message
         check_names("task(s)", args.tasks, [t.task_id for t in suite.tasks],

@@ -8,12 +8,12 @@ from dataclasses import asdict
 from rich.table import Table
 
 from engine.commands.common import console, emit_json, store_of
+from store.official.data import OFFICIAL_COMMIT, OFFICIAL_REPO
+from store.official.fetch import official_files, pinned_commit
 from store.vocab.errors import GenebError
 
 
 def register(sub, common) -> None:
-    from store.official.data import OFFICIAL_COMMIT, OFFICIAL_REPO
-
     p = sub.add_parser(
         "import", parents=[common],
         help="import official submissions, leaderboard.json or leaderboard_tasks.json",
@@ -37,8 +37,7 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
-    from store.official.fetch import official_files, pinned_commit
-    from store.official.submission import import_files
+    from store.official.submission import import_files  # lazy: polars, duckdb, pyarrow
 
     official = args.official or args.commit is not None
     if not args.paths and not official:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.commands.common import StoreNames, console, emit_json, store_of
 from store.vocab.errors import GenebError
+from store.vocab.protocol import GENEB_V1, NAMED, protocol_named
 
 
 def register(sub, common) -> None:
@@ -32,15 +33,14 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
-    from store.db import Snapshot
-    from store.official.leaderboard import (
+    from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
+    from store.official.leaderboard import (  # lazy: polars, duckdb, pyarrow
         LEADERBOARD_FILES,
         leaderboard_documents,
         source_order,
         store_submissions,
         write_leaderboard_files,
     )
-    from store.vocab.protocol import GENEB_V1, NAMED, protocol_named
 
     paths = store_of(args)
     snap = Snapshot(paths)

@@ -38,7 +38,15 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from store.catalog import TaskMeta
-from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, METRICS, REGIMES, is_few_shot
+from store.vocab.errors import GenebError
+from store.vocab.protocol import (
+    FEW_SHOT_REGIMES,
+    GENEB_V1,
+    METRICS,
+    REGIMES,
+    is_few_shot,
+    protocol_named,
+)
 from store.vocab.sources import LOCAL
 from store.vocab.suites import NAMED as NAMED_SUITES
 
@@ -115,10 +123,8 @@ def register(sub, common) -> None:
 def versus(snap, name: str, *, regime: str, metric: str,
            tasks: tuple[TaskMeta, ...]) -> dict[str, pl.DataFrame]:
     """Spearman agreement between the local geneb-v1 rankings and protocol `name`'s."""
-    from store import analyses as A
-    from store.db import query
-    from store.vocab.errors import GenebError
-    from store.vocab.protocol import protocol_named
+    from store import analyses as A  # lazy: polars, duckdb, pyarrow
+    from store.db import query  # lazy: polars, duckdb, pyarrow
 
     other = protocol_named(name)   # None for a group (a whole sweep): not one protocol
     if other is None or query(snap, f"SELECT 1 FROM results WHERE source = '{LOCAL}' "
@@ -136,7 +142,7 @@ def versus(snap, name: str, *, regime: str, metric: str,
 
 def _models(paths) -> pl.DataFrame:
     """The store's model catalog, completed with the built-in and user entries it lacks."""
-    from store.tables.catalogs import models_with_builtins
+    from store.tables.catalogs import models_with_builtins  # lazy: polars, pyarrow, filelock
 
     return models_with_builtins(paths)
 
@@ -151,8 +157,8 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     alpha = 1 - `level`) and the bootstrap ones (`uncertainty_frames`, seeded with
     `bootstrap_seed`). The CLI's default is RESAMPLES; this function's 0 gives the point
     analyses alone (what a caller that does not ask for them gets, as before)."""
-    from store import analyses as A
-    from store.db import snapshot_of
+    from store import analyses as A  # lazy: polars, duckdb, pyarrow
+    from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
 
     snap = snapshot_of(store)
     means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
@@ -176,7 +182,7 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
 
 
 def _per_seed(snap, source: str | None) -> pl.DataFrame:
-    from store.seedmeans import per_seed
+    from store.seedmeans import per_seed  # lazy: polars, duckdb, pyarrow
 
     filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES)}
     if source is not None:
@@ -197,9 +203,9 @@ def rank_test_frames(scores: dict[str, pl.DataFrame], *,
     average_rank]) of every regime with scores: Friedman and Nemenyi over the tasks, for all
     of them and for each category with at least MIN_TASKS (`store.analyses.ranktests`), at
     alpha = 1 - level."""
-    import polars as pl
+    import polars as pl  # lazy: polars
 
-    from store.analyses import ranktests as R
+    from store.analyses import ranktests as R  # lazy: polars, duckdb, pyarrow
 
     tests, ranks = [], []
     for r, frame in scores.items():
@@ -224,10 +230,10 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
     `smaller_beats_larger` (with a regime column) and its summary. `bootstrap` says how
     ([regime, metric, resamples, seed, level, unit, seeds_resampled, n_entries]). Regimes
     without a complete entry (every task) are left out."""
-    import polars as pl
+    import polars as pl  # lazy: polars
 
-    from store.analyses import claims as C
-    from store.analyses import uncertainty as U
+    from store.analyses import claims as C  # lazy: polars, duckdb, pyarrow
+    from store.analyses import uncertainty as U  # lazy: polars, duckdb, pyarrow
 
     def drawn(r: str):
         rows = (U.seed_rows_of(per_seed, regime=r, metric=metric, with_source=with_source)
@@ -278,7 +284,9 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
 def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, regime: str,
               metric: str, tasks: tuple[TaskMeta, ...] | None) -> dict[str, pl.DataFrame]:
     """The point analyses (no resampling), from the scores of every regime."""
-    from store import analyses as A
+    from store import analyses as A  # lazy: polars, duckdb, pyarrow
+
+    # lazy: polars, duckdb, pyarrow
     from store.official.reference import leaderboard_differences, read_leaderboard
 
     aggs = {r: A.aggregates(s, tasks=tasks) for r, s in scores.items()}
@@ -388,10 +396,10 @@ def _pct(level: float) -> str:
 
 def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
            regime: str, metric: str, level: float = LEVEL) -> None:
-    import polars as pl
+    import polars as pl  # lazy: polars
 
-    from store.analyses.aggregates import category_columns
-    from store.analyses.difficulty import EASY, HARD, HIGH_VAR
+    from store.analyses.aggregates import category_columns  # lazy: polars, duckdb, pyarrow
+    from store.analyses.difficulty import EASY, HARD, HIGH_VAR  # lazy: polars, duckdb, pyarrow
 
     where = f"{regime}, {metric}"
     agg = frames["aggregates"]
@@ -670,7 +678,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
 
 
 def run(args) -> int:
-    from store.db import Snapshot
+    from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
 
     paths = store_of(args)
     snap = Snapshot(paths)   # every analysis reads this one version of the results
@@ -715,9 +723,9 @@ def run(args) -> int:
     render(console, frames, _Names(models, mixed), regime=args.regime,
            metric=args.metric, level=args.level)
     if "example_intervals" in frames:
-        import polars as pl
+        import polars as pl  # lazy: polars
 
-        from store.tables.predictions import NO_PREDICTIONS
+        from store.tables.predictions import NO_PREDICTIONS  # lazy: polars, pyarrow, numpy
 
         cells = frames["example_intervals"].filter(pl.col("seed").is_null()).height
         console.print(f"per-example MCC intervals of {cells} local cell(s) of {args.regime}: "
@@ -731,7 +739,9 @@ def run(args) -> int:
 def example_frame(paths, *, regime: str, n: int, level: float, seed: int) -> pl.DataFrame:
     """`store.analyses.examples.example_intervals` of every local geneb-v1 cell of `regime`
     with stored predictions (each seed, and the seed mean with seed NULL)."""
-    from store.analyses.examples import example_intervals
+    from store.analyses.examples import example_intervals  # lazy: polars, duckdb, pyarrow
+
+    # lazy: polars, pyarrow, numpy
     from store.tables.predictions import read_labels, read_predictions
 
     preds = read_predictions(paths, regime=regime, protocol_hash=GENEB_V1.hash)
@@ -757,7 +767,7 @@ def _nothing_on_suite(snap, args, tasks) -> str | None:
     """Why the report would be empty: "" when the store has no results (of `--source`) at
     all, else a message when none are on the suite's tasks or in `--regime` there; None when
     there is something to report."""
-    from store.db import query
+    from store.db import query  # lazy: polars, duckdb, pyarrow
 
     source = "" if args.source is None else " AND source = ?"
     found = query(snap, "SELECT DISTINCT regime, list_contains(?, task) AS on_suite "

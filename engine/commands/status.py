@@ -16,6 +16,7 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
+from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, seed_counts
 from store.vocab.sources import LOCAL
 
@@ -41,10 +42,10 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
     """Per (model, category): cells done, stale (rows only on other data) and total
     (tasks x regimes), by the rule of `store.cells` (`data_hashes`: the suite's files as they
     are now; None: the store's current data)."""
-    import polars as pl
+    import polars as pl  # lazy: polars
 
-    from store.cells import cell_states
-    from store.db import snapshot_of
+    from store.cells import cell_states  # lazy: polars
+    from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
 
     task_ids = [t.task_id for t in tasks]
     states = cell_states(
@@ -68,8 +69,7 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
 
 def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
     """The data hashes of the suite's files as they are now; (None, why) when unreadable."""
-    from engine.fill import validate_tasks
-    from store.vocab.errors import GenebError
+    from engine.fill import validate_tasks  # lazy: polars, duckdb, pyarrow
 
     try:
         return validate_tasks(suite, list(tasks), lambda event: None).hashes, None
@@ -78,7 +78,7 @@ def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
 
 
 def run(args) -> int:
-    from store.db import Snapshot
+    from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
 
     paths = store_of(args)
     if args.perf:
@@ -159,7 +159,7 @@ def _cell(done: int, total: int) -> str:
 def _perf(paths, args) -> int:
     """`status --perf`: the runs table per model and device
     (`store.tables.telemetry.perf_summary`)."""
-    from store.tables.telemetry import perf_summary, read_runs
+    from store.tables.telemetry import perf_summary, read_runs  # lazy: polars, pyarrow
 
     runs = read_runs(paths)
     if args.models:

@@ -62,7 +62,7 @@ def run(args) -> int:
 
 def recorded_letters(paths, tasks: list[TaskMeta]) -> dict[str, LetterCounts]:
     """The letter counts the store's task catalog records for these tasks of their suite."""
-    from store.tables.catalogs import read_catalog
+    from store.tables.catalogs import read_catalog  # lazy: polars, pyarrow, filelock
 
     wanted = {(t.task_id, t.suite) for t in tasks}
     out = {}

@@ -23,7 +23,7 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
-    from store.official.formats import expand_paths, read_official_file
+    from store.official.formats import expand_paths, read_official_file  # lazy: polars
 
     files = expand_paths(args.paths)
     problems = [problem for path in files for problem in read_official_file(path)[1]]

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from engine.encoders.hub import is_hub_id, pinned_snapshot
+from store.catalog import transformers_problem
 from store.vocab.encoder_kinds import (
     DEFAULT_POOLING,
     ENCODERS,
@@ -82,8 +84,6 @@ def code_reference(source: str, revision: str | None = None, *, hub: bool = Fals
     cache first; offline, or once the run found the hub unreachable, it fails cleanly); a file
     the hub or the whole cached snapshot lacks names no code.
     """
-    from engine.encoders.hub import is_hub_id
-
     folder = Path(source).expanduser()
     unknown = False
     for name in CODE_FILES:
@@ -113,12 +113,12 @@ def code_reference(source: str, revision: str | None = None, *, hub: bool = Fals
 def _hub_file(repo_id: str, name: str, revision: str | None) -> str | None:
     """The cached hub file's path, "" when the hub says it does not exist, None when unknown."""
     try:
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import hf_hub_download  # lazy: huggingface_hub
+
+        # lazy: huggingface_hub
         from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
     except ImportError:
         return None
-    from engine.encoders.hub import pinned_snapshot
-
     if (snapshot := pinned_snapshot(repo_id, revision)) is not None:
         return str(snapshot / name) if (snapshot / name).is_file() else ""
     try:
@@ -221,7 +221,6 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> N
     if kind.recipe and hasattr(adapter := importlib.import_module(BUILDERS[kind.name]),
                                "preflight"):
         adapter.preflight(model, options)   # a family's own weight-free checks (evo's config)
-    from store.catalog import transformers_problem
 
     if problem := transformers_problem(model.transformers):
         raise GenebError(f"model {model.model_id}: {problem}")

@@ -86,7 +86,7 @@ class EnformerEncoder(StreamingEncoder):
                     f"model {self.model_id}: cannot load the enformer-pytorch checkpoint in "
                     f"{folder}: it needs config.json and one of {', '.join(_WEIGHTS)}")
             return folder / "config.json", weights[0]
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import hf_hub_download  # lazy: huggingface_hub
 
         def fetch(name: str) -> Path:
             return Path(hf_hub_download(self.source, name, revision=self.revision))
@@ -113,7 +113,7 @@ class EnformerEncoder(StreamingEncoder):
         config.use_checkpointing = False
         model = Enformer(config)
         if weights_file.suffix == ".safetensors":
-            from safetensors.torch import load_file
+            from safetensors.torch import load_file  # lazy: safetensors
 
             state = load_file(str(weights_file))
         else:

@@ -176,7 +176,7 @@ class EvoEncoder(StreamingEncoder):
                             what="the Evo checkpoint ")
         if folder is not None:
             return folder
-        from huggingface_hub import snapshot_download
+        from huggingface_hub import snapshot_download  # lazy: huggingface_hub
 
         try:
             return Path(snapshot_download(self.source, revision=self.revision,
@@ -187,8 +187,8 @@ class EvoEncoder(StreamingEncoder):
 
     def _state(self, folder: Path) -> dict[str, torch.Tensor]:
         """The checkpoint's tensors under the StripedHyena's names (the package's reading)."""
-        from safetensors import SafetensorError
-        from safetensors.torch import load_file
+        from safetensors import SafetensorError  # lazy: safetensors
+        from safetensors.torch import load_file  # lazy: safetensors
 
         if (folder / INDEX).is_file():
             shards = None

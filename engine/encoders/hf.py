@@ -182,12 +182,12 @@ class HFEncoder(StreamingEncoder):
                              f"{str(exc).splitlines()[0]}") from None
 
     def _load_tokenizer(self):
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # lazy: transformers
 
         return self._from_pretrained(AutoTokenizer)
 
     def _load_model(self):
-        from transformers import (
+        from transformers import (  # lazy: transformers
             AutoModel,
             AutoModelForCausalLM,
             AutoModelForMaskedLM,
@@ -236,7 +236,7 @@ class HFEncoder(StreamingEncoder):
         """The checkpoint's architecture (its configuration, the class `cls`) with weights drawn
         by the architecture's own initialisation from torch's generator seeded with
         `random_init` (the caller's generator state restored afterwards), in float32."""
-        from transformers import AutoConfig
+        from transformers import AutoConfig  # lazy: transformers
 
         config = self._from_pretrained(AutoConfig)
         with torch.random.fork_rng(devices=[]):
@@ -383,7 +383,7 @@ def _is_decoder(config) -> bool:
         return False
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
         return True
-    from transformers.models.auto.modeling_auto import (
+    from transformers.models.auto.modeling_auto import (  # lazy: transformers
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
     )

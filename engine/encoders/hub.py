@@ -31,6 +31,7 @@ import threading
 from functools import cache
 from pathlib import Path
 
+from store.atomic import write_text_atomic
 from store.vocab.errors import GenebError
 from store.vocab.revisions import commit_of, is_pinned
 
@@ -48,7 +49,7 @@ def is_hub_id(source: str) -> bool:
 def cache_folder() -> Path:
     """huggingface_hub's model cache (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/...)."""
     try:
-        from huggingface_hub import constants
+        from huggingface_hub import constants  # lazy: huggingface_hub
     except ImportError:
         raise GenebError("the Hugging Face cache is read through huggingface_hub, which is not "
                          "installed; pip install 'geneb[models]'") from None
@@ -59,7 +60,7 @@ def snapshot_folder(repo_id: str, revision: str | None) -> Path | None:
     """The cache's snapshot folder of `repo_id` at `revision` (a branch or tag through its
     refs/ file, `main` when None; a commit as is), whatever it holds; None when absent."""
     cache = cache_folder()
-    from huggingface_hub.file_download import repo_folder_name
+    from huggingface_hub.file_download import repo_folder_name  # lazy: huggingface_hub
 
     try:
         repo = cache / repo_folder_name(repo_id=repo_id, repo_type="model")
@@ -79,8 +80,7 @@ def manifest_path(snapshot: Path) -> Path:
 def write_manifest(snapshot: Path, about: dict) -> dict:
     """Record `about` and every file of the snapshot (sha256 and size) in its fetch manifest;
     returns what was written."""
-    from engine.hub_data import sha256_file
-    from store.atomic import write_text_atomic
+    from engine.hub_data import sha256_file  # lazy: numpy
 
     files = {p.relative_to(snapshot).as_posix(): {"sha256": sha256_file(p),
                                                  "bytes": p.stat().st_size}
@@ -163,7 +163,7 @@ def decide_hub(source: str, revision: str | None) -> None:
 def hub_problem() -> str | None:
     """Why this run may not ask the Hugging Face hub (HF_HUB_OFFLINE, or no answer from its
     endpoint), or None when it may; decided once per process (see the module)."""
-    from huggingface_hub import constants
+    from huggingface_hub import constants  # lazy: huggingface_hub
 
     if constants.HF_HUB_OFFLINE:
         return "HF_HUB_OFFLINE is set"
@@ -180,7 +180,7 @@ def _ask(endpoint: str) -> str | None:
     answer: list = []
 
     def request() -> None:
-        from huggingface_hub.utils import get_session
+        from huggingface_hub.utils import get_session  # lazy: huggingface_hub
 
         try:
             answer.append(get_session().head(endpoint, timeout=REACH_TIMEOUT_S).status_code)

@@ -10,6 +10,8 @@ is first shown (a view computed before that waits in `_payloads`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,6 +23,7 @@ from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.scale_plot import ScalePlot
 from geneb_tui.components.selection_screen import SelectionScreen
+from geneb_tui.components.task_screen import TaskScreen
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed
@@ -75,8 +78,6 @@ class CompareScreen(SelectionScreen):
 
     def selection_changed(self, old: Filters, filters: Filters) -> None:
         """The score column follows the category; a suite without it falls back to macro."""
-        from dataclasses import replace
-
         if filters.category and self.options.column in ("macro", "micro"):
             self.options = replace(self.options, column=filters.category)
         elif filters.suite != old.suite and self.options.column not in ("macro", "micro"):
@@ -167,15 +168,12 @@ class CompareScreen(SelectionScreen):
         data = self.query_one("#tasks-table", ViewTable).data
         if data is None or not data.row_keys:
             return
-        from geneb_tui.components.task_screen import TaskScreen
 
         self.app.push_screen(TaskScreen(self.snapshot, self.filters,
                                         data.row_keys[event.cursor_row]))
 
     # -- options -------------------------------------------------------------------------------
     def _set(self, **changes) -> None:
-        from dataclasses import replace
-
         self.options = replace(self.options, **changes)
         self.notify(f"regimes {self.options.regime_a} → {self.options.regime_b}, "
                     f"column {self.options.column}", timeout=2)

@@ -32,6 +32,7 @@ from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import Failed, Table
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
+from geneb_tui.core.significance import pair_examples
 from geneb_tui.messages import ComparisonReady
 
 
@@ -102,8 +103,6 @@ class SignificanceScreen(SelectionScreen):
 
     @work(thread=True, exclusive=True, group="significance-examples")
     def _compute_examples(self, root, pair, task: str, regime: str, token: int) -> None:
-        from geneb_tui.core.significance import pair_examples
-
         try:
             line = pair_examples(root, pair.a, pair.b, task, regime)
         except Exception as exc:  # a bug: told, never a traceback over the UI

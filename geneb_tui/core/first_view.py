@@ -173,7 +173,7 @@ def cache_start_view(paths: StorePaths, snap: StoreSnapshot, key: dict, start: S
     """The view geneb-tui opens on (`start` on `snap`) written under `key`, computed before
     `snap` was read (a commit in between makes it miss rather than lie); False when it was not
     (see `write_first_view`)."""
-    from geneb_tui.core.query import build_view
+    from geneb_tui.core.query import build_view  # lazy: polars, duckdb, pyarrow
 
     view = build_view(snap, snap.filters_for(start.filters, opening=True), start.sort_key,
                       start.descending, start.rank_scope)
@@ -192,7 +192,7 @@ def refresh(paths: StorePaths) -> bool:
     key = view_key(paths, *start)
     if read_first_view(paths, key) is not None:
         return False
-    from geneb_tui.core.query import StoreSnapshot
+    from geneb_tui.core.query import StoreSnapshot  # lazy: polars, duckdb, pyarrow
 
     snap = StoreSnapshot.load(paths)
     return not snap.is_empty and cache_start_view(paths, snap, key, start)

@@ -41,6 +41,7 @@ from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.intervals import LEVEL, SEED, TABLE_RESAMPLES, Intervals
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from store.analyses.aggregates import aggregates
+from store.analyses.examples import mcnemar, paired_mcc_difference
 from store.analyses.ranktests import average_ranks, friedman, wilcoxon_holm
 from store.analyses.uncertainty import (
     draw,
@@ -51,6 +52,11 @@ from store.analyses.uncertainty import (
     win_probabilities,
 )
 from store.catalog import TaskMeta
+from store.db import Snapshot
+from store.paths import StorePaths, resolve_store
+from store.seedmeans import per_seed
+from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
+from store.vocab.protocol import GENEB_V1
 from store.vocab.sources import LOCAL
 
 ALPHA = 0.05          # the Nemenyi CD and the Wilcoxon test (1 - LEVEL)
@@ -82,10 +88,6 @@ def store_seed_rows(snap: StoreSnapshot) -> pl.DataFrame | None:
             return _SEED_ROWS[key]
         rows = None
         if snap.version is not None:
-            from store.db import Snapshot
-            from store.paths import resolve_store
-            from store.seedmeans import per_seed
-
             current = Snapshot(resolve_store(snap.root))
             try:
                 if current.version == snap.version:
@@ -469,11 +471,6 @@ def pair_examples(root, a: str, b: str, task: str, regime: str, *,
     p of the accuracies (`examples.mcnemar`, per seed: the first seed's, and the range when
     seeds differ). Which model lacks predictions, when one does; None when neither has any
     (the note's sentence says why). Reads the store: run it off the UI thread."""
-    from store.analyses.examples import mcnemar, paired_mcc_difference
-    from store.paths import StorePaths
-    from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
-    from store.vocab.protocol import GENEB_V1
-
     paths = StorePaths(root)
     found = {}
     for entry in (a, b):

@@ -158,7 +158,7 @@ def mcnemar(y: np.ndarray, preds_a: np.ndarray, preds_b: np.ndarray,
             seeds: list[int] | None = None) -> pl.DataFrame:
     """[seed, acc_a, acc_b, b, c, p]: McNemar's exact test per seed (row s of A (S, n) against
     row s of B): b = rows only A gets right, c = rows only B gets right (module docstring)."""
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest  # lazy: scipy
 
     y = np.asarray(y)
     right_a = np.atleast_2d(np.asarray(preds_a)) == y

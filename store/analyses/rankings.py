@@ -53,7 +53,7 @@ def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> tuple[
     with n - 2 degrees of freedom, as in `scipy.stats.spearmanr` (computed here without
     importing scipy.stats, which costs seconds of start-up time).
     """
-    from scipy.special import stdtr
+    from scipy.special import stdtr  # lazy: scipy
 
     pairs = [(a, b) for a, b in zip(x, y, strict=True) if a is not None and b is not None]
     n = len(pairs)

@@ -106,7 +106,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     if values.size == 0:
         return values.copy()
     if np.isnan(values).any():
-        from scipy.stats import rankdata
+        from scipy.stats import rankdata  # lazy: scipy
 
         return rankdata(-values, method="average", axis=1)
     return tie_mean_ranks(-values)
@@ -129,7 +129,7 @@ def _nemenyi_q(n_models: int, alpha: float) -> float:
     integral (~10 ms, computed once per k and alpha)."""
     if alpha == 0.05 and 2 <= n_models < 2 + len(Q_05):
         return Q_05[n_models - 2]
-    from scipy.stats import studentized_range
+    from scipy.stats import studentized_range  # lazy: scipy
 
     return float(studentized_range.ppf(1 - alpha, n_models, np.inf)) / math.sqrt(2)
 
@@ -141,7 +141,8 @@ def _friedman_row(ranks: np.ndarray, alpha: float) -> dict:
            "critical_difference": critical_difference(k, n, alpha), "alpha": alpha}
     if k < 3 or n < 1:
         return row
-    from scipy.special import chdtrc  # chi2.sf(x, df) is chdtrc(df, x), without scipy.stats
+    # lazy: scipy (chi2.sf(x, df) is chdtrc(df, x), without scipy.stats)
+    from scipy.special import chdtrc
 
     # Per task, sum_j (r_j - (k+1)/2)^2 = (k^3 - k - sum over tie groups (t^3 - t)) / 12, so the
     # tie term comes from the ranks alone (exact: average ranks are multiples of 1/2).

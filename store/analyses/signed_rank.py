@@ -94,7 +94,7 @@ def _permutation_p(ranks: np.ndarray, w_plus: float) -> float:
 
 
 def _normal_p(w_plus: float, n: int, ties: np.ndarray) -> float:
-    from scipy.special import ndtr
+    from scipy.special import ndtr  # lazy: scipy
 
     mean = n * (n + 1.0) * 0.25
     var = n * (n + 1.0) * (2.0 * n + 1.0)

@@ -61,6 +61,7 @@ import polars as pl
 from store.analyses.aggregates import aggregates, entry_keys
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 from store.db import Source
+from store.seedmeans import per_seed
 from store.vocab.protocol import GENEB_V1, METRICS
 
 T = TypeVar("T")
@@ -148,8 +149,6 @@ def seed_rows(paths: Source, *, regime: str = "full", metric: str = "mcc",
               source: str | None = None, protocol_hash: str = GENEB_V1.hash) -> pl.DataFrame:
     """The `seed_rows` of `draw` read from the store, keyed as `store.analyses.scores(paths,
     regime=, metric=, source=)` keys its frame (a `source` column when `source` is None)."""
-    from store.seedmeans import per_seed
-
     filters = {"protocol_hash": [protocol_hash], "regime": [regime]}
     if source is not None:
         filters["source"] = [source]

@@ -20,12 +20,15 @@ only code reading such a folder. polars/pyarrow are imported inside the function
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import textwrap
 from functools import lru_cache
 from pathlib import Path
 
@@ -70,7 +73,7 @@ def _headers(folder: Path = REFERENCE_DATA) -> dict:
 
 @lru_cache(maxsize=4)
 def _score_columns(folder: Path = REFERENCE_DATA) -> dict[str, tuple]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: pyarrow
 
     table = pq.read_table(folder / SCORES_FILE)
     return {name: tuple(table.column(name).to_pylist()) for name in table.column_names}
@@ -240,8 +243,6 @@ def _source_submissions(source_dir: Path) -> list[Path]:
 
 
 def _git_head(source_dir: Path) -> str | None:
-    import subprocess
-
     if not (source_dir / ".git").exists():
         return None
     done = subprocess.run(["git", "-C", str(source_dir), "rev-parse", "HEAD"],
@@ -250,8 +251,6 @@ def _git_head(source_dir: Path) -> str | None:
 
 
 def _notice(repository: str, commit: str, headers: list[dict], copied: dict[str, str]) -> str:
-    import textwrap
-
     count: dict[str, int] = {}
     for head in headers:
         prov = head["meta"].get("provenance", "self-reported")
@@ -305,8 +304,8 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
           repository: str | None = None, commit: str | None = None) -> list[Path]:
     """Rebuild the shipped data in `out_dir` from a GENEB checkout (or a copy laid out as
     ../shared/data); refuses anything it could not give back exactly. The written paths."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # lazy: pyarrow
+    import pyarrow.parquet as pq  # lazy: pyarrow
 
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     if not source_dir.is_dir():
@@ -376,8 +375,6 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     ap = argparse.ArgumentParser(prog="python -m store.official.data",
                                  description="Rebuild the GENEB reference data shipped in "
                                              "store/official/reference_data/.")

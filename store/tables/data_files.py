@@ -60,7 +60,7 @@ def write_data_file(root: Path, table: pa.Table, source: str, model: str,
                     spec: Table = RESULTS):
     """Write one partition's rows of the table `spec` as a data file under its folder `root`;
     its AddAction."""
-    from deltalake.transaction import AddAction
+    from deltalake.transaction import AddAction  # lazy: deltalake
 
     rel = (f"source={path_part(source)}/model={path_part(model)}/"
            f"{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}.parquet")

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from store.paths import StorePaths
@@ -54,7 +55,7 @@ def migrate_fragments(paths: StorePaths) -> bool:
     """Migrate a fragment store (no-op otherwise); True when this call migrated it."""
     if not needs_migration(paths):
         return False
-    from store.locks import named_lock
+    from store.locks import named_lock  # lazy: filelock
 
     with named_lock(paths, "migrate"):
         if not needs_migration(paths):
@@ -85,9 +86,8 @@ def migrate_fragments(paths: StorePaths) -> bool:
 
 
 def _build(folder: Path, table: pa.Table) -> None:
-    import pyarrow.compute as pc
-    from deltalake import Schema
-    from deltalake.transaction import create_table_with_add_actions
+    from deltalake import Schema  # lazy: deltalake
+    from deltalake.transaction import create_table_with_add_actions  # lazy: deltalake
 
 
     folder.mkdir(parents=True)

@@ -104,7 +104,7 @@ def predictions_table(rows: Iterable[Mapping]) -> pa.Table:
 def _latest(paths: StorePaths) -> pl.DataFrame:
     """The newest row per key (`PRED_KEY`) of the newest version, on the store's current data
     (`store.cells.CURRENT`: a row whose data hash is the task's current one)."""
-    from store.db import query
+    from store.db import query  # lazy: duckdb, filelock
 
     state = read_state(paths, PREDICTIONS)
     rows, _ = read_files(paths, state.files if state else (), PREDICTIONS)
@@ -166,7 +166,7 @@ def missing_reason(paths: StorePaths, model: str, task: str | None = None) -> st
     """Why `model` (on `task`) has no predictions; None when it has some."""
     if read_predictions(paths, model=model, task=task).height:
         return None
-    from store.db import query
+    from store.db import query  # lazy: duckdb, filelock
 
     sources = query(paths, "SELECT DISTINCT source FROM results WHERE model = ?",
                     [model])["source"].to_list()

@@ -102,7 +102,7 @@ def listed_files(dt) -> tuple[DataFile, ...]:
 
 
 def _open(paths: StorePaths, version: int | None = None, table: Table = RESULTS):
-    from deltalake import DeltaTable
+    from deltalake import DeltaTable  # lazy: deltalake
 
     return DeltaTable(table_uri(paths, table), version=version)
 
@@ -145,7 +145,7 @@ _HANDLES: dict[str, object] = {}
 def table_handle(paths: StorePaths, update: bool = True, table: Table = RESULTS):
     """This process's table handle (created when missing), brought up to date unless `update`
     is False (a commit needs no fresh handle: delta-rs checks the commits it has not seen)."""
-    from deltalake import DeltaTable
+    from deltalake import DeltaTable  # lazy: deltalake
 
     key = table_uri(paths, table)
     root = table.root(paths)
@@ -160,7 +160,7 @@ def table_handle(paths: StorePaths, update: bool = True, table: Table = RESULTS)
     if table is RESULTS:
         migrate_fragments(paths)
     if not has_table(paths, table):
-        from store.locks import named_lock
+        from store.locks import named_lock  # lazy: filelock
 
         with named_lock(paths, "create"):
             if not has_table(paths, table):
@@ -198,7 +198,7 @@ def _landed(paths: StorePaths, actions: list, table: Table = RESULTS) -> bool:
     """Whether a transaction of `actions` is in the newest version (its first file added, or,
     without adds, its removed files gone): how a commit that raised is told from one that
     failed."""
-    from deltalake.transaction import AddAction
+    from deltalake.transaction import AddAction  # lazy: deltalake
 
     _HANDLES.pop(table_uri(paths, table), None)
     present = {f.path for f in listed_files(table_handle(paths, table=table))}
@@ -213,7 +213,7 @@ def commit_actions(paths: StorePaths, actions: list, operation: str, table: Tabl
     """Commit Add/Remove actions as ONE transaction. A commit that raises (a concurrent commit
     won the version, the log moved under a stale handle) is retried only when the newest version
     does not hold it, so a retry can never apply a transaction twice."""
-    from deltalake.transaction import CommitProperties, PostCommitHookProperties
+    from deltalake.transaction import CommitProperties, PostCommitHookProperties  # lazy: deltalake
 
     properties = CommitProperties(custom_metadata={"geneb": {"operation": operation, **info}},
                                   max_commit_retries=100)
@@ -284,9 +284,9 @@ def compact(paths: StorePaths, partitions: set[tuple[str, str]] | None = None,
     """Merge the files of each partition (all, or those named) holding more than one; one
     commit per partition. Skipped (0) while another process compacts. Unreadable files are
     left as they are (`geneb-engine doctor` reports them)."""
-    from deltalake.transaction import RemoveAction
+    from deltalake.transaction import RemoveAction  # lazy: deltalake
 
-    from store.locks import named_lock, try_acquire
+    from store.locks import named_lock, try_acquire  # lazy: filelock
 
     lock = named_lock(paths, table.lock)
     if not try_acquire(lock):
