@@ -19,7 +19,7 @@ from store.catalog import CATEGORY_ORDER, ModelMeta, geneb_v1_tasks, load_models
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths, store_named
 from store.vocab.errors import GenebError
-from store.vocab.protocol import NAMED
+from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
 from store.vocab.sources import SOURCES
 from store.vocab.suites import DEFAULT as SUITE_DEFAULT
 from store.vocab.suites import NAMED as NAMED_SUITES
@@ -272,12 +272,6 @@ class StoreNames:
         return list(dict.fromkeys([*SOURCES,
                                    *sorted(self._rows["source"].unique())]))
 
-    @cached_property
-    def protocols(self) -> list[str]:
-        """The protocol names (`store.vocab.protocol.NAMED`): `report --versus` compares with
-        one."""
-        return list(NAMED)
-
     def check_models(self, given, option: str = "--models") -> list[str]:
         return check_names("model", given, self.models, option=option,
                            aliases=self.model_aliases,
@@ -296,8 +290,33 @@ class StoreNames:
     def check_sources(self, given, option: str = "--sources") -> list[str]:
         return check_names("source", given, self.sources, option=option)
 
-    def check_protocols(self, given, option: str = "--protocol") -> list[str]:
-        return check_names("protocol", given, self.protocols, option=option)
+
+def add_protocol_arg(p, *, many: bool = False, help: str) -> None:
+    """`--protocol` (`many`: one or more names, groups such as `sweep` included; else one
+    protocol), default geneb-v1, checked by `protocols_of` / `one_protocol`."""
+    names = ", ".join(NAMED)
+    p.add_argument("--protocol", nargs="+" if many else None, metavar="NAME",
+                   default=[GENEB_V1.name] if many else GENEB_V1.name,
+                   help=f"{help} (default: {GENEB_V1.name}; one of {names})")
+
+
+def protocols_of(names: Sequence[str], option: str = "--protocol") -> tuple[Protocol, ...]:
+    """The protocols `names` stand for (a group: each of its members), each once, in order;
+    one GenebError for an unknown name."""
+    check_names("protocol", names, NAMED, option=option)
+    return protocols_named(names)
+
+
+def one_protocol(name: str, option: str = "--protocol", *, why: str) -> Protocol:
+    """The one protocol `name` names; a GenebError for an unknown name and for a group (a whole
+    sweep), saying `why` one is needed."""
+    check_names("protocol", [name], NAMED, option=option)
+    protocol = protocol_named(name)
+    if protocol is None:
+        members = ", ".join(p.name for p in NAMED[name])
+        raise GenebError(f"{option} {name}: stands for {len(NAMED[name])} protocols "
+                         f"({members}); {why}, give one of them")
+    return protocol
 
 
 def suites_with_results(snap: Snapshot, source: str | None = None) -> list[str]:

@@ -20,9 +20,11 @@ from rich.markup import escape
 
 from engine.commands.common import (
     StoreNames,
+    add_protocol_arg,
     check_names,
     console,
     emit_json,
+    one_protocol,
     positive_int,
     store_of,
     table_console,
@@ -39,7 +41,7 @@ from store.db import Snapshot
 from store.official.formats import Submission, expand_paths, read_official_file
 from store.paths import StorePaths, check_store, resolve_store
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, NAMED, protocol_named
+from store.vocab.protocol import GENEB_V1
 
 if TYPE_CHECKING:
     import polars as pl
@@ -80,9 +82,8 @@ def register(sub, common) -> None:
                    help=f"the largest |B - A| that counts as equal (default {DEFAULT_TOL:g}: "
                         "above the last-bit noise of a seed mean, below any change of a "
                         "prediction; 0: exact)")
-    p.add_argument("--protocol", default=GENEB_V1.name, metavar="NAME",
-                   help="the protocol of the stores' cells (default: geneb-v1, the one "
-                        "submission files hold)")
+    add_protocol_arg(p, help="the protocol of the stores' cells (submission files hold "
+                             "geneb-v1's)")
     p.add_argument("--rows", type=positive_int, default=ROWS, metavar="N",
                    help=f"show at most N differing cells, largest first (default {ROWS}; "
                         "--json lists every one)")
@@ -160,11 +161,7 @@ def locate(which: str, operand: str, args, stores: _Stores) -> Side:
 
 
 def _protocol_hash(name: str, sides: list[Side]) -> str:
-    check_names("protocol", [name], NAMED, option="--protocol")
-    protocol = protocol_named(name)
-    if protocol is None:
-        raise GenebError(f"--protocol {name}: stands for {len(NAMED[name])} protocols; "
-                         f"compare one at a time (e.g. {NAMED[name][0].name})")
+    protocol = one_protocol(name, why="cells are compared one protocol at a time")
     if protocol.hash != GENEB_V1.hash and any(s.kind == "submissions" for s in sides):
         raise GenebError(f"--protocol {name}: submission files hold {GENEB_V1.name} results; "
                          "compare two stores for another protocol")

@@ -19,6 +19,7 @@ from rich.progress import (
 
 from engine.cluster import ClusterOptions, require_ray
 from engine.commands.common import (
+    add_protocol_arg,
     add_suite_args,
     check_names,
     choice_of,
@@ -27,6 +28,7 @@ from engine.commands.common import (
     err_console,
     models_of,
     positive_int,
+    protocols_of,
     store_of,
     suite_of,
     whole_number,
@@ -37,7 +39,7 @@ from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
 from store.vocab.ids import check_id
-from store.vocab.protocol import GENEB_V1_ARRAY_API, NAMED, REGIMES, Protocol, protocols_named
+from store.vocab.protocol import REGIMES, Protocol, Solver
 
 
 def register(sub, common) -> None:
@@ -56,11 +58,12 @@ def register(sub, common) -> None:
     p.add_argument("--jobs", type=jobs_count, default=1, metavar="N",
                    help="probe N (model, task) pairs in parallel worker processes; auto: one "
                         "per core less one, as many as the available memory holds")
-    p.add_argument("--protocol", nargs="+", default=["geneb-v1"], metavar="NAME",
-                   help="geneb-v1 (default, the official probe), geneb-v1-array-api (its "
-                        "lbfgs on torch tensors, on the GPU), geneb-v1-converged, mlp-h256, "
-                        "sweep (converged, standardised, C in 0.01..100), sweep-unscaled, or a "
-                        "single converged-C<C>[-unscaled]; each variant is its own protocol")
+    add_protocol_arg(p, many=True,
+                     help="the probe protocols to compute: geneb-v1 (the official probe), "
+                          "geneb-v1-array-api (its lbfgs on torch tensors, on the GPU), "
+                          "geneb-v1-converged, mlp-h256, sweep (converged, standardised, C in "
+                          "0.01..100), sweep-unscaled, or a single converged-C<C>[-unscaled]; "
+                          "each variant is its own protocol")
     p.add_argument("--probe-device", metavar="DEVICE",
                    help="device of the variant solvers (the batched ones and "
                         "geneb-v1-array-api; default: cuda when available)")
@@ -156,13 +159,11 @@ def cluster_of(args) -> ClusterOptions | None:
                           probe_cpus=args.probe_cpus or 1)
 
 
-def protocols_of(names: list[str]) -> tuple[Protocol, ...]:
-    """Protocols by name (`store.vocab.protocol.NAMED`); `sweep` / `sweep-unscaled` stand for a
-    whole
-    C sweep."""
-    check_names("protocol", names, NAMED, option="--protocol")
-    protocols = protocols_named(names)
-    if any(p.solver == GENEB_V1_ARRAY_API.solver for p in protocols):
+def fill_protocols(names: list[str]) -> tuple[Protocol, ...]:
+    """The protocols of `--protocol` (`common.protocols_of`), refused where the run cannot fit
+    them (geneb-v1-array-api without scipy's array-API switch)."""
+    protocols = protocols_of(names)
+    if any(p.solver is Solver.SKLEARN_LBFGS_ARRAY_API for p in protocols):
         from engine.probes.array_api import dispatch_problem  # lazy: torch, sklearn, numpy
 
         if (problem := dispatch_problem()) is not None:
@@ -184,7 +185,7 @@ def run(args) -> int:
     models = models_of(paths, args.models)      # names first: a typo changes nothing
     if args.random_init is not None:
         models = randomised(models, args.random_init)
-    protocols = protocols_of(args.protocol)
+    protocols = fill_protocols(args.protocol)
     cluster = cluster_of(args)
     if cluster is not None:
         require_ray()                           # before the suite is read or anything written

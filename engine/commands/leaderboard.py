@@ -6,9 +6,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from engine.commands.common import StoreNames, console, emit_json, store_of
+from engine.commands.common import (
+    StoreNames,
+    add_protocol_arg,
+    console,
+    emit_json,
+    one_protocol,
+    store_of,
+)
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, NAMED, protocol_named
+from store.vocab.protocol import GENEB_V1
 
 
 def register(sub, common) -> None:
@@ -27,8 +34,7 @@ def register(sub, common) -> None:
     p.add_argument("--source", nargs="+", metavar="SOURCE",
                    help="the sources to take rows from, preferred first (default: official, "
                         "verified, reproduced, self-reported, local, then the store's others)")
-    p.add_argument("--protocol", default="geneb-v1", metavar="PROTOCOL",
-                   help="the protocol of the results (default: geneb-v1)")
+    add_protocol_arg(p, help="the protocol of the results")
     p.set_defaults(handler=run)
 
 
@@ -46,12 +52,7 @@ def run(args) -> int:
     snap = Snapshot(paths)
     names = StoreNames(paths, snap)
     sources = names.check_sources(args.source, option="--source") or source_order(names.sources)
-    names.check_protocols([args.protocol], option="--protocol")
-    protocol = protocol_named(args.protocol)
-    if protocol is None:        # a group (a whole sweep), not one protocol
-        members = ", ".join(p.name for p in NAMED[args.protocol])
-        raise GenebError(f"--protocol {args.protocol}: names {len(NAMED[args.protocol])} "
-                         f"protocols ({members}); a leaderboard is of one, give one of them")
+    protocol = one_protocol(args.protocol, why="a leaderboard is of one")
     out = Path(args.output).expanduser()
     if out.exists() and not out.is_dir():
         raise GenebError(f"-o {args.output}: is a file; give the folder to write "

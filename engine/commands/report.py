@@ -30,6 +30,7 @@ from engine.commands.common import (
     add_suite_args,
     choice_of,
     emit_json,
+    one_protocol,
     store_of,
     suite_of,
     suites_with_results,
@@ -686,7 +687,7 @@ def run(args) -> int:
     if args.source is not None:
         names.check_sources([args.source], option="--source")
     if args.versus is not None:
-        names.check_protocols([args.versus], option="--versus")
+        one_protocol(args.versus, "--versus", why="rankings are compared with one")
     models = _models(paths)
     tasks = suite_of(args, paths).tasks
     # Why a report would be empty, asked first: the same decode of the snapshot as `compute`'s
