@@ -39,6 +39,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from store.catalog import TaskMeta
+from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
 from store.vocab.errors import GenebError
 from store.vocab.protocol import (
     FEW_SHOT_REGIMES,
@@ -58,9 +59,7 @@ if TYPE_CHECKING:
 # a terminal, its width. Tables wider than that are split into blocks of columns.
 REPORT_WIDTH = OUTPUT_WIDTH
 
-RESAMPLES = 10_000          # --resamples by default
 MAX_RESAMPLES = 100_000     # (n x entries x 15 scopes float64 per regime: 0.5 GB at 40 models)
-LEVEL = 0.95                # --level by default
 MIN_TASKS = 5               # the rank tests of a category need at least this many tasks
 
 
@@ -112,7 +111,7 @@ def register(sub, common) -> None:
     p.add_argument("--level", type=level_of, default=LEVEL, metavar="L",
                    help=f"level of the intervals and claims, between 0 and 1 (default: {LEVEL}); "
                         "the rank tests use alpha = 1 - L")
-    p.add_argument("--bootstrap-seed", type=seed_of, default=0, metavar="S",
+    p.add_argument("--bootstrap-seed", type=seed_of, default=SEED, metavar="S",
                    help="seed of the resamples (default: 0; the same seed, the same report)")
     p.add_argument("--examples", type=resample_count, default=0, metavar="N",
                    help="also the MCC interval of every local cell of --regime over N "
@@ -237,9 +236,8 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
     from store.analyses import uncertainty as U  # lazy: polars, duckdb, pyarrow
 
     def drawn(r: str):
-        rows = (U.seed_rows_of(per_seed, regime=r, metric=metric, with_source=with_source)
-                if per_seed is not None and is_few_shot(r) else None)
-        d = U.draw(scores[r], tasks=tasks, n=resamples, seed=seed, seed_rows=rows)
+        d = U.bootstrap(scores[r], tasks=tasks, regime=r, metric=metric, per_seed_rows=per_seed,
+                        with_source=with_source, n=resamples, seed=seed)
         return d if d.entries.height else None
 
     # One regime's draws at a time beside full's (each is n x entries x scopes float64): the
@@ -366,13 +364,6 @@ class _Names:
         return escape(f"{name} ({row['source']})" if self.mixed and "source" in row else name)
 
 
-def _iv(low, high, digits: int = 2) -> str:
-    """An interval, `[0.55, 0.60]`; "" when it is undefined."""
-    if low is None or high is None:
-        return ""
-    return f"[{low:.{digits}f}, {high:.{digits}f}]"
-
-
 def _p(value) -> str:
     """A probability: 3 decimals, and never a rounded 1.000 or 0.000 that is not exact."""
     if value is None:
@@ -401,6 +392,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
 
     from store.analyses.aggregates import category_columns  # lazy: polars, duckdb, pyarrow
     from store.analyses.difficulty import EASY, HARD, HIGH_VAR  # lazy: polars, duckdb, pyarrow
+    from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
     where = f"{regime}, {metric}"
     agg = frames["aggregates"]
@@ -427,14 +419,15 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
 
     def scored(r: dict, scope: str) -> str:
         iv = score_iv.get((_key(r), scope))
-        return _f(r[scope]) + (f" {_iv(iv['low'], iv['high'])}" if iv else "")
+        return _f(r[scope]) + (f" {interval_text(iv['low'], iv['high'], 2)}" if iv else "")
 
     def rank_range(r: dict) -> list[str]:
         """The macro rank interval cell, `[2-7]` (none without the bootstrap)."""
         if not rank_iv:
             return []
         iv = rank_iv.get(_key(r))
-        return [f"[{iv['rank_low']}-{iv['rank_high']}]" if iv else "—"]
+        return [f"[{iv['rank_low']}-{iv['rank_high']}]"
+                if iv and iv["rank_low"] is not None else "—"]
 
     t = _table(f"Aggregates ({where}): category = mean of its tasks, micro = mean of the "
                f"tasks, macro = mean of the categories; — where a task is missing{with_iv}",
@@ -458,6 +451,8 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     if boot is not None and not score_iv:
         console.print(f"[dim]no intervals in {regime}: the bootstrap needs an entry with a score "
                       "on every task of the suite[/]")
+    elif any(iv["low"] is None for iv in score_iv.values()):
+        console.print(f"[dim]— in place of an interval: {ONE_TASK_NOTE}[/]")
 
     if "leader_tie_group" in frames:
         group = frames["leader_tie_group"].filter("tied_with_leader")
@@ -465,7 +460,8 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                    "rank interval overlaps the leader's; P(best) = share of the resamples "
                    "where it ranks first",
                    [("model", "left"), ("macro", "right"), ("P(best)", "right"),
-                    ("rank interval", "right")])
+                    ("rank interval", "right")],
+                   empty=f"none: {ONE_TASK_NOTE} (every category has one task)")
         macro = {_key(r): r for r in agg.iter_rows(named=True)}
         for r in group.iter_rows(named=True):
             t.add_row(names(r) + (" (leader)" if r["leader"] else ""),
@@ -575,7 +571,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         iv = rho_iv.get((r.get("source"), r["scope"]))
         same = iv is not None and iv["n"] == r["n"]     # the same models (all complete)
         t.add_row(*([escape(r["source"])] if by_source else []), escape(r["scope"]), _f(r["rho"]),
-                  *([_iv(iv["low"], iv["high"]) if same else "—"] if rho_iv else []),
+                  *([interval_text(iv["low"], iv["high"], 2) if same else "—"] if rho_iv else []),
                   "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
     show(t)
 
@@ -598,7 +594,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         iv = pair_iv.get((r.get("source"), r["model_a"], r["model_b"]))
         t.add_row(escape(r["attribute"]), names(r, "model_a"), names(r, "model_b"),
                   escape(r["value_a"]), escape(r["value_b"]),
-                  _f(r["macro"]) + (f" {_iv(iv['low'], iv['high'])}" if iv else ""),
+                  _f(r["macro"]) + (f" {interval_text(iv['low'], iv['high'], 2)}" if iv else ""),
                   *([_p(iv["p_a_beats_b"]) if iv else "—"] if pair_iv else []),
                   f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
     show(t)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, SEED
+
 if TYPE_CHECKING:
     import polars as pl
 
-LEVEL = 0.95
-SEED = 0
 # The main table's worker ranks every scope (15 on geneb-v1) in every resample: 5,000 keep it
 # near 0.2 s for 40 models on two cores (10,000: 0.5 s); the Significance view uses one scope.
 TABLE_RESAMPLES = 5_000
@@ -20,17 +20,18 @@ TABLE_RESAMPLES = 5_000
 @dataclass(frozen=True)
 class CellInterval:
     """One score cell's interval: the score's (low, high), the rank's [rank_low, rank_high] and
-    whether the entry is in the leader's tie group of that column."""
+    whether the entry is in the leader's tie group of that column; None in a column of one
+    task, which has none (`store.vocab.bootstrap.ONE_TASK_NOTE`)."""
 
-    low: float
-    high: float
-    rank_low: int
-    rank_high: int
+    low: float | None
+    high: float | None
+    rank_low: int | None
+    rank_high: int | None
     tied: bool
 
     @property
     def label(self) -> str:
-        return f"[{self.rank_low}-{self.rank_high}]"
+        return "—" if self.rank_low is None else f"[{self.rank_low}-{self.rank_high}]"
 
 
 @dataclass
@@ -62,5 +63,6 @@ class Intervals:
 
     def describe(self) -> str:
         seeds = " and seeds" if self.seeds_resampled else ""
+        none = "; — where " + ONE_TASK_NOTE if self.frame["rank_low"].null_count() else ""
         return (f"{round(self.level * 100)}% bootstrap over tasks{seeds}, "
-                f"{self.n:,} resamples, seed {self.seed}")
+                f"{self.n:,} resamples, seed {self.seed}{none}")

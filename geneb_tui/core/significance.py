@@ -20,7 +20,7 @@ those functions and shapes what the widgets show.
 - `significance(snap, filters)`: the Significance view over the entries shown and the tasks of
   the selection (one category's, or the whole suite's): average ranks, Friedman and the Nemenyi
   CD (alpha 0.05) with a text critical-difference diagram, the P(A > B) matrix in the scope
-  (the category, or macro) from `VIEW_RESAMPLES` resamples, the leader's tie group. Only the
+  (the category, or macro) from `RESAMPLES` resamples, the leader's tie group. Only the
   entries with a score on every task of the selection take part (a missing task would change
   every other entry's ranks); the others are named in the note.
 - `two_models(sig, a, b)`: the per-task differences of two entries, wins / losses / ties, the
@@ -44,11 +44,11 @@ from store.analyses.aggregates import aggregates
 from store.analyses.examples import mcnemar, paired_mcc_difference
 from store.analyses.ranktests import average_ranks, friedman, wilcoxon_holm
 from store.analyses.uncertainty import (
-    draw,
+    bootstrap,
+    interval_text,
     leader_tie_group,
     rank_intervals,
     score_intervals,
-    seed_rows_of,
     win_probabilities,
 )
 from store.catalog import TaskMeta
@@ -56,11 +56,11 @@ from store.db import Snapshot
 from store.paths import StorePaths, resolve_store
 from store.seedmeans import per_seed
 from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
+from store.vocab.bootstrap import ONE_TASK_NOTE, RESAMPLES
 from store.vocab.protocol import GENEB_V1
 from store.vocab.sources import LOCAL
 
 ALPHA = 0.05          # the Nemenyi CD and the Wilcoxon test (1 - LEVEL)
-VIEW_RESAMPLES = 10_000
 
 _INTERVAL_SCHEMA = {"model": pl.String, "source": pl.String, "scope": pl.String,
                     "value": pl.Float64, "low": pl.Float64, "high": pl.Float64,
@@ -102,13 +102,6 @@ def store_seed_rows(snap: StoreSnapshot) -> pl.DataFrame | None:
         return rows
 
 
-def _seed_rows(rows: pl.DataFrame | None, filters: Filters) -> pl.DataFrame | None:
-    if rows is None:
-        return None
-    out = seed_rows_of(rows, regime=filters.regime, metric=filters.metric)
-    return out if out.height else None
-
-
 # -- the main table ------------------------------------------------------------------------------
 def _scope_frame(draws, level: float, scopes: tuple[str, ...]) -> pl.DataFrame:
     keys = list(draws.entries.columns)
@@ -136,11 +129,14 @@ def table_intervals(snap: StoreSnapshot, filters: Filters, *, n: int = TABLE_RES
     ranks are over the same entries as the table's rank of that column."""
     long = selection_scores(snap, filters)
     tasks = suite_task_metas(snap, filters.suite)
-    rows = _seed_rows(seed_rows, filters)
     empty = Intervals(pl.DataFrame(schema=_INTERVAL_SCHEMA), n, seed, level)
     if long.is_empty() or not tasks:
         return empty
-    draws = draw(long, tasks=tasks, n=n, seed=seed, seed_rows=rows)
+    def drawn(over: list[TaskMeta]):
+        return bootstrap(long, tasks=over, regime=filters.regime, metric=filters.metric,
+                         per_seed_rows=seed_rows, n=n, seed=seed)
+
+    draws = drawn(tasks)
     frames = [_scope_frame(draws, level, draws.scopes)] if draws.entries.height else []
     seeds_resampled = draws.seeds_resampled
     agg = aggregates(long, tasks=tasks)
@@ -148,7 +144,7 @@ def table_intervals(snap: StoreSnapshot, filters: Filters, *, n: int = TABLE_RES
         if agg[category].is_not_null().sum() <= draws.entries.height:
             continue
         own = [t for t in tasks if t.category == category]
-        part = draw(long, tasks=own, n=n, seed=seed, seed_rows=rows)
+        part = drawn(own)
         seeds_resampled |= part.seeds_resampled
         frames = [f.filter(pl.col("scope") != category) for f in frames]
         frames.append(_scope_frame(part, level, (category,)))
@@ -181,10 +177,11 @@ class Significance:
     values: np.ndarray | None = None            # (n, E) resampled scope scores
     scores: pl.DataFrame | None = None          # [model (= entry id), task, category, value]
     tasks: list[TaskMeta] = field(default_factory=list)
-    n: int = VIEW_RESAMPLES
+    n: int = RESAMPLES
     seed: int = SEED
     seeds_resampled: bool = False
     left_out: list[str] = field(default_factory=list)
+    resampled: bool = True     # False: a scope of one task, no interval (`ONE_TASK_NOTE`)
 
     @property
     def ok(self) -> bool:
@@ -217,7 +214,7 @@ def _entry_ids(frame: pl.DataFrame) -> pl.DataFrame:
         .alias("entry"))
 
 
-def significance(snap: StoreSnapshot, filters: Filters, *, n: int = VIEW_RESAMPLES,
+def significance(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
                  seed: int = SEED, seed_rows: pl.DataFrame | None = None) -> Significance:
     """The Significance view of a selection: the entries shown (model filters applied), the
     tasks of its category (or of the whole suite), scope = the category (or macro); see the
@@ -263,13 +260,11 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = VIEW_RESAMPL
     cd = test["critical_difference"]
     diagram, groups = cd_diagram(labels, avg, cd)
 
-    rows = None
-    if seed_rows is not None:
-        rows = _seed_rows(seed_rows, filters)
-        if rows is not None:   # keyed like the frame: entry ids, no source
-            rows = (rows.join(named, on=["model", "source"])
-                    .select(pl.col("entry").alias("model"), "task", "seed", "value"))
-    draws = draw(frame, tasks=tasks, n=n, seed=seed, seed_rows=rows)
+    if seed_rows is not None:   # keyed like the frame: entry ids, no source
+        seed_rows = (seed_rows.join(named, on=["model", "source"])
+                     .with_columns(pl.col("entry").alias("model")).drop("entry", "source"))
+    draws = bootstrap(frame, tasks=tasks, regime=filters.regime, metric=filters.metric,
+                      per_seed_rows=seed_rows, with_source=False, n=n, seed=seed)
     position = {e: i for i, e in enumerate(draws.entries["model"].to_list())}
     order = [position[e] for e in entries]
     j = draws.scopes.index(scope) if scope in draws.scopes else draws.scopes.index("macro")
@@ -288,9 +283,11 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = VIEW_RESAMPL
         heat={c: (0.0, 1.0) for c in range(1, len(entries) + 1)},
         row_keys=entries)
     seeds = " and seeds" if draws.seeds_resampled else ""
+    resampled = draws.resampled(j)
     matrix_note = (f"P(A > B): the share of {n:,} paired bootstrap resamples of the tasks{seeds} "
                    f"in which the row's {scope_label} is above the column's (#: average rank "
-                   "order). Enter on a cell: the two models compared (tab 3).")
+                   "order)." if resampled else f"P(A > B): none here, {ONE_TASK_NOTE}.")
+    matrix_note += " Enter on a cell: the two models compared (tab 3)."
 
     k, n_tasks = test["n_models"], test["n_tasks"]
     if test["statistic"] is None:
@@ -305,6 +302,8 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = VIEW_RESAMPL
     if others:
         ties_text = (f"the leader {lead} ties with {', '.join(others[:4])}"
                      + (f" and {len(others) - 4} more" if len(others) > 4 else ""))
+    elif not resampled:
+        ties_text = f"no tie group, {ONE_TASK_NOTE}"
     else:
         ties_text = f"the leader {lead} is alone in its tie group"
     note = (f"{fr} · Nemenyi CD = {cd_text} (α = {ALPHA:.2f}) · {k} models × {n_tasks} tasks, "
@@ -316,7 +315,7 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = VIEW_RESAMPL
             f" and {len(left_out) - 3} more" if len(left_out) > 3 else "") + "."
     return Significance(note, draws.scopes[j], scope_label, entries, labels, avg, test,
                         diagram, groups, matrix, matrix_note, win, tie_group, point, values,
-                        frame, tasks, n, seed, draws.seeds_resampled, left_out)
+                        frame, tasks, n, seed, draws.seeds_resampled, left_out, resampled)
 
 
 def _display(snap: StoreSnapshot, model: str) -> str:
@@ -534,8 +533,10 @@ def two_models(sig: Significance, a: str, b: str) -> Pair:
     test = wilcoxon_holm(scores, [(a, b)], tasks=sig.tasks, alpha=ALPHA).row(0, named=True)
     ia, ib = sig.entries.index(a), sig.entries.index(b)
     resampled = sig.values[:, ia] - sig.values[:, ib]
-    q = (1 - LEVEL) / 2
-    low, high = (float(x) for x in np.quantile(resampled, [q, 1 - q], method="linear"))
+    low = high = None
+    if sig.resampled:
+        q = (1 - LEVEL) / 2
+        low, high = (float(x) for x in np.quantile(resampled, [q, 1 - q], method="linear"))
     difference = float(sig.point[ia] - sig.point[ib])
     p_win = sig.win.get((a, b))
     m = float(np.abs(diffs).max()) if diffs.size and np.abs(diffs).max() > 0 else 1.0
@@ -544,10 +545,12 @@ def two_models(sig: Significance, a: str, b: str) -> Pair:
               else _fmt_p(test["p_value"]))
     p_text = p_text if p_text.startswith(("<", "n/a")) else "= " + p_text
     seeds = " and seeds" if sig.seeds_resampled else ""
+    interval = (f"{round(LEVEL * 100)}% paired bootstrap interval "
+                f"{interval_text(low, high, 3)} ({sig.n:,} resamples of the tasks{seeds}); "
+                f"P(A > B) = {'n/a' if p_win is None else f'{p_win:.3f}'}"
+                if sig.resampled else f"no interval nor P(A > B), {ONE_TASK_NOTE}")
     note = (f"A = {na}, B = {nb} ({sig.scope_label}). A − B = {difference:+.3f}, "
-            f"{round(LEVEL * 100)}% paired bootstrap interval [{low:+.3f}, {high:+.3f}] "
-            f"({sig.n:,} resamples of the tasks{seeds}); P(A > B) = "
-            f"{'n/a' if p_win is None else f'{p_win:.3f}'}. Per task: A wins {wins}, loses "
+            f"{interval}. Per task: A wins {wins}, loses "
             f"{losses}, ties {ties} of {len(rows)}; Wilcoxon signed-rank p {p_text} "
             f"(two-sided, over the tasks). {NO_EXAMPLES} "
             "Keys a / b: the next model as A / B.")

@@ -18,10 +18,13 @@ Definitions (the README's "Uncertainty" subsection says the same):
   (imported seed means) or whose seeds all agree (the full regime's one shared fit) is resampled
   at the task level only: its value is the same in every seed draw.
 - **Entries**: those with every aggregate (no missing task); the others are left out.
-- **What the task bootstrap cannot see**: a category of one task (geneb-v1's Coding/NC and
-  Chromatin Acc.) draws that task in every resample, so its interval has zero width unless its
-  seeds are resampled; categories of 2-3 tasks get coarse intervals. The macro interval
-  inherits this (it understates the uncertainty of those categories).
+- **What the task bootstrap cannot see**: a scope of fewer than `MIN_SCOPE_TASKS` tasks (a
+  category of one task: geneb-v1's Coding/NC and Chromatin Acc., every category of
+  geneb-mini; macro when every category has one task) draws the same task in every resample,
+  so it has no task-level interval: its score interval, rank interval, P(A > B), p_best and tie
+  group are NULL (`ONE_TASK_NOTE` says why), never a zero-width interval that would claim a
+  certainty the data cannot give. Categories of 2-3 tasks get coarse intervals; the macro
+  interval inherits this (it understates the uncertainty of those categories).
 - **Point**: the aggregates of the data as observed, taken from
   `store.analyses.aggregates.aggregates` (the official leaderboard to the last bit).
 - **Score interval**: percentile, the (1 - level)/2 and 1 - (1 - level)/2 quantiles of the
@@ -48,6 +51,7 @@ seeded with `numpy.random.default_rng(seed)`.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -62,6 +66,7 @@ from store.analyses.aggregates import aggregates, entry_keys
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 from store.db import Source
 from store.seedmeans import per_seed
+from store.vocab.bootstrap import MIN_SCOPE_TASKS, RESAMPLES, SEED
 from store.vocab.protocol import GENEB_V1, METRICS
 
 T = TypeVar("T")
@@ -86,6 +91,14 @@ class Draws:
     n: int
     seed: int
     seeds_resampled: bool      # True when per-seed rows were resampled too (two-level)
+    scope_tasks: tuple[int, ...] = ()   # per scope, the tasks a resample draws from (macro:
+    #                                     its largest category's); () counts as enough
+
+    def resampled(self, scope: str | int) -> bool:
+        """Whether resampling the tasks can move `scope`: it has MIN_SCOPE_TASKS tasks or more
+        (else its interval, P(A > B) and tie group are NULL)."""
+        j = scope if isinstance(scope, int) else _scope_index(self, scope)
+        return not self.scope_tasks or self.scope_tasks[j] >= MIN_SCOPE_TASKS
 
 
 @dataclass(frozen=True)
@@ -156,8 +169,8 @@ def seed_rows(paths: Source, *, regime: str = "full", metric: str = "mcc",
                         with_source=source is None)
 
 
-def draw(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None, n: int = 10_000,
-         seed: int = 0, seed_rows: pl.DataFrame | None = None) -> Draws:
+def draw(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
+         n: int = RESAMPLES, seed: int = SEED, seed_rows: pl.DataFrame | None = None) -> Draws:
     """`n` bootstrap resamples of the aggregates (micro, macro, categories) of every entry of
     `scores_df` (a `scores()` frame of one regime and metric) that has every task of the suite
     (`tasks`, default geneb-v1); the other entries are left out.
@@ -186,7 +199,24 @@ def draw(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None, n:
     rng = np.random.default_rng(seed)
     res = resample_indices([category_of[t] for t in task_ids], categories, n, rng, cells)
     values = _resampled(x, cells, res, [category_of[t] for t in task_ids], categories)
-    return Draws(entries, scopes, point, values, n, seed, bool(cells))
+    sizes = [sum(category_of[t] == c for t in task_ids) for c in categories]
+    counts = (len(task_ids), max(sizes, default=0), *sizes)
+    return Draws(entries, scopes, point, values, n, seed, bool(cells), counts)
+
+
+def bootstrap(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None, regime: str,
+              metric: str, per_seed_rows: pl.DataFrame | None = None,
+              with_source: bool = True, n: int = RESAMPLES, seed: int = SEED) -> Draws:
+    """The task bootstrap of one regime and metric, as `report` and the dashboard run it:
+    `draw` over `scores_df`'s complete entries, the seeds of each drawn task resampled too
+    where `per_seed_rows` (a `store.seedmeans.per_seed` frame) holds local per-seed rows of
+    `regime` that differ (`with_source`: keyed by model and source, as `scores_df`)."""
+    rows = None
+    if per_seed_rows is not None:
+        rows = seed_rows_of(per_seed_rows, regime=regime, metric=metric,
+                            with_source=with_source)
+    return draw(scores_df, tasks=tasks, n=n, seed=seed,
+                seed_rows=rows if rows is not None and rows.height else None)
 
 
 def _matrix(scores_df: pl.DataFrame, entries: pl.DataFrame, task_ids: list[str],
@@ -441,6 +471,18 @@ def _rank_quantiles(hist: np.ndarray, n: int, level: float) -> tuple[np.ndarray,
         (np.argmax(cum > hi, axis=-1) + 1).astype(np.int64)
 
 
+def interval_text(low: float | None, high: float | None, digits: int = 3) -> str:
+    """`[low, high]` rounded outwards at `digits` decimals (low down, high up), so the point
+    value shown at as many decimals or more never falls outside its own interval (0.465 in
+    [0.4651, 0.4702] shows [0.46, 0.48], never [0.47, 0.47]); "—" when there is none."""
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "—"
+    scale = 10 ** digits
+    lo = math.floor(round(low * scale, 6)) / scale    # round(.., 6): float noise, not a digit
+    hi = math.ceil(round(high * scale, 6)) / scale
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
 def _scope_index(draws: Draws, scope: str) -> int:
     if scope not in draws.scopes:
         raise ValueError(f"scope must be one of {draws.scopes}, got {scope!r}")
@@ -473,8 +515,19 @@ def score_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
         high = np.stack([hi for _, hi in found], axis=1)
     else:
         low = high = np.zeros((0, s))
-    return _per_scope(draws, {"value": draws.point, "low": low, "high": high},
-                      {"value": pl.Float64, "low": pl.Float64, "high": pl.Float64})
+    frame = _per_scope(draws, {"value": draws.point, "low": low, "high": high},
+                       {"value": pl.Float64, "low": pl.Float64, "high": pl.Float64})
+    return _without_one_task_scopes(draws, frame, ("low", "high"))
+
+
+def _without_one_task_scopes(draws: Draws, frame: pl.DataFrame,
+                             columns: Sequence[str]) -> pl.DataFrame:
+    """`frame` (a `scope` column) with `columns` NULL in the scopes resampling cannot move."""
+    fixed = [s for s in draws.scopes if not draws.resampled(s)]
+    if not fixed:
+        return frame
+    moving = ~pl.col("scope").is_in(fixed)
+    return frame.with_columns(pl.when(moving).then(pl.col(c)).alias(c) for c in columns)
 
 
 def rank_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
@@ -494,8 +547,9 @@ def rank_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
         low, high = np.minimum(low.T, rank), np.maximum(high.T, rank)
     else:
         low = high = np.zeros((0, s), np.int64)
-    return _per_scope(draws, {"rank": rank, "rank_low": low, "rank_high": high},
-                      {"rank": pl.Int64, "rank_low": pl.Int64, "rank_high": pl.Int64})
+    frame = _per_scope(draws, {"rank": rank, "rank_low": low, "rank_high": high},
+                       {"rank": pl.Int64, "rank_low": pl.Int64, "rank_high": pl.Int64})
+    return _without_one_task_scopes(draws, frame, ("rank_low", "rank_high"))
 
 
 def _beats(values: np.ndarray) -> np.ndarray:
@@ -513,7 +567,8 @@ def win_probabilities(draws: Draws, scope: str = "macro") -> pl.DataFrame:
     """[model_a, (source_a), model_b, (source_b), p_a_beats_b, p_b_beats_a, p_tie]: for every
     ordered pair of different entries the share of resamples where a's `scope` score is
     strictly above b's, strictly below, and equal (paired resamples). The three add up to 1
-    exactly (in that order). Pairs in the draws' order (a, then b)."""
+    exactly (in that order); NULL in a scope resampling cannot move (`Draws.resampled`).
+    Pairs in the draws' order (a, then b)."""
     j = _scope_index(draws, scope)
     e = len(draws.entries)
     wins = _beats(np.ascontiguousarray(draws.values[:, :, j]))
@@ -522,6 +577,8 @@ def win_probabilities(draws: Draws, scope: str = "macro") -> pl.DataFrame:
     p_b = wins[b, a] / draws.n
     p_tie = (draws.n - wins[a, b] - wins[b, a]) / draws.n
     p_tie = np.where(p_a + p_b + p_tie == 1.0, p_tie, 1.0 - (p_a + p_b))
+    if not draws.resampled(j):
+        p_a = p_b = p_tie = np.full(len(a), np.nan)
     keys = draws.entries.columns
     cols = {}
     for k in keys:
@@ -532,7 +589,8 @@ def win_probabilities(draws: Draws, scope: str = "macro") -> pl.DataFrame:
     return pl.DataFrame({**{c: cols[c] for c in order}, "p_a_beats_b": p_a,
                          "p_b_beats_a": p_b, "p_tie": p_tie},
                         schema={**{c: pl.String for c in order}, "p_a_beats_b": pl.Float64,
-                                "p_b_beats_a": pl.Float64, "p_tie": pl.Float64})
+                                "p_b_beats_a": pl.Float64, "p_tie": pl.Float64},
+                        nan_to_null=True)
 
 
 def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
@@ -542,7 +600,8 @@ def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) ->
     top all count); rank_low, rank_high = its rank interval (as `rank_intervals`); leader = the
     entry with the best point score (ties: the first in key order); tied_with_leader = its rank
     interval overlaps the leader's (rank_low <= the leader's rank_high; the leader included).
-    Sorted by point score, best first (ties in key order).
+    In a scope resampling cannot move (`Draws.resampled`) all but `leader` are NULL. Sorted by
+    point score, best first (ties in key order).
     """
     j = _scope_index(draws, scope)
     quantile_bounds(level)
@@ -560,7 +619,11 @@ def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) ->
         pl.Series("rank_low", low), pl.Series("rank_high", high),
     ).sort(["value", *keys], descending=[True] + [False] * len(keys))
     leader_high = frame["rank_high"][0]
-    return frame.with_columns(
+    frame = frame.with_columns(
         (pl.int_range(pl.len()) == 0).alias("leader"),
         (pl.col("rank_low") <= leader_high).alias("tied_with_leader"),
     ).select(list(schema)).cast(schema)
+    if draws.resampled(j):
+        return frame
+    return frame.with_columns(pl.lit(None, dtype=schema[c]).alias(c)
+                              for c in ("p_best", "rank_low", "rank_high", "tied_with_leader"))

@@ -272,7 +272,7 @@ async def test_significance_view_matches_the_rank_tests_and_the_draws(official_s
         note = str(screen.query_one("#cd-note").render())
         assert f"Nemenyi CD = {test['critical_difference']:.2f}" in note
         assert f"Friedman χ² = {test['statistic']:.1f} (39 df)" in note
-        draws = draw(frame, tasks=tasks, n=sig_core.VIEW_RESAMPLES, seed=sig_core.SEED)
+        draws = draw(frame, tasks=tasks, n=sig_core.RESAMPLES, seed=sig_core.SEED)
         ties = leader_tie_group(draws, scope="macro")
         assert sig.tie_group == ties.filter(pl.col("tied_with_leader"))["model"].to_list()
         if len(sig.tie_group) == 1:
