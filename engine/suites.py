@@ -115,6 +115,24 @@ def geneb_v1_suite(paths: StorePaths, data_dir: str | os.PathLike | None = None,
     return Suite(GENEB_V1_SUITE.name, data_revision, geneb_v1_tasks(), load)
 
 
+def stored_suite(name: str, paths: StorePaths) -> Suite | None:
+    """The suite `name` as the store knows it (its task catalog: the tasks a `fill` of a folder
+    of that name registered), with no data to load; None when the store knows no such suite."""
+    from store.tables.catalogs import known_tasks  # lazy: polars, pyarrow, filelock
+
+    rows = known_tasks(paths).filter(suite=name)
+    if rows.is_empty():
+        return None
+    tasks = tuple(TaskMeta(r["task_id"], r["label"], r["category"], name, r["source_benchmark"])
+                  for r in rows.iter_rows(named=True))
+
+    def load(task_id: str) -> TaskData:
+        raise GenebError(f"suite {name}: the store knows its tasks but not where their files "
+                         "are; give --suite the folder of its task files")
+
+    return Suite(name, None, tasks, load)
+
+
 def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = None,
                   subsample: int | None = None, *, write: bool = False) -> Suite:
     """`geneb-mini`, `geneb-v1` or a directory.

@@ -29,8 +29,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from store.catalog import ModelMeta, TaskMeta, geneb_v1_tasks, load_models, source_benchmark
-from store.manifest import materialised_suite_tasks
+from store.catalog import ModelMeta, TaskMeta, load_models, source_benchmark
 from store.paths import StorePaths
 from store.vocab.errors import GenebError, brief
 
@@ -312,11 +311,11 @@ def rebuild_catalogs(paths: StorePaths, names: set[str]) -> None:
     from store.db import query  # lazy: polars, duckdb, pyarrow
 
     # lazy: polars, pyarrow, filelock
-    from store.tables.catalogs import register_models, register_tasks
+    from store.tables.catalogs import built_in_tasks, register_models, register_tasks
 
     used = query(paths, "SELECT DISTINCT model, task, source FROM results_all")
     if "tasks" in names:
-        known = {t.task_id: t for t in (*geneb_v1_tasks(), *materialised_suite_tasks(paths))}
+        known = {t.task_id: t for t in built_in_tasks(paths)}
         for task in sorted(set(used["task"].to_list()) - set(known)):
             known[task] = TaskMeta(task, task, task, "unknown", source_benchmark(task))
         register_tasks(paths, [known[t] for t in sorted(known)])

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from engine.registry import resolve_model
-from store.catalog import CATEGORY_ORDER, ModelMeta, geneb_v1_tasks, load_models
-from store.manifest import materialised_suite_tasks
+from store.catalog import CATEGORY_ORDER, ModelMeta, load_models
 from store.paths import StorePaths, store_named
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
 from store.vocab.sources import SOURCES
 from store.vocab.suites import DEFAULT as SUITE_DEFAULT
 from store.vocab.suites import NAMED as NAMED_SUITES
+from store.vocab.suites import SuiteChoice, store_suite
 
 if TYPE_CHECKING:
     from store.db import Snapshot
@@ -92,11 +92,23 @@ def emit_json(obj) -> None:
     sys.stdout.flush()
 
 
-def add_suite_args(p) -> None:
-    p.add_argument("--suite", default=SUITE_DEFAULT,
-                   help=f"{' or '.join(NAMED_SUITES)} (default: {SUITE_DEFAULT}), or a directory "
+def add_suite_arg(p, *, from_store: bool = False) -> None:
+    """`--suite`. `from_store`: a command that reads results, whose default suite is the
+    store's (`reading_suite`)."""
+    default = ("the store's only suite with results, asked when it has several; "
+               f"{SUITE_DEFAULT} when it has none" if from_store else SUITE_DEFAULT)
+    p.add_argument("--suite", default=None if from_store else SUITE_DEFAULT,
+                   help=f"{' or '.join(NAMED_SUITES)} (default: {default}), or a directory "
                         "of task CSVs (flat <task_id>.csv or the hub layout "
-                        "tasks/<task_id>/{train,test}.csv)")
+                        "tasks/<task_id>/{train,test}.csv)"
+                        + (", or the name of a suite the store has results on" if from_store
+                           else ""))
+    p.set_defaults(data_dir=None, subsample=None)
+
+
+def add_suite_args(p, *, from_store: bool = False) -> None:
+    """`--suite` (`add_suite_arg`), `--data-dir`, `--subsample`."""
+    add_suite_arg(p, from_store=from_store)
     p.add_argument("--data-dir", metavar="DIR",
                    help="where the geneb-v1 task files are (default: $GENEB_DATA_DIR, else the "
                         "snapshot `geneb-engine data download` put in the store)")
@@ -115,6 +127,34 @@ def suite_of(args, paths: StorePaths, *, write: bool = False):
                     more=", or a directory of <task_id>.csv files")
     return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
                          write=write)
+
+
+def reading_suite(args, snap: Snapshot, source: str | None):
+    """(suite, note) of a command that reads results (`report`, `status`): `--suite`; else the
+    store's only suite with results of `source` (`store.vocab.suites.store_suite`; `note` says
+    so, for the command's header) or the default suite when the store has none; a GenebError
+    naming them when it has results on several. A suite the store knows only by name (a folder
+    `fill` read) lists the tasks its catalog holds."""
+    from engine.suites import stored_suite  # lazy: numpy
+
+    if args.suite is None:
+        with_results = [s for s in suites_with_results(snap, source) if s != UNREGISTERED]
+        name, how = store_suite(with_results)
+        what = f"{source} results" if source else "results"
+        if name is None:
+            raise GenebError(f"the store {snap.paths.root} has {what} on {len(with_results)} "
+                             f"suites ({', '.join(with_results)}); give "
+                             + " or ".join(f"--suite {s}" for s in with_results))
+        args.suite = name
+        note = (f"suite {name}: the store's only suite with {what}"
+                if how is SuiteChoice.ONLY else None)
+    else:
+        note = None
+    if args.suite not in NAMED_SUITES and not _exists(args.suite):
+        stored = stored_suite(args.suite, snap.paths)
+        if stored is not None:
+            return stored, note
+    return suite_of(args, snap.paths), note
 
 
 def _exists(path: str) -> bool:
@@ -222,13 +262,11 @@ class StoreNames:
 
     @cached_property
     def _catalog_tasks(self):
-        from store.tables.catalogs import read_catalog  # lazy: polars, pyarrow, filelock
+        """(task id, category) of every task the store knows (`known_tasks`)."""
+        # lazy: polars, pyarrow, filelock
+        from store.tables.catalogs import known_tasks
 
-        stored = read_catalog(self.paths, "tasks")
-        pairs = [(t.task_id, t.category) for t in geneb_v1_tasks()]
-        pairs += list(zip(stored["task_id"], stored["category"], strict=True))
-        pairs += [(t.task_id, t.category) for t in materialised_suite_tasks(self.paths)]
-        return pairs
+        return list(known_tasks(self.paths).select("task_id", "category").iter_rows())
 
     @cached_property
     def catalog(self) -> dict[str, ModelMeta]:
@@ -319,10 +357,13 @@ def one_protocol(name: str, option: str = "--protocol", *, why: str) -> Protocol
     return protocol
 
 
+UNREGISTERED = "unregistered tasks"   # results on tasks the task catalog does not hold
+
+
 def suites_with_results(snap: Snapshot, source: str | None = None) -> list[str]:
     """The suites (by the task catalog) whose tasks hold the store's results (of `source`)."""
     where = "" if source is None else " WHERE r.source = ?"
-    found = snap.query("SELECT DISTINCT coalesce(t.suite, 'unregistered tasks') AS suite "
+    found = snap.query(f"SELECT DISTINCT coalesce(t.suite, '{UNREGISTERED}') AS suite "
                        f"FROM results r LEFT JOIN tasks t ON t.task_id = r.task{where} "
                        "ORDER BY suite", [source] if source is not None else None)
     return found["suite"].to_list()

@@ -8,7 +8,15 @@ import json
 from pathlib import Path
 
 from engine import __version__
-from engine.commands.common import StoreNames, choice_of, console, emit_json, store_of
+from engine.commands.common import (
+    StoreNames,
+    add_suite_arg,
+    choice_of,
+    console,
+    emit_json,
+    reading_suite,
+    store_of,
+)
 from store.csv_out import write_csv
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
@@ -58,6 +66,7 @@ def register(sub, common) -> None:
     p.add_argument("--harness-version", metavar="TEXT",
                    help="harness_version (default: the imported file's, else geneb-engine "
                         "<version>)")
+    add_suite_arg(p, from_store=True)
     p.add_argument("--per-seed", action="store_true", help="one row per seed")
     p.add_argument("--models", nargs="+", metavar="MODEL")
     p.add_argument("--tasks", nargs="+", metavar="TASK")
@@ -84,19 +93,25 @@ def run(args) -> int:
     names.check_categories(args.categories)
     names.check_sources(args.sources)
     out = _csv_path(args.csv)
+    sources = args.sources[0] if args.sources and len(args.sources) == 1 else None
+    suite, chosen = reading_suite(args, snap, sources)
+    on_suite = [t.task_id for t in suite.tasks]
     filters = {"model": args.models, "task": args.tasks, "category": args.categories,
                "regime": args.regimes, "source": args.sources}
     frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
+    frame = frame.filter(frame["task"].is_in(on_suite))
     frame = _described(frame, snap, names, filters)
     try:    # the dashboard's writer: full precision, formula-like text escaped, atomic
         write_csv(out, frame.columns, frame.iter_rows())
     except OSError as exc:
         raise GenebError(f"--csv {out}: cannot write ({exc.strerror or exc})") from None
     if args.json:
-        emit_json({"path": str(out), "rows": frame.height, "per_seed": args.per_seed,
+        emit_json({"path": str(out), "rows": frame.height, "suite": suite.name,
+                   "suite_chosen": chosen, "per_seed": args.per_seed,
                    "table_version": snap.version})
     elif frame.height:
-        console.print(f"wrote {frame.height} rows to {out} (results {snap.label})")
+        console.print(f"wrote {frame.height} rows of suite {suite.name} to {out} (results "
+                      f"{snap.label}){'; ' + chosen if chosen else ''}")
     else:
         console.print(f"wrote 0 rows to {out} (header only): {_why_empty(snap, filters)}")
     return 0

@@ -26,13 +26,14 @@ from rich.text import Text
 
 from engine.commands.common import (
     OUTPUT_WIDTH,
+    UNREGISTERED,
     StoreNames,
     add_suite_args,
     choice_of,
     emit_json,
     one_protocol,
+    reading_suite,
     store_of,
-    suite_of,
     suites_with_results,
     table_console,
     whole_number,
@@ -50,7 +51,6 @@ from store.vocab.protocol import (
     protocol_named,
 )
 from store.vocab.sources import LOCAL
-from store.vocab.suites import NAMED as NAMED_SUITES
 
 if TYPE_CHECKING:
     import polars as pl
@@ -100,7 +100,7 @@ def register(sub, common) -> None:
     p.add_argument("--source", metavar="SOURCE",
                    help="only this source (local, official, verified, reproduced, "
                         "self-reported); default: all, entries keyed by model and source")
-    add_suite_args(p)
+    add_suite_args(p, from_store=True)
     p.add_argument("--versus", metavar="PROTOCOL",
                    help="also compare the rankings of your local geneb-v1 results with those of "
                         "a variant protocol you filled (e.g. mlp-h256: linear vs MLP stability)")
@@ -157,11 +157,15 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     alpha = 1 - `level`) and the bootstrap ones (`uncertainty_frames`, seeded with
     `bootstrap_seed`). The CLI's default is RESAMPLES; this function's 0 gives the point
     analyses alone (what a caller that does not ask for them gets, as before)."""
+    import polars as pl  # lazy: polars
+
     from store import analyses as A  # lazy: polars, duckdb, pyarrow
     from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
 
     snap = snapshot_of(store)
     means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
+    if tasks is not None:   # the entries with results on the suite, and only those
+        means = means.filter(pl.col("task").is_in([t.task_id for t in tasks]))
     # Per-seed rows only where a cell has several seeds (local k-shot runs): the seed level of
     # the bootstrap. Imported results are seed means.
     per_seed = (_per_seed(snap, source) if resamples and not means.is_empty()
@@ -685,7 +689,8 @@ def run(args) -> int:
     if args.versus is not None:
         one_protocol(args.versus, "--versus", why="rankings are compared with one")
     models = _models(paths)
-    tasks = suite_of(args, paths).tasks
+    suite, chosen = reading_suite(args, snap, args.source)
+    tasks = suite.tasks
     # Why a report would be empty, asked first: the same decode of the snapshot as `compute`'s
     # (which then frees it), and no analyses computed for nothing.
     why = None if args.json else _nothing_on_suite(snap, args, tasks)
@@ -709,13 +714,16 @@ def run(args) -> int:
         return 1
     if args.json:
         emit_json({"store": str(paths.root), "table_version": snap.version,
-                   "as_of": snap.label, "protocol": GENEB_V1.name,
+                   "as_of": snap.label, "suite": suite.name, "suite_chosen": chosen,
+                   "protocol": GENEB_V1.name,
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
                    "source": args.source, "resamples": args.resamples, "level": args.level,
                    "bootstrap_seed": args.bootstrap_seed,
                    **{k: f.to_dicts() for k, f in frames.items()}})
         return 0
     console = table_console()
+    if chosen:
+        console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
     mixed = args.source is None and frames["aggregates"]["source"].n_unique() > 1
     render(console, frames, _Names(models, mixed), regime=args.regime,
            metric=args.metric, level=args.level)
@@ -781,9 +789,8 @@ def _nothing_on_suite(snap, args, tasks) -> str | None:
     where = f"on the tasks of suite {args.suite} in {snap.paths.root}"
     if not have:
         elsewhere = suites_with_results(snap, args.source)
-        named = [x for x in elsewhere if x in NAMED_SUITES]
-        give = (f"; give --suite {' or '.join(named)}" if named else
-                "; give --suite the folder of its tasks" if elsewhere else "")
+        named = [x for x in elsewhere if x != UNREGISTERED]
+        give = "; give " + " or ".join(f"--suite {x}" for x in named) if named else ""
         fill = (f", or compute them with `geneb-engine fill --suite {args.suite} --models "
                 "MODEL..`" if args.source in (None, LOCAL) else "")
         return (f"no {what} {where} (its {what} are on the tasks of "

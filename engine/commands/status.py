@@ -10,8 +10,8 @@ from engine.commands.common import (
     choice_of,
     console,
     emit_json,
+    reading_suite,
     store_of,
-    suite_of,
     suites_with_results,
     table_console,
 )
@@ -25,7 +25,7 @@ def register(sub, common) -> None:
     p = sub.add_parser("status", parents=[common], help="done / missing cells per model",
                        description="Cells (task, regime) done and missing per model and "
                                    "category for a suite, protocol geneb-v1.")
-    add_suite_args(p)
+    add_suite_args(p, from_store=True)
     p.add_argument("--models", nargs="+", metavar="MODEL",
                    help="these models (default: every model with results on the suite)")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
@@ -88,20 +88,23 @@ def run(args) -> int:
     names.check_sources([args.source], option="--source")
     if args.models:
         names.check_models(args.models)
-    suite = suite_of(args, paths)
+    suite, chosen = reading_suite(args, snap, args.source)
     tasks = suite.tasks
     hashes, unread = _suite_hashes(suite, tasks)
     frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes)
     data_note = ("the suite's files as they are now" if hashes is not None else
                  f"the store's current data (task files not read: {unread})")
     if args.json:
-        emit_json({"suite": args.suite, "source": args.source, "protocol": GENEB_V1.name,
+        emit_json({"suite": args.suite, "suite_chosen": chosen, "source": args.source,
+                   "protocol": GENEB_V1.name,
                    "table_version": snap.version, "data": data_note, "rows": frame.to_dicts()})
         return 0
     if frame.is_empty():
         console.print(f"no {args.source} results for suite {args.suite} in {paths.root}"
                       f"{_elsewhere(snap, args.source)}; {_how_to_get(args)}")
         return 0
+    if chosen:
+        console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
     stale_any = frame["stale"].sum() > 0
     table = FitTable(f"{args.suite}: cells (task × regime) done ({args.source}, "
                      f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {snap.label})",

@@ -28,13 +28,12 @@ from geneb_tui.core.table_view import (
 from store.analyses.aggregates import aggregates
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
-from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, geneb_v1_tasks, load_models
+from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, load_models
 from store.cells import cell_states
 from store.damage import damage
 from store.db import Snapshot
-from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
-from store.tables.catalogs import models_frame, models_with_builtins, tasks_frame
+from store.tables.catalogs import known_tasks, models_frame, models_with_builtins
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
@@ -68,14 +67,7 @@ class StoreSnapshot:
         scores = seed_means(snap, protocol_hash=protocol_hash)
         done = (cell_states(snap.query, seeds=seed_counts([protocol_hash]))
                 .filter(pl.col("state") == "done").select("model", "task", "regime").unique())
-        tasks = snap.query("SELECT * FROM tasks")
-        if tasks.is_empty() or DEFAULT_SUITE not in set(tasks["suite"].to_list()):
-            tasks = pl.concat([tasks, tasks_frame(geneb_v1_tasks())], how="diagonal_relaxed")
-            tasks = tasks.unique("task_id", keep="first", maintain_order=True)
-        suite_tasks = materialised_suite_tasks(paths)
-        if suite_tasks:
-            tasks = pl.concat([tasks, tasks_frame(suite_tasks)], how="diagonal_relaxed")
-            tasks = tasks.unique("task_id", keep="first", maintain_order=True)
+        tasks = known_tasks(paths, snap.query("SELECT * FROM tasks"))
         catalog_error = None
         try:
             known = load_models(paths.user_models)

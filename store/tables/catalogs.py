@@ -12,10 +12,11 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from store.atomic import write_atomic
-from store.catalog import LetterCounts, ModelMeta, TaskMeta, load_models
+from store.catalog import LetterCounts, ModelMeta, TaskMeta, geneb_v1_tasks, load_models
 from store.damage import REPAIR, note
 from store.failpoints import reach
 from store.locks import named_lock
+from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
 from store.vocab.errors import brief
 
@@ -116,3 +117,18 @@ def register_models(paths, models) -> None:
     """Record models in `<store>/catalog/models.parquet`."""
     if models:
         _upsert(paths, "models", models_frame(list(models)), "model_id")
+
+
+def built_in_tasks(paths: StorePaths) -> list[TaskMeta]:
+    """The tasks a store knows without its task catalog: geneb-v1's and those of the suites
+    generated into it (`store.manifest.materialised_suite_tasks`)."""
+    return [*geneb_v1_tasks(), *materialised_suite_tasks(paths)]
+
+
+def known_tasks(paths: StorePaths, stored: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Every task the store knows, once (the task catalog's columns): the catalog's own rows
+    (`stored`, default read from the store; they carry what `fill` registered), then the
+    `built_in_tasks` it lacks. The one list behind name checks, the dashboard and `doctor`."""
+    stored = read_catalog(paths, "tasks") if stored is None else stored
+    return (pl.concat([stored, tasks_frame(built_in_tasks(paths))], how="diagonal_relaxed")
+            .unique("task_id", keep="first", maintain_order=True))
