@@ -216,7 +216,7 @@ class _PairRunner:
             if encoded["sequences"]:
                 self.on_event(embedded_event(work.model.model_id, data.task_id, IN_PROCESS,
                                              encoded))
-            args = (str(self.paths.root), work.model.model_id, data.task_id, todo, expect,
+            args = (self.paths, work.model.model_id, data.task_id, todo, expect,
                     provenance_of(self.suite, data, encoder), self.options.probe_device)
             if pool is not None:
                 return pool.submit(probe_pair, *args)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
@@ -134,13 +133,12 @@ def _tagged(rows: list[dict], protocol: Protocol) -> list[dict]:
     return rows
 
 
-def probe_pair(root: str, model_id: str, task_id: str,
+def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                todo: tuple[tuple[Protocol, tuple[str, ...]], ...], expect: dict,
                provenance: dict, probe_device: str | None = None) -> int:
     """Probe one pair from its verified stored embeddings and commit its rows (one commit,
     none for cells another process finished meanwhile), their test predictions first (the
     rows' `pred`, separated from them here); returns the rows written."""
-    paths = StorePaths(Path(root))
     store = EmbeddingStore(paths)
     train = store.load(model_id, task_id, "train", expect)
     test = store.load(model_id, task_id, "test", expect)

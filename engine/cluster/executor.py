@@ -166,7 +166,7 @@ class RayExecutor:
                 handle = worker.options(
                     name=f"embed-{self.run_id}-{p.model_id}-{i}", num_gpus=p.gpus,
                     num_cpus=p.cpus, max_restarts=MAX_RETRIES, max_task_retries=MAX_RETRIES,
-                ).remote(str(self.paths.root), self.suite, models[p.model_id],
+                ).remote(self.paths, self.suite, models[p.model_id],
                          self.encoder, p.gpus)
                 actors.append(_Actor(handle, p.model_id))
         probe = ray.remote(probe_task).options(
@@ -198,7 +198,7 @@ class RayExecutor:
                     if result["event"] is not None:
                         self.on_event(result["event"])
                     todo_ref = probe.remote(
-                        str(self.paths.root), work.model.model_id, work.task.task_id,
+                        self.paths, work.model.model_id, work.task.task_id,
                         result["data_hash"], result["todo"], result["expect"],
                         result["provenance"], self.probe_device or "cpu")
                     pending[todo_ref] = ("probe", work, None)

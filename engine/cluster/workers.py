@@ -13,7 +13,6 @@ import os
 import socket
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 
 from engine.encoders import EncoderOptions, build_encoder
 from engine.pairs import embed_pair, embedded_event, probe_pair, provenance_of, remaining
@@ -39,9 +38,9 @@ class EmbedWorker:
     them), then `embed` handles one pair per call. `gpus`: the GPUs Ray gave it (0: embeds on
     CPU; more than 1: the model is spread over them)."""
 
-    def __init__(self, root: str, suite: Suite, model: ModelMeta, options: EncoderOptions,
+    def __init__(self, paths: StorePaths, suite: Suite, model: ModelMeta, options: EncoderOptions,
                  gpus: float):
-        self.paths = StorePaths(Path(root))
+        self.paths = paths
         self.suite, self.model = suite, model
         self.options = (replace(options, device="cpu") if gpus == 0
                         else replace(options, spread=gpus > 1))
@@ -78,15 +77,14 @@ class EmbedWorker:
             lock.release()
 
 
-def probe_task(root: str, model_id: str, task_id: str, data_hash: str, todo: Todo,
+def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, todo: Todo,
                expect: dict, provenance: dict, probe_device: str) -> int:
     """Probe one pair whose embeddings are complete and commit its rows, under its lock (waited
     for: the process holding it is finishing the pair); returns the rows written (0 when
     another process finished them meanwhile)."""
-    paths = StorePaths(Path(root))
     with pair_lock(paths, model_id, task_id):
         todo = remaining(paths, model_id, task_id, data_hash, todo)
         if not todo:
             return 0
         reach("probe-task")
-        return probe_pair(root, model_id, task_id, todo, expect, provenance, probe_device)
+        return probe_pair(paths, model_id, task_id, todo, expect, provenance, probe_device)

@@ -102,9 +102,9 @@ class SignificanceScreen(SelectionScreen):
         self.post_message(ComparisonReady("pair", payload, token))
 
     @work(thread=True, exclusive=True, group="significance-examples")
-    def _compute_examples(self, root, pair, task: str, regime: str, token: int) -> None:
+    def _compute_examples(self, paths, pair, task: str, regime: str, token: int) -> None:
         try:
-            line = pair_examples(root, pair.a, pair.b, task, regime)
+            line = pair_examples(paths, pair.a, pair.b, task, regime)
         except Exception as exc:  # a bug: told, never a traceback over the UI
             line = f"Per-example tests on {task}: could not compute ({type(exc).__name__}: {exc})."
         self.post_message(ComparisonReady("examples", (pair, line), token))
@@ -133,7 +133,7 @@ class SignificanceScreen(SelectionScreen):
         if pair is None or not 0 <= row < len(pair.tasks):
             return
         self._examples_token += 1
-        self._compute_examples(self.snapshot.root, pair, pair.tasks[row], self.filters.regime,
+        self._compute_examples(self.snapshot.paths, pair, pair.tasks[row], self.filters.regime,
                                self._examples_token)
 
     def _failed(self, names: tuple[str, ...], failed: Failed) -> None:

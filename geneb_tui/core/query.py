@@ -82,6 +82,11 @@ class StoreSnapshot:
                    protocol_hash=protocol_hash)
 
     @property
+    def paths(self) -> StorePaths:
+        """The store this snapshot was read from."""
+        return StorePaths(self.root)
+
+    @property
     def is_empty(self) -> bool:
         return self.scores.is_empty()
 

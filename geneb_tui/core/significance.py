@@ -53,7 +53,7 @@ from store.analyses.uncertainty import (
 )
 from store.catalog import TaskMeta
 from store.db import Snapshot
-from store.paths import StorePaths, resolve_store
+from store.paths import StorePaths
 from store.seedmeans import per_seed
 from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
 from store.vocab.bootstrap import ONE_TASK_NOTE, RESAMPLES
@@ -88,7 +88,7 @@ def store_seed_rows(snap: StoreSnapshot) -> pl.DataFrame | None:
             return _SEED_ROWS[key]
         rows = None
         if snap.version is not None:
-            current = Snapshot(resolve_store(snap.root))
+            current = Snapshot(snap.paths)
             try:
                 if current.version == snap.version:
                     rows = per_seed(current, protocol_hash=[snap.protocol_hash])
@@ -462,7 +462,7 @@ def _model_of(entry: str) -> tuple[str, str | None]:
     return entry, None
 
 
-def pair_examples(root, a: str, b: str, task: str, regime: str, *,
+def pair_examples(paths: StorePaths, a: str, b: str, task: str, regime: str, *,
                   n: int = EXAMPLE_RESAMPLES, seed: int = SEED) -> str | None:
     """The per-example line of entries A and B on `task` in `regime` (geneb-v1): the paired
     bootstrap interval of the seed-mean MCC difference over the task's test rows
@@ -470,7 +470,6 @@ def pair_examples(root, a: str, b: str, task: str, regime: str, *,
     p of the accuracies (`examples.mcnemar`, per seed: the first seed's, and the range when
     seeds differ). Which model lacks predictions, when one does; None when neither has any
     (the note's sentence says why). Reads the store: run it off the UI thread."""
-    paths = StorePaths(root)
     found = {}
     for entry in (a, b):
         model, source = _model_of(entry)

@@ -33,7 +33,7 @@ def stacked(paths, model: str, regime: str, task: str = "bin_task") -> np.ndarra
 
 
 def test_the_line_equals_the_analyses_on_the_stored_predictions(local):
-    line = sig_core.pair_examples(local.root, "kmer-3", "kmer-4", "bin_task", "10shot")
+    line = sig_core.pair_examples(local, "kmer-3", "kmer-4", "bin_task", "10shot")
     y = read_labels(local, "bin_task")
     a, b = stacked(local, "kmer-3", "10shot"), stacked(local, "kmer-4", "10shot")
     d = paired_mcc_difference(y, a, b, n_resamples=sig_core.EXAMPLE_RESAMPLES,
@@ -48,9 +48,9 @@ def test_the_line_equals_the_analyses_on_the_stored_predictions(local):
 
 
 def test_a_model_without_predictions_is_named_and_neither_keeps_the_sentence(local):
-    line = sig_core.pair_examples(local.root, "kmer-3", "NT-2.5B [official]", "bin_task", "full")
+    line = sig_core.pair_examples(local, "kmer-3", "NT-2.5B [official]", "bin_task", "full")
     assert "NT-2.5B [official]" in line and NO_PREDICTIONS in line
-    assert sig_core.pair_examples(local.root, "x [official]", "y [official]", "bin_task",
+    assert sig_core.pair_examples(local, "x [official]", "y [official]", "bin_task",
                                   "full") is None
     pair = sig_core.Pair("a", "b", f"head. {sig_core.NO_EXAMPLES} Keys.", Table(["Task"], []))
     assert pair.with_examples(None) == pair.note
