@@ -114,9 +114,9 @@ def probe_rows(X_train, y_train, X_test, y_test,
     with the batched solvers. Protocols of one solver that need the same regimes share one call,
     so a C sweep shares its batches and warm starts. Each row carries its test predictions
     (`pred`), which `probe_pair` stores apart."""
-    order = {solver: i for i, solver in enumerate(RUNNERS)}   # an unknown solver: last, refused
+    order = {solver: i for i, solver in enumerate(RUNNERS)}
     calls: dict[tuple[str, tuple[str, ...]], list[Protocol]] = {}
-    for protocol, regimes in sorted(todo, key=lambda item: order.get(item[0].solver, len(order))):
+    for protocol, regimes in sorted(todo, key=lambda item: order[item[0].solver]):
         calls.setdefault((protocol.solver, regimes), []).append(protocol)
     rows: list[dict] = []
     for (solver, regimes), protocols in calls.items():
