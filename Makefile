@@ -1,4 +1,5 @@
 # The two commands: `make demo` (fill the built-in suite, open the dashboard) and `make test`.
+# `make docs` builds the docs site (mkdocs.yml) into build/site; `make test` builds it too.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -16,12 +17,12 @@ TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 	tests/engine/test_enformer_adapter.py tests/engine/test_lucaone_adapter.py \
 	tests/engine/test_offline_models.py tests/engine/test_random_init.py
 
-.PHONY: demo test test-tf4 lint clean bench
+.PHONY: demo test test-tf4 docs lint clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q $(TORCH)
-	$(BIN)/pip install -q $(TORCH) -e ".[models,adapters,cluster,test]"
+	$(BIN)/pip install -q $(TORCH) -e ".[models,adapters,cluster,test,docs]"
 	# The Evo-1 adapter's packages without their declared flash-attn and triton (CUDA builds;
 	# the Hyena code imports without them): pip has no per-package --no-deps in an extra.
 	$(BIN)/pip install -q --no-deps evo-model==0.5 stripedhyena==0.2.2
@@ -38,12 +39,17 @@ demo: $(STAMP)
 	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --jobs 2
 	$(BIN)/geneb-tui
 
-test: $(STAMP) test-tf4
+test: $(STAMP) test-tf4 docs
 	$(BIN)/ruff check engine store geneb_tui tests bench
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 test-tf4: $(STAMP_TF4)
 	$(BIN_TF4)/python -m pytest -q -n 2 --dist loadgroup $(TF4_TESTS)
+
+# --strict: a broken link or anchor, or a page left out of the nav, fails the build
+# (mkdocs.yml's validation settings); NO_MKDOCS_2_WARNING quiets Material's notice about MkDocs 2.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict   # into build/site (site_dir)
 
 bench: $(STAMP)
 	$(BIN)/python bench/probe.py

@@ -491,7 +491,7 @@ def probe_mcc(train_x, train_y, test_x, test_y, shots: int | None = None) -> flo
 
 
 def measure(ks=(3, 4, 6), regimes=(None, 10, 1)) -> list[dict]:
-    """k-mer probe MCC per task, k and regime: the table in docs/README-mini.md."""
+    """k-mer probe MCC per task, k and regime: the table in docs/guide/geneb-mini.md."""
     from engine.encoders.kmer import KmerEncoder  # lazy: zarr
 
     rows = []

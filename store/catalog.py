@@ -106,8 +106,9 @@ class LetterCounts:
         return ", ".join(f"{n} with {names[k]}" for k, n in asdict(self).items() if n)
 
 
-# ModelMeta's closed vocabularies (padding_side may also be None: by architecture).
-_VOCABULARIES: dict[str, tuple[str, ...]] = {
+# ModelMeta's closed vocabularies (padding_side may also be None: by architecture); the docs'
+# registry reference lists them from here.
+VOCABULARIES: dict[str, tuple[str, ...]] = {
     "architecture_family": ARCHITECTURE_FAMILIES, "tokenization_family": TOKENIZATION_FAMILIES,
     "provenance": PROVENANCES, "pooling": POOLINGS, "padding_side": PADDING_SIDES,
     "remote_code": REMOTE_CODE, "encoder": ENCODERS,
@@ -154,7 +155,7 @@ class ModelMeta:
     random_init: int | None = None      # `fill --random-init SEED`: weights drawn from SEED
 
     def __post_init__(self) -> None:
-        for key, allowed in _VOCABULARIES.items():
+        for key, allowed in VOCABULARIES.items():
             value = getattr(self, key)
             if value not in allowed and not (key == "padding_side" and value is None):
                 raise VocabularyError(self.model_id, f"{key} = {value!r} is not one of "

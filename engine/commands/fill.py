@@ -83,7 +83,7 @@ def register(sub, common) -> None:
                      type=whole_number(0, maximum=(1 << 63) - 1, above="a seed below 2^63"),
                      help="the control: each model's architecture with random weights drawn "
                           "from SEED (default 0), results under <model>-random-init-<SEED>")
-    ray = p.add_argument_group("cluster (README: Run on a cluster)")
+    ray = p.add_argument_group("cluster (docs: Clusters and offline nodes)")
     ray.add_argument("--executor", default=IN_PROCESS, choices=EXECUTORS,
                      type=choice_of("executor", EXECUTORS),
                      help="local (default: this process, --jobs probe workers) or ray (GPU "

@@ -15,7 +15,7 @@ from geneb_tui.components.footer import KeysFooter
 
 
 def empty_store_text(root: Path) -> str:
-    # Times measured on two CPU cores after `make demo`'s install (README, "geneb-tui").
+    # Times measured on two CPU cores after `make demo`'s install (docs/guide/dashboard.md).
     store = escape(str(root))
     paragraphs = [
         "[b]This store has no results yet.[/b]\n"

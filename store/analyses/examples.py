@@ -5,7 +5,7 @@ official results have none (`store.tables.predictions.NO_PREDICTIONS`): use the 
 of
 `store.analyses.uncertainty`.
 
-Definitions (the README's "Uncertainty" subsection says the same):
+Definitions (the docs' "Uncertainty", docs/guide/statistics.md, says the same):
 
 - **Level: one (model, task, regime) cell**, per seed and for the seed mean.
 - **Resampling unit: test examples.** A resample draws the task's n test rows with replacement

@@ -1,7 +1,7 @@
 """Uncertainty: bootstrap intervals of every aggregate score, rank intervals, P(A > B) and the
 leader's tie group, for one regime and one metric.
 
-Definitions (the README's "Uncertainty" subsection says the same):
+Definitions (the docs' "Uncertainty", docs/guide/statistics.md, says the same):
 
 - **Resampling unit: tasks.** A resample draws, for the micro score, the suite's T tasks with
   replacement (T of T), and, for the categories, each category's own T_c tasks with replacement

@@ -112,9 +112,9 @@ def what_to_do(kind: EncoderKind) -> str:
     if kind.unavailable == UNPUBLISHED:
         return "add a registry entry with 'path' pointing at a local checkpoint to run it"
     return ("run its official extractor through this engine (a registry entry with encoder = "
-            "\"official-extractor\" and extractor = \"<file>.py:<Class>\"; README: Run an "
-            "extractor written for the official harness), or import its official submission "
-            "(`geneb-engine import --official`)")
+            "\"official-extractor\" and extractor = \"<file>.py:<Class>\"; docs: Evaluate a "
+            "model, Run an extractor written for the official harness), or import its official "
+            "submission (`geneb-engine import --official`)")
 
 
 def adapter_of(pooling: str | None) -> str | None:

@@ -1,0 +1,218 @@
+"""MkDocs hook: reference tables rendered from the code they describe.
+
+A page asks for a table with a marker line, `<!-- geneb:NAME -->`, replaced at build time:
+
+- `model-fields`: the fields of a registry entry (`store.catalog.ModelMeta`), with their type,
+  the value an entry that leaves them out gets (`ModelMeta.one_off`) and the allowed values
+  (`store.catalog.VOCABULARIES`);
+- `encoder-kinds`: the encoder kinds an entry may name (`store.vocab.encoder_kinds.KINDS`);
+- `protocols`: every name `fill --protocol` takes and what it stands for
+  (`store.vocab.protocol.NAMED`), with each protocol's fields and hash;
+- `result-columns`: the columns of a result row, its key and partitions (`store.tables.schema`).
+
+What a field or column means is prose, kept here beside the code it explains; the build fails
+when a field or column has no meaning or a meaning names none (so neither can drift), and when
+a marker is unknown or never used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+MARKER = re.compile(r"^<!-- geneb:([a-z-]+) -->$", re.MULTILINE)
+
+MODEL_FIELDS = {
+    "model_id": "the id in results and submission files (required)",
+    "display": "display name",
+    "params": "parameter count (official values for the 40)",
+    "architecture": "the architecture as published, e.g. `T-enc`",
+    "architecture_family": "its family, e.g. `Transformer encoder`",
+    "tokenization": "the tokenization as published, e.g. `k-mer (6)`",
+    "tokenization_family": "its family, e.g. `single-nucleotide`",
+    "pretraining_data": "free text",
+    "provenance": "where the entry's numbers come from",
+    "hub_id": "where the weights are: a Hugging Face id (an `hf` entry needs `hub_id` or "
+              "`path`)",
+    "path": "where the weights are: a local directory, instead of a hub id",
+    "revision": "the hub commit (required with remote code); on the command line "
+                "`--models <id>@<commit>` pins it too",
+    "remote_code": "`no`; `required` (needs `--trust-remote-code` and a pinned revision); "
+                   "`custom` / `package` (code outside transformers)",
+    "requires": "the PyPI package an adapter needs",
+    "transformers": "the transformers versions the entry's code needs, a PEP 440 range, e.g. "
+                    "`\"<5\"` for remote code written for transformers 4 (see *transformers 4 "
+                    "and 5* in [Evaluate a model](../guide/evaluate.md#transformers-4-and-5)); "
+                    "outside it `fill` refuses the model in one line (what is installed, what "
+                    "the entry needs, what to install in a separate environment: `pip install "
+                    "'transformers<5'`) and the dashboard says the same. Unset: any",
+    "encoder": "`hf` (the generic encoder), `kmer`, `official-extractor` (a class written for "
+               "the official harness, see [Run an extractor written for the official harness]"
+               "(../guide/evaluate.md#run-an-extractor-written-for-the-official-harness)), "
+               "`external` (weights not on the hub), or an adapter name (`evo`, `lucaone`, "
+               "`biofm`, `enformer`, `space`, `eccdnamamba`); see the encoder kinds below",
+    "encoder_k": "k of a k-mer baseline",
+    "pooling": "`mean` (masked mean over every non-pad token of the last hidden layer, special "
+               "tokens included: the official recipe), `mean-with-padding` (an official mean "
+               "that also averaged padding, with one sequence per batch: the mean over every "
+               "token of the unpadded sequence), `cls`; `tracks`, `trunk` for `encoder = "
+               "\"enformer\"` only (see [The 40 official models]"
+               "(../guide/evaluate.md#the-40-official-models))",
+    "padding_side": "`right` (encoders), `left` (decoders; position ids start at the first "
+                    "real token), `none` (never pad: batch by exact token length, for models "
+                    "without an attention mask). Default: by architecture",
+    "max_tokens": "context cap in tokens (truncated sequences are counted and recorded); "
+                  "default: the tokenizer's/model's limit",
+    "batch_size": "starting batch size (halved automatically on out-of-memory); for an "
+                  "official extractor, the `batch_size` it is called with",
+    "notes": "what a user should know",
+    "extractor": "`path/to/file.py:ClassName` of an official-harness extractor (relative to "
+                 "the folder of the models.toml)",
+    "extractor_args": "a table of its other keyword arguments (`name_model` and `device` are "
+                      "the harness's own); kept as JSON",
+    "random_init": "not an entry's field (an entry that sets it is refused): `fill "
+                   "--random-init SEED` runs any entry with weights drawn from SEED",
+}
+
+RESULT_COLUMNS = {
+    "model": "the model id",
+    "task": "the task id",
+    "regime": "`full`, `10shot` or `1shot`",
+    "seed": "the probe seed; NULL for imported seed means (the official formats carry no "
+            "seeds)",
+    "probe": "`logreg` or `mlp`",
+    "protocol": "the protocol's name",
+    "protocol_hash": "what identifies the protocol (see [Probe protocols](protocols.md))",
+    "mcc": "Matthews correlation coefficient on the test split",
+    "acc": "accuracy on the test split",
+    "f1_macro": "macro-F1 on the test split",
+    "n_train": "training rows the probe saw",
+    "n_test": "test rows",
+    "degenerate": "fewer than two predicted classes on the test split",
+    "converged": "false when the solver hit max_iter (a ConvergenceWarning)",
+    "n_iter": "solver iterations",
+    "shared_fit": "true: one fit recorded for every seed (full regime, lbfgs)",
+    "fit_seconds": "of the fit that produced it; shared-fit rows repeat the one fit's time",
+    "source": "`local`, or the provenance of an imported reference",
+    "data_revision": "the data revision (`<revision>+subsample<N>` for a subsampled run, "
+                     "`geneb-mini-1` for geneb-mini)",
+    "data_hash": "content hash of the task data; NULL for imported rows",
+    "model_revision": "the model's revision (hub commit, file hash of an official extractor, "
+                      "`random-init-<SEED>-sha256-<hex>` for the random-init control)",
+    "engine_version": "the engine's version; an imported file's `harness_version`",
+    "created_at": "when the row was written (UTC); the latest wins among rows of one key",
+}
+
+
+def _check(meanings: dict[str, str], names: list[str], what: str) -> None:
+    from mkdocs.exceptions import PluginError
+
+    if missing := [n for n in names if n not in meanings]:
+        raise PluginError(f"docs/hooks/code_reference.py: no meaning for {what} {missing}")
+    if extra := [n for n in meanings if n not in names]:
+        raise PluginError(f"docs/hooks/code_reference.py: {what} {extra} no longer exist")
+
+
+def _code(value) -> str:
+    return "" if value is None else f"`{value}`"
+
+
+def model_fields() -> str:
+    from store.catalog import VOCABULARIES, ModelMeta
+
+    names = [f.name for f in fields(ModelMeta)]
+    _check(MODEL_FIELDS, names, "ModelMeta fields")
+    unset = ModelMeta.one_off("<model_id>")
+    rows = ["| field | type | left out | allowed values | meaning |", "|---|---|---|---|---|"]
+    for f in fields(ModelMeta):
+        default = getattr(unset, f.name)
+        shown = ("required" if f.name == "model_id" else "the model_id"
+                 if default == "<model_id>" else _code(default) or "unset")
+        allowed = ", ".join(f"`{v}`" for v in VOCABULARIES.get(f.name, ()))
+        rows.append(f"| `{f.name}` | `{f.type}` | {shown} | {allowed} | "
+                    f"{MODEL_FIELDS[f.name]} |")
+    return "\n".join(rows)
+
+
+def encoder_kinds() -> str:
+    from store.vocab.encoder_kinds import KINDS
+
+    rows = ["| `encoder` | what | poolings (default first) | needs | what it gets | "
+            "runs here |", "|---|---|---|---|---|---|"]
+    for kind in KINDS.values():
+        needs = ", ".join([*(f"`{f}`" for f in kind.fields),
+                           *(["`hub_id` or `path`"] if kind.source else []),
+                           *(f"`{p}`" for p in kind.packages)])
+        runs = {"": "yes", "unpublished": "no: no published weights (an `hf` entry with "
+                "`path` runs a local copy)", "no-adapter": f"no adapter: {kind.recipe}"}
+        rows.append(f"| `{kind.name}` | {kind.label or ''} | "
+                    f"{', '.join(f'`{p}`' for p in kind.poolings)} | {needs} | "
+                    f"`{kind.sequences}` | {runs[kind.unavailable]} |")
+    return "\n".join(rows)
+
+
+def protocols() -> str:
+    from store.vocab.protocol import NAMED, Protocol
+
+    columns = [f.name for f in fields(Protocol) if f.name not in ("name", "seeds")]
+    groups: dict[str, list[str]] = {}     # protocol -> the group names that include it
+    for name, members in NAMED.items():
+        for p in members:
+            groups.setdefault(p.name, [])
+            if name != p.name:
+                groups[p.name].append(name)
+    by_name = {p.name: p for members in NAMED.values() for p in members}
+    rows = ["| `--protocol` | in the group | " + " | ".join(columns) + " | seeds | hash |",
+            "|---" * (len(columns) + 4) + "|"]
+    for name, in_groups in groups.items():
+        p = by_name[name]
+        values = " | ".join(_code(getattr(p, c)) for c in columns)
+        rows.append(f"| `{name}` | {', '.join(f'`{g}`' for g in in_groups)} | {values} | "
+                    f"{', '.join(map(str, p.seeds))} | `{p.hash}` |")
+    return "\n".join(rows)
+
+
+def result_columns() -> str:
+    from store.tables.schema import KEY, PARTITIONS, RESULT_SCHEMA
+
+    _check(RESULT_COLUMNS, list(RESULT_SCHEMA.names), "result columns")
+    rows = ["| column | type | meaning |", "|---|---|---|"]
+    rows += [f"| `{f.name}` | `{f.type}` | {RESULT_COLUMNS[f.name]} |" for f in RESULT_SCHEMA]
+    return "\n".join([
+        *rows, "",
+        "Key (a row is identified by these; the latest `created_at` wins): "
+        + ", ".join(f"`{k}`" for k in KEY) + ".",
+        "",
+        "Partitions (one folder per value): " + ", ".join(f"`{p}`" for p in PARTITIONS) + ".",
+    ])
+
+
+TABLES = {"model-fields": model_fields, "encoder-kinds": encoder_kinds,
+          "protocols": protocols, "result-columns": result_columns}
+_used: set[str] = set()
+
+
+def on_pre_build(config):
+    _used.clear()
+
+
+def on_page_markdown(markdown, page, config, files):
+    from mkdocs.exceptions import PluginError
+
+    def table(match: re.Match) -> str:
+        name = match[1]
+        if name not in TABLES:
+            raise PluginError(f"{page.file.src_uri}: unknown table marker '{name}' (known: "
+                              f"{', '.join(TABLES)})")
+        _used.add(name)
+        return TABLES[name]()
+
+    return MARKER.sub(table, markdown)
+
+
+def on_env(env, config, files):
+    from mkdocs.exceptions import PluginError
+
+    if unused := set(TABLES) - _used:
+        raise PluginError(f"no page shows the generated table(s) {sorted(unused)}")
+    return env

@@ -1,0 +1,144 @@
+"""The README stays a door and the docs site's generated reference stays complete.
+
+The reference pages are made by the MkDocs hooks in docs/hooks/ (`make docs` builds the site);
+here their functions run directly, without a build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.cli import build_parser as engine_parser
+from geneb_tui.cli import build_parser as tui_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _hook(name: str):
+    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}",
+                                                  ROOT / "docs" / "hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def cli():
+    return _hook("cli_reference")
+
+
+@pytest.fixture(scope="module")
+def pages(cli):
+    return cli.pages()
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _nav_uris(nav) -> list[str]:
+    out = []
+    for entry in nav:
+        for value in (entry.values() if isinstance(entry, dict) else [entry]):
+            out += _nav_uris(value) if isinstance(value, list) else [value]
+    return out
+
+
+def test_the_readme_is_at_most_250_lines():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
+
+
+def test_every_relative_link_of_the_readme_resolves_to_a_file():
+    targets = LINK.findall(README.read_text(encoding="utf-8"))
+    relative = [t.split("#")[0] for t in targets
+                if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+    assert len(relative) >= 10           # the links into docs/ and the screenshot
+    assert [t for t in relative if not (ROOT / t).is_file()] == []
+
+
+def test_every_command_has_its_reference_page_in_the_nav(cli, pages):
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    built = cli.on_config(type("Config", (), {"nav": config["nav"]})())
+    in_nav = _nav_uris(built.nav)
+    expected = ["reference/cli/index.md", "reference/cli/geneb-tui.md",
+                *(f"reference/cli/{name}.md" for name in _commands(engine_parser()))]
+    assert len(expected) == 15           # geneb-engine, its 13 commands, geneb-tui
+    for uri in expected:
+        assert uri in pages
+        assert uri in in_nav
+
+
+def _listed(page: str) -> str:
+    """The argument lists of a page (its `- \\`--option ...\\`` lines), not its usage block."""
+    return "\n".join(line for line in page.splitlines() if line.startswith("- `"))
+
+
+def test_every_option_of_every_command_is_listed_on_its_page(pages):
+    checked = 0
+    parsers = {"index": engine_parser(), "geneb-tui": tui_parser(), **_commands(engine_parser())}
+    for name, parser in parsers.items():
+        listed = _listed(pages[f"reference/cli/{name}.md"])
+        nested = [parser] + (list(_commands(parser).values()) if name == "data" else [])
+        for p in nested:
+            for action in p._actions:
+                for option in action.option_strings:
+                    assert re.search(rf"`(.*[ ,])?{re.escape(option)}[ ,`]", listed), \
+                        f"{name}: {option}"
+                    checked += 1
+    assert checked > 150
+
+
+def test_the_data_command_lists_each_verb_with_its_options(pages):
+    page = pages["reference/cli/data.md"]
+    for verb in ("download", "verify", "where"):
+        assert f"## data {verb}" in page
+        assert f"usage: geneb-engine data {verb}" in page
+
+
+def test_defaults_and_choices_come_from_the_parser(pages):
+    fill = pages["reference/cli/fill.md"]
+    assert "- `--regimes {full,10shot,1shot} [{full,10shot,1shot} ...]`\n" \
+           "  (choices: `full`, `10shot`, `1shot`; default: `full 10shot 1shot`)" in fill
+    assert "(default: `1e-12`)" in pages["reference/cli/compare.md"]
+    seed = pages["reference/cli/report.md"].split("- `--bootstrap-seed S`")[1].split("\n- ")[0]
+    assert "(default: `0`)" in seed            # a default of 0 is a default
+    assert "(required)" in fill.split("`--models MODEL [MODEL ...]`")[1].split("\n- ")[0]
+
+
+def test_the_reference_tables_cover_every_field_and_column():
+    from store.catalog import ModelMeta
+    from store.tables.schema import RESULT_SCHEMA
+    from store.vocab.protocol import NAMED
+
+    code = _hook("code_reference")
+    fields = code.model_fields()
+    for name in ModelMeta.__dataclass_fields__:
+        assert f"| `{name}` |" in fields
+    assert "| `pooling` | `str` | `mean` | `mean`, `mean-with-padding`, `cls`, `tracks`, " \
+           "`trunk` |" in fields
+    columns = code.result_columns()
+    for name in RESULT_SCHEMA.names:
+        assert f"| `{name}` |" in columns
+    protocols = code.protocols()
+    for group in NAMED.values():
+        for p in group:
+            assert f"`{p.hash}`" in protocols
+    assert "| `geneb-v1` |  | `logreg` | `sklearn-lbfgs` | `1.0` | `1000` |" in protocols
+
+
+def test_the_screenshots_are_the_snapshot_svgs_without_remote_fonts():
+    shots = _hook("snapshots").screenshots()
+    assert "screenshots/main_view.svg" in shots
+    assert len(shots) == len(list((ROOT / "tests/tui/__snapshots__/test_snapshots").glob("*.svg")))
+    for svg in shots.values():
+        assert svg.startswith("<svg") and 'local("FiraCode-Regular")' in svg
+        assert not re.search(r"url\(\W*https?:", svg)
