@@ -75,8 +75,9 @@ KINDS = ("empty", "mini", "official", "mixed", "one-model", "one-task")
 COMMANDS = [
     (("status", "--suite", "SUITE"), {0}),
     (("status", "--suite", "SUITE", "--source", "official", "--models", "GROVER"), {0}),
-    (("export", "--csv", "OUT/x.csv"), {0}),
-    (("export", "--csv", "OUT/x.csv", "--per-seed", "--regimes", "full"), {0}),
+    (("export", "--suite", "SUITE", "--csv", "OUT/x.csv"), {0}),
+    (("export", "--suite", "SUITE", "--csv", "OUT/x.csv", "--per-seed", "--regimes", "full"),
+     {0}),
     (("export", "--submission", "GROVER", "-o", "OUT"), {0, 2}),
     (("report", "--suite", "SUITE"), {0, 1}),
     (("report", "--suite", "SUITE", "--regime", "10shot", "--metric", "acc"), {0, 1}),
@@ -109,7 +110,7 @@ def test_every_command_on_every_kind_of_store(stores, kind, tmp_path, capsys, mo
                 assert len(err.splitlines()) == 1 and "geneb-engine " in err, what
         if argv[0] == "report" and rc == 0:
             assert "Aggregates (" in out and "Category leaders" in out, what
-        if argv[0] == "export" and argv[1] == "--csv":
+        if argv[0] == "export" and "--csv" in argv:
             header = (tmp_path / "x.csv").read_text().splitlines()[0].split(",")
             assert header[:2] == ["model", "task"] and header[-4:] == [
                 "display", "suite", "table_version", "filters"], what
@@ -131,8 +132,8 @@ def test_what_each_kind_of_store_says(stores, tmp_path, capsys, monkeypatch):
     rc, _, err = run(capsys, "report", "--store", str(empty))
     assert rc == 1 and "no results for protocol geneb-v1" in err
 
-    # geneb-mini only: the default suite has none of its results; no 10shot results at all
-    rc, _, err = run(capsys, "report", "--store", str(mini))
+    # geneb-mini only: its only suite is the default; no 10shot results at all
+    rc, _, err = run(capsys, "report", "--store", str(mini), "--suite", "geneb-v1")
     assert rc == 1 and "on the tasks of geneb-mini" in err and "--suite geneb-mini" in err
     rc, _, err = run(capsys, "report", "--store", str(mini), "--suite", "geneb-mini",
                      "--regime", "10shot")
@@ -156,7 +157,7 @@ def test_what_each_kind_of_store_says(stores, tmp_path, capsys, monkeypatch):
                      "--submission", "GROVER", "-o", str(tmp_path))
     assert rc == 2 and "GROVER: no local results" in err
     # mixed: both sources side by side, names never cut
-    rc, out, _ = run(capsys, "report", "--store", str(stores["mixed"][0]))
+    rc, out, _ = run(capsys, "report", "--store", str(stores["mixed"][0]), "--suite", "geneb-v1")
     assert rc == 0 and "GENERator-eukaryote-1.2b (official)" in out and "GROVER (local)" in out
     assert "…" not in out
     # one model: GROVER's 300 local cells are complete, its submission is written
@@ -172,7 +173,8 @@ def test_what_each_kind_of_store_says(stores, tmp_path, capsys, monkeypatch):
 def test_export_records_what_it_exports(stores, tmp_path):
     store = stores["mixed"][0]
     out = tmp_path / "x.csv"
-    assert main(["export", "--store", str(store), "--csv", str(out), "--models", "GROVER",
+    assert main(["export", "--store", str(store), "--suite", "geneb-v1", "--csv", str(out),
+                 "--models", "GROVER",
                  "nucleotide-transformer-v2-50m-3mer-multi-species", "--regimes", "full"]) == 0
     frame = pl.read_csv(out)
     assert frame.columns[:5] == ["model", "task", "category", "regime", "source"]
@@ -191,7 +193,8 @@ def test_tables_fit_and_ids_stay_whole(stores, capsys, monkeypatch, width):
 
     monkeypatch.setenv("COLUMNS", str(width))
     store = str(stores["mixed"][0])
-    for argv in (("tasks",), ("models",), ("status", "--source", "official"), ("report",)):
+    for argv in (("tasks",), ("models",), ("status", "--source", "official"),
+                 ("report", "--suite", "geneb-v1")):
         rc, out, _ = run(capsys, *argv, "--store", store)
         assert rc == 0
         lines = out.splitlines()
@@ -293,3 +296,86 @@ def test_fit_table_layouts():
     assert all(cell_len(line) <= 80 for line in blocks)
     empty = FitTable("nothing", [Col("a")], empty="no pair differs in one attribute")
     assert _render(empty, 80) == ["nothing", "none: no pair differs in one attribute"]
+
+
+def test_a_reading_command_takes_the_stores_only_suite_and_says_so(stores, tmp_path, capsys):
+    """report, status and export with no --suite on a store whose results are all on
+    geneb-mini: that suite, named in their header and in --json."""
+    mini = str(stores["mini"][0])
+    chosen = "suite geneb-mini: the store's only suite with"
+    rc, out, _ = run(capsys, "report", "--store", mini)
+    assert rc == 0 and out.startswith(chosen) and "3-mer spectrum" in out
+    rc, out, _ = run(capsys, "report", "--store", mini, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["suite"] == "geneb-mini" and doc["suite_chosen"].startswith(chosen)
+    assert {r["model"] for r in doc["aggregates"]} == {"kmer-3"}
+    rc, out, _ = run(capsys, "status", "--store", mini)
+    assert rc == 0 and out.startswith(chosen + " local results") and "13/39" in out
+    rc, out, _ = run(capsys, "export", "--store", mini, "--csv", str(tmp_path / "m.csv"))
+    assert rc == 0 and "13 rows of suite geneb-mini" in out and chosen in out
+    assert set(pl.read_csv(tmp_path / "m.csv")["suite"]) == {"geneb-mini"}
+
+
+def test_a_store_with_results_on_several_suites_asks_which(stores, tmp_path, capsys):
+    """The mixed store has results on geneb-v1 and on the folder suite `tiny`: each reading
+    command asks, naming both, and writes nothing."""
+    mixed = str(stores["mixed"][0])
+    for argv in (("report",), ("status",), ("export", "--csv", str(tmp_path / "x.csv"))):
+        rc, _, err = run(capsys, *argv, "--store", mixed)
+        assert rc == 2, argv
+        assert err == (f"geneb-engine {argv[0]}: the store {Path(mixed).resolve()} has "
+                       f"{'local results' if argv[0] == 'status' else 'results'} on 2 suites "
+                       "(geneb-v1, tiny); give --suite geneb-v1 or --suite tiny\n"), argv
+    assert not (tmp_path / "x.csv").exists()
+    # one source narrows it to one suite: the official results are all on geneb-v1
+    rc, out, _ = run(capsys, "report", "--store", mixed, "--source", "official")
+    assert rc == 0 and out.startswith("suite geneb-v1: the store's only suite with official")
+
+
+def test_a_suite_the_store_knows_by_name_is_read_without_its_folder(stores, capsys):
+    """The one-task store's results are on a folder suite (`one`): report and status find it
+    by name, from the task catalog, and status says it used the store's data hashes."""
+    store = str(stores["one-task"][0])
+    rc, out, _ = run(capsys, "report", "--store", store)
+    assert rc == 0 and out.startswith("suite one: the store's only suite with results")
+    rc, by_name, _ = run(capsys, "report", "--store", store, "--suite", "one", "--json")
+    rc_path, by_path, _ = run(capsys, "report", "--store", store, "--suite",
+                              stores["one-task"][1], "--json")
+    assert rc == rc_path == 0
+    strip = ("suite", "suite_chosen")
+    assert ({k: v for k, v in json.loads(by_name).items() if k not in strip}
+            == {k: v for k, v in json.loads(by_path).items() if k not in strip})
+    rc, out, _ = run(capsys, "status", "--store", store, "--suite", "one", "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["rows"] and doc["data"].startswith("the store's current data")
+    assert "not where their files are" in doc["data"]
+
+
+def test_report_leaves_out_the_entries_without_results_on_its_suite(stores, capsys):
+    """The mixed store's 40 official models have no result on `tiny`: report --suite tiny
+    lists kmer-3 and kmer-4 only, not 40 empty rows."""
+    rc, out, _ = run(capsys, "report", "--store", str(stores["mixed"][0]), "--suite", "tiny",
+                     "--json")
+    doc = json.loads(out)
+    assert rc == 0 and {r["model"] for r in doc["aggregates"]} == {"kmer-3", "kmer-4"}
+
+
+def test_a_one_task_scope_has_null_intervals_and_a_dash(stores, capsys, monkeypatch):
+    """geneb-mini has one task per category: its categories and macro get no interval, rank
+    interval or tie group (null in --json, a dash and a note on screen); micro (13 tasks) keeps
+    its interval."""
+    monkeypatch.setenv("COLUMNS", "200")
+    mini = str(stores["mini"][0])
+    rc, out, _ = run(capsys, "report", "--store", mini, "--json")
+    doc = json.loads(out)
+    scopes = {r["scope"]: r for r in doc["score_intervals"]}
+    assert rc == 0 and scopes["micro"]["low"] < scopes["micro"]["value"] < scopes["micro"]["high"]
+    assert all(r["low"] is None and r["high"] is None
+               for s, r in scopes.items() if s != "micro")
+    assert all(r["rank_low"] is None for r in doc["rank_intervals"] if r["scope"] != "micro")
+    assert all(r["p_best"] is None for r in doc["leader_tie_group"])
+    rc, out, _ = run(capsys, "report", "--store", mini)
+    row = next(line for line in out.splitlines() if "3-mer spectrum" in line)
+    micro = scopes["micro"]
+    shown = f"{micro['value']:.3f} [" in row and " — " in row.replace("│", " ")
+    assert shown and "— in place of an interval: a scope of one task has no interval" in out

@@ -471,3 +471,47 @@ def test_the_significance_keys_are_in_the_help():
             assert key in listed
     main = {a.action: a.key for _, actions in SCREENS[:1] for a in actions}
     assert main["significance"] == "d"
+
+
+def test_report_and_the_significance_view_give_the_same_p_a_beats_b(official_store, capsys):
+    """One bootstrap with one setting (`store.analyses.uncertainty.bootstrap`,
+    `store.vocab.bootstrap`): the Significance view's P(A > B) at 10-shot macro is report's, to
+    the last bit, for every pair (the issue was 0.852 in report against 0.853 on screen)."""
+    from engine.cli import main
+    from geneb_tui.core.query import StoreSnapshot
+
+    assert main(["report", "--store", str(official_store.root), "--regime", "10shot",
+                 "--source", "official", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["resamples"] == sig_core.RESAMPLES and report["bootstrap_seed"] == sig_core.SEED
+    reported = {(r["model_a"], r["model_b"]): r["p_a_beats_b"]
+                for r in report["win_probabilities"]}
+    sig = sig_core.significance(StoreSnapshot.load(official_store), Filters(regime="10shot"))
+    assert len(sig.win) == len(reported) == 40 * 39
+    assert sig.win == reported
+
+
+def test_a_one_task_scope_has_no_interval_only_a_note(official_store):
+    """Coding/NC is one task in geneb-v1: no score or rank interval, no P(A > B), no tie group
+    in that column (NULL, a dash, a note), never the zero-width interval the bootstrap would
+    give; a category of several tasks keeps its intervals."""
+    from geneb_tui.core.query import StoreSnapshot
+
+    snap = StoreSnapshot.load(official_store)
+    intervals = sig_core.table_intervals(snap, Filters(), n=200)
+    coding = intervals.frame.filter(pl.col("scope") == "Coding/NC")
+    assert coding.height == 40
+    for column in ("low", "high", "rank_low", "rank_high", "p_best", "tied_with_leader"):
+        assert coding[column].null_count() == 40, column
+    promoters = intervals.frame.filter(pl.col("scope") == "Promoters")
+    assert promoters["low"].null_count() == 0 and (promoters["high"] > promoters["low"]).all()
+    some = next(iter(coding["model"]))
+    cell = intervals.get("Coding/NC", some, "official")
+    assert cell is not None and cell.label == "—" and not cell.tied
+    assert "— where a scope of one task has no interval" in intervals.describe()
+    sig = sig_core.significance(snap, Filters(category="Coding/NC"), n=200)
+    assert not sig.resampled and set(sig.win.values()) == {None}
+    assert "P(A > B): none here, a scope of one task has no interval" in sig.matrix_note
+    pair = sig_core.two_models(sig, sig.entries[0], sig.entries[1])
+    assert pair.low is None and pair.high is None
+    assert "no interval nor P(A > B), a scope of one task has no interval" in pair.note
