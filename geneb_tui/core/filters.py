@@ -103,6 +103,20 @@ class Filters:
         model = self.describe_model_filters()
         return " · ".join(parts + ([model] if model else []))
 
+    def export_name(self) -> str:
+        """The default file name of the selection's CSV export: suite, regime, metric and
+        category (when one is shown), each a safe file name (`store.ids.safe_name`; a suite
+        run from a folder goes by the folder's name), after a `geneb-` the suite name does not
+        already start with (`geneb-mini-full-mcc.csv`, `geneb-my_suite-full-mcc.csv`)."""
+        from store.ids import safe_name
+
+        suite = safe_name(self.suite)
+        parts = [suite if suite.startswith("geneb") else f"geneb-{suite}", self.regime,
+                 self.metric]
+        if self.category:
+            parts.append(safe_name(self.category))
+        return "-".join(parts) + ".csv"
+
     def describe_model_filters(self) -> str:
         """The active model and source filters ('' when none)."""
         parts = []
