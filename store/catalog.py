@@ -215,9 +215,18 @@ def transformers_problem(spec: str | None) -> str | None:
             f"'transformers{needed}'")
 
 
+def param_count(params: int | None) -> int | None:
+    """The one rule for a model without a parameter count (the weight-free k-mer baselines, a
+    model known in part): the catalogs' files and the official ones write it 0; everything a
+    model's count is shown or exported from gets None ("n/a" on screen and as its scale band,
+    an empty CSV cell, null in JSON)."""
+    return params if params is not None and params > 0 else None
+
+
 def scale_band(params: int | None) -> str:
     """The official leaderboard's size bins."""
-    if params is None or params <= 0:
+    params = param_count(params)
+    if params is None:
         return "n/a"
     if params < 100_000_000:
         return "<100M"
@@ -358,6 +367,9 @@ def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) ->
     from store.db import read_catalog
 
     stored = read_catalog(paths, "models")
+    # a catalog written before `param_count` held 0 for a model without a count
+    stored = stored.with_columns(pl.Series("params", [param_count(n) for n in stored["params"]],
+                                           dtype=pl.Int64))
     known = load_models(paths.user_models) if known is None else known
     ids = set(stored["model_id"])
     extra = [m for m in known.values() if m.model_id not in ids]
@@ -392,9 +404,12 @@ def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
 
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
+    """The models as catalog rows (the store's catalog file, the model lists shown and
+    exported): every field, `params` by `param_count`, and the scale band."""
     import polars as pl
 
-    rows = [{**asdict(m), "scale_band": m.scale_band} for m in models]
+    rows = [{**asdict(m), "params": param_count(m.params), "scale_band": m.scale_band}
+            for m in models]
     schema = {f.name: (pl.Int64 if f.name in ("params", "encoder_k", "max_tokens", "batch_size",
                                               "random_init")
                        else pl.String) for f in fields(ModelMeta)}

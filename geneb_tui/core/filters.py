@@ -46,7 +46,9 @@ def parse_bounds(lo_text: str, hi_text: str) -> tuple[int | None, int | None]:
 
 
 def format_params(n: int | None) -> str:
-    if n is None or n <= 0:
+    """A parameter count as shown: "n/a" for a model without one (None: the catalog's rule,
+    `store.catalog.param_count`)."""
+    if n is None:
         return "n/a"
     for div, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
         if n >= div:

@@ -122,6 +122,27 @@ async def test_export_dialog_names_a_geneb_mini_file_without_repeating_geneb(
         assert field.value == str(tmp_path / "geneb-mini-full-mcc.csv")
 
 
+async def test_a_model_without_a_parameter_count_is_na_on_screen_and_empty_in_the_csv(
+        store_of_kind, tmp_path):
+    """The k-mer baselines have no parameter count (store.catalog.param_count)."""
+    from geneb_tui.app import GenebApp
+    from geneb_tui.components.results_table import ResultsTable
+
+    app = GenebApp(store_of_kind("mini"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ResultsTable)
+        shown = [table.get_row_at(i) for i in range(table.row_count)]
+        assert sorted((r[0].plain, r[2].plain) for r in shown) == [
+            ("3-mer spectrum", "n/a"), ("4-mer spectrum", "n/a"), ("6-mer spectrum", "n/a")]
+        out = tmp_path / "mini.csv"
+        await export_to(pilot, out)
+        header, *body = read(out)
+        params = header.index("Params")
+        assert sorted((line[1], line[params]) for line in body) == [
+            ("kmer-3", ""), ("kmer-4", ""), ("kmer-6", "")]
+
+
 def test_export_names_each_suite_once_as_a_safe_file_name():
     assert Filters().export_name() == "geneb-v1-full-mcc.csv"
     assert Filters(suite="geneb-mini", regime="1shot", metric="f1_macro",
