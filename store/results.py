@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from store.atomic import write_atomic
-from store.delta_log import log_versions, newest_version
+from store.delta_log import log_versions
 from store.errors import GenebError, brief
 from store.failpoints import reach
 from store.ids import path_part
@@ -122,11 +122,6 @@ def table_uri(paths: StorePaths, table: Table = RESULTS) -> str:
 
 def has_table(paths: StorePaths, table: Table = RESULTS) -> bool:
     return (table.root(paths) / "_delta_log").is_dir()
-
-
-def latest_version(paths: StorePaths, table: Table = RESULTS) -> int | None:
-    """The newest version number in the log (a directory listing; no log is read)."""
-    return newest_version(table.root(paths))
 
 
 def _files(dt) -> tuple[DataFile, ...]:

@@ -16,12 +16,12 @@ import threading
 import numpy as np
 import polars as pl
 import pytest
+from capture import screen_text
 from conftest import apply_filters, settle
 from fixture_store import SUBMISSIONS, board, build_official_store
 from textual.widgets import TabbedContent
 
 from geneb_tui.app import GenebApp
-from geneb_tui.capture import screen_text
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.components.significance_screen import SignificanceScreen
 from geneb_tui.core import significance as sig_core
