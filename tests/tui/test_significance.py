@@ -335,13 +335,20 @@ async def test_significance_view_matches_the_rank_tests_and_the_draws(official_s
         assert not app.internal_errors
 
 
+async def opened_significance(pilot, ready) -> SignificanceScreen:
+    """The Significance view opened (`d`) from the main view, once `ready(screen)` holds."""
+    await settle(pilot)
+    await pilot.press("d")
+    screen = pilot.app.screen
+    assert isinstance(screen, SignificanceScreen)
+    await until(pilot, lambda: ready(screen))
+    return screen
+
+
 async def test_significance_view_follows_the_selection(official_store):
     app = GenebApp(official_store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("d")
-        screen = app.screen
-        await until(pilot, lambda: screen.sig is not None)
+        screen = await opened_significance(pilot, lambda screen: screen.sig is not None)
         await pilot.press("r", "c", "c")          # 10-shot, Promoters (from the view)
         await until(pilot, lambda: screen.sig is not None and screen.sig.scope == "Promoters"
                     and screen.filters.regime == "10shot")
@@ -382,10 +389,7 @@ async def test_two_models_are_the_selections_two_best_until_the_user_picks_a_pai
                                                       SELF_REPORTED / "splicebert-1024nt.json"])
     app = GenebApp(paths)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("d")
-        screen = app.screen
-        await until(pilot, lambda: screen.shown_pair is not None)
+        screen = await opened_significance(pilot, lambda screen: screen.shown_pair is not None)
 
         def shown() -> tuple[str, str]:
             return screen.shown_pair.a, screen.shown_pair.b
