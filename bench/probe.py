@@ -46,7 +46,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.probes import PROBE_THREADS  # noqa: E402
-from engine.probes.cell import run_cell, run_cells  # noqa: E402
+from engine.probes.cell import run_cells  # noqa: E402
 from engine.probes.exact import evaluate, few_shot_indices, probe_cell  # noqa: E402
 from store.vocab.protocol import (  # noqa: E402
     GENEB_V1_CONVERGED,
@@ -154,7 +154,7 @@ def compare(a: argparse.Namespace, cell: Cell, k: int, devices: list[str]) -> No
         t_sk_sweep, sk_sweep = timed(sklearn_converged, *cell, Cs)
         t_sk_full, sk_full = timed(sklearn_converged, *cell, Cs, ("full",))
     for device in devices:
-        t_b, rows = timed(run_cell, *cell, GENEB_V1_CONVERGED, REGIMES, device)
+        t_b, (rows,) = timed(run_cells, *cell, [GENEB_V1_CONVERGED], REGIMES, device)
         mcc = [r["mcc"] for r in rows if r["seed"] == SEEDS[0] or r["regime"] != "full"]
         print(f"# {k} classes, {device}: max |MCC difference| batched vs scikit-learn "
               f"converged {np.max(np.abs(np.subtract(mcc, sk))):.4f}; batched iterations "

@@ -782,11 +782,7 @@ class GenebApp(App[None]):
 
     # -- export -------------------------------------------------------------------------------
     def default_export_path(self) -> Path:
-        f = self.filters
-        name = f"geneb-{f.suite}-{f.regime}-{f.metric}"
-        if f.category:
-            name += "-" + "".join(ch if ch.isalnum() else "_" for ch in f.category)
-        return Path.cwd() / f"{name}.csv"
+        return Path.cwd() / self.filters.export_name()
 
     def action_export(self) -> None:
         view = self.view

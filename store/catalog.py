@@ -217,9 +217,18 @@ def transformers_problem(spec: str | None) -> str | None:
             f"'transformers{needed}'")
 
 
+def param_count(params: int | None) -> int | None:
+    """The one rule for a model without a parameter count (the weight-free k-mer baselines, a
+    model known in part): the catalogs' files and the official ones write it 0; everything a
+    model's count is shown or exported from gets None ("n/a" on screen and as its scale band,
+    an empty CSV cell, null in JSON)."""
+    return params if params is not None and params > 0 else None
+
+
 def scale_band(params: int | None) -> str:
     """The official leaderboard's size bins."""
-    if params is None or params <= 0:
+    params = param_count(params)
+    if params is None:
         return "n/a"
     if params < 100_000_000:
         return "<100M"

@@ -3,7 +3,6 @@ keeps the models whose checkpoint is on this machine (`engine.encoders.hub.local
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 from rich.markup import escape
@@ -18,7 +17,8 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.encoders.hub import cache_folder, local_checkpoint
-from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, load_models
+from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, load_models, param_count
+from store.tables.catalogs import models_frame
 from store.vocab.encoder_kinds import KINDS, split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")
@@ -42,8 +42,9 @@ def register(sub, common) -> None:
 
 
 def _params(n: int) -> str:
-    if n <= 0:
-        return "-"
+    n = param_count(n)
+    if n is None:
+        return "n/a"
     for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
         if n >= div:
             return f"{n / div:.3g}{unit}"
@@ -91,9 +92,8 @@ def run(args) -> int:
                  (folder := local_checkpoint(m.path or m.hub_id, m.revision)) is not None}
         models = [m for m in models if m.model_id in local]
     if args.json:
-        emit_json([{**asdict(m), "scale_band": m.scale_band,
-                    **({"checkpoint": local[m.model_id]} if args.cached else {})}
-                   for m in models])
+        emit_json([{**row, **({"checkpoint": local[row["model_id"]]} if args.cached else {})}
+                   for row in models_frame(models).iter_rows(named=True)])
         return 0
     if not models and args.cached and listed:
         console.print(f"none of the {listed} models listed without --cached has its "

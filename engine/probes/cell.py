@@ -40,19 +40,6 @@ _Fit = tuple[list[_Problem], np.ndarray, np.ndarray, np.ndarray]
 """Problems fitted together, with their test predictions, convergence flags and iterations."""
 
 
-def run_cell(
-    X_train: np.ndarray,
-    y_train: np.ndarray,
-    X_test: np.ndarray,
-    y_test: np.ndarray,
-    protocol: Protocol,
-    regimes: Sequence[str],
-    device: str | torch.device | None = None,
-) -> list[dict]:
-    """Result rows (regime, seed, probe, metrics, flags) of one cell under one variant protocol."""
-    return run_cells(X_train, y_train, X_test, y_test, [protocol], regimes, device)[0]
-
-
 def run_cells(
     X_train: np.ndarray,
     y_train: np.ndarray,

@@ -13,6 +13,10 @@ segment by segment, styles and mouse metadata included):
   `Text` (one style, no spans, no tab or line break, fitting its column: every cell the
   dashboard makes but the odd overlong name) is painted here straight into the segments rich
   would give it; any other goes through DataTable's rendering.
+
+One thing differs from DataTable, on purpose: a column cut at the left edge of the window (the
+table scrolled right by part of a column) shows its cells without their text (their styles and
+background kept), never the tail of a word ("orted" of "imported") that reads as a value.
 """
 
 from __future__ import annotations
@@ -52,19 +56,23 @@ class PaintedTable(DataTable):
 
     def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
                      cursor: bool = False, hover: bool = False):
-        """A cell off the window: blank (DataTable crops it away); a plain one-line text cell:
-        its segments (`_plain_cell`); any other: DataTable's."""
-        window = self._window
+        """A cell off the window: blank (DataTable crops it away); a cell cut at the window's
+        left edge: its lines without their text (`_textless`); a plain one-line text cell: its
+        segments (`_plain_cell`); any other: DataTable's."""
+        window, cut = self._window, False
         if (window is not None and column_index >= self.fixed_columns
                 and self.header_height == 1 and column_index < len(self._starts)):
             start = self._starts[column_index]
             if start >= window[1] or start + width <= window[0]:
                 return [[Segment(" " * width, base_style)]]
+            cut = start < window[0]
+        lines = None
         if row_index >= 0 and column_index >= 0:
             lines = self._plain_cell(row_index, column_index, base_style, width, cursor, hover)
-            if lines is not None:
-                return lines
-        return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        if lines is None:
+            lines = super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                         hover)
+        return _textless(lines) if cut else lines
 
     def _plain_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
                     cursor: bool, hover: bool):
@@ -132,3 +140,9 @@ class PaintedTable(DataTable):
         line = [Segment(" " * pad, edge), *middle, Segment(" " * pad, edge)] if pad else middle
         self._cell_render_cache[key] = [line]
         return [line]
+
+
+def _textless(lines):
+    """`lines` with every character a blank of its width, each segment's style kept (a copy:
+    the cell caches hold the lines with their text)."""
+    return [[Segment(" " * cell_len(seg.text), seg.style) for seg in line] for line in lines]

@@ -8,7 +8,9 @@ wins / losses / ties, the Wilcoxon p-value, the paired bootstrap interval of the
 for the task under the cursor, when both models have stored test-set predictions, the paired
 bootstrap interval of their MCC difference over its test rows and McNemar's p).
 It follows the main view's selection (regime, metric, category, filters); a result that arrives
-after the selection changed again is dropped. The view and its pair come from the views' cache
+after the selection changed again is dropped. The two models compared are the selection's two
+best (`view_cache.default_pair`) until the user picks a pair (a / b, Enter in the matrix), then
+that pair whenever the selection holds both. The view and its pair come from the views' cache
 (`geneb_tui.core.view_cache`): painted at once when the background precomputation (or an
 earlier opening) has them, else computed in a worker behind a "computing…" note.
 """
@@ -51,7 +53,8 @@ class SignificanceScreen(SelectionScreen):
     def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
         super().__init__(snapshot, filters)
         self.sig = None                     # the last `Significance` shown
-        self.pair: tuple[str, str] | None = None
+        self.pair: tuple[str, str] | None = None      # the pair shown (or being computed)
+        self.picked: tuple[str, str] | None = None    # the pair the user chose (a / b, Enter)
         self.shown_pair = None              # the last `Pair` shown
         self._token = 0
         self._pair_token = 0
@@ -162,7 +165,10 @@ class SignificanceScreen(SelectionScreen):
             return
         self.query_one("#matrix-note", Static).update(escape(sig.matrix_note))
         matrix.show(sig.matrix, defer=self._hidden("matrix"))
-        if self.pair is None or not set(self.pair) <= set(sig.entries):
+        # the user's pair while the selection has both; else the selection's two best
+        if self.picked is not None and set(self.picked) <= set(sig.entries):
+            self.pair = self.picked
+        else:
             self.pair = view_cache.default_pair(sig)
         self._pick(*self.pair)
 
@@ -205,8 +211,7 @@ class SignificanceScreen(SelectionScreen):
             if entries[i] != pair[1 - which]:
                 break
         pair[which] = entries[i]
-        self.query_one(TabbedContent).active = "pair"
-        self._pick(*pair)
+        self._choose(*pair)
 
     def action_model_a(self) -> None:
         self._step(0)
@@ -222,8 +227,14 @@ class SignificanceScreen(SelectionScreen):
             return
         a, b = sig.entries[row], sig.entries[col - 1]
         if a != b:
-            self.query_one(TabbedContent).active = "pair"
-            self._pick(a, b)
+            self._choose(a, b)
+
+    def _choose(self, a: str, b: str) -> None:
+        """The user's pair: shown in the Two models tab, and kept when the selection changes
+        (while both entries are in it) instead of the selection's two best."""
+        self.picked = (a, b)
+        self.query_one(TabbedContent).active = "pair"
+        self._pick(a, b)
 
     # -- tabs ------------------------------------------------------------------------------------
     def _hidden(self, name: str) -> bool:

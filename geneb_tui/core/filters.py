@@ -47,7 +47,9 @@ def parse_bounds(lo_text: str, hi_text: str) -> tuple[int | None, int | None]:
 
 
 def format_params(n: int | None) -> str:
-    if n is None or n <= 0:
+    """A parameter count as shown: "n/a" for a model without one (None: the catalog's rule,
+    `store.catalog.param_count`)."""
+    if n is None:
         return "n/a"
     for div, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
         if n >= div:
@@ -103,6 +105,20 @@ class Filters:
         ]
         model = self.describe_model_filters()
         return " · ".join(parts + ([model] if model else []))
+
+    def export_name(self) -> str:
+        """The default file name of the selection's CSV export: suite, regime, metric and
+        category (when one is shown), each a safe file name (`store.vocab.ids.safe_name`; a suite
+        run from a folder goes by the folder's name), after a `geneb-` the suite name does not
+        already start with (`geneb-mini-full-mcc.csv`, `geneb-my_suite-full-mcc.csv`)."""
+        from store.vocab.ids import safe_name
+
+        suite = safe_name(self.suite)
+        parts = [suite if suite.startswith("geneb") else f"geneb-{suite}", self.regime,
+                 self.metric]
+        if self.category:
+            parts.append(safe_name(self.category))
+        return "-".join(parts) + ".csv"
 
     def describe_model_filters(self) -> str:
         """The active model and source filters ('' when none)."""

@@ -40,7 +40,7 @@ from store.vocab.protocol import GENEB_V1
 if TYPE_CHECKING:
     from geneb_tui.core.query import StoreSnapshot
 
-FORMAT = 1   # bump when the file's layout or what a view holds changes
+FORMAT = 2   # bump when the file's layout or what a view holds changes
 _FILTER_FIELDS = frozenset(f.name for f in fields(Filters))
 
 

@@ -96,8 +96,13 @@ def pair_view(snap: StoreSnapshot, filters: Filters, sig, a: str, b: str):
 
 
 def default_pair(sig) -> tuple[str, str] | None:
-    """The pair the Significance view shows first: its first two entries."""
-    return (sig.entries[0], sig.entries[1]) if getattr(sig, "ok", False) else None
+    """The pair the Significance view shows first: its two best entries by the score the main
+    table ranks by (the scope's: the category's, else macro; `Significance.point`), best first,
+    a tie in entry id order; None when the view has no pair (fewer than two entries, `Failed`)."""
+    if not getattr(sig, "ok", False):
+        return None
+    best = sorted(range(len(sig.entries)), key=lambda i: (-sig.point[i], sig.entries[i]))
+    return sig.entries[best[0]], sig.entries[best[1]]
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,7 @@ class MissingData:
     """The missing-evaluations screen's content for a selection, regimes and device: the
     candidate models (runnable first, each group by name), their runnability, the device's
     memory, and every missing (model, task, regime) cell of the candidates."""
+
     candidates: tuple[str, ...]
     assessed: dict[str, Runnability]
     memory: int | None

@@ -109,11 +109,6 @@ def submission_documents(provenance: str | None = None,
     return docs
 
 
-def leaderboard_document() -> dict:
-    """The official `leaderboard.json`: {"data": {regime: [rows]}}."""
-    return json.loads(leaderboard_bytes())
-
-
 def leaderboard_bytes() -> bytes:
     return (REFERENCE_DATA / LEADERBOARD_FILE).read_bytes()
 

@@ -12,7 +12,14 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from store.atomic import write_atomic
-from store.catalog import LetterCounts, ModelMeta, TaskMeta, geneb_v1_tasks, load_models
+from store.catalog import (
+    LetterCounts,
+    ModelMeta,
+    TaskMeta,
+    geneb_v1_tasks,
+    load_models,
+    param_count,
+)
 from store.damage import REPAIR, note
 from store.failpoints import reach
 from store.locks import named_lock
@@ -45,6 +52,9 @@ def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) ->
     the built-in and user models, `load_models(paths.user_models)`, whose GenebError names a
     broken `models.toml`); a stored entry wins."""
     stored = read_catalog(paths, "models")
+    # a catalog written before `param_count` held 0 for a model without a count
+    stored = stored.with_columns(pl.Series("params", [param_count(n) for n in stored["params"]],
+                                           dtype=pl.Int64))
     known = load_models(paths.user_models) if known is None else known
     ids = set(stored["model_id"])
     extra = [m for m in known.values() if m.model_id not in ids]
@@ -72,7 +82,10 @@ def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
 
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
-    rows = [{**asdict(m), "scale_band": m.scale_band} for m in models]
+    """The models as catalog rows (the store's catalog file, the model lists shown and
+    exported): every field, `params` by `param_count`, and the scale band."""
+    rows = [{**asdict(m), "params": param_count(m.params), "scale_band": m.scale_band}
+            for m in models]
     schema = {f.name: (pl.Int64 if f.name in ("params", "encoder_k", "max_tokens", "batch_size",
                                               "random_init")
                        else pl.String) for f in fields(ModelMeta)}

@@ -14,7 +14,9 @@ import pytest
 from engine.cli import main
 from engine.data import read_flat_csv
 from store.catalog import geneb_v1_tasks
-from store.vocab.protocol import REGIMES
+from store.db import Snapshot
+from store.paths import resolve_store
+from store.vocab.protocol import REGIMES, SEEDS
 from tests.engine.in_process import refused, run
 from tests.helpers import digest
 
@@ -40,7 +42,15 @@ def store(tmp_path_factory) -> Path:
     root = base / "store"
     assert main(["fill", "--store", str(root), "--suite", str(suite), "--models", "kmer-3",
                  "--regimes", "full", "--tasks", "x"]) == 0
-    assert digest(root)
+    snap = Snapshot(resolve_store(root))
+    try:
+        assert snap.query("SELECT model, task, regime, source, count(*) AS n FROM results "
+                          "GROUP BY ALL").rows() == [("kmer-3", "x", "full", "local", len(SEEDS))]
+    finally:
+        snap.close()
+    # what "the store byte for byte as it was" compares holds each part a command may write
+    assert {"catalog", "embeddings.zarr", "predictions", "results", "runs"} <= {
+        name.split("/")[0] for name in digest(root)}
     return root
 
 

@@ -74,8 +74,14 @@ def test_tasks_and_models_list_the_catalogs(capsys, tmp_path):
     models = run_json(capsys, "models", "--scale", "<100M", "--architecture", "Hyena")
     assert {m["model_id"] for m in models} == {"hyenadna-large-1m-seqlen-hf",
                                                "hyenadna-medium-160k-seqlen-hf"}
+    assert {m["model_id"]: m["params"] for m in models} == {
+        "hyenadna-large-1m-seqlen-hf": 54_600_000, "hyenadna-medium-160k-seqlen-hf": 14_200_000}
     kmers = run_json(capsys, "models", "--search", "kmer")
     assert [m["model_id"] for m in kmers] == ["kmer-3", "kmer-4", "kmer-6"]
+    # no parameter count: null, as in every CSV, and "n/a" on screen
+    assert [(m["params"], m["scale_band"]) for m in kmers] == [(None, "n/a")] * 3
+    assert main(["models", "--search", "kmer-3"]) == 0
+    assert " n/a " in capsys.readouterr().out
 
 
 def test_status_on_a_store_without_results_says_what_to_do(tmp_path, capsys):

@@ -132,6 +132,17 @@ def test_poolings_follow_the_recipe(zoo):
 
 def test_n_and_odd_characters_are_all_zero_rows(zoo):
     enc = encoder(zoo, "tiny-enformer")
+    # the model's input: A, C, G, T one-hot in either case; N, IUPAC codes, other letters and
+    # a non-ASCII one all-zero rows; the padding to the 8-bp bin and an empty sequence too
+    x = enc.collate(["ACGTNNNN", "acgtRYKM", "ACGTXZéb"]).numpy()
+    assert x.shape == (3, 8, 4)
+    for rows in x:
+        np.testing.assert_array_equal(rows[:4], np.eye(4))
+        np.testing.assert_array_equal(rows[4:], np.zeros((4, 4)))
+    np.testing.assert_array_equal(enc.collate(["ACGT"]).numpy(),
+                                  [np.concatenate([np.eye(4), np.zeros((4, 4))])])
+    np.testing.assert_array_equal(enc.collate([""]).numpy(), np.zeros((1, 8, 4)))
+    # so the embeddings of sequences that differ only there are the same
     got = enc.encode(["ACGTNNNN", "acgtRYKM", "ACGT", "", "NNNNNNNN"])
     np.testing.assert_allclose(got[0], got[1], atol=1e-6)    # lower case = upper; IUPAC = N
     np.testing.assert_allclose(got[0], got[2], atol=1e-6)    # N = padding

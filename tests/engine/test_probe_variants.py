@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.probes.cell import run_cell, run_cells
+from engine.probes.cell import run_cells
 from engine.probes.exact import few_shot_indices
 from engine.probes.mlp import BatchedMLPClassifier
 from store.vocab.protocol import (
@@ -76,7 +76,7 @@ def test_only_the_logistic_probe_shares_its_full_fit_across_seeds() -> None:
 
 def test_converged_rows_cover_every_regime_and_seed_with_the_official_draws(cell) -> None:
     X, y, X_test, y_test = cell
-    rows = run_cell(X, y, X_test, y_test, GENEB_V1_CONVERGED, REGIMES)
+    [rows] = run_cells(X, y, X_test, y_test, [GENEB_V1_CONVERGED], REGIMES)
     assert len(rows) == len(REGIMES) * len(SEEDS)
     assert all(set(r) == ROW_KEYS and r["probe"] == "logreg" and r["converged"] for r in rows)
     full = [r for r in rows if r["regime"] == "full"]
@@ -95,13 +95,13 @@ def test_a_sweep_batched_over_C_gives_the_rows_of_separate_runs(cell) -> None:
     protocols = sweep_protocols((0.1, 1.0, 10.0))
     together = run_cells(X, y, X_test, y_test, protocols, REGIMES)
     for p, rows in zip(protocols, together, strict=True):
-        alone = run_cell(X, y, X_test, y_test, p, REGIMES)
+        [alone] = run_cells(X, y, X_test, y_test, [p], REGIMES)
         assert [r["mcc"] for r in rows] == pytest.approx([r["mcc"] for r in alone], abs=1e-12)
 
 
 def test_geneb_v1_is_not_a_variant(cell) -> None:
     with pytest.raises(ValueError, match="engine.probes.exact"):
-        run_cell(*cell, GENEB_V1, REGIMES)
+        run_cells(*cell, [GENEB_V1], REGIMES)
 
 
 def test_mlp_is_deterministic_given_the_seed(cell) -> None:
@@ -119,7 +119,7 @@ def test_mlp_is_deterministic_given_the_seed(cell) -> None:
 def test_mlp_rows_carry_the_mlp_probe_and_seeded_full_fits(cell) -> None:
     X, y, X_test, y_test = cell
     small = dataclasses.replace(MLP, hidden=8, max_iter=20)
-    rows = run_cell(X, y, X_test, y_test, small, ("full", "1shot"))
+    [rows] = run_cells(X, y, X_test, y_test, [small], ("full", "1shot"))
     assert len(rows) == 2 * len(SEEDS)
     assert all(set(r) == ROW_KEYS and r["probe"] == "mlp" and not r["shared_fit"] for r in rows)
     assert small.hash != MLP.hash

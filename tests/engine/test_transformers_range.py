@@ -14,7 +14,7 @@ import pytest
 
 from engine.encoders import EncoderOptions, preflight
 from geneb_tui.core.runnable import assess
-from store.catalog import load_models, parse_model_entries
+from store.catalog import load_models, parse_model_entries, transformers_problem
 from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import refused
@@ -88,7 +88,14 @@ def test_preflight_checks_the_installed_version(monkeypatch, version, spec, need
 
 def test_an_entry_without_a_range_runs_with_any_transformers(monkeypatch):
     installed_transformers(monkeypatch, "99.0")
-    preflight(entry(None), EncoderOptions())
+    unset = entry(None)
+    assert unset.transformers is None and transformers_problem(None) is None
+    assert preflight(unset, EncoderOptions()) is None            # passes, refusing nothing
+    assert assess(asdict(unset), "old-code", installed=lambda package: True).runnable
+    # the same entry with a range is judged against that transformers 99.0
+    with pytest.raises(GenebError, match=r"needs transformers<99 and transformers 99\.0 is "):
+        preflight(entry("<99"), EncoderOptions())
+    assert not assess(asdict(entry("<99")), "old-code", installed=lambda package: True).runnable
 
 
 def test_the_dashboard_says_the_same(monkeypatch):

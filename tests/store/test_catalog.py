@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
-from store.catalog import ModelMeta, load_models
+from store.catalog import ModelMeta, load_models, param_count, scale_band
 from store.official.submission import import_files
 from store.paths import resolve_store
-from store.tables.catalogs import models_with_builtins, register_models
+from store.tables.catalogs import models_frame, models_with_builtins, register_models
 from store.vocab.errors import GenebError
 from tests.conftest import SELF_REPORTED
 
@@ -53,3 +54,25 @@ def test_a_submitted_model_the_catalogs_lack_is_registered_in_the_vocabularies(t
     assert (row["architecture"], row["architecture_family"], row["tokenization"],
             row["tokenization_family"], row["provenance"]) == (
         "unknown", "Other", "unknown", "mixed/other", "self-reported")
+
+
+def test_a_model_without_a_parameter_count_has_none_in_every_catalog_frame(tmp_path):
+    """The k-mer baselines (params = 0 in models.toml) and a model known in part: None, "n/a"
+    as a scale band; a counted model keeps its count. A store catalog written before the rule
+    (0) reads as None too."""
+    assert [param_count(n) for n in (0, None, 7_000_000_000)] == [None, None, 7_000_000_000]
+    assert scale_band(0) == scale_band(None) == "n/a" and scale_band(86_000_000) == "<100M"
+    builtin = load_models()
+    assert builtin["kmer-3"].params == 0 and builtin["METAGENE-1"].params == 7_000_000_000
+    frame = models_frame([builtin["kmer-3"], builtin["METAGENE-1"], ModelMeta.one_off("x")])
+    assert frame.select("params", "scale_band").rows() == [
+        (None, "n/a"), (7_000_000_000, ">1B"), (None, "n/a")]
+    paths = resolve_store(tmp_path / "store")
+    paths.catalog.mkdir(parents=True)
+    old = models_frame([builtin["kmer-4"], builtin["METAGENE-1"]]).with_columns(
+        pl.Series("params", [0, 7_000_000_000], dtype=pl.Int64))
+    old.write_parquet(paths.catalog_table("models"))
+    models = models_with_builtins(paths)
+    params = dict(models.select("model_id", "params").rows())
+    assert params["kmer-4"] is None and params["kmer-3"] is None
+    assert params["METAGENE-1"] == 7_000_000_000

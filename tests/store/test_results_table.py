@@ -17,8 +17,9 @@ from store.catalog import TaskMeta
 from store.db import Snapshot, query
 from store.paths import resolve_store
 from store.tables.catalogs import register_tasks
+from store.tables.delta_log import newest_version
 from store.tables.pair_commit import append_pair
-from store.tables.results import append_rows, compact, latest_version, read_state, vacuum
+from store.tables.results import append_rows, compact, read_state, vacuum
 from store.tables.schema import RESULT_SCHEMA
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, SEEDS
@@ -50,10 +51,10 @@ def test_each_append_is_one_commit_and_a_snapshot_keeps_its_version(tmp_path):
     paths = resolve_store(tmp_path / "s")
     assert read_state(paths) is None and _count(paths) == 0
     append_rows(paths, rows_of("m1", "t1") + rows_of("m2", "t1"))   # two partitions
-    v1 = latest_version(paths)
+    v1 = newest_version(paths.results)
     before = Snapshot(paths)
     append_rows(paths, rows_of("m1", "t2"))
-    assert latest_version(paths) == v1 + 1               # one commit, whatever it holds
+    assert newest_version(paths.results) == v1 + 1       # one commit, whatever it holds
     assert _count(before) == 20                          # the old snapshot sees its version
     assert _count(paths) == 30
     assert before.label == f"as of version {v1}"
@@ -125,11 +126,11 @@ def test_a_damaged_log_entry_falls_back_to_the_version_before(tmp_path, damage):
     paths = resolve_store(tmp_path / "s")
     append_rows(paths, rows_of("m", "t1"))
     append_rows(paths, rows_of("m", "t2"))
-    last = paths.results / "_delta_log" / f"{latest_version(paths):020d}.json"
+    last = paths.results / "_delta_log" / f"{newest_version(paths.results):020d}.json"
     text = last.read_text()
     last.write_text("{not json" if damage == "garbled" else text[: len(text) // 3])
     state = read_state(paths)
-    assert state.version == latest_version(paths) - 1
+    assert state.version == newest_version(paths.results) - 1
     assert "cannot be read past version" in state.problems[0]
     assert _count(paths) == 10
     before = sorted(p.name for p in paths.results.rglob("*"))
@@ -187,12 +188,12 @@ def test_a_fragment_store_is_migrated_once_in_one_commit(tmp_path):
         pq.write_table(table, old / group / f"2026{offset}-{model}.parquet")
     (old / "local" / "kmer-3" / "x.parquet.tmp").write_bytes(b"half")
     assert _count(paths) == 30                     # the first reader migrates
-    assert latest_version(paths) == 0              # one commit
+    assert newest_version(paths.results) == 0              # one commit
     aside = list(paths.aside.glob("*-results-fragments"))
     assert len(aside) == 1 and len(list(aside[0].rglob("*.parquet"))) == 3
     latest = query(paths, "SELECT model, min(mcc) AS m FROM results GROUP BY 1 ORDER BY 1")
     assert latest.rows() == [("GROVER", 0.3), ("kmer-3", 0.4)]   # latest wins, as before
-    assert _count(paths) == 30 and latest_version(paths) == 0    # migrated once
+    assert _count(paths) == 30 and newest_version(paths.results) == 0    # migrated once
 
 
 def test_an_interrupted_migration_is_finished_by_the_next_open(tmp_path):
@@ -220,7 +221,7 @@ def test_concurrent_writers_lose_no_commit(tmp_path):
     paths = resolve_store(root)
     assert _count(paths) == 4 * 15 * len(SEEDS)
     assert query(paths, "SELECT count(DISTINCT (model, task)) FROM results").item() == 60
-    assert latest_version(paths) == 60   # the table's creation plus one commit per append
+    assert newest_version(paths.results) == 60   # the table's creation plus one commit per append
     assert not [p for p in paths.root.rglob("*") if ".tmp-" in p.name]
 
 

@@ -60,27 +60,55 @@ def mixed_store(tmp_path):
     return paths
 
 
-def painted(table, stock: bool) -> list[list[tuple[str, str, dict | None]]]:
-    """Every line of a `PaintedTable` as (text, style, mouse metadata) segments, painted from
-    empty caches, by the table or (stock) by Textual's DataTable's own rendering."""
+def painted(table, stock: bool, *, raw: bool = False) -> list[list[tuple[str, str, dict | None]]]:
+    """Every line of a `PaintedTable` as (character, style, mouse metadata) cells (a wide
+    character's second cell: ""), painted from empty caches, by the table or (stock) by
+    Textual's DataTable's own rendering, with the column cut at the window's left edge shown
+    without its text as the table shows it (`cut_at_left`; `raw`: as DataTable shows it)."""
+    from rich.cells import cell_len
     from textual.widgets import DataTable
 
     def lines():
         table._clear_caches()
         table._window = None
-        return [[(seg.text, str(seg.style), seg.style.meta if seg.style else None)
-                 for seg in table.render_line(y)] for y in range(table.size.height)]
+        out = []
+        for y in range(table.size.height):
+            line = []
+            for seg in table.render_line(y):
+                style, meta = str(seg.style), seg.style.meta if seg.style else None
+                for ch in seg.text:
+                    line += [(ch, style, meta)] + [("", style, meta)] * (cell_len(ch) - 1)
+            out.append(line)
+        return out
 
     if not stock:
         return lines()
     table._render_line = lambda *a: DataTable._render_line(table, *a)
     table._render_cell = lambda *a, **k: DataTable._render_cell(table, *a, **k)
     try:
-        return lines()
+        out = lines()
     finally:
         del table._render_line, table._render_cell
         table._clear_caches()
         table._window = None
+    if raw:
+        return out
+    cut = cut_at_left(table)
+    return [[(" ", style, meta) if x in cut else (ch, style, meta)
+             for x, (ch, style, meta) in enumerate(line)] for line in out]
+
+
+def cut_at_left(table) -> range:
+    """The cells of a painted line that the scrollable column cut at the window's left edge
+    covers (the table scrolled right by part of it); empty when no column is cut."""
+    widths = [c.get_render_width(table) for c in table.ordered_columns]
+    fixed, left = sum(widths[:table.fixed_columns]), table.scroll_offset.x
+    start = 0
+    for i, width in enumerate(widths):
+        if i >= table.fixed_columns and start < left + fixed < start + width:
+            return range(fixed, min(start + width - left, table.size.width))
+        start += width
+    return range(0)
 
 
 async def apply_filters(pilot, **values) -> None:

@@ -16,7 +16,7 @@ def test_params_parse_and_format():
     with pytest.raises(ValueError):
         parse_params("lots")
     assert format_params(117_000_000) == "117M" and format_params(2_500_000_000) == "2.5B"
-    assert format_params(0) == "n/a"
+    assert format_params(None) == "n/a"   # no count (store.catalog.param_count)
 
 
 def test_filters_describe_and_clear():

@@ -105,13 +105,26 @@ async def test_applying_filters_twice_over_the_views_keeps_the_views(official_st
 @pytest.mark.parametrize("keys", [("ctrl+p", "pageup"), ("ctrl+p", "pagedown", "pageup"),
                                   ("ctrl+p", "q", "pageup", "escape")])
 async def test_page_keys_in_the_palette_before_its_list_is_laid_out(official_store, keys):
-    """OptionList._move_page raised KeyError (Textual 8.2) for PgUp right after Ctrl+P."""
+    """OptionList._move_page raised KeyError (Textual 8.2) for PgUp right after Ctrl+P, and the
+    app ended with status 1. The palette stays open with its commands (unless Esc closed it),
+    and the dashboard goes on answering keys."""
+    from textual.command import CommandList, CommandPalette
+
     app = GenebApp(official_store)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         burst(app, *keys)
         await settle(pilot)
-        assert app.is_running and app._exception is None
+        assert app.is_running and app.return_code is None
+        if keys[-1] != "escape":
+            assert isinstance(app.screen, CommandPalette)
+            assert app.screen.query_one(CommandList).option_count > 0
+            await pilot.press("escape")
+            await settle(pilot)
+        assert app.screen is app.screen_stack[0]
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.filters.regime == "10shot" and app.return_code is None
 
 
 async def test_a_worker_error_is_reported_not_fatal(official_store, monkeypatch):

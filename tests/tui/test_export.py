@@ -10,6 +10,7 @@ from fixture_store import SUBMISSIONS, build_official_store
 from textual.widgets import Input
 
 from geneb_tui.components.export_screen import ExportScreen
+from geneb_tui.core.filters import Filters
 from store.catalog import geneb_v1_tasks
 from store.csv_out import safe_cell, write_csv
 from store.tables.results import append_rows
@@ -89,21 +90,67 @@ async def test_export_dialog_offers_a_descriptive_name_in_the_current_folder(
         await pilot.press("e")
         await pilot.pause()
         field = app.screen.query_one("#export-path", Input)
-        assert field.value == str(tmp_path / "geneb-geneb-v1-full-mcc.csv")
+        assert field.value == str(tmp_path / "geneb-v1-full-mcc.csv")
         await pilot.press("escape")
         await pilot.press("r", "m", "c")                 # 10-shot, Acc, Histone Mod.
         await settle(pilot)
         await pilot.press("e")
         await pilot.pause()
         field = app.screen.query_one("#export-path", Input)
-        assert field.value == str(tmp_path / "geneb-geneb-v1-10shot-acc-Histone_Mod_.csv")
+        assert field.value == str(tmp_path / "geneb-v1-10shot-acc-Histone_Mod..csv")
         await pilot.press("enter")
         await settle(pilot)
-        lines = read(tmp_path / "geneb-geneb-v1-10shot-acc-Histone_Mod_.csv")
+        lines = read(tmp_path / "geneb-v1-10shot-acc-Histone_Mod..csv")
         header = lines[0]
         assert lines[1][header.index("Category")] == "Histone Mod."
         assert lines[1][header.index("Metric")] == "Acc"
         assert lines[1][header.index("Filters")] == "none"
+
+
+async def test_export_dialog_names_a_geneb_mini_file_without_repeating_geneb(
+        store_of_kind, tmp_path, monkeypatch):
+    from geneb_tui.app import GenebApp
+
+    monkeypatch.chdir(tmp_path)
+    app = GenebApp(store_of_kind("mini"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.filters.suite == "geneb-mini"
+        await pilot.press("e")
+        await pilot.pause()
+        field = app.screen.query_one("#export-path", Input)
+        assert field.value == str(tmp_path / "geneb-mini-full-mcc.csv")
+
+
+async def test_a_model_without_a_parameter_count_is_na_on_screen_and_empty_in_the_csv(
+        store_of_kind, tmp_path):
+    """The k-mer baselines have no parameter count (store.catalog.param_count)."""
+    from geneb_tui.app import GenebApp
+    from geneb_tui.components.results_table import ResultsTable
+
+    app = GenebApp(store_of_kind("mini"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ResultsTable)
+        shown = [table.get_row_at(i) for i in range(table.row_count)]
+        assert sorted((r[0].plain, r[2].plain) for r in shown) == [
+            ("3-mer spectrum", "n/a"), ("4-mer spectrum", "n/a"), ("6-mer spectrum", "n/a")]
+        out = tmp_path / "mini.csv"
+        await export_to(pilot, out)
+        header, *body = read(out)
+        params = header.index("Params")
+        assert sorted((line[1], line[params]) for line in body) == [
+            ("kmer-3", ""), ("kmer-4", ""), ("kmer-6", "")]
+
+
+def test_export_names_each_suite_once_as_a_safe_file_name():
+    assert Filters().export_name() == "geneb-v1-full-mcc.csv"
+    assert Filters(suite="geneb-mini", regime="1shot", metric="f1_macro",
+                   category="Promoters").export_name() == "geneb-mini-1shot-f1_macro-Promoters.csv"
+    # a suite run from a folder goes by the folder's name: made a safe file name, prefixed
+    assert Filters(suite="my suite (v2)").export_name() == "geneb-my_suite__v2_-full-mcc.csv"
+    assert Filters(suite="..", category="TF/Binding").export_name() == \
+        "geneb-..-full-mcc-TF_Binding.csv"
 
 
 async def test_export_escapes_formulas_but_keeps_negative_numbers(tmp_path):

@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 
 import pytest
+from capture import screen_text
 from conftest import settle
 from fake_engine import FakeProc, cell, embedded, plan
 from textual.widgets import DataTable, Input, Static
 
-from geneb_tui.capture import screen_text
 from geneb_tui.components.missing_screen import TICKED, UNTICKED, MissingScreen
 from geneb_tui.core import fill, runnable
 from geneb_tui.core.runnable import GIB, assess

@@ -1,13 +1,13 @@
-"""`PaintedTable` paints the lines Textual's DataTable paints (segment by segment: text, style,
-mouse metadata), for every kind of cell, with the cursor and the hover anywhere and any window;
-its own painting takes the plain cells and leaves every other to DataTable. And every table of
-the dashboard's views (the comparison tabs, the Significance tabs, the task view) paints as
-DataTable would."""
+"""`PaintedTable` paints the lines Textual's DataTable paints (cell by cell: character, style,
+mouse metadata), for every kind of cell, with the cursor and the hover anywhere and any window,
+but for the column cut at the window's left edge, shown without its text; its own painting takes
+the plain cells and leaves every other to DataTable. And every table of the dashboard's views
+(the comparison tabs, the Significance tabs, the task view) paints as DataTable would."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import painted, settle
+from conftest import cut_at_left, painted, settle
 from rich.style import Style
 from rich.text import Text
 from textual.app import App
@@ -15,6 +15,7 @@ from textual.coordinate import Coordinate
 
 from geneb_tui.app import GenebApp
 from geneb_tui.components.painted_table import PaintedTable
+from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core.compare import VIEWS
 
@@ -120,3 +121,28 @@ async def test_the_views_tables_paint_as_datatable(official_store):
             await settle(pilot)
             table = app.screen.query_one(table_id, ViewTable)
             assert table.row_count > 0 and painted(table, False) == painted(table, True)
+
+
+async def test_a_column_cut_at_the_left_edge_shows_no_fragment_of_its_text(small_store):
+    """The main table scrolled right by 3 cells: the Source column (10 wide, after the fixed
+    Model column, 9 wide) is cut at the window's left edge; DataTable would show the tail of
+    "Source" and "official" there ("urce", "ficial"), the table shows its 7 cells blank."""
+    app = GenebApp(small_store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ResultsTable)
+        assert [c.get_render_width(table) for c in table.ordered_columns[:2]] == [9, 10]
+        table.scroll_to(x=3, animate=False, immediate=True)
+        await settle(pilot)
+        assert cut_at_left(table) == range(9, 16)
+
+        def texts(lines):
+            return ["".join(ch for ch, _, _ in line) for line in lines[:3]]
+
+        stock = texts(painted(table, stock=True, raw=True))
+        assert [line[9:16] for line in stock] == ["urce   ", "ficial ", "ficial "]
+        mine = texts(painted(table, stock=False))
+        assert [line[9:16] for line in mine] == [" " * 7] * 3
+        assert [line[:9] + line[16:] for line in mine] == [line[:9] + line[16:] for line in stock]
+        assert mine[0].startswith(" Model           Params")
+        assert painted(table, stock=False) == painted(table, stock=True)

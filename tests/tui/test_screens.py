@@ -9,12 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from capture import screen_text
 from conftest import settle
 from fixture_store import SUBMISSIONS, leaderboard
 from textual.widgets import TabbedContent
 
 from geneb_tui.app import GenebApp
-from geneb_tui.capture import screen_text
 from geneb_tui.components.compare_screen import CompareScreen
 from geneb_tui.components.empty_store_screen import EmptyStoreScreen
 from geneb_tui.components.view_table import ViewTable

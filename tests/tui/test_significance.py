@@ -16,12 +16,12 @@ import threading
 import numpy as np
 import polars as pl
 import pytest
+from capture import screen_text
 from conftest import apply_filters, settle
 from fixture_store import SUBMISSIONS, board, build_official_store
 from textual.widgets import TabbedContent
 
 from geneb_tui.app import GenebApp
-from geneb_tui.capture import screen_text
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.components.significance_screen import SignificanceScreen
 from geneb_tui.core import significance as sig_core
@@ -38,6 +38,7 @@ from store.analyses.uncertainty import (
 )
 from store.catalog import geneb_v1_tasks
 from store.tables.results import append_rows
+from tests.conftest import SELF_REPORTED
 from tests.store.local_rows import local_rows
 
 SIZE = (120, 30)
@@ -292,10 +293,11 @@ async def test_significance_view_matches_the_rank_tests_and_the_draws(official_s
         for i, a in enumerate(sig.entries):
             for j, b in enumerate(sig.entries):
                 assert matrix.rows[i][j + 1] == (None if a == b else p[(a, b)])
-        # two models: the two best by average rank, by default
+        # two models: the two best by macro MCC (the main table's order), by default
         pair = screen.shown_pair
-        a, b = sig.entries[0], sig.entries[1]
-        assert (pair.a, pair.b) == (a, b)
+        lb = board("full")
+        a, b = sorted(lb, key=lambda m: -lb[m]["macro_MCC"])[:2]
+        assert (pair.a, pair.b) == (a, b) == tuple(r.model for r in app.view.rows[:2])
         w = wilcoxon_holm(frame, [(a, b)], tasks=tasks).row(0, named=True)
         assert pair.p_value == w["p_value"]
         xa, xb = _per_task(a), _per_task(b)
@@ -306,13 +308,13 @@ async def test_significance_view_matches_the_rank_tests_and_the_draws(official_s
         assert (pair.wins, pair.losses, pair.ties) == (sum(d > 0 for d in diffs),
                                                        sum(d < 0 for d in diffs),
                                                        sum(d == 0 for d in diffs))
-        lb = board("full")
         assert pair.difference == pytest.approx(lb[a]["macro_MCC"] - lb[b]["macro_MCC"],
                                                 abs=1e-12)
         ia, ib = [draws.entries["model"].to_list().index(m) for m in (a, b)]
         j = draws.scopes.index("macro")
         resampled = draws.values[:, ia, j] - draws.values[:, ib, j]
-        assert (pair.low, pair.high) == tuple(np.quantile(resampled, [0.025, 0.975]))
+        assert (pair.low, pair.high) == pytest.approx(
+            tuple(np.quantile(resampled, [0.025, 0.975])), abs=1e-12)   # summed in another order
         assert pair.low <= pair.difference <= pair.high
         assert pair.p_a_beats_b == p[(a, b)]
         # Enter on a matrix cell compares that row's model with that column's
@@ -333,13 +335,20 @@ async def test_significance_view_matches_the_rank_tests_and_the_draws(official_s
         assert not app.internal_errors
 
 
+async def opened_significance(pilot, ready) -> SignificanceScreen:
+    """The Significance view opened (`d`) from the main view, once `ready(screen)` holds."""
+    await settle(pilot)
+    await pilot.press("d")
+    screen = pilot.app.screen
+    assert isinstance(screen, SignificanceScreen)
+    await until(pilot, lambda: ready(screen))
+    return screen
+
+
 async def test_significance_view_follows_the_selection(official_store):
     app = GenebApp(official_store)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("d")
-        screen = app.screen
-        await until(pilot, lambda: screen.sig is not None)
+        screen = await opened_significance(pilot, lambda screen: screen.sig is not None)
         await pilot.press("r", "c", "c")          # 10-shot, Promoters (from the view)
         await until(pilot, lambda: screen.sig is not None and screen.sig.scope == "Promoters"
                     and screen.filters.regime == "10shot")
@@ -368,6 +377,43 @@ async def test_significance_view_follows_the_selection(official_store):
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, SignificanceScreen)
+        assert not app.internal_errors
+
+
+async def test_two_models_are_the_selections_two_best_until_the_user_picks_a_pair(tmp_path):
+    """As `geneb-engine import --official` leaves a store (40 official, SpliceBERT 1024nt
+    self-reported): the Two models tab compares the two best of the selection by the score
+    the main table ranks by (not the two best average ranks), follows the selection, and keeps
+    a pair the user picked."""
+    paths = build_official_store(tmp_path / "store", [*sorted(SUBMISSIONS.glob("*.json")),
+                                                      SELF_REPORTED / "splicebert-1024nt.json"])
+    app = GenebApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened_significance(pilot, lambda screen: screen.shown_pair is not None)
+
+        def shown() -> tuple[str, str]:
+            return screen.shown_pair.a, screen.shown_pair.b
+
+        lb = board("full")    # the 40 official rows (SpliceBERT is below both at full)
+        assert shown() == ("GENERator-eukaryote-3b-base", "LucaOne-default-step36M")
+        assert shown() == tuple(sorted(lb, key=lambda m: -lb[m]["macro_MCC"])[:2])
+        assert shown() == tuple(r.model for r in app.view.rows[:2])
+        assert screen.sig.entries[:2] == ["GENERator-eukaryote-3b-base",    # by average rank
+                                          "GENERator-eukaryote-1.2b-base"]
+        await pilot.press("r", "c", "c")          # 10-shot, Promoters
+        await until(pilot, lambda: screen.sig is not None and screen.sig.scope == "Promoters"
+                    and screen.filters.regime == "10shot" and screen.shown_pair is not None
+                    and screen.shown_pair.b != "LucaOne-default-step36M")
+        assert shown() == ("splicebert-1024nt", "GENERator-eukaryote-3b-base")
+        assert shown() == tuple(r.model for r in app.view.rows[:2])
+        await pilot.press("b")                    # the user picks B: kept from now on
+        await until(pilot, lambda: screen.shown_pair is not None
+                    and screen.shown_pair.b != "GENERator-eukaryote-3b-base")
+        picked = shown()
+        await pilot.press("r")                    # 1-shot
+        await until(pilot, lambda: screen.sig is not None and screen.filters.regime == "1shot"
+                    and screen.shown_pair is not None)
+        assert shown() == picked and tuple(r.model for r in app.view.rows[:2]) != picked
         assert not app.internal_errors
 
 

@@ -1,4 +1,4 @@
-"""A plain-text capture of the current screen (README captures, tests)."""
+"""A plain-text capture of the current screen (the dashboard tests)."""
 
 from __future__ import annotations
 
