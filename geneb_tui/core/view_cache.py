@@ -52,6 +52,7 @@ def main_table(snap: StoreSnapshot, request: tuple) -> TableView:
 
 def compare_view(snap: StoreSnapshot, name: str, filters: Filters, options):
     """One comparison tab's payload (`core.compare.compute`; a bug: `Failed`)."""
+
     def run():
         try:
             return compute(name, snap, filters, options)
@@ -63,6 +64,7 @@ def compare_view(snap: StoreSnapshot, name: str, filters: Filters, options):
 
 def task_view(snap: StoreSnapshot, filters: Filters, task: str):
     """The task drill-down's table (`core.compare.task_values`; a bug: `Failed`)."""
+
     def run():
         try:
             return task_values(snap, filters, task)
@@ -74,6 +76,7 @@ def task_view(snap: StoreSnapshot, filters: Filters, task: str):
 
 def significance_view(snap: StoreSnapshot, filters: Filters):
     """The Significance view's `Significance` (a bug: `Failed`)."""
+
     def run():
         try:
             return significance(snap, filters, seed_rows=store_seed_rows(snap))
@@ -86,6 +89,7 @@ def significance_view(snap: StoreSnapshot, filters: Filters):
 def pair_view(snap: StoreSnapshot, filters: Filters, sig, a: str, b: str):
     """Two entries of the Significance view (`core.significance.two_models` on `sig`, the
     view of `filters`; a bug: `Failed`)."""
+
     def run():
         try:
             return two_models(sig, a, b)
@@ -124,6 +128,7 @@ def regimes_of(choice: str) -> tuple[str, ...]:
 
 def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...],
                  device: str) -> MissingData:
+    """The missing-evaluations screen's `MissingData` for a selection, regimes and device."""
 
     def run() -> MissingData:
         memory = runnable.device_memory(device)
