@@ -4,7 +4,8 @@
 its mirror `darlednik/geneb-tasks`) with huggingface_hub into
 `<store>/data/geneb-v1/<revision>/` (`StorePaths.data_dir`; or `--data-dir`); an interrupted
 download resumes; every file's sha256 goes into `geneb-data.json`. Offline, it says what to
-download and where to put it. `verify` checks every file against its recorded sha256, then reads
+download and where to put it, once the hub has not answered one short request (about 2 s).
+`verify` checks every file against its recorded sha256, then reads
 every task as `fill` does: a task that cannot be read is a problem too, and it shows how many
 sequences of each task hold IUPAC codes, U, lower case or other letters.
 """
@@ -69,12 +70,16 @@ def _snapshot(repo: str, revision: str, target: Path) -> None:
 
 
 def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
-    """Download (or resume) the snapshot into `target` and record its checksums."""
-    from huggingface_hub import constants, errors
+    """Download (or resume) the snapshot into `target` and record its checksums. Whether the
+    hub may be asked is the run's one decision (`engine.encoders.hub.hub_problem`: HF_HUB_OFFLINE,
+    or one request that must be answered within REACH_TIMEOUT_S), made before the download, whose
+    own retries would take about a minute to give up on a hub that cannot be reached."""
+    from huggingface_hub import errors
 
-    if constants.HF_HUB_OFFLINE:
-        raise GenebError(offline_message(DATASET_REPO, revision, target,
-                                         "HF_HUB_OFFLINE is set"))
+    from engine.encoders.hub import hub_problem
+
+    if (problem := hub_problem()) is not None:
+        raise GenebError(offline_message(DATASET_REPO, revision, target, problem))
     target.mkdir(parents=True, exist_ok=True)
     reasons = []
     for repo in (DATASET_REPO, MIRROR_REPO):
