@@ -17,7 +17,7 @@ from rich.console import Console
 from engine.registry import resolve_model
 from store.catalog import ModelMeta, load_models
 from store.errors import GenebError
-from store.paths import StorePaths, store_named
+from store.paths import StorePaths, absent_store, store_named
 
 if TYPE_CHECKING:
     from store.db import Snapshot
@@ -47,8 +47,12 @@ def table_console() -> Console:
 
 def store_of(args, *, write: bool = False) -> StorePaths:
     """The store `--store` / `GENEB_HOME` names, checked (`store.paths.store_named`); `write`
-    for the commands that write into it."""
-    return store_named(args.store, write=write)
+    for the commands that write into it. A read-only command on a named store folder that
+    does not exist says so first (`store.paths.absent_store`), then reads it as empty."""
+    paths = store_named(args.store, write=write)
+    if not write and (note := absent_store(paths, args.store)):
+        print(f"geneb-engine {args.command}: warning: {note}", file=sys.stderr)
+    return paths
 
 
 def whole_number(minimum: int, *, of: str = "", note: str = "", maximum: int | None = None,

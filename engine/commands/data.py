@@ -29,6 +29,7 @@ from engine.hub_data import (
 )
 from store.catalog import LetterCounts
 from store.errors import GenebError
+from store.paths import store_named
 
 
 def register(sub, common) -> None:
@@ -110,7 +111,9 @@ def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
 
 
 def download(args) -> int:
-    paths = store_of(args, write=args.data_dir is None)    # else it writes only --data-dir
+    # With --data-dir it writes only there: the store is checked, never read.
+    paths = store_of(args, write=True) if args.data_dir is None else \
+        store_named(args.store, write=False)
     target = data_dir_for(paths, args.data_dir, args.revision)
     manifest = fetch(target, args.revision)
     summary = {"data_dir": str(target), "dataset": manifest["dataset"],
