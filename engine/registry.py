@@ -23,6 +23,7 @@ from pathlib import Path
 from engine.encoders import code_reference
 from store.catalog import ModelMeta
 from store.errors import GenebError
+from store.folders import named_folder
 from store.ids import check_id, check_name
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
@@ -39,6 +40,8 @@ _FAMILIES: dict[str, str] = {
     "hyenadna": "Hyena",
     "stripedhyena": "StripedHyena",
 }
+CHECKPOINT_FOLDER = ("a checkpoint is the folder save_pretrained writes (config.json, the weights, "
+                     "the tokenizer); --models also takes catalog ids and hub ids (org/name)")
 _ARCH_ABBREV = {"Transformer encoder": "T-enc", "Transformer decoder": "T-dec"}
 _DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
                 "U8": 1, "BOOL": 1}
@@ -73,17 +76,15 @@ def resolve_model(spec: str, catalog: dict[str, ModelMeta]) -> ModelMeta:
         return ModelMeta.one_off(
             check_id("model", hub_id, "--models"), display=hub_id.split("/", 1)[1],
             hub_id=hub_id, revision=revision or None, notes="one-off run from a hub id")
+    if path.exists() or "/" in spec or spec.startswith((".", "~")):    # a path, not a name
+        named_folder("--models", spec, CHECKPOINT_FOLDER)
     names = list(catalog) + [m.display for m in catalog.values()]
     close = difflib.get_close_matches(spec, names, n=5, cutoff=0.5)
     close_ids = list(dict.fromkeys(
         next((k for k, m in catalog.items() if n in (k, m.display)), n) for n in close))
     hint = f" (did you mean {', '.join(close_ids)}?)" if close_ids else ""
-    if path.exists() or "/" in spec or spec.startswith((".", "~")):
-        what = f"{spec} is neither a catalog id, a hub id (org/name) nor a checkpoint directory"
-    else:
-        what = f"unknown model {spec!r}"
-    raise GenebError(f"{what}{hint}; `geneb-engine models` lists the catalog; a hub id "
-                     "(org/name) or a local checkpoint directory also works")
+    raise GenebError(f"unknown model {spec!r}{hint}; `geneb-engine models` lists the catalog; "
+                     "a hub id (org/name) or a local checkpoint folder also works")
 
 
 def local_model(path: Path, catalog: dict[str, ModelMeta] | None = None) -> ModelMeta:

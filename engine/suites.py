@@ -28,9 +28,15 @@ from engine.hub_data import (
 )
 from store.catalog import TaskMeta, geneb_v1_tasks
 from store.errors import GenebError
+from store.folders import named_folder
 from store.ids import check_id
 from store.manifest import MANIFEST, read_manifest, suite_tasks
 from store.paths import StorePaths
+
+SUITE_FOLDER = ("--suite takes geneb-v1, geneb-mini or a folder of task files: <task_id>.csv "
+                "(columns text,label,split) or tasks/<task_id>/{train,test}.csv (columns "
+                "text,label), with an optional manifest.csv; a single task file goes in a folder "
+                "of its own")
 
 
 @dataclass(frozen=True)
@@ -54,12 +60,10 @@ class Suite:
         return tuple(known[t] for t in task_ids)
 
 
-def flat_dir_suite(folder: Path, name: str | None = None, revision: str | None = None) -> Suite:
+def flat_dir_suite(folder: str | Path, name: str | None = None,
+                   revision: str | None = None) -> Suite:
     """A directory of `<task_id>.csv` files, categories from `manifest.csv` when present."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise GenebError(f"suite {folder}: no such directory; give geneb-mini, geneb-v1 or a "
-                         "directory of <task_id>.csv files (columns text,label,split)")
+    folder = named_folder("--suite", str(folder), SUITE_FOLDER)
     name = name or folder.name
     files = task_sources(folder)
     if not files:
@@ -105,6 +109,7 @@ def geneb_v1_suite(paths: StorePaths, data_dir: str | os.PathLike | None = None,
         if not sources:
             sources.update(task_sources(root) if root.is_dir() else {})
             if not sources:
+                data_dir_for(paths, data_dir, revision, check="folder")  # a named one: why
                 raise GenebError(missing_data_message(root, revision))
         if task_id not in sources:
             raise GenebError(f"task {task_id}: no data in {root} (neither tasks/{task_id}/"
@@ -129,7 +134,7 @@ def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = No
     elif spec == "geneb-mini":
         suite = mini_suite(paths.suite_dir("geneb-mini"), write=write)
     else:
-        suite = flat_dir_suite(Path(spec))
+        suite = flat_dir_suite(spec)
     if subsample:
         revision, load = subsampled(suite.revision, suite.load, subsample)
         suite = replace(suite, revision=revision, load=load, subsample=subsample)

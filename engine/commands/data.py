@@ -114,7 +114,7 @@ def download(args) -> int:
     # With --data-dir it writes only there: the store is checked, never read.
     paths = store_of(args, write=True) if args.data_dir is None else \
         store_named(args.store, write=False)
-    target = data_dir_for(paths, args.data_dir, args.revision)
+    target = data_dir_for(paths, args.data_dir, args.revision, check="creatable")
     manifest = fetch(target, args.revision)
     summary = {"data_dir": str(target), "dataset": manifest["dataset"],
                "revision": manifest["revision"], "n_tasks": manifest["n_tasks"],
@@ -129,7 +129,7 @@ def download(args) -> int:
 
 
 def verify(args) -> int:
-    target = data_dir_for(store_of(args), args.data_dir, args.revision)
+    target = data_dir_for(store_of(args), args.data_dir, args.revision, check="folder")
     bad = verify_data(target)
     letters, unread = read_letters(target)
     if args.json:
@@ -170,7 +170,7 @@ def read_letters(root: Path) -> tuple[dict[str, LetterCounts], list[str]]:
 
 
 def where(args) -> int:
-    target = data_dir_for(store_of(args), args.data_dir, args.revision)
+    target = data_dir_for(store_of(args), args.data_dir, args.revision, check="folder")
     n = len(task_sources(target)) if target.is_dir() else 0
     manifest = read_data_manifest(target) if target.is_dir() else None
     info = {"data_dir": str(target), "n_tasks": n,
