@@ -44,7 +44,9 @@ from engine.planner import PairWork, Plan, plan
 from engine.suites import Suite
 from engine.workers import auto_jobs, init_probe_worker
 from store.catalog import LetterCounts, ModelMeta, TaskMeta, register_models, register_tasks
+from store.csv_in import RowProblems
 from store.embeddings import EmbeddingStore
+from store.errors import GenebError
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
 from store.predictions import PREDICTIONS
@@ -76,16 +78,24 @@ class TaskChecks:
 
 
 def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event) -> TaskChecks:
-    """Load every task once (raising on the first malformed file). Each file's warnings
+    """Load every task once; the problems of every file that cannot be used are raised
+    together at the end (`store.csv_in.RowProblems`, one line each). Each file's warnings
     (skipped rows) become one `warning` event."""
     checks = TaskChecks({}, {}, {})
+    problems: list[GenebError] = []
     for t in tasks:
-        data = suite.load(t.task_id)
+        try:
+            data = suite.load(t.task_id)
+        except GenebError as exc:
+            problems.append(exc)
+            continue
         for message in data.warnings:
             on_event({"event": "warning", "message": message})
         checks.hashes[t.task_id] = data.data_hash
         checks.letters[t.task_id] = data.letters
         checks.sizes[t.task_id] = len(data.train.sequences) + len(data.test.sequences)
+    if problems:
+        raise RowProblems.merged(problems)
     return checks
 
 

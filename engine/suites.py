@@ -30,7 +30,7 @@ from store.catalog import TaskMeta, geneb_v1_tasks
 from store.errors import GenebError
 from store.folders import named_folder
 from store.ids import check_id
-from store.manifest import MANIFEST, read_manifest, suite_tasks
+from store.manifest import MANIFEST, category_warnings, read_manifest, suite_tasks
 from store.paths import StorePaths
 
 SUITE_FOLDER = ("--suite takes geneb-v1, geneb-mini or a folder of task files: <task_id>.csv "
@@ -46,6 +46,7 @@ class Suite:
     tasks: tuple[TaskMeta, ...]
     load: Callable[[str], TaskData]
     subsample: int | None = None   # tasks capped at this many sequences (not the suite's data)
+    warnings: tuple[str, ...] = ()  # what the commands print when they read it (its manifest's)
 
     def select(self, task_ids: list[str] | None) -> tuple[TaskMeta, ...]:
         if not task_ids:
@@ -75,7 +76,8 @@ def flat_dir_suite(folder: str | Path, name: str | None = None,
     if absent:
         raise GenebError(f"{path}: task(s) {', '.join(absent)} listed but no <task_id>.csv "
                          f"or tasks/<task_id>/ folder found in {path.parent}")
-    return Suite(name, revision, suite_tasks(name, meta, files), lambda tid: files[tid]())
+    return Suite(name, revision, suite_tasks(name, meta, files), lambda tid: files[tid](),
+                 warnings=tuple(category_warnings(path)) if meta else ())
 
 
 def mini_suite(folder: Path, *, write: bool) -> Suite:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -16,6 +15,7 @@ from rich.console import Console
 
 from engine.registry import resolve_model
 from store.catalog import ModelMeta, load_models
+from store.did_you_mean import suggestions
 from store.errors import GenebError
 from store.paths import StorePaths, absent_store, store_named
 
@@ -107,15 +107,19 @@ SUITES: tuple[str, ...] = ("geneb-v1", "geneb-mini")   # the named suites (else 
 
 
 def suite_of(args, paths: StorePaths, *, write: bool = False):
-    """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`)."""
+    """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`).
+    What reading it found worth a warning (its manifest's) goes to stderr, one line each."""
     from engine.suites import resolve_suite
 
     if args.suite not in SUITES and not _exists(args.suite) \
             and suggestions(args.suite, SUITES):              # a misspelt name, not a path
         check_names("suite", [args.suite], SUITES, option="--suite",
                     more=", or a directory of <task_id>.csv files")
-    return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
-                         write=write)
+    suite = resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
+                          write=write)
+    for message in suite.warnings:
+        print(f"geneb-engine {args.command}: warning: {message}", file=sys.stderr)
+    return suite
 
 
 def _exists(path: str) -> bool:
@@ -126,30 +130,6 @@ def _exists(path: str) -> bool:
 
 
 # --- names: one rule for every option that takes names ------------------------------------
-
-def suggestions(name: str, known: Iterable[str], aliases: Mapping[str, str] | None = None,
-                n: int = 3) -> list[str]:
-    """Up to `n` known names close to `name`, best first: the same name but for case, names
-    it begins or is a part of, then difflib's closest (case-folded). `aliases` maps other
-    spellings (a model's display name) to the name to suggest."""
-    folded: dict[str, list[str]] = {}
-    for k in known:
-        folded.setdefault(k.casefold(), []).append(k)
-    for alias, target in (aliases or {}).items():
-        folded.setdefault(alias.casefold(), []).append(target)
-    key = name.casefold()
-    out = list(folded.get(key, []))
-    if len(key) >= 2:   # what it begins (f1 -> f1_macro), and from 3 characters is part of
-        out += [k for f, ks in folded.items() if f != key and f.startswith(key) for k in ks]
-    if len(key) >= 3:
-        out += [k for f, ks in folded.items() if f != key and key in f for k in ks]
-    close = difflib.get_close_matches(key, list(folded), n=n, cutoff=0.6)
-    if close:   # only those about as close as the closest: 'kmer3' -> kmer-3, not kmer-4
-        best = difflib.SequenceMatcher(None, key, close[0]).ratio()
-        out += [k for f in close if difflib.SequenceMatcher(None, key, f).ratio() >= best - 0.1
-                for k in folded[f]]
-    return list(dict.fromkeys(out))[:n]
-
 
 def check_names(kind: str, given: Sequence[str] | None, known: Iterable[str], *,
                 option: str | None = None, listing: str | None = None,
