@@ -349,6 +349,31 @@ def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:
     return models
 
 
+def path_models(paths) -> dict[str, ModelMeta]:
+    """The checkpoint folders the store has run (`fill --models PATH` records each model it runs
+    in `<store>/catalog/models.parquet`, `register_models`), by model id: the rows with a
+    `path`, of the generic encoder, that are no random-initialisation control. They let
+    `--models ID` name a folder after its first run (its id: `engine.registry.local_model`)."""
+    from store.db import read_catalog
+
+    out = {}
+    for row in read_catalog(paths, "models").iter_rows(named=True):
+        if row["path"] and row["encoder"] == "hf" and row["random_init"] is None:
+            try:
+                out[row["model_id"]] = ModelMeta(**{k: row[k] for k in _MODEL_FIELDS})
+            except GenebError:      # a row no entry could hold: not offered
+                continue
+    return out
+
+
+def store_models(paths, *, user: bool = True) -> dict[str, ModelMeta]:
+    """The models `--models ID` names in this store: the built-in and (`user`) the user's
+    entries (`load_models`), then the store's checkpoint folders (`path_models`) whose ids
+    those do not take."""
+    known = load_models(paths.user_models if user else None)
+    return known | {k: m for k, m in path_models(paths).items() if k not in known}
+
+
 def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) -> pl.DataFrame:
     """The store's model catalog, completed with the entries of `known` it lacks (default:
     the built-in and user models, `load_models(paths.user_models)`, whose GenebError names a

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from engine.registry import resolve_model
-from store.catalog import ModelMeta, load_models
+from store.catalog import ModelMeta, store_models
 from store.did_you_mean import suggestions
 from store.errors import GenebError
 from store.paths import StorePaths, absent_store, store_named
@@ -81,7 +81,9 @@ positive_int = whole_number(1)
 
 
 def models_of(paths: StorePaths, specs: list[str]) -> list[ModelMeta]:
-    catalog = load_models(paths.user_models)
+    """The models `--models` names (`engine.registry.resolve_model`), against the store's
+    models (`store.catalog.store_models`: catalog, user entries, checkpoint folders run)."""
+    catalog = store_models(paths)
     return [resolve_model(spec, catalog) for spec in specs]
 
 
@@ -215,7 +217,7 @@ class StoreNames:
 
     @cached_property
     def catalog(self) -> dict[str, ModelMeta]:
-        return load_models(self.paths.user_models)
+        return store_models(self.paths)
 
     @cached_property
     def models(self) -> list[str]:

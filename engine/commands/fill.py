@@ -31,6 +31,7 @@ from engine.commands.common import (
     suite_of,
     whole_number,
 )
+from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta
 from store.encoder_kinds import KINDS
 from store.errors import GenebError
@@ -44,7 +45,8 @@ def register(sub, common) -> None:
                                    "each (model, task) is embedded once.")
     add_suite_args(p)
     p.add_argument("--models", nargs="+", required=True, metavar="MODEL",
-                   help="catalog ids (see `geneb-engine models`)")
+                   help="catalog ids (`geneb-engine models` lists them), hub ids (org/name) or "
+                        f"checkpoint folders (written by save_pretrained): {PATH_MODEL_ID}")
     p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
                    type=choice_of("regime", REGIMES))

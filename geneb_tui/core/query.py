@@ -33,9 +33,9 @@ from store.catalog import (
     ModelMeta,
     TaskMeta,
     geneb_v1_tasks,
-    load_models,
     models_frame,
     models_with_builtins,
+    store_models,
     tasks_frame,
 )
 from store.cells import cell_states
@@ -60,8 +60,9 @@ class StoreSnapshot:
     done: pl.DataFrame     # (model, task, regime) done in some source (`store.cells`)
     version: int | None = None        # the results table version read
     damage: tuple[str, ...] = ()      # damaged store files met while reading (store.db)
-    # The engine's catalog (built-in + <store>/models.toml) as ModelMeta fields: what `fill`
-    # can run; `catalog_error` when the user's file could not be read.
+    # The engine's catalog (built-in, <store>/models.toml, the checkpoint folders the store has
+    # run: `store.catalog.store_models`) as ModelMeta fields: what `fill` can run;
+    # `catalog_error` when the user's file could not be read.
     catalog: dict[str, dict] = field(default_factory=dict)
     catalog_error: str | None = None
     protocol: str = GENEB_V1.name
@@ -87,9 +88,9 @@ class StoreSnapshot:
             tasks = tasks.unique("task_id", keep="first", maintain_order=True)
         catalog_error = None
         try:
-            known = load_models(paths.user_models)
+            known = store_models(paths)
         except GenebError as exc:  # a broken user file must not keep the dashboard from opening
-            known = load_models(None)
+            known = store_models(paths, user=False)
             catalog_error = str(exc)
         models = models_with_builtins(paths, known)
         snap.close()
