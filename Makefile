@@ -35,8 +35,7 @@ $(STAMP_TF4): pyproject.toml
 	touch $(STAMP_TF4)
 
 demo: $(STAMP)
-	$(BIN)/geneb-engine import --official
-	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --jobs 2
+	$(BIN)/geneb-engine demo
 	$(BIN)/geneb-tui
 
 test: $(STAMP) test-tf4
