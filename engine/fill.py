@@ -31,6 +31,7 @@ from functools import lru_cache
 from filelock import FileLock
 
 from engine.cluster import ClusterOptions
+from engine.data import TaskData
 from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.pairs import (
     cell_events,
@@ -77,10 +78,12 @@ class TaskChecks:
     sizes: dict[str, int]              # sequences (train + test): the Ray executor's order
 
 
-def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event) -> TaskChecks:
+def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
+                   seen: Callable[[TaskData], None] | None = None) -> TaskChecks:
     """Load every task once; the problems of every file that cannot be used are raised
     together at the end (`store.csv_in.RowProblems`, one line each). Each file's warnings
-    (skipped rows) become one `warning` event."""
+    (skipped rows) become one `warning` event; `seen` is shown every task read (what
+    `fill --dry-run` counts)."""
     checks = TaskChecks({}, {}, {})
     problems: list[GenebError] = []
     for t in tasks:
@@ -91,6 +94,8 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event) -> Task
             continue
         for message in data.warnings:
             on_event({"event": "warning", "message": message})
+        if seen is not None:
+            seen(data)
         checks.hashes[t.task_id] = data.data_hash
         checks.letters[t.task_id] = data.letters
         checks.sizes[t.task_id] = len(data.train.sequences) + len(data.test.sequences)

@@ -87,6 +87,16 @@ def models_of(paths: StorePaths, specs: list[str]) -> list[ModelMeta]:
     return [resolve_model(spec, catalog) for spec in specs]
 
 
+def duration(seconds: float) -> str:
+    """A time to read at a glance: seconds under two minutes, minutes under two hours, else
+    hours ('0.4 s', '95.0 s', '3.5 min', '2.1 h')."""
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def emit_json(obj) -> None:
     """One JSON document on a line (`json.dumps`: the C encoder, unlike `json.dump`)."""
     sys.stdout.write(json.dumps(obj, default=str) + "\n")
