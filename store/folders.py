@@ -13,7 +13,7 @@ from store.errors import GenebError
 def folder_problem(given: str, is_for: str, *, may_be_missing: bool = False) -> str | None:
     """Why `given` cannot be used as a folder (`is_for`: what such a folder is, the fix the
     message ends with), or None when it is one (or, `may_be_missing`, when nothing is there
-    yet: a folder a command creates)."""
+    yet and it can be created: a folder a command creates)."""
     try:
         path = Path(given).expanduser()
     except RuntimeError as exc:                 # `~user` of no known user
@@ -27,7 +27,10 @@ def folder_problem(given: str, is_for: str, *, may_be_missing: bool = False) -> 
     except (OSError, ValueError) as exc:        # a name no file can have, a loop of links
         return f"cannot be read ({exc}); {is_for}"
     if may_be_missing:
-        return None
+        above = absolute.parent
+        while not above.exists():
+            above = above.parent
+        return None if above.is_dir() else f"cannot be created, {above} is a file; {is_for}"
     at = f" ({absolute})" if str(absolute) != given else ""
     return f"no such folder{at}; {is_for}"
 

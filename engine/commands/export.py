@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine.commands.common import StoreNames, choice_of, console, emit_json, store_of
 from store.errors import GenebError
+from store.folders import folder_problem
 from store.protocol import REGIMES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
@@ -186,6 +187,11 @@ def _submission(paths, args) -> int:
     if not args.output:
         raise GenebError(f"--submission {args.submission}: give the file to write with -o "
                          "FILE (named <model id>.json) or -o FOLDER")
+    out = Path(args.output).expanduser()
+    if not out.is_dir() and (problem := folder_problem(
+            str(out.parent), "give -o a file (named <model id>.json) in a folder, or a folder",
+            may_be_missing=True)):
+        raise GenebError(f"-o {args.output}: its folder {out.parent} {problem}")
     meta = {field: getattr(args, field) for field in META_FIELDS}   # each has its option
     options = {f"meta.{field}": f"--{field.replace('_', '-')}"
                for field, value in meta.items() if value is not None}

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from engine.commands.common import StoreNames, console, emit_json, store_of
 from store.errors import GenebError
+from store.folders import named_folder
 
 
 def register(sub, common) -> None:
@@ -52,10 +52,8 @@ def run(args) -> int:
         members = ", ".join(p.name for p in NAMED[args.protocol])
         raise GenebError(f"--protocol {args.protocol}: names {len(NAMED[args.protocol])} "
                          f"protocols ({members}); a leaderboard is of one, give one of them")
-    out = Path(args.output).expanduser()
-    if out.exists() and not out.is_dir():
-        raise GenebError(f"-o {args.output}: is a file; give the folder to write "
-                         f"{' and '.join(LEADERBOARD_FILES)} into")
+    out = named_folder("-o", args.output, f"give the folder to write "
+                       f"{' and '.join(LEADERBOARD_FILES)} into", may_be_missing=True)
     entries, left_out = store_submissions(snap, sources=sources, protocol_hash=protocol.hash)
     if not entries:
         shown = "".join(f"; {line}" for line in left_out[:3]) + ("; ..." * (len(left_out) > 3))

@@ -41,6 +41,11 @@ A_FILE = "is a file, not a folder"
     (("fill", "--models", "kmer-3", "--data-dir", "task.csv"), ("--data-dir task.csv: " + A_FILE,)),
     (("data", "verify", "--data-dir", "./nope"), ("--data-dir ./nope: " + NO_FOLDER,)),
     (("data", "where", "--data-dir", "task.csv"), ("--data-dir task.csv: " + A_FILE,)),
+    (("leaderboard", "-o", "task.csv"), ("-o task.csv: " + A_FILE,)),
+    (("leaderboard", "-o", "task.csv/out"),
+     ("-o task.csv/out: cannot be created, {here}/task.csv is a file",)),
+    (("export", "--submission", "kmer-3", "-o", "task.csv/kmer-3.json"),
+     ("-o task.csv/kmer-3.json: its folder task.csv " + A_FILE,)),
 ])
 def test_a_folder_option_names_what_is_wrong_with_the_path(here, capsys, argv, says):
     store = here / "store"
@@ -55,9 +60,12 @@ def test_the_data_folder_of_the_environment_is_named_as_such(here, capsys, monke
             names=("$GENEB_DATA_DIR task.csv: " + A_FILE,))
 
 
+@pytest.mark.parametrize("data_dir, says", [
+    ("task.csv", "--data-dir task.csv: " + A_FILE),
+    ("task.csv/sub", "--data-dir task.csv/sub: cannot be created, {here}/task.csv is a file")])
 def test_download_into_a_file_is_refused_before_the_hub_is_asked(here, capsys, undecided_hub,
-                                                                 listener):
+                                                                 listener, data_dir, says):
     store = here / "store"
-    refused(capsys, store, "data", "download", "--data-dir", "task.csv", "--store", str(store),
-            names=("--data-dir task.csv: " + A_FILE,))
+    refused(capsys, store, "data", "download", "--data-dir", data_dir, "--store", str(store),
+            names=(says.format(here=here),))
     assert listener.connections == 0
