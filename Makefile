@@ -15,7 +15,8 @@ BIN_TF4 := $(VENV_TF4)/bin
 STAMP_TF4 := $(VENV_TF4)/.installed
 TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 	tests/engine/test_enformer_adapter.py tests/engine/test_lucaone_adapter.py \
-	tests/engine/test_offline_models.py tests/engine/test_random_init.py
+	tests/engine/test_offline_models.py tests/engine/test_random_init.py \
+	tests/engine/test_quiet_model_load.py
 
 .PHONY: demo test test-tf4 docs lint clean bench
 
@@ -35,8 +36,7 @@ $(STAMP_TF4): pyproject.toml
 	touch $(STAMP_TF4)
 
 demo: $(STAMP)
-	$(BIN)/geneb-engine import --official
-	$(BIN)/geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6 --jobs 2
+	$(BIN)/geneb-engine demo
 	$(BIN)/geneb-tui
 
 test: $(STAMP) test-tf4 docs

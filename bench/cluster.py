@@ -55,7 +55,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.commands.common import positive_int  # noqa: E402
+from engine.commands.common import duration, positive_int  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 
 KMERS = ("kmer-3", "kmer-4", "kmer-6")
@@ -287,14 +287,6 @@ def project(times: dict[str, list[float]], models: dict, sizes: list, gpus: int,
     ray = max(0.0, overhead) * cells / slots
     return {"asked": asked, "embedding": embedding, "pairs": makespan(pairs, gpus),
             "probes": probes, "ray": ray, "wall": max(embedding, probes) + ray}
-
-
-def duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def print_measured(args, m: dict, bert: dict | None, per_seq: float, probe_cells: int,

@@ -68,8 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+NEW_HERE = "new here? run `geneb-engine demo`, then `geneb-tui`"
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):    # no command: what there is, and where
+        print(f"{parser.format_help()}\n{NEW_HERE}", file=sys.stderr)  # to start
+        return 2
+    args = parser.parse_args(argv)
     try:
         code = int(args.handler(args) or 0)
     except GenebError as exc:

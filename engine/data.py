@@ -18,7 +18,8 @@ The rows are read as the official harness reads them:
   letters is counted per task (`TaskData.letters`); what cannot be a sequence (empty, digits,
   punctuation, whitespace inside, non-ASCII) is refused.
 
-Every problem a user can cause raises one `GenebError` naming the file, the line and the fix.
+Every problem a user can cause is one line naming the file, the line and the fix: a file's rows
+are all checked, and their problems raised together (`store.csv_in.RowProblems`).
 Files are UTF-8 (a leading BOM is accepted; `store.csv_in`); fields may be as long as genomic
 sequences get.
 """
@@ -34,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from store.catalog import LetterCounts
-from store.csv_in import read_rows
+from store.csv_in import RowProblems, read_rows
 from store.manifest import MANIFEST
 from store.vocab.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
 from store.vocab.errors import GenebError
@@ -160,11 +161,25 @@ def skipped_warning(path: Path, skipped: dict[str, int],
             f"field and split 'train' or 'test' are used{hint})",)
 
 
-def build_split(rows: list[tuple[str, str | None, str]]) -> Split:
-    """From (where, text, label) triples: validated sequences and integer labels."""
-    seqs = tuple(_sequence(text, where) for where, text, _ in rows)
-    labels = np.array([_label(lab, where) for where, _, lab in rows], dtype=np.int64)
-    return Split(seqs, labels)
+def build_split(rows: list[tuple[str, str | None, str]], problems: list[str]) -> Split:
+    """From (where, text, label) triples: validated sequences and integer labels; what is
+    wrong with a row is added to `problems` (one line each) and the row left out."""
+    seqs, labels = [], []
+    for where, text, lab in rows:
+        try:
+            seq = _sequence(text, where)
+        except GenebError as exc:
+            problems.append(str(exc))
+            seq = None
+        try:
+            label = _label(lab, where)
+        except GenebError as exc:
+            problems.append(str(exc))
+            continue
+        if seq is not None:
+            seqs.append(seq)
+            labels.append(label)
+    return Split(tuple(seqs), np.array(labels, dtype=np.int64))
 
 
 def assemble_task(task_id: str, train: Split, test: Split, origin: str,
@@ -214,8 +229,11 @@ def read_flat_csv(path: Path, task_id: str | None = None) -> TaskData:
             if near_miss(split):
                 near.add(split)
         skipped[reason] = skipped.get(reason, 0) + 1
-    return assemble_task(task_id, build_split(by_split["train"]), build_split(by_split["test"]),
-                         str(path), skipped_warning(path, skipped, near))
+    problems: list[str] = []
+    train, test = (build_split(by_split[name], problems) for name in SPLITS)
+    if problems:
+        raise RowProblems.of_file(path, problems)
+    return assemble_task(task_id, train, test, str(path), skipped_warning(path, skipped, near))
 
 
 def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
@@ -225,20 +243,25 @@ def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
     columns = ("text", "label")
     splits: dict[str, Split] = {}
     warnings: tuple[str, ...] = ()
+    found: list[tuple[Path, list[str]]] = []      # each file's row problems
     for name in SPLITS:
         path = folder / f"{name}.csv"
         if not path.is_file():
             raise GenebError(f"{path}: missing; a task in the hub layout needs both "
                              f"{folder}/train.csv and {folder}/test.csv (columns text,label)")
-        rows, skipped = [], {}
+        rows, skipped, problems = [], {}, []
         for line, row in read_rows(path, columns):
             reason = skip_reason(row, columns)
             if reason is None:
                 rows.append((f"{path}, line {line}", row["text"], row["label"]))
             else:
                 skipped[reason] = skipped.get(reason, 0) + 1
-        splits[name] = build_split(rows)
+        splits[name] = build_split(rows, problems)
+        found.append((path, problems))
         warnings += skipped_warning(path, skipped)
+    if any(problems for _, problems in found):
+        raise RowProblems.merged(RowProblems.of_file(path, problems)
+                                 for path, problems in found if problems)
     return assemble_task(task_id, splits["train"], splits["test"], str(folder), warnings)
 
 

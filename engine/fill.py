@@ -33,6 +33,7 @@ from filelock import FileLock
 
 from engine.cluster import ClusterOptions
 from engine.cluster.executor import RayExecutor
+from engine.data import TaskData
 from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.pairs import (
     cell_events,
@@ -46,6 +47,7 @@ from engine.planner import PairWork, Plan, plan
 from engine.suites import Suite
 from engine.workers import auto_jobs, init_probe_worker
 from store.catalog import LetterCounts, ModelMeta, TaskMeta
+from store.csv_in import RowProblems
 from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
@@ -55,6 +57,7 @@ from store.tables.data_files import RESULTS
 from store.tables.predictions import PREDICTIONS
 from store.tables.results import compact, open_for_writing, vacuum
 from store.tables.telemetry import RUNS
+from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS
 from store.vocab.protocol import GENEB_V1, Protocol
 from store.vocab.sources import LOCAL
@@ -81,17 +84,29 @@ class TaskChecks:
     sizes: dict[str, int]              # sequences (train + test): the Ray executor's order
 
 
-def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event) -> TaskChecks:
-    """Load every task once (raising on the first malformed file). Each file's warnings
-    (skipped rows) become one `warning` event."""
+def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
+                   seen: Callable[[TaskData], None] | None = None) -> TaskChecks:
+    """Load every task once; the problems of every file that cannot be used are raised
+    together at the end (`store.csv_in.RowProblems`, one line each). Each file's warnings
+    (skipped rows) become one `warning` event; `seen` is shown every task read (what
+    `fill --dry-run` counts)."""
     checks = TaskChecks({}, {}, {})
+    problems: list[GenebError] = []
     for t in tasks:
-        data = suite.load(t.task_id)
+        try:
+            data = suite.load(t.task_id)
+        except GenebError as exc:
+            problems.append(exc)
+            continue
         for message in data.warnings:
             on_event({"event": "warning", "message": message})
+        if seen is not None:
+            seen(data)
         checks.hashes[t.task_id] = data.data_hash
         checks.letters[t.task_id] = data.letters
         checks.sizes[t.task_id] = len(data.train.sequences) + len(data.test.sequences)
+    if problems:
+        raise RowProblems.merged(problems)
     return checks
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from engine.data import Split, TaskData, assemble_task, task_sources
 from store.atomic import write_text_atomic
+from store.folders import named_folder
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 
@@ -38,11 +39,23 @@ SUBSAMPLE_LIMIT = 100_000
 SUBSAMPLE_SEED = 0
 
 
+DATA_FOLDER = ("a geneb-v1 data folder holds tasks/<task_id>/{train,test}.csv (what `geneb-engine "
+               "data download` writes) or the harness's flat <task_id>.csv files")
+
+
 def data_dir_for(paths: StorePaths, data_dir: str | os.PathLike | None = None,
-                 revision: str = PINNED_REVISION) -> Path:
-    """`--data-dir`, else `GENEB_DATA_DIR`, else the downloaded snapshot in the store."""
-    chosen = data_dir or os.environ.get("GENEB_DATA_DIR")
-    return Path(chosen).expanduser() if chosen else paths.data_dir(revision)
+                 revision: str = PINNED_REVISION, *, check: str | None = None) -> Path:
+    """`--data-dir`, else `GENEB_DATA_DIR`, else the downloaded snapshot in the store. A folder
+    the user named is checked when asked (`store.folders`): `check="folder"`, it must be one;
+    `check="creatable"` (`data download`, which makes it), it must not be a file."""
+    for option, chosen in (("--data-dir", data_dir),
+                           ("$GENEB_DATA_DIR", os.environ.get("GENEB_DATA_DIR"))):
+        if chosen:
+            if check is not None:
+                named_folder(option, str(chosen), DATA_FOLDER,
+                             may_be_missing=check == "creatable")
+            return Path(chosen).expanduser()
+    return paths.data_dir(revision)
 
 
 def missing_data_message(root: Path, revision: str = PINNED_REVISION) -> str:

@@ -28,11 +28,17 @@ from engine.hub_data import (
     subsampled,
 )
 from store.catalog import TaskMeta, geneb_v1_tasks
-from store.manifest import MANIFEST, read_manifest, suite_tasks
+from store.folders import named_folder
+from store.manifest import MANIFEST, category_warnings, read_manifest, suite_tasks
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
 from store.vocab.suites import GENEB_V1_SUITE, NAMED, SuiteKind
+
+SUITE_FOLDER = ("--suite takes geneb-v1, geneb-mini or a folder of task files: <task_id>.csv "
+                "(columns text,label,split) or tasks/<task_id>/{train,test}.csv (columns "
+                "text,label), with an optional manifest.csv; a single task file goes in a folder "
+                "of its own")
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,7 @@ class Suite:
     tasks: tuple[TaskMeta, ...]
     load: Callable[[str], TaskData]
     subsample: int | None = None   # tasks capped at this many sequences (not the suite's data)
+    warnings: tuple[str, ...] = ()  # what the commands print when they read it (its manifest's)
 
     def select(self, task_ids: list[str] | None) -> tuple[TaskMeta, ...]:
         if not task_ids:
@@ -56,12 +63,10 @@ class Suite:
         return tuple(known[t] for t in task_ids)
 
 
-def flat_dir_suite(folder: Path, name: str | None = None, revision: str | None = None) -> Suite:
+def flat_dir_suite(folder: str | Path, name: str | None = None,
+                   revision: str | None = None) -> Suite:
     """A directory of `<task_id>.csv` files, categories from `manifest.csv` when present."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise GenebError(f"suite {folder}: no such directory; give geneb-mini, geneb-v1 or a "
-                         "directory of <task_id>.csv files (columns text,label,split)")
+    folder = named_folder("--suite", str(folder), SUITE_FOLDER)
     name = name or folder.name
     files = task_sources(folder)
     if not files:
@@ -73,7 +78,8 @@ def flat_dir_suite(folder: Path, name: str | None = None, revision: str | None =
     if absent:
         raise GenebError(f"{path}: task(s) {', '.join(absent)} listed but no <task_id>.csv "
                          f"or tasks/<task_id>/ folder found in {path.parent}")
-    return Suite(name, revision, suite_tasks(name, meta, files), lambda tid: files[tid]())
+    return Suite(name, revision, suite_tasks(name, meta, files), lambda tid: files[tid](),
+                 warnings=tuple(category_warnings(path)) if meta else ())
 
 
 def mini_suite(folder: Path, *, write: bool) -> Suite:
@@ -105,6 +111,7 @@ def geneb_v1_suite(paths: StorePaths, data_dir: str | os.PathLike | None = None,
         if not sources:
             sources.update(task_sources(root) if root.is_dir() else {})
             if not sources:
+                data_dir_for(paths, data_dir, revision, check="folder")  # a named one: why
                 raise GenebError(missing_data_message(root, revision))
         if task_id not in sources:
             raise GenebError(f"task {task_id}: no data in {root} (neither tasks/{task_id}/"
@@ -148,7 +155,7 @@ def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = No
     elif kind is SuiteKind.GENERATED:
         suite = mini_suite(paths.suite_dir(spec), write=write)
     else:
-        suite = flat_dir_suite(Path(spec))
+        suite = flat_dir_suite(spec)
     if subsample:
         revision, load = subsampled(suite.revision, suite.load, subsample)
         suite = replace(suite, revision=revision, load=load, subsample=subsample)

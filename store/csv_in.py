@@ -1,8 +1,11 @@
 """The CSV files a user gives (task files, suite manifests), read as rows with line numbers.
 
 Files are UTF-8 (a leading BOM is accepted); fields may be as long as genomic sequences get.
-Every problem (unreadable file, missing columns, bytes that are not UTF-8, a row the csv module
-cannot parse) raises one `GenebError` naming the file, the line or byte, and the fix.
+Every problem with the file itself (unreadable file, missing columns, bytes that are not UTF-8,
+a row the csv module cannot parse) raises one `GenebError` naming the file, the line or byte,
+and the fix. Problems of its rows (a bad sequence, label or id) are gathered over the whole
+file and raised together (`RowProblems`): one line each, the first `PROBLEMS_SHOWN` of a file,
+then how many more it holds.
 """
 
 from __future__ import annotations
@@ -13,6 +16,45 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from store.vocab.errors import GenebError
+
+PROBLEMS_SHOWN = 20     # row problems listed per file; the rest are counted
+
+
+class RowProblems(GenebError):
+    """Every problem found in the rows of one or more files, one line each naming the file,
+    the line and what is wrong (`total`: how many there are, listed or counted); a single one
+    is its own message, several are listed under a line that counts them."""
+
+    def __init__(self, lines: list[str], total: int | None = None):
+        self.lines = lines
+        self.total = len(lines) if total is None else total
+        super().__init__(lines[0] if self.total == 1 else
+                         f"{self.total} problems in the suite's files, each to fix:\n  "
+                         + "\n  ".join(lines))
+
+    @classmethod
+    def of_file(cls, path: Path, problems: list[str]) -> RowProblems:
+        """The problems of one file's rows: the first PROBLEMS_SHOWN, then how many more."""
+        more = len(problems) - PROBLEMS_SHOWN
+        return cls(problems[:PROBLEMS_SHOWN]
+                   + ([f"and {more} more problems in {path}"] if more > 0 else []),
+                   len(problems))
+
+    @classmethod
+    def merged(cls, errors: Iterable[GenebError]) -> RowProblems:
+        """The problems of several errors (of several files) as one; a message met again (a
+        folder every task lacks) counts once."""
+        lines: list[str] = []
+        total = 0
+        for exc in errors:
+            if isinstance(exc, RowProblems):
+                lines += exc.lines
+                total += exc.total
+            elif str(exc) not in lines:
+                lines.append(str(exc))
+                total += 1
+        return cls(lines, total)
+
 
 # Characters one CSV field may hold (the csv module's default, 131072, is below the length of
 # many genomic sequences).

@@ -9,11 +9,12 @@ with it, the dashboard and the store's checks those of the suites materialised i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from store.catalog import TaskMeta
-from store.csv_in import read_rows
+from store.catalog import CATEGORY_ORDER, TaskMeta
+from store.csv_in import RowProblems, read_rows
+from store.did_you_mean import suggestions
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
@@ -21,14 +22,42 @@ from store.vocab.ids import check_id
 MANIFEST = "manifest.csv"
 
 
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    return read_rows(path, ("task_id", "category"),
+                     hint="a manifest needs the columns task_id,category[,label]")
+
+
 def read_manifest(path: Path) -> dict[str, dict[str, str]]:
-    """Task id → its row, in file order; every problem one GenebError naming the file and line."""
+    """Task id → its row, in file order; the problems of every row raised together
+    (`store.csv_in.RowProblems`), each naming the file and line."""
     path = Path(path)
     rows: dict[str, dict[str, str]] = {}
-    for line, row in read_rows(path, ("task_id", "category"),
-                               hint="a manifest needs the columns task_id,category[,label]"):
-        rows[check_id("task", row["task_id"], f"{path}, line {line}")] = row
+    problems: list[str] = []
+    for line, row in _lines(path):
+        try:
+            rows[check_id("task", row["task_id"], f"{path}, line {line}")] = row
+        except GenebError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise RowProblems.of_file(path, problems)
     return rows
+
+
+def category_warnings(path: Path) -> list[str]:
+    """One line for each row of a manifest whose category is not a geneb-v1 category but close
+    to one (`store.did_you_mean`: 'Promoterz', 'promoters'), most likely a typo: its results
+    would stand in a category of their own. A category far from every geneb-v1 one is the
+    suite's own, and says nothing. The engine prints these when it reads a directory suite."""
+    out = []
+    for line, row in _lines(Path(path)):
+        category = (row.get("category") or "").strip()
+        if category and category not in CATEGORY_ORDER:
+            close = suggestions(category, CATEGORY_ORDER, n=1)
+            if close:
+                out.append(f"{path}, line {line}: category {category!r} is not a geneb-v1 "
+                           f"category (did you mean {close[0]!r}?); its tasks stand in a "
+                           "category of their own")
+    return out
 
 
 def suite_tasks(suite: str, manifest: dict[str, dict[str, str]],

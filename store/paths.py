@@ -112,6 +112,19 @@ def store_named(store: str | None, *, write: bool, must_exist: bool = False) -> 
     return check_store(paths, write=write, must_exist=must_exist)
 
 
+def absent_store(paths: StorePaths, store: str | None) -> str | None:
+    """What a read-only command says before it reads `paths` as an empty store because the
+    folder does not exist, when the path was named (`store`, a `--store` value, else
+    `$GENEB_HOME`): most likely a typo. None when it exists, or when it is the default
+    ~/.geneb (a new user's, empty until a command writes it)."""
+    origin = "--store" if store is not None else \
+        "$GENEB_HOME" if os.environ.get("GENEB_HOME") else None
+    if origin is None or paths.root.exists():
+        return None
+    return (f"store {paths.root} ({origin}) does not exist; it reads as an empty store (check "
+            "the path)")
+
+
 def check_store(paths: StorePaths, *, write: bool, must_exist: bool = False) -> StorePaths:
     """`paths` when the store can be used; else one GenebError naming the path and the fix.
 

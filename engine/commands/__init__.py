@@ -5,6 +5,7 @@ through rich; `--json` prints one JSON document (or, for `fill`, one JSON event 
 """
 
 COMMANDS: tuple[str, ...] = (
+    "demo",
     "fill",
     "status",
     "export",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -15,8 +14,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from engine.registry import resolve_model
-from store.catalog import CATEGORY_ORDER, ModelMeta, load_models
-from store.paths import StorePaths, store_named
+from store.catalog import CATEGORY_ORDER, ModelMeta
+from store.did_you_mean import suggestions
+from store.paths import StorePaths, absent_store, store_named
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
 from store.vocab.sources import SOURCES
@@ -52,8 +52,12 @@ def table_console() -> Console:
 
 def store_of(args, *, write: bool = False) -> StorePaths:
     """The store `--store` / `GENEB_HOME` names, checked (`store.paths.store_named`); `write`
-    for the commands that write into it."""
-    return store_named(args.store, write=write)
+    for the commands that write into it. A read-only command on a named store folder that
+    does not exist says so first (`store.paths.absent_store`), then reads it as empty."""
+    paths = store_named(args.store, write=write)
+    if not write and (note := absent_store(paths, args.store)):
+        print(f"geneb-engine {args.command}: warning: {note}", file=sys.stderr)
+    return paths
 
 
 def whole_number(minimum: int, *, of: str = "", note: str = "", maximum: int | None = None,
@@ -82,8 +86,23 @@ positive_int = whole_number(1)
 
 
 def models_of(paths: StorePaths, specs: list[str]) -> list[ModelMeta]:
-    catalog = load_models(paths.user_models)
+    """The models `--models` names (`engine.registry.resolve_model`), against the store's
+    models (`store.tables.catalogs.store_models`: catalog, user entries, checkpoint folders
+    run)."""
+    from store.tables.catalogs import store_models  # lazy: polars, pyarrow
+
+    catalog = store_models(paths)
     return [resolve_model(spec, catalog) for spec in specs]
+
+
+def duration(seconds: float) -> str:
+    """A time to read at a glance: seconds under two minutes, minutes under two hours, else
+    hours ('0.4 s', '95.0 s', '3.5 min', '2.1 h')."""
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def emit_json(obj) -> None:
@@ -118,15 +137,19 @@ def add_suite_args(p, *, from_store: bool = False) -> None:
 
 
 def suite_of(args, paths: StorePaths, *, write: bool = False):
-    """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`)."""
+    """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`).
+    What reading it found worth a warning (its manifest's) goes to stderr, one line each."""
     from engine.suites import resolve_suite  # lazy: numpy
 
     if args.suite not in NAMED_SUITES and not _exists(args.suite) \
             and suggestions(args.suite, NAMED_SUITES):        # a misspelt name, not a path
         check_names("suite", [args.suite], NAMED_SUITES, option="--suite",
                     more=", or a directory of <task_id>.csv files")
-    return resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
-                         write=write)
+    suite = resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
+                          write=write)
+    for message in suite.warnings:
+        print(f"geneb-engine {args.command}: warning: {message}", file=sys.stderr)
+    return suite
 
 
 def reading_suite(args, snap: Snapshot, source: str | None):
@@ -165,30 +188,6 @@ def _exists(path: str) -> bool:
 
 
 # --- names: one rule for every option that takes names ------------------------------------
-
-def suggestions(name: str, known: Iterable[str], aliases: Mapping[str, str] | None = None,
-                n: int = 3) -> list[str]:
-    """Up to `n` known names close to `name`, best first: the same name but for case, names
-    it begins or is a part of, then difflib's closest (case-folded). `aliases` maps other
-    spellings (a model's display name) to the name to suggest."""
-    folded: dict[str, list[str]] = {}
-    for k in known:
-        folded.setdefault(k.casefold(), []).append(k)
-    for alias, target in (aliases or {}).items():
-        folded.setdefault(alias.casefold(), []).append(target)
-    key = name.casefold()
-    out = list(folded.get(key, []))
-    if len(key) >= 2:   # what it begins (f1 -> f1_macro), and from 3 characters is part of
-        out += [k for f, ks in folded.items() if f != key and f.startswith(key) for k in ks]
-    if len(key) >= 3:
-        out += [k for f, ks in folded.items() if f != key and key in f for k in ks]
-    close = difflib.get_close_matches(key, list(folded), n=n, cutoff=0.6)
-    if close:   # only those about as close as the closest: 'kmer3' -> kmer-3, not kmer-4
-        best = difflib.SequenceMatcher(None, key, close[0]).ratio()
-        out += [k for f in close if difflib.SequenceMatcher(None, key, f).ratio() >= best - 0.1
-                for k in folded[f]]
-    return list(dict.fromkeys(out))[:n]
-
 
 def check_names(kind: str, given: Sequence[str] | None, known: Iterable[str], *,
                 option: str | None = None, listing: str | None = None,
@@ -270,7 +269,9 @@ class StoreNames:
 
     @cached_property
     def catalog(self) -> dict[str, ModelMeta]:
-        return load_models(self.paths.user_models)
+        from store.tables.catalogs import store_models  # lazy: polars, pyarrow
+
+        return store_models(self.paths)
 
     @cached_property
     def models(self) -> list[str]:

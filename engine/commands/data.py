@@ -4,7 +4,8 @@
 its mirror `darlednik/geneb-tasks`) with huggingface_hub into
 `<store>/data/geneb-v1/<revision>/` (`StorePaths.data_dir`; or `--data-dir`); an interrupted
 download resumes; every file's sha256 goes into `geneb-data.json`. Offline, it says what to
-download and where to put it. `verify` checks every file against its recorded sha256, then reads
+download and where to put it, once the hub has not answered one short request (about 2 s).
+`verify` checks every file against its recorded sha256, then reads
 every task as `fill` does: a task that cannot be read is a problem too, and it shows how many
 sequences of each task hold IUPAC codes, U, lower case or other letters.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from engine.commands.common import console, emit_json, store_of
 from engine.data import task_sources
+from engine.encoders.hub import hub_problem
 from engine.hub_data import (
     DATA_MANIFEST,
     DATASET_REPO,
@@ -27,6 +29,7 @@ from engine.hub_data import (
     write_data_manifest,
 )
 from store.catalog import LetterCounts
+from store.paths import store_named
 from store.vocab.errors import GenebError
 
 
@@ -69,12 +72,15 @@ def _snapshot(repo: str, revision: str, target: Path) -> None:
 
 
 def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
-    """Download (or resume) the snapshot into `target` and record its checksums."""
-    from huggingface_hub import constants, errors  # lazy: huggingface_hub
+    """Download (or resume) the snapshot into `target` and record its checksums. Whether the
+    hub may be asked is the run's one decision (`engine.encoders.hub.hub_problem`: HF_HUB_OFFLINE,
+    or one request that must be answered within REACH_TIMEOUT_S), made before the download, whose
+    own retries would take about a minute to give up on a hub that cannot be reached."""
+    from huggingface_hub import errors  # lazy: huggingface_hub
 
-    if constants.HF_HUB_OFFLINE:
-        raise GenebError(offline_message(DATASET_REPO, revision, target,
-                                         "HF_HUB_OFFLINE is set"))
+
+    if (problem := hub_problem()) is not None:
+        raise GenebError(offline_message(DATASET_REPO, revision, target, problem))
     target.mkdir(parents=True, exist_ok=True)
     reasons = []
     for repo in (DATASET_REPO, MIRROR_REPO):
@@ -105,8 +111,10 @@ def fetch(target: Path, revision: str = PINNED_REVISION) -> dict:
 
 
 def download(args) -> int:
-    paths = store_of(args, write=args.data_dir is None)    # else it writes only --data-dir
-    target = data_dir_for(paths, args.data_dir, args.revision)
+    # With --data-dir it writes only there: the store is checked, never read.
+    paths = store_of(args, write=True) if args.data_dir is None else \
+        store_named(args.store, write=False)
+    target = data_dir_for(paths, args.data_dir, args.revision, check="creatable")
     manifest = fetch(target, args.revision)
     summary = {"data_dir": str(target), "dataset": manifest["dataset"],
                "revision": manifest["revision"], "n_tasks": manifest["n_tasks"],
@@ -121,7 +129,7 @@ def download(args) -> int:
 
 
 def verify(args) -> int:
-    target = data_dir_for(store_of(args), args.data_dir, args.revision)
+    target = data_dir_for(store_of(args), args.data_dir, args.revision, check="folder")
     bad = verify_data(target)
     letters, unread = read_letters(target)
     if args.json:
@@ -162,7 +170,7 @@ def read_letters(root: Path) -> tuple[dict[str, LetterCounts], list[str]]:
 
 
 def where(args) -> int:
-    target = data_dir_for(store_of(args), args.data_dir, args.revision)
+    target = data_dir_for(store_of(args), args.data_dir, args.revision, check="folder")
     n = len(task_sources(target)) if target.is_dir() else 0
     manifest = read_data_manifest(target) if target.is_dir() else None
     info = {"data_dir": str(target), "n_tasks": n,

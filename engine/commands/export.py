@@ -18,6 +18,7 @@ from engine.commands.common import (
     store_of,
 )
 from store.csv_out import write_csv
+from store.folders import folder_problem
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
 from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
@@ -200,6 +201,11 @@ def _submission(paths, args) -> int:
     if not args.output:
         raise GenebError(f"--submission {args.submission}: give the file to write with -o "
                          "FILE (named <model id>.json) or -o FOLDER")
+    out = Path(args.output).expanduser()
+    if not out.is_dir() and (problem := folder_problem(
+            str(out.parent), "give -o a file (named <model id>.json) in a folder, or a folder",
+            may_be_missing=True)):
+        raise GenebError(f"-o {args.output}: its folder {out.parent} {problem}")
     meta = {field: getattr(args, field) for field in META_FIELDS}   # each has its option
     options = {f"meta.{field}": f"--{field.replace('_', '-')}"
                for field, value in meta.items() if value is not None}

@@ -6,6 +6,7 @@ import argparse
 import math
 import signal
 import time
+from dataclasses import asdict
 
 from rich.markup import escape
 from rich.progress import (
@@ -24,6 +25,7 @@ from engine.commands.common import (
     check_names,
     choice_of,
     console,
+    duration,
     emit_json,
     err_console,
     models_of,
@@ -31,9 +33,12 @@ from engine.commands.common import (
     protocols_of,
     store_of,
     suite_of,
+    table_console,
     whole_number,
 )
+from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions
+from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
@@ -48,7 +53,8 @@ def register(sub, common) -> None:
                                    "each (model, task) is embedded once.")
     add_suite_args(p)
     p.add_argument("--models", nargs="+", required=True, metavar="MODEL",
-                   help="catalog ids (see `geneb-engine models`)")
+                   help="catalog ids (`geneb-engine models` lists them), hub ids (org/name) or "
+                        f"checkpoint folders (written by save_pretrained): {PATH_MODEL_ID}")
     p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
                    type=choice_of("regime", REGIMES))
@@ -58,6 +64,12 @@ def register(sub, common) -> None:
     p.add_argument("--jobs", type=jobs_count, default=1, metavar="N",
                    help="probe N (model, task) pairs in parallel worker processes; auto: one "
                         "per core less one, as many as the available memory holds")
+    p.add_argument("--dry-run", action="store_true",
+                   help="write nothing: show the plan (per model: tasks and cells to compute, "
+                        "embeddings to compute and to reuse, tokens to embed) and its estimated "
+                        "time on this machine, from the store's measured throughput and fit "
+                        "times where it has them, else from a short calibration (a few hundred "
+                        "sequences of the suite embedded, timed)")
     add_protocol_arg(p, many=True,
                      help="the probe protocols to compute: geneb-v1 (the official probe), "
                           "geneb-v1-array-api (its lbfgs on torch tensors, on the GPU), "
@@ -187,9 +199,12 @@ def run(args) -> int:
         models = randomised(models, args.random_init)
     protocols = fill_protocols(args.protocol)
     cluster = cluster_of(args)
+    if cluster is not None and args.dry_run:
+        raise GenebError("--dry-run estimates a run of the local executor; leave out "
+                         "--executor ray")
     if cluster is not None:
         require_ray()                           # before the suite is read or anything written
-    suite = suite_of(args, paths, write=True)
+    suite = suite_of(args, paths, write=not args.dry_run)
     if args.tasks:
         for t in args.tasks:
             check_id("task", t, "--tasks")      # an unusable id is its own message
@@ -205,6 +220,9 @@ def run(args) -> int:
                                                  compile=args.compile,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
+    if args.dry_run:
+        args.changes_store = False              # nothing written: no listener to tell
+        return _dry_run(args, paths, suite, models, tasks, options)
     start = time.perf_counter()
     computed = 0    # cells this run computed (the others were finished by another process)
 
@@ -275,4 +293,57 @@ def run(args) -> int:
     console.print(f"computed {computed} cells in {time.perf_counter() - start:.1f} s"
                   + (f" ({others} more were computed meanwhile by another process)"
                      if others else "") + f"; store: {paths.root}")
+    return 0
+
+
+def _dry_run(args, paths, suite, models, tasks, options) -> int:
+    """`--dry-run`: the plan and its estimates (`engine.dry_run`), nothing written."""
+    from engine.dry_run import dry_run  # lazy: polars, duckdb, pyarrow
+
+    warnings: list[str] = []
+
+    def on_event(event: dict) -> None:
+        if event["event"] == "warning":
+            warnings.append(event["message"])
+            if not args.json:
+                err_console.print(f"[yellow]warning:[/] {escape(event['message'])}")
+
+    found = dry_run(paths, suite, models, tasks, args.regimes, options, on_event)
+    if args.json:
+        emit_json({"event": "dry_run", "suite": suite.name, "store": str(paths.root),
+                   "cells_total": found.cells_total, "cells_missing": found.cells_missing,
+                   "jobs": found.jobs, "jobs_reason": found.jobs_reason,
+                   "seconds": found.seconds, "warnings": warnings,
+                   "models": [{**asdict(m), "probe_seconds": m.probe_seconds,
+                               "seconds": m.seconds} for m in found.models]})
+        return 0
+    per = f" × {len(options.protocols)} protocols" if len(options.protocols) > 1 else ""
+    console.print(f"dry run, nothing written: suite [bold]{escape(suite.name)}[/]: {len(tasks)} "
+                  f"tasks × {len(models)} models × {len(args.regimes)} regimes{per} = "
+                  f"{found.cells_total} cells; {found.cells_total - found.cells_missing} in "
+                  f"the store, {found.cells_missing} to compute")
+    table = FitTable("the plan and its estimated time",
+                     [Col("model", key=True, style="bold"), Col("device"),
+                      Col("tasks", justify="right"), Col("cells", justify="right"),
+                      Col("embed", justify="right"), Col("reuse", justify="right"),
+                      Col("sequences", justify="right"), Col("tokens", justify="right"),
+                      Col("embedding", justify="right"), Col("probes", justify="right"),
+                      Col("total", justify="right")])
+    for m in found.models:
+        table.add_row(escape(m.model), escape(m.device), str(m.tasks), str(m.cells),
+                      str(m.splits_to_embed), str(m.splits_stored), f"{m.sequences:,}",
+                      "-" if m.tokens is None else f"~{m.tokens:,}" if m.tokens else "0",
+                      duration(m.embedding.seconds), duration(m.probe_seconds),
+                      duration(m.seconds))
+    table_console().print(table)
+    console.print("embed / reuse: splits (train, test) to embed, and stored to reuse; tokens: "
+                  "estimated, - where the encoder counts none; where each estimate comes from:")
+    for m in found.models:
+        console.print(f"  {escape(m.model)} embedding: {escape(m.embedding.note)}")
+        for p in m.probes:
+            console.print(f"  {escape(m.model)} probes {escape(p.protocol)} {p.regime} "
+                          f"({p.cells} cells, {p.examples:,} training examples): "
+                          f"{escape(p.note)}")
+    console.print(f"total ≈ {duration(found.seconds)} with {found.jobs} probe worker(s) "
+                  f"({escape(found.jobs_reason)})")
     return 0

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from engine.commands.common import (
     StoreNames,
@@ -14,6 +13,7 @@ from engine.commands.common import (
     one_protocol,
     store_of,
 )
+from store.folders import named_folder
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1
 
@@ -53,10 +53,8 @@ def run(args) -> int:
     names = StoreNames(paths, snap)
     sources = names.check_sources(args.source, option="--source") or source_order(names.sources)
     protocol = one_protocol(args.protocol, why="a leaderboard is of one")
-    out = Path(args.output).expanduser()
-    if out.exists() and not out.is_dir():
-        raise GenebError(f"-o {args.output}: is a file; give the folder to write "
-                         f"{' and '.join(LEADERBOARD_FILES)} into")
+    out = named_folder("-o", args.output, f"give the folder to write "
+                       f"{' and '.join(LEADERBOARD_FILES)} into", may_be_missing=True)
     entries, left_out = store_submissions(snap, sources=sources, protocol_hash=protocol.hash)
     if not entries:
         shown = "".join(f"; {line}" for line in left_out[:3]) + ("; ..." * (len(left_out) > 3))

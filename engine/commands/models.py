@@ -1,4 +1,5 @@
-"""`geneb-engine models`: the model catalog (built-in and the user's), filterable; `--cached`
+"""`geneb-engine models`: the model catalog (built-in, the user's, the checkpoint folders the
+store has run: `store.tables.catalogs.store_models`), filterable; `--cached`
 keeps the models whose checkpoint is on this machine (`engine.encoders.hub.local_checkpoint`)."""
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.encoders.hub import cache_folder, local_checkpoint
-from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, load_models, param_count
-from store.tables.catalogs import models_frame
+from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, param_count
 from store.vocab.encoder_kinds import KINDS, split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")
 
 
 def register(sub, common) -> None:
-    p = sub.add_parser("models", parents=[common], help="list the model catalog")
+    p = sub.add_parser("models", parents=[common], help="list the model catalog",
+                       description="The models --models can name: the built-in catalog, the "
+                                   "entries of <store>/models.toml and the checkpoint folders "
+                                   "the store has run (by their model id).")
     p.add_argument("--architecture", metavar="FAMILY",
                    help=f"architecture family: {', '.join(ARCHITECTURE_FAMILIES)}")
     p.add_argument("--tokenization", metavar="FAMILY",
@@ -66,7 +69,9 @@ def _runs(m) -> str:
 
 
 def run(args) -> int:
-    catalog = load_models(store_of(args).user_models)
+    from store.tables.catalogs import models_frame, store_models  # lazy: polars, pyarrow
+
+    catalog = store_models(store_of(args))
     entries = list(catalog.values())
     for option, kind, field, vocabulary in (
             ("--architecture", "architecture family", "architecture_family",

@@ -47,7 +47,8 @@ from __future__ import annotations
 import hashlib
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,32 @@ def build(model: ModelMeta, options: EncoderOptions) -> HFEncoder:
                                compile_model=options.compile)
 
 
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers prints nothing of its own while a model loads: its library logger at ERROR
+    (its loading report, its notices) and its own progress bars off ("Loading weights"), both
+    as they were afterwards; huggingface_hub's download bars stay as they are. The library
+    logger, not `transformers.modeling_utils`: transformers 5 runs (and prints) its
+    tensor-parallel plan check, "The following layers were not sharded", whenever that
+    module's own logger level is WARNING or above."""
+    # lazy: huggingface_hub
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+    from transformers.utils import logging as hf_logging  # lazy: transformers
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hub_bars = not are_progress_bars_disabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()       # huggingface_hub's too, turned back on below
+    if hub_bars:
+        enable_progress_bars()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 def weights_sha256(model: torch.nn.Module) -> str:
     """The sha256 of a model's weights: every state-dict entry in name order, its name and its
     bytes as stored (what a random-initialisation control records as its revision)."""
@@ -123,8 +150,9 @@ class HFEncoder(StreamingEncoder):
             raise GenebError(f"model {self.model_id}: padding_side {padding_side!r} is not one "
                              f"of {', '.join(PADDING_SIDES)}")
         self._trust = bool(trust_remote_code)
-        self.tokenizer = self._load_tokenizer()
-        self.model = self._load_model()
+        with quiet_transformers():
+            self.tokenizer = self._load_tokenizer()
+            self.model = self._load_model()
         config = self.model.config
         self.model_type = getattr(config, "model_type", None) or "unknown"
         params = inspect.signature(self.model.forward).parameters
@@ -194,7 +222,6 @@ class HFEncoder(StreamingEncoder):
             AutoModelForSequenceClassification,
         )
 
-        logging.getLogger("transformers.modeling_utils").setLevel(logging.ERROR)
         last: Exception | None = None
         for cls in (AutoModel, AutoModelForMaskedLM, AutoModelForCausalLM,
                     AutoModelForSequenceClassification):

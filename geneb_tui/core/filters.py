@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from store.vocab.ids import safe_name
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 
 METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "Acc", "f1_macro": "F1"}
@@ -111,8 +112,6 @@ class Filters:
         category (when one is shown), each a safe file name (`store.vocab.ids.safe_name`; a suite
         run from a folder goes by the folder's name), after a `geneb-` the suite name does not
         already start with (`geneb-mini-full-mcc.csv`, `geneb-my_suite-full-mcc.csv`)."""
-        from store.vocab.ids import safe_name
-
         suite = safe_name(self.suite)
         parts = [suite if suite.startswith("geneb") else f"geneb-{suite}", self.regime,
                  self.metric]

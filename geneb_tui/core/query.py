@@ -28,12 +28,17 @@ from geneb_tui.core.table_view import (
 from store.analyses.aggregates import aggregates
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
-from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, load_models
+from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta
 from store.cells import cell_states
 from store.damage import damage
 from store.db import Snapshot
 from store.paths import StorePaths
-from store.tables.catalogs import known_tasks, models_frame, models_with_builtins
+from store.tables.catalogs import (
+    known_tasks,
+    models_frame,
+    models_with_builtins,
+    store_models,
+)
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
@@ -51,8 +56,9 @@ class StoreSnapshot:
     done: pl.DataFrame     # (model, task, regime) done in some source (`store.cells`)
     version: int | None = None        # the results table version read
     damage: tuple[str, ...] = ()      # damaged store files met while reading (store.db)
-    # The engine's catalog (built-in + <store>/models.toml) as ModelMeta fields: what `fill`
-    # can run; `catalog_error` when the user's file could not be read.
+    # The engine's catalog (built-in, <store>/models.toml, the checkpoint folders the store has
+    # run: `store.tables.catalogs.store_models`) as ModelMeta fields: what `fill` can run;
+    # `catalog_error` when the user's file could not be read.
     catalog: dict[str, dict] = field(default_factory=dict)
     catalog_error: str | None = None
     protocol: str = GENEB_V1.name
@@ -70,9 +76,9 @@ class StoreSnapshot:
         tasks = known_tasks(paths, snap.query("SELECT * FROM tasks"))
         catalog_error = None
         try:
-            known = load_models(paths.user_models)
+            known = store_models(paths)
         except GenebError as exc:  # a broken user file must not keep the dashboard from opening
-            known = load_models(None)
+            known = store_models(paths, user=False)
             catalog_error = str(exc)
         models = models_with_builtins(paths, known)
         snap.close()

@@ -25,7 +25,7 @@ from store.failpoints import reach
 from store.locks import named_lock
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
-from store.vocab.errors import brief
+from store.vocab.errors import GenebError, brief
 
 
 def read_catalog(paths: StorePaths, name: str) -> pl.DataFrame:
@@ -145,3 +145,27 @@ def known_tasks(paths: StorePaths, stored: pl.DataFrame | None = None) -> pl.Dat
     stored = read_catalog(paths, "tasks") if stored is None else stored
     return (pl.concat([stored, tasks_frame(built_in_tasks(paths))], how="diagonal_relaxed")
             .unique("task_id", keep="first", maintain_order=True))
+
+
+def path_models(paths: StorePaths) -> dict[str, ModelMeta]:
+    """The checkpoint folders the store has run (`fill --models PATH` records each model it runs
+    in `<store>/catalog/models.parquet`, `register_models`), by model id: the rows with a
+    `path`, of the generic encoder, that are no random-initialisation control. They let
+    `--models ID` name a folder after its first run (its id: `engine.registry.path_model_id`)."""
+    names = {f.name for f in fields(ModelMeta)}
+    out = {}
+    for row in read_catalog(paths, "models").iter_rows(named=True):
+        if row["path"] and row["encoder"] == "hf" and row["random_init"] is None:
+            try:
+                out[row["model_id"]] = ModelMeta(**{k: row[k] for k in names})
+            except GenebError:      # a row no entry could hold: not offered
+                continue
+    return out
+
+
+def store_models(paths: StorePaths, *, user: bool = True) -> dict[str, ModelMeta]:
+    """The models `--models ID` names in this store: the built-in and (`user`) the user's
+    entries (`load_models`), then the store's checkpoint folders (`path_models`) whose ids
+    those do not take."""
+    known = load_models(paths.user_models if user else None)
+    return known | {k: m for k, m in path_models(paths).items() if k not in known}

@@ -83,17 +83,21 @@ def read_runs(paths: StorePaths) -> pl.DataFrame:
     return pl.from_arrow(rows)
 
 
-def perf_summary(runs: pl.DataFrame) -> pl.DataFrame:
-    """[model, device, dtype, splits, sequences, tokens, seconds, sequences_per_s, tokens_per_s,
-    padding, peak_memory_bytes, batch_size, tflops, mfu] per model and device: totals over its
-    rows (rates: totals over total seconds; padding: 1 - tokens / padded tokens; the peak
+PER_RUN: tuple[str, ...] = ("model", "device", "dtype")
+
+
+def perf_summary(runs: pl.DataFrame, by: tuple[str, ...] = PER_RUN) -> pl.DataFrame:
+    """[*by, splits, sequences, tokens, seconds, sequences_per_s, tokens_per_s, padding,
+    peak_memory_bytes, batch_size, tflops, mfu] per group of `by` (default: model, device and
+    dtype; `fill --dry-run`: model and device): totals over its rows (rates: totals over total
+    seconds; tokens NULL when a row counts none; padding: 1 - tokens / padded tokens; the peak
     memory the largest; the batch size the smallest reached; tflops and mfu the
-    seconds-weighted means of the rows that have them). Sorted by model."""
+    seconds-weighted means of the rows that have them). Sorted by `by`."""
     def weighted(c: str) -> pl.Expr:
         seconds = pl.col("seconds").filter(pl.col(c).is_not_null()).sum()
         return pl.when(seconds > 0).then((pl.col(c) * pl.col("seconds")).sum() / seconds)
 
-    return (runs.group_by("model", "device", "dtype").agg(
+    return (runs.group_by(*by).agg(
         pl.len().alias("splits"), pl.col("sequences").sum(),
         pl.col("tokens").sum().alias("tokens"),
         pl.col("tokens").is_null().any().alias("_no_tokens"),
@@ -106,7 +110,6 @@ def perf_summary(runs: pl.DataFrame) -> pl.DataFrame:
             (pl.col("sequences") / pl.col("seconds")).alias("sequences_per_s"),
             (pl.col("tokens") / pl.col("seconds")).alias("tokens_per_s"),
             (1 - pl.col("tokens") / pl.col("padded_tokens")).alias("padding"))
-        .select("model", "device", "dtype", "splits", "sequences", "tokens", "seconds",
-                "sequences_per_s", "tokens_per_s", "padding", "peak_memory_bytes",
-                "batch_size", "tflops", "mfu")
-        .sort("model", "device", "dtype"))
+        .select(*by, "splits", "sequences", "tokens", "seconds", "sequences_per_s",
+                "tokens_per_s", "padding", "peak_memory_bytes", "batch_size", "tflops", "mfu")
+        .sort(*by))

@@ -39,3 +39,46 @@ def task_dir(tmp_path: Path) -> Path:
         "task_id,category,label\nbin_task,Promoters,Binary\ntri_task,Enhancers,Three\n"
         "quad_task,Promoters,Four\n")
     return folder
+
+
+# --- a Hugging Face hub on this machine (tests.engine.local_hub) -----------------------------
+
+@pytest.fixture
+def undecided_hub(monkeypatch):
+    """The hub may be asked (no HF_HUB_OFFLINE) and this process has not decided yet whether
+    it may (`engine.encoders.hub.hub_problem`); the offline switch a run makes is undone."""
+    from huggingface_hub import constants
+
+    from engine.encoders import hub as hub_module
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")     # restored after the offline switch
+    hub_module.hub_problem.cache_clear()
+    yield
+    hub_module.hub_problem.cache_clear()
+
+
+@pytest.fixture
+def listener(monkeypatch):
+    """The hub's endpoint: a socket that counts the connections made to it, answering none."""
+    from huggingface_hub import constants
+
+    from tests.engine.local_hub import Listener
+
+    server = Listener()
+    monkeypatch.setattr(constants, "ENDPOINT", server.url)
+    yield server
+    server.sock.close()
+
+
+@pytest.fixture
+def answering_hub(monkeypatch):
+    """The hub's endpoint: a server that answers every HEAD request with 200."""
+    from huggingface_hub import constants
+
+    from tests.engine.local_hub import AnsweringHub
+
+    server = AnsweringHub()
+    monkeypatch.setattr(constants, "ENDPOINT", server.url)
+    yield
+    server.close()

@@ -243,10 +243,31 @@ def test_store_folder_that_is_not_writable(tmp_path, store, capsys, monkeypatch,
             names=(str(copy), "not writable"))
 
 
-def test_missing_store_folder_reads_as_an_empty_store(tmp_path, capsys):
-    rc, err = run(capsys, "status", "--store", str(tmp_path / "none"), "--suite",
-                  str(suite_with(tmp_path, "x.csv", good_bytes())))
+@pytest.mark.parametrize("command", [("status", "--suite", "geneb-mini"), ("models",),
+                                     ("export", "--csv", "out.csv"), ("data", "where")])
+@pytest.mark.parametrize("named_by", ["--store", "$GENEB_HOME"])
+def test_a_named_store_that_does_not_exist_is_said_so_then_reads_as_empty(
+        tmp_path, capsys, monkeypatch, command, named_by):
+    missing = tmp_path / "stroe"
+    monkeypatch.chdir(tmp_path)
+    if named_by == "--store":
+        rc, err = run(capsys, *command, "--store", str(missing))
+    else:
+        monkeypatch.setenv("GENEB_HOME", str(missing))
+        rc, err = run(capsys, *command)
     assert rc == 0 and "Traceback" not in err
+    assert err == (f"geneb-engine {command[0]}: warning: store {missing} ({named_by}) does not "
+                   "exist; it reads as an empty store (check the path)\n")
+    assert not missing.exists()
+
+
+def test_the_default_store_that_does_not_exist_yet_reads_as_empty_without_a_word(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("GENEB_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    rc, err = run(capsys, "status", "--suite", "geneb-mini")
+    assert (rc, err) == (0, "")
+    assert not (tmp_path / ".geneb").exists()
 
 
 def test_an_unknown_task_of_geneb_mini_writes_nothing(tmp_path, store, capsys):

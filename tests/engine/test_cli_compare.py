@@ -206,5 +206,5 @@ def test_bad_inputs_are_one_line_and_write_nothing(mixed, tmp_path, capsys):
     for argv, names in cases:
         refused(capsys, mixed, *argv, names=names)
     refused(capsys, absent, "compare", "--store", str(absent), "local", str(SUBMISSIONS),
-            names=("holds no local results",))
+            names=("(--store) does not exist", "holds no local results"), lines=2)
     assert not absent.exists()

@@ -108,7 +108,7 @@ def test_output_that_is_a_file_and_an_empty_store(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     rc, _, err = _run(capsys, "leaderboard", "--store", tmp_path / "store", "-o",
                       tmp_path / "file")
-    assert rc == 2 and "is a file; give the folder" in err
+    assert rc == 2 and "is a file, not a folder; give the folder" in err
     rc, _, err = _run(capsys, "leaderboard", "--store", tmp_path / "store", "-o", tmp_path / "o")
     assert rc == 2 and "import the official results with `geneb-engine import --official`" in err
     assert not (tmp_path / "o").exists() and not (tmp_path / "store").exists()

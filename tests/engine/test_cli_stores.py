@@ -64,6 +64,7 @@ def stores(tmp_path_factory, official_store):
     fill(root / "mixed", tiny, "kmer-3", "kmer-4")
     local_store(root / "one-model", "GROVER", local_rows("GROVER"))
     fill(root / "one-task", one, "kmer-3")
+    (root / "empty").mkdir()      # a store folder never written (a missing one is warned of)
     return {"empty": (root / "empty", "geneb-v1"), "mini": (root / "mini", "geneb-mini"),
             "official": (root / "official", "geneb-v1"), "mixed": (root / "mixed", "geneb-v1"),
             "one-model": (root / "one-model", "geneb-v1"),

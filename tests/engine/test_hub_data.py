@@ -24,6 +24,7 @@ from store.catalog import geneb_v1_tasks
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
+from tests.engine.in_process import refused
 
 V1 = [t.task_id for t in geneb_v1_tasks()]
 
@@ -187,7 +188,8 @@ def test_subsampling_is_deterministic_stratified_and_off_by_default(tmp_path):
     assert local.load(V1[0]).data_hash == sub.load(V1[0]).data_hash
 
 
-def test_download_offline_says_what_to_download_and_where(tmp_path, monkeypatch, capsys):
+def test_download_offline_says_what_to_download_and_where(tmp_path, monkeypatch, capsys,
+                                                          undecided_hub):
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
@@ -197,10 +199,19 @@ def test_download_offline_says_what_to_download_and_where(tmp_path, monkeypatch,
     assert str(snapshot_of(tmp_path.resolve())) in err and "--data-dir" in err
 
 
-def test_download_network_failure_tries_the_mirror_then_explains(tmp_path, monkeypatch):
-    from huggingface_hub import constants
+def test_download_without_the_hub_asks_it_once_then_explains(tmp_path, capsys, undecided_hub,
+                                                             listener):
+    """A hub that answers nothing: one short request decides, the download never starts (its
+    own retries took about a minute), the same message, nothing written."""
+    store = tmp_path / "store"
+    refused(capsys, store, "data", "download", "--store", str(store),
+            names=("cannot download dataset DeepPavlov/geneb-tasks", listener.url,
+                   "--data-dir"))
+    assert listener.connections == 1
 
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+def test_download_network_failure_tries_the_mirror_then_explains(tmp_path, monkeypatch,
+                                                                undecided_hub, answering_hub):
     tried = []
 
     def no_network(repo, revision, target):
@@ -213,11 +224,8 @@ def test_download_network_failure_tries_the_mirror_then_explains(tmp_path, monke
     assert tried == ["DeepPavlov/geneb-tasks", "darlednik/geneb-tasks"]
 
 
-def test_download_records_checksums_and_verify_catches_changes(tmp_path, monkeypatch, capsys):
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-
+def test_download_records_checksums_and_verify_catches_changes(tmp_path, monkeypatch, capsys,
+                                                               undecided_hub, answering_hub):
     def fake_snapshot(repo, revision, target):
         assert revision == PINNED_REVISION
         write_hub(Path(target), V1[0], rows_for(1))

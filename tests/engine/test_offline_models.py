@@ -1,8 +1,9 @@
 """Hub models on nodes without the hub: the local Hugging Face cache first, one line when a model
 is neither cached nor reachable, `fetch-models` and `models --cached`.
 
-The hub is a local endpoint (HF_ENDPOINT as huggingface_hub read it): a closed port (refused at
-once), a socket that counts the connections made to it, or a tiny HTTP server that answers.
+The hub is a local endpoint (`tests.engine.local_hub`, its fixtures in conftest.py): a closed
+port (refused at once), a socket that counts the connections made to it, or a tiny HTTP server
+that answers.
 Caches are built here in huggingface_hub's layout (blobs named by their sha256, snapshot files
 linked to them, refs/main) from tiny checkpoints saved with save_pretrained.
 """
@@ -11,11 +12,8 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import http.server
 import json
 import os
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -34,6 +32,7 @@ from store.catalog import load_models
 from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import refused, run
+from tests.engine.local_hub import closed_port
 from tests.engine.tiny_models import build, random_dna
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -42,72 +41,13 @@ SEQS = random_dna(6, 20, 60, seed=3)
 
 
 @pytest.fixture
-def hub(monkeypatch, tmp_path):
+def hub(undecided_hub, monkeypatch, tmp_path):
     """An empty cache and a hub that refuses connections, the run's decision not yet made."""
     cache = tmp_path / "hf-cache"
     cache.mkdir()
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")     # restored after the offline switch
     monkeypatch.setattr(constants, "ENDPOINT", closed_port())
-    hub_module.hub_problem.cache_clear()
-    yield cache
-    hub_module.hub_problem.cache_clear()
-
-
-def closed_port() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
-
-
-class Listener:
-    """A socket that accepts and counts connections, and answers nothing."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-
-@pytest.fixture
-def listener(monkeypatch):
-    server = Listener()
-    monkeypatch.setattr(constants, "ENDPOINT", server.url)
-    yield server
-    server.sock.close()
-
-
-@pytest.fixture
-def answering_hub(monkeypatch):
-    """An endpoint that answers every HEAD request with 200."""
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_HEAD(self):
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
-    yield
-    server.shutdown()
-    server.server_close()
+    return cache
 
 
 @pytest.fixture(scope="module")

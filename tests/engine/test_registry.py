@@ -154,7 +154,7 @@ def test_resolve_local_checkpoint_directory(tmp_path):
 def test_unknown_model_lists_close_matches():
     with pytest.raises(GenebError, match=r"unknown model 'GROVR' \(did you mean GROVER"):
         resolve_model("GROVR", load_models())
-    with pytest.raises(GenebError, match="neither a catalog id"):
+    with pytest.raises(GenebError, match=r"--models \./no/such/dir: no such folder \(/"):
         resolve_model("./no/such/dir", load_models())
 
 

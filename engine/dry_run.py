@@ -1,0 +1,366 @@
+"""`fill --dry-run`: what a fill would compute and about how long it would take; nothing is
+written to the store.
+
+The plan is fill's own: every task read and checked (`engine.fill.validate_tasks`), the missing
+cells (`engine.planner.plan`), each model's weight-free checks (`engine.encoders.preflight`).
+Per model: the tasks and cells to compute; the splits whose embeddings are to compute, and those
+stored to reuse (`store.embeddings.EmbeddingStore.stored`: a complete split of the model on the
+same data, which fill reuses once it verifies and was made with the same revision and
+settings); the sequences, nucleotides and tokens to embed.
+
+Each estimate says where it came from:
+
+- embedding, on the device the model would run on (a weight-free kind on the CPU, else
+  `--device`'s rule): the runs table's measured throughput of that model on that device
+  (`store.tables.telemetry.perf_summary`): tokens to embed over tokens per second, the tokens being
+  the nucleotides to embed times the model's tokens per nucleotide where the runs table
+  measured it on these tasks' data; else sequences over sequences per second. A model the
+  runs table has not seen on that device is calibrated: `CALIBRATION_SEQUENCES` sequences
+  drawn from the suite (every sequence equally likely, the same draw every time) embedded once
+  after a warm-up, timed: nucleotides over nucleotides per second, tokens per nucleotide
+  from what the encoder counted.
+- probes, per protocol and regime: seconds per training example fitted, as the store's local
+  result rows measured them (`fit_seconds` over `n_train`, a shared full-regime fit counted
+  once): this model's rows where it has some, else every model's; else a calibration, the
+  protocol fitted on the calibration sample's embeddings (labels alternating), timed. A cell's
+  examples: the training split once per fit (one fit for a shared full-regime fit, one per
+  seed otherwise), k per class and seed for a k-shot regime.
+- the total of a model: embedding, plus probes over the probe workers (`--jobs`), which fit
+  while the next pair embeds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import polars as pl
+from threadpoolctl import threadpool_limits
+
+from engine.data import TaskData
+from engine.encoders import build_encoder, preflight
+from engine.fill import Event, FillOptions, validate_tasks
+from engine.pairs import probe_rows
+from engine.planner import PairWork, plan
+from engine.probes import PROBE_THREADS
+from engine.suites import Suite
+from engine.workers import auto_jobs
+from store.catalog import ModelMeta, TaskMeta
+from store.db import query
+from store.embeddings import EmbeddingStore
+from store.paths import StorePaths
+from store.tables.telemetry import perf_summary, read_runs
+from store.vocab.encoder_kinds import KINDS
+from store.vocab.protocol import REGIME_K, Protocol
+
+CALIBRATION_SEQUENCES = 256     # sequences of the suite a calibration embeds
+WARM_UP = 8                     # embedded first, untimed (allocations, first-batch costs)
+_SPLITS = ("train", "test")
+
+
+class Sample:
+    """A uniform draw of `size` sequences over every sequence shown to it: each gets a random
+    key (numpy's RandomState(seed)), the smallest keys are kept; the same files give the same
+    draw."""
+
+    def __init__(self, size: int = CALIBRATION_SEQUENCES, seed: int = 0):
+        self.size, self.rng = size, np.random.RandomState(seed)
+        self.keys = np.empty(0)
+        self.sequences: list[str] = []
+
+    def add(self, sequences) -> None:
+        keys = self.rng.random_sample(len(sequences))
+        new = np.argsort(keys, kind="stable")[:self.size]
+        keys = np.concatenate([self.keys, keys[new]])
+        pool = self.sequences + [sequences[i] for i in new]
+        keep = np.argsort(keys, kind="stable")[:self.size]
+        self.keys, self.sequences = keys[keep], [pool[i] for i in keep]
+
+
+@dataclass
+class Counts:
+    """What the dry run notes of each task as `validate_tasks` reads it."""
+
+    splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    classes: dict[str, np.ndarray] = field(default_factory=dict)   # train rows per class
+    sample: Sample = field(default_factory=Sample)
+
+    def see(self, data: TaskData) -> None:
+        for name in _SPLITS:
+            split = getattr(data, name)
+            self.splits[data.task_id, name] = (len(split),
+                                               sum(len(s) for s in split.sequences))
+            self.sample.add(split.sequences)
+        self.classes[data.task_id] = np.unique(data.train.labels, return_counts=True)[1]
+
+    def examples(self, task: str, protocol: Protocol, regime: str) -> int:
+        """Training examples one cell fits, over all its fits."""
+        k = REGIME_K[regime]
+        if k is None:
+            fits = 1 if protocol.shares_full_fit else len(protocol.seeds)
+            return fits * self.splits[task, "train"][0]
+        return len(protocol.seeds) * int(np.minimum(self.classes[task], k).sum())
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    source: str         # runs | store | calibration | none
+    note: str           # where it came from, in words
+
+
+@dataclass(frozen=True)
+class ProbeEstimate(Estimate):
+    protocol: str = ""
+    regime: str = ""
+    cells: int = 0
+    examples: int = 0
+    seconds_per_example: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    model: str
+    device: str
+    tasks: int
+    cells: int
+    splits_to_embed: int
+    splits_stored: int
+    sequences: int
+    nucleotides: int
+    tokens: int | None             # estimated; None where the encoder counts none
+    embedding: Estimate
+    probes: tuple[ProbeEstimate, ...]
+    jobs: int
+
+    @property
+    def probe_seconds(self) -> float:
+        return sum(p.seconds for p in self.probes)
+
+    @property
+    def seconds(self) -> float:
+        return self.embedding.seconds + self.probe_seconds / self.jobs
+
+
+@dataclass(frozen=True)
+class DryRun:
+    cells_total: int
+    cells_missing: int
+    jobs: int
+    jobs_reason: str
+    models: tuple[ModelPlan, ...]
+
+    @property
+    def seconds(self) -> float:
+        return sum(m.seconds for m in self.models)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """One calibration: the sample embedded, timed."""
+
+    sequences: int
+    nucleotides: int
+    tokens: int | None
+    seconds: float
+    embeddings: np.ndarray
+
+
+def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: list[TaskMeta],
+            regimes: list[str], options: FillOptions, on_event: Event) -> DryRun:
+    """The plan and its estimates (see the module); reads the store, writes nothing."""
+    counts = Counts()
+    checks = validate_tasks(suite, tasks, on_event, counts.see)
+    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
+    for model in {w.model.model_id: w.model for w in the_plan.work}.values():
+        preflight(model, options.encoder)
+    if options.jobs is None:
+        jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
+    else:
+        jobs, why = options.jobs, f"--jobs {options.jobs}"
+    measured = _Measured(paths, counts, checks.hashes)
+    out = []
+    for model in models:
+        work = [w for w in the_plan.work if w.model.model_id == model.model_id]
+        out.append(_model_plan(paths, model, work, counts, measured, options, jobs))
+    return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs, why, tuple(out))
+
+
+def run_device(model: ModelMeta, options: FillOptions) -> str:
+    """The device a model's embeddings would be computed on, as the runs table names it: the
+    CPU for a weight-free kind, else `--device`'s rule (cuda when available)."""
+    kind = KINDS[model.encoder]
+    if not (kind.source or kind.user_code):
+        return "cpu"
+    from engine.encoders.streaming import device_name, pick_device  # lazy: torch
+
+    return device_name(pick_device(options.encoder.device))
+
+
+class _Measured:
+    """What the store measured: the runs table, and the fit seconds of its local result rows."""
+
+    def __init__(self, paths: StorePaths, counts: Counts, hashes: dict[str, str]):
+        self.paths, self.counts, self.hashes = paths, counts, hashes
+
+    @cached_property
+    def runs(self) -> pl.DataFrame:
+        return read_runs(self.paths)
+
+    @cached_property
+    def fits(self) -> pl.DataFrame:
+        if not self.paths.results.is_dir():
+            return pl.DataFrame()
+        return query(self.paths, "SELECT model, task, regime, protocol_hash, data_hash, n_train, "
+                                 "fit_seconds, shared_fit FROM results WHERE source = 'local' "
+                                 "AND fit_seconds IS NOT NULL AND n_train > 0")
+
+    def throughput(self, model: str, device: str) -> dict | None:
+        runs = self.runs.filter(pl.col("model") == model, pl.col("device") == device)
+        summary = perf_summary(runs, by=("model", "device"))
+        row = summary.row(0, named=True) if summary.height else None
+        return row if row and row["seconds"] and row["sequences"] else None
+
+    def tokens_per_nucleotide(self, model: str) -> float | None:
+        """The model's tokens per nucleotide where the runs table counted its tokens on data
+        these tasks hold now; None when it has not."""
+        tokens = nucleotides = 0
+        for r in self.runs.filter(pl.col("model") == model,
+                                  pl.col("tokens").is_not_null()).iter_rows(named=True):
+            known = self.counts.splits.get((r["task"], r["split"]))
+            if known is not None and self.hashes.get(r["task"]) == r["data_hash"]:
+                tokens, nucleotides = tokens + r["tokens"], nucleotides + known[1]
+        return tokens / nucleotides if tokens and nucleotides else None
+
+
+def fit_rate(rows: pl.DataFrame) -> tuple[float, int] | None:
+    """(seconds per training example, cells) over result rows [model, task, regime,
+    protocol_hash, data_hash, n_train, fit_seconds, shared_fit]: per cell, a shared fit once
+    (its seconds and examples on every seed's row), else every fit; None without examples."""
+    if rows.is_empty():
+        return None
+    shared = pl.col("shared_fit").fill_null(False).any()
+    cells = rows.group_by("model", "task", "regime", "protocol_hash", "data_hash").agg(
+        pl.when(shared).then(pl.col("fit_seconds").max())
+        .otherwise(pl.col("fit_seconds").sum()).alias("seconds"),
+        pl.when(shared).then(pl.col("n_train").max())
+        .otherwise(pl.col("n_train").sum()).alias("examples"))
+    examples = cells["examples"].sum()
+    return (cells["seconds"].sum() / examples, cells.height) if examples else None
+
+
+def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], counts: Counts,
+                measured: _Measured, options: FillOptions, jobs: int) -> ModelPlan:
+    device = run_device(model, options)
+    embeddings = EmbeddingStore(paths)
+    to_embed = [(w.task.task_id, name) for w in work for name in _SPLITS
+                if not embeddings.stored(model.model_id, w.task.task_id, name,
+                                         measured.hashes[w.task.task_id])]
+    sequences = sum(counts.splits[s][0] for s in to_embed)
+    nucleotides = sum(counts.splits[s][1] for s in to_embed)
+    calibration = _Calibration(model, options, counts.sample, device)
+    embedding, tokens = _embedding(model.model_id, device, sequences, nucleotides, measured,
+                                   calibration)
+    probes = _probes(model.model_id, work, counts, measured, calibration, options)
+    return ModelPlan(model.model_id, device, len(work), sum(w.cells for w in work),
+                     len(to_embed), 2 * len(work) - len(to_embed), sequences, nucleotides,
+                     tokens, embedding, probes, jobs)
+
+
+class _Calibration:
+    """The model's calibration, run at the first need and once."""
+
+    def __init__(self, model: ModelMeta, options: FillOptions, sample: Sample, device: str):
+        self.model, self.options, self.sample, self.device = model, options, sample, device
+
+    @cached_property
+    def result(self) -> Calibrated:
+        from engine.encoders.streaming import ArraySink  # lazy: torch
+
+        encoder = build_encoder(self.model, self.options.encoder)
+        sequences = self.sample.sequences
+        encoder.encode_into(sequences[:WARM_UP], ArraySink(min(WARM_UP, len(sequences))))
+        sink = ArraySink(len(sequences))
+        start = time.perf_counter()
+        stats = encoder.encode_into(sequences, sink)
+        seconds = max(time.perf_counter() - start, 1e-9)
+        return Calibrated(len(sequences), sum(map(len, sequences)), stats.get("n_tokens"),
+                          seconds, sink.array)
+
+    @property
+    def note(self) -> str:
+        r = self.result
+        return (f"calibration: {r.sequences} sequences of the suite embedded on {self.device} "
+                f"in {r.seconds:.2f} s")
+
+
+def _embedding(model: str, device: str, sequences: int, nucleotides: int,
+               measured: _Measured, calibration: _Calibration
+               ) -> tuple[Estimate, int | None]:
+    if not sequences:
+        return Estimate(0.0, "none", "nothing to embed: every split is stored"), 0
+    per_nucleotide = measured.tokens_per_nucleotide(model)
+    known = measured.throughput(model, device)
+    if known is not None:
+        seen = f"runs table: {known['splits']} split(s) of {model} embedded on {device}"
+        tokens = round(nucleotides * per_nucleotide) if per_nucleotide else (
+            round(sequences * known["tokens"] / known["sequences"]) if known["tokens"] else None)
+        if per_nucleotide and known["tokens_per_s"]:
+            return (Estimate(tokens / known["tokens_per_s"], "runs",
+                             f"{seen}, {known['tokens_per_s']:,.0f} tokens/s"), tokens)
+        return (Estimate(sequences / known["sequences_per_s"], "runs",
+                         f"{seen}, {known['sequences_per_s']:,.0f} sequences/s"), tokens)
+    r = calibration.result
+    tokens = round(nucleotides * r.tokens / r.nucleotides) if r.tokens else None
+    return (Estimate(nucleotides * r.seconds / r.nucleotides, "calibration", calibration.note),
+            tokens)
+
+
+def _probes(model: str, work: list[PairWork], counts: Counts, measured: _Measured,
+            calibration: _Calibration, options: FillOptions) -> tuple[ProbeEstimate, ...]:
+    todo: dict[tuple[Protocol, str], list[str]] = {}
+    for w in work:
+        for protocol, regimes in w.todo:
+            for regime in regimes:
+                todo.setdefault((protocol, regime), []).append(w.task.task_id)
+    out = []
+    for (protocol, regime), tasks in todo.items():
+        examples = sum(counts.examples(t, protocol, regime) for t in tasks)
+        fits = measured.fits
+        same = fits.filter(pl.col("protocol_hash") == protocol.hash,
+                           pl.col("regime") == regime) if not fits.is_empty() else fits
+        mine = same.filter(pl.col("model") == model) if not same.is_empty() else same
+        if (found := fit_rate(mine)) is not None:
+            rate, note = found[0], f"store: fit seconds of {found[1]} cell(s) of {model}"
+            source = "store"
+        elif (found := fit_rate(same)) is not None:
+            rate, note = found[0], f"store: fit seconds of {found[1]} cell(s) of other models"
+            source = "store"
+        else:
+            rate, note = _calibrated_fits(calibration, protocol, regime, options)
+            source = "calibration"
+        out.append(ProbeEstimate(examples * rate, source, note, protocol.name, regime,
+                                 len(tasks), examples, rate))
+    return tuple(out)
+
+
+def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
+                     options: FillOptions) -> tuple[float, str]:
+    """Seconds per training example of `protocol` in `regime`, fitted on the calibration
+    sample's embeddings (three quarters to train, labels alternating), timed."""
+
+    X = calibration.result.embeddings
+    y = np.arange(len(X)) % 2
+    cut = len(X) * 3 // 4
+    with threadpool_limits(PROBE_THREADS):
+        rows = probe_rows(X[:cut], y[:cut], X[cut:], y[cut:], ((protocol, (regime,)),),
+                          options.probe_device)
+    frame = pl.DataFrame([{"model": "", "task": "", "regime": r["regime"], "data_hash": "",
+                           "protocol_hash": protocol.hash, "n_train": r["n_train"],
+                           "fit_seconds": r["fit_seconds"], "shared_fit": r["shared_fit"]}
+                          for r in rows])
+    rate, _ = fit_rate(frame)
+    return rate, (f"calibration: {protocol.name} fitted on the {cut} training rows of the "
+                  f"embedded calibration sample")
