@@ -335,3 +335,48 @@ def test_the_percentile_interval_is_numpys_linear_quantiles_bit_for_bit(n, level
     want = np.nanquantile(holes, [(1 - level) / 2, 1 - (1 - level) / 2], axis=-1)
     assert np.array_equal(low, want[0], equal_nan=True)
     assert np.array_equal(high, want[1], equal_nan=True)
+
+
+@pytest.mark.parametrize(("value", "low", "high", "digits", "shown"), [
+    (0.465, 0.4651, 0.4702, 2, "[0.46, 0.48]"),    # the issue's case: never [0.47, 0.47]
+    (0.465, 0.4649, 0.4651, 3, "[0.464, 0.466]"),
+    (0.5, 0.47, 0.53, 2, "[0.47, 0.53]"),          # exact bounds stay (0.47 * 100 = 46.99..)
+    (-0.02, -0.0231, 0.1, 3, "[-0.024, 0.100]"),
+])
+def test_an_interval_is_shown_rounded_outwards_so_its_value_stays_inside(value, low, high,
+                                                                          digits, shown):
+    from store.analyses.uncertainty import interval_text
+
+    assert interval_text(low, high, digits) == shown
+    lo, hi = (float(x) for x in shown.strip("[]").split(", "))
+    assert lo <= float(f"{value:.{digits}f}") <= hi
+
+
+def test_no_interval_is_a_dash():
+    from store.analyses.uncertainty import interval_text
+
+    assert interval_text(None, 0.5) == interval_text(0.1, float("nan")) == "—"
+
+
+def test_scopes_of_one_task_have_no_interval_p_or_tie_group():
+    """Hand-built: three entries, category A of two tasks, category B of one. B's score and
+    rank intervals, P(A > B) and tie group are NULL; A's and micro's are not; macro, whose
+    largest category has two tasks, keeps them."""
+    tasks = [TaskMeta("a1", "a1", "A", "s", "s"), TaskMeta("a2", "a2", "A", "s", "s"),
+             TaskMeta("b1", "b1", "B", "s", "s")]
+    frame = pl.DataFrame({"model": [m for m in "xyz" for _ in range(3)],
+                          "task": ["a1", "a2", "b1"] * 3,
+                          "value": [0.9, 0.5, 0.7, 0.6, 0.8, 0.4, 0.3, 0.2, 0.1]})
+    d = draw(frame, tasks=tasks, n=500, seed=1)
+    assert d.scope_tasks == (3, 2, 2, 1) and d.scopes == ("micro", "macro", "A", "B")
+    iv = score_intervals(d)
+    assert iv.filter(pl.col("scope") == "B")["low"].null_count() == 3
+    assert iv.filter(pl.col("scope") != "B")["low"].null_count() == 0
+    ranks = rank_intervals(d)
+    assert ranks.filter(pl.col("scope") == "B")["rank_high"].null_count() == 3
+    assert ranks.filter(pl.col("scope") == "B")["rank"].to_list() == [1, 2, 3]   # point ranks
+    assert win_probabilities(d, "B")["p_a_beats_b"].null_count() == 6
+    assert win_probabilities(d, "A")["p_a_beats_b"].null_count() == 0
+    ties = leader_tie_group(d, "B")
+    assert ties["leader"].to_list() == [True, False, False]
+    assert ties["p_best"].null_count() == ties["tied_with_leader"].null_count() == 3
