@@ -54,6 +54,7 @@ from store.paths import StorePaths
 from store.tables.telemetry import perf_summary, read_runs
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.protocol import REGIME_K, Protocol
+from store.vocab.sources import LOCAL
 
 CALIBRATION_SEQUENCES = 256     # sequences of the suite a calibration embeds
 WARM_UP = 8                     # embedded first, untimed (allocations, first-batch costs)
@@ -214,7 +215,7 @@ class _Measured:
         if not self.paths.results.is_dir():
             return pl.DataFrame()
         return query(self.paths, "SELECT model, task, regime, protocol_hash, data_hash, n_train, "
-                                 "fit_seconds, shared_fit FROM results WHERE source = 'local' "
+                                 f"fit_seconds, shared_fit FROM results WHERE source = '{LOCAL}' "
                                  "AND fit_seconds IS NOT NULL AND n_train > 0")
 
     def throughput(self, model: str, device: str) -> dict | None:

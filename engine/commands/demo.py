@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from engine.cli import build_parser
 from engine.commands.common import console
+from store.vocab.suites import GENEB_MINI_SUITE
 
 IMPORT = ("import", "--official")
-FILL = ("fill", "--suite", "geneb-mini", "--models", "kmer-3", "kmer-4", "kmer-6",
+FILL = ("fill", "--suite", GENEB_MINI_SUITE.name, "--models", "kmer-3", "kmer-4", "kmer-6",
         "--jobs", "auto")
 
 

@@ -668,8 +668,8 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         for r in frames["protocol_agreement"].iter_rows(named=True):
             t.add_row(escape(r["column"]), _f(r["rho"]), _f(r["p_value"], 2), str(r["n"]))
         show(t)
-        t = _table("Macro rank under geneb-v1 and under the other protocol",
-                   [("model", "left"), ("geneb-v1", "right"), ("other", "right"),
+        t = _table(f"Macro rank under {GENEB_V1.name} and under the other protocol",
+                   [("model", "left"), (GENEB_V1.name, "right"), ("other", "right"),
                     ("shift", "right")],
                    empty="no model has a macro score under both protocols")
         for r in frames["protocol_rank_shift"].sort("rank_a").iter_rows(named=True):
