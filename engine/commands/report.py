@@ -456,7 +456,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         console.print(f"[dim]no intervals in {regime}: the bootstrap needs an entry with a score "
                       "on every task of the suite[/]")
     elif any(iv["low"] is None for iv in score_iv.values()):
-        console.print(f"[dim]— in place of an interval: {ONE_TASK_NOTE}[/]")
+        console.print(f"[dim]— in place of an interval: {ONE_TASK_NOTE}[/]", soft_wrap=False)
 
     if "leader_tie_group" in frames:
         group = frames["leader_tie_group"].filter("tied_with_leader")

@@ -17,6 +17,8 @@ the app starts once the main table and its rank intervals are shown; it stops as
 `current()` is false (the selection or the snapshot moved on).
 
 This module imports polars (through the queries): the app imports it after its first frame.
+It calls the queries and computations through their modules (`query.build_view`, ...), so a
+test can stand in for one.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from geneb_tui.core import runnable
-from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, Table, compute, task_values
+from geneb_tui.core import compare, query, runnable, significance
+from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, Table
 from geneb_tui.core.content_cache import (
     cache_of,
     compare_key,
@@ -38,16 +40,15 @@ from geneb_tui.core.content_cache import (
 )
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
-from geneb_tui.core.query import StoreSnapshot, build_view, candidate_models, missing_cells
+from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.core.runnable import Runnability
-from geneb_tui.core.significance import significance, store_seed_rows, two_models
 from geneb_tui.core.table_view import TableView
 from store.vocab.protocol import REGIMES
 
 
 def main_table(snap: StoreSnapshot, request: tuple) -> TableView:
     """The main table of `request` (`core.query.build_view`; an exception propagates)."""
-    return cache_of(snap).get(table_key(request), lambda: build_view(snap, *request))
+    return cache_of(snap).get(table_key(request), lambda: query.build_view(snap, *request))
 
 
 def compare_view(snap: StoreSnapshot, name: str, filters: Filters, options):
@@ -55,7 +56,7 @@ def compare_view(snap: StoreSnapshot, name: str, filters: Filters, options):
 
     def run():
         try:
-            return compute(name, snap, filters, options)
+            return compare.compute(name, snap, filters, options)
         except Exception as exc:  # a bug: shown by the screen, never a traceback over the UI
             return Failed(f"{type(exc).__name__}: {exc}")
 
@@ -67,7 +68,7 @@ def task_view(snap: StoreSnapshot, filters: Filters, task: str):
 
     def run():
         try:
-            return task_values(snap, filters, task)
+            return compare.task_values(snap, filters, task)
         except Exception as exc:  # a bug: shown by the screen
             return Failed(f"{type(exc).__name__}: {exc}")
 
@@ -79,7 +80,8 @@ def significance_view(snap: StoreSnapshot, filters: Filters):
 
     def run():
         try:
-            return significance(snap, filters, seed_rows=store_seed_rows(snap))
+            return significance.significance(snap, filters,
+                                             seed_rows=significance.store_seed_rows(snap))
         except Exception as exc:  # a bug: shown by the screen
             return Failed(f"{type(exc).__name__}: {exc}")
 
@@ -92,7 +94,7 @@ def pair_view(snap: StoreSnapshot, filters: Filters, sig, a: str, b: str):
 
     def run():
         try:
-            return two_models(sig, a, b)
+            return significance.two_models(sig, a, b)
         except Exception as exc:  # a bug: shown by the screen
             return Failed(f"{type(exc).__name__}: {exc}")
 
@@ -132,13 +134,13 @@ def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...]
 
     def run() -> MissingData:
         memory = runnable.device_memory(device)
-        found = candidate_models(snap, filters)
+        found = query.candidate_models(snap, filters)
         installed = cache(runnable.package_installed)
         assessed = {m: runnable.assess(snap.catalog.get(m), m, device=device, memory=memory,
                                        installed=installed) for m in found}
         candidates = ([m for m in found if assessed[m].runnable]
                       + [m for m in found if not assessed[m].runnable])
-        cells = missing_cells(snap, filters, candidates, regimes)
+        cells = query.missing_cells(snap, filters, candidates, regimes)
         return MissingData(tuple(candidates), assessed, memory, tuple(cells))
 
     return cache_of(snap).get(missing_key(filters, regimes, device), run)

@@ -367,8 +367,8 @@ def test_engine_export_escapes_like_the_dashboard(tmp_path, store, capsys):
     _copy(store, root)
     assert main(["import", "--store", str(root), str(write_submission(tmp_path, "=cmd"))]) == 0
     out = tmp_path / "out.csv"
-    assert main(["export", "--store", str(root), "--csv", str(out), "--models", "=cmd",
-                 "--regimes", "full"]) == 0
+    assert main(["export", "--store", str(root), "--suite", "geneb-v1", "--csv", str(out),
+                 "--models", "=cmd", "--regimes", "full"]) == 0
     with open(out, newline="") as f:
         header, *rows = list(csv.reader(f))
     assert header[:2] == ["model", "task"] and len(rows) == 100

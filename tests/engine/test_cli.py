@@ -136,6 +136,10 @@ def test_report_on_suites_without_geneb_categories_and_on_other_suites(tmp_path,
         assert r["macro"] == pytest.approx((r["bin_task"] + r["tri_task"]) / 2, abs=1e-15)
     borda = {r["model"]: r["borda"] for r in out["borda"]}
     assert sorted(borda.values()) == [0, 2] or sorted(borda.values()) == [1, 1]
-    # the default suite (geneb-v1) has none of these results: an empty but valid report
-    out = run_json(capsys, "report", "--store", store)
-    assert out["leader_changes"] == [] and all(r["macro"] is None for r in out["aggregates"])
+    # with no --suite, the store's only suite; geneb-v1 has none of these results: no rows of
+    # models without results on it, and a report that says so
+    assert run_json(capsys, "report", "--store", store)["aggregates"] == out["aggregates"]
+    capsys.readouterr()
+    assert main(["report", "--store", store, "--suite", "geneb-v1", "--json"]) == 1
+    empty = json.loads(capsys.readouterr().out)
+    assert empty["empty"] is True and "no results" in empty["message"]

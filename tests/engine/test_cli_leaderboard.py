@@ -88,7 +88,7 @@ def test_round_trip_through_import(official_store, tmp_path, capsys):
 
 @pytest.mark.parametrize(("argv", "names"), [
     (["--source", "offical"], ("--source: unknown source 'offical' (did you mean official?)",)),
-    (["--protocol", "sweep"], ("--protocol sweep: names 5 protocols", "give one of them")),
+    (["--protocol", "sweep"], ("--protocol sweep: stands for 5 protocols", "give one of them")),
     (["--protocol", "mlp-h256"], ("no model has all 300 mlp-h256 cells", "nothing written",
                                   "fill --protocol mlp-h256")),
     (["--source", "verified"], ("no model has all 300 geneb-v1 cells in source(s) verified",)),

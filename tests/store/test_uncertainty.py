@@ -168,6 +168,9 @@ def test_intervals_probabilities_and_the_tie_group_match_straightforward_computa
     for row in si.iter_rows(named=True):
         e, s = int(row["model"][1:]), d.scopes.index(row["scope"])
         column = d.values[:, d.entries["model"].to_list().index(row["model"]), s]
+        if not d.resampled(s):      # a category of one task: no interval
+            assert (row["low"], row["high"]) == (None, None)
+            continue
         assert (row["low"], row["high"]) == tuple(np.quantile(column, [lo, hi]))
         assert row["value"] == d.point[d.entries["model"].to_list().index(row["model"]), s]
 
@@ -178,6 +181,9 @@ def test_intervals_probabilities_and_the_tie_group_match_straightforward_computa
         e, s = d.entries["model"].to_list().index(row["model"]), d.scopes.index(row["scope"])
         point = rankdata(-d.point[:, s], method="min")[e]
         assert row["rank"] == point
+        if not d.resampled(s):
+            assert (row["rank_low"], row["rank_high"]) == (None, None)
+            continue
         assert row["rank_low"] == min(point, np.quantile(ranks[:, s, e], lo, method="lower"))
         assert row["rank_high"] == max(point, np.quantile(ranks[:, s, e], hi, method="higher"))
 
@@ -292,6 +298,10 @@ def test_official_intervals_hold_the_rankings_and_why_rank_intervals_are_widened
             joined = ri.join(official, on=["model", "scope"])
             assert joined.height == 40 * 15
             assert (joined["rank"] == joined["official"]).all()
+            one_task = [s for s in d.scopes if not d.resampled(s)]
+            assert one_task == ["Coding/NC", "Chromatin Acc."]
+            assert joined.filter(pl.col("scope").is_in(one_task))["rank_low"].null_count() == 80
+            joined = joined.filter(~pl.col("scope").is_in(one_task))
             assert ((joined["rank_low"] <= joined["rank"])
                     & (joined["rank"] <= joined["rank_high"])).all()
             planes = d.values.transpose(2, 0, 1)
@@ -299,8 +309,10 @@ def test_official_intervals_hold_the_rankings_and_why_rank_intervals_are_widened
             missed += int((lower > min_ranks(d.point.T).T).sum())
             si = score_intervals(d)                  # numpy's quantiles, to the last bit
             low, high = np.quantile(d.values, [(1 - 0.95) / 2, 1 - (1 - 0.95) / 2], axis=0)
-            assert np.array_equal(si["low"].to_numpy(), low.T.ravel())
-            assert np.array_equal(si["high"].to_numpy(), high.T.ravel())
+            moving = np.repeat([d.resampled(s) for s in d.scopes], len(d.entries))
+            assert np.array_equal(si["low"].to_numpy()[moving], low.T.ravel()[moving])
+            assert np.array_equal(si["high"].to_numpy()[moving], high.T.ravel()[moving])
+            assert si["low"].is_null().to_numpy().tolist() == (~moving).tolist()
             p = win_probabilities(d, scope="macro")
             assert (p["p_a_beats_b"] + p["p_b_beats_a"] + p["p_tie"] == 1.0).all()
     # The percentile alone misses a point rank (1-shot accuracy, lncRNA's six tasks).
