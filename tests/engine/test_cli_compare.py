@@ -199,7 +199,8 @@ def test_bad_inputs_are_one_line_and_write_nothing(mixed, tmp_path, capsys):
         (("compare", store, str(SUBMISSIONS), "--tol", "-1"), ("--tol", ">= 0")),
         (("compare", store, str(SUBMISSIONS), "--tol", "nan"), ("--tol",)),
         (("compare", store, str(SUBMISSIONS), "--protocol", "mlp"), ("mlp-h256",)),
-        (("compare", store, str(SUBMISSIONS), "--protocol", "sweep"), ("sweep: stands for 5 protocols", "one protocol at a time")),
+        (("compare", store, str(SUBMISSIONS), "--protocol", "sweep"),
+         ("sweep: stands for 5 protocols", "one protocol at a time")),
         (("compare", store, str(SUBMISSIONS), "--protocol", "mlp-h256"), ("geneb-v1",)),
         (("compare", str(SUBMISSIONS)), ("B",)),
     ]
