@@ -177,6 +177,10 @@ def reading_suite(args, snap: Snapshot, source: str | None):
         stored = stored_suite(args.suite, snap.paths)
         if stored is not None:
             return stored, note
+        known = [*NAMED_SUITES, *(s for s in suites_with_results(snap) if s != UNREGISTERED)]
+        if suggestions(args.suite, known):        # a misspelt name, not a path
+            check_names("suite", [args.suite], known, option="--suite",
+                        more=", or a directory of <task_id>.csv files")
     return suite_of(args, snap.paths), note
 
 

@@ -346,6 +346,8 @@ def test_a_suite_the_store_knows_by_name_is_read_without_its_folder(stores, caps
     strip = ("suite", "suite_chosen")
     assert ({k: v for k, v in json.loads(by_name).items() if k not in strip}
             == {k: v for k, v in json.loads(by_path).items() if k not in strip})
+    rc, _, err = run(capsys, "report", "--store", store, "--suite", "onee")
+    assert rc == 2 and "unknown suite 'onee' (did you mean one?)" in err
     rc, out, _ = run(capsys, "status", "--store", store, "--suite", "one", "--json")
     doc = json.loads(out)
     assert rc == 0 and doc["rows"] and doc["data"].startswith("the store's current data")
