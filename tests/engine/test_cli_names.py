@@ -85,8 +85,10 @@ def test_suite_names(filled, capsys, command):
     store, _ = filled
     extra = ("--models", "kmer-3") if command == "fill" else ()
     line = refused(capsys, store, command, "--suite", "geneb-mni", *extra, close="geneb-mini")
-    assert line.endswith("choose from geneb-v1, geneb-mini, or a directory of <task_id>.csv "
-                         "files")
+    # a command that reads results also takes a suite the store has results on, by name
+    reads = command in ("status", "report")
+    assert line.endswith(f"choose from geneb-v1, geneb-mini, {'suite, ' if reads else ''}or a "
+                         "directory of <task_id>.csv files")
 
 
 @pytest.mark.parametrize("argv, close", [
@@ -174,10 +176,11 @@ def test_suggestions_put_case_only_differences_first():
 
 @pytest.mark.parametrize("argv, said", [
     (["validat"], "geneb-engine: argument COMMAND: invalid choice: 'validat' (did you mean "
-                  "validate?) (choose from 'fill', "),
+                  "validate?) (choose from 'demo', 'fill', "),
     (["data", "verfy"], "geneb-engine data: argument VERB: invalid choice: 'verfy' (did you "
                         "mean verify?) (choose from 'download', 'verify', 'where')"),
-    (["xyz"], "geneb-engine: argument COMMAND: invalid choice: 'xyz' (choose from 'fill', "),
+    (["xyz"], "geneb-engine: argument COMMAND: invalid choice: 'xyz' (choose from 'demo', "
+              "'fill', "),
 ])
 def test_a_mistyped_command_is_one_line_with_the_closest(capsys, argv, said):
     with pytest.raises(SystemExit) as exit_:
