@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine.cli import build_parser
 from engine.commands.common import console
-from store.vocab.suites import GENEB_MINI_SUITE
+from store.vocab.suites import GENEB_MINI_SUITE, GENEB_V1_SUITE
 
 IMPORT = ("import", "--official")
 FILL = ("fill", "--suite", GENEB_MINI_SUITE.name, "--models", "kmer-3", "kmer-4", "kmer-6",
@@ -37,7 +37,8 @@ def run(args) -> int:
     if not args.json:
         store = f" --store {args.store}" if args.store is not None else ""
         steps = [(f"geneb-tui{store}", "the dashboard over this store"),
-                 (f"geneb-engine report{store}", "the GENEB analyses, in the terminal"),
+                 (f"geneb-engine report{store} --suite {GENEB_V1_SUITE.name}",
+                  "the GENEB analyses of the official results, in the terminal"),
                  (f"geneb-engine fill{store} --suite geneb-mini --models PATH",
                   "your own model: a folder save_pretrained wrote, or a hub id (org/name); "
                   "--suite geneb-v1 after `geneb-engine data download`")]

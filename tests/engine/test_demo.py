@@ -44,6 +44,10 @@ def test_a_second_demo_computes_nothing_and_says_what_to_run_next(demo_store, ca
         ["geneb-engine", "report", "--store"],
         ["geneb-engine", "fill", "--store"]]
     assert "--models PATH" in next_steps[2] and "save_pretrained" in next_steps[2]
+    # the report it suggests runs as given (the store has results on two suites: it names one)
+    report = next_steps[1].split("   ")[0].split()[1:]
+    assert report == ["report", "--store", str(demo_store), "--suite", "geneb-v1"]
+    assert main([*report, "--resamples", "0"]) == 0
 
 
 def test_no_command_shows_the_commands_and_where_to_start(capsys):
