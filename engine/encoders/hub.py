@@ -24,11 +24,12 @@ an extractor's own) read the cache at once instead of retrying for tens of secon
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import threading
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from store.atomic import write_text_atomic
@@ -128,6 +129,52 @@ def local_checkpoint(source: str, revision: str | None) -> Path | None:
     """The folder `source` at `revision` loads from without the hub: a local directory, else
     the whole cached snapshot of the hub id; None when neither."""
     return _directory(source) or cached_snapshot(source, revision)
+
+
+def checkpoint_revision(source: str, revision: str | None) -> str | None:
+    """The revision results record for the checkpoint `source` at `revision`: a local folder's
+    is the sha256 of its files (`folder_sha256`, so re-saved weights, an edited config or
+    tokenizer are another revision), a hub id's the revision it names (None: none)."""
+    folder = _directory(source)
+    return revision if folder is None else folder_sha256(folder)
+
+
+def folder_sha256(folder: Path) -> str:
+    """`folder-sha256-<hex>`: the sha256 of every file under `folder` (hidden ones left out:
+    `.git`, `.cache`...), in path order, each as its relative path and the sha256 of its bytes.
+    Remembered per process while no file's size or mtime changes (a plan and the load that
+    follows read the weights once)."""
+    try:
+        files = sorted(_files(folder))
+        stats = tuple((name, (st := (folder / name).stat()).st_size, st.st_mtime_ns)
+                      for name in files)
+        return _folder_digest(folder, stats)
+    except OSError as exc:
+        raise GenebError(f"{folder}: cannot read {exc.filename or 'the folder'} to tell the "
+                         f"checkpoint's revision ({exc.strerror})") from None
+
+
+def _files(folder: Path) -> list[str]:
+    """The relative paths of the files under `folder`, hidden files and folders left out."""
+    found = []
+    for root, dirs, names in os.walk(folder, onerror=_raise):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        base = Path(root).relative_to(folder)
+        found += [(base / n).as_posix() for n in names if not n.startswith(".")]
+    return found
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+@lru_cache(maxsize=16)
+def _folder_digest(folder: Path, stats: tuple[tuple[str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for name, _, _ in stats:
+        with open(folder / name, "rb") as f:
+            digest.update(f"{name}\0{hashlib.file_digest(f, 'sha256').hexdigest()}\n".encode())
+    return f"folder-sha256-{digest.hexdigest()}"
 
 
 def _directory(source: str) -> Path | None:

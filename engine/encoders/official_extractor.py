@@ -70,14 +70,27 @@ TRIAL: tuple[str, ...] = ("ACGT" * 16, "GATTACA" * 10)   # the trial call's sequ
 def build(model: ModelMeta, options: EncoderOptions) -> OfficialExtractor:
     """The extractor of a catalog entry that passed `preflight`: loaded, built, tried once."""
     file, class_name = split_extractor(model.extractor)
-    name_model = model.path or model.hub_id or model.model_id
     if model.hub_id and not model.path and importlib.util.find_spec("huggingface_hub"):
         checkpoint(model.model_id, model.hub_id, None)
-    init = dict(zip(HARNESS_ARGS, (name_model, run_device(options.device)), strict=True))
     return OfficialExtractor(Path(file), class_name, model_id=model.model_id,
-                             init={**init, **json.loads(model.extractor_args or "{}")},
+                             init=init_args(model, run_device(options.device)),
                              batch_size=options.batch_size or model.batch_size
                              or DEFAULT_BATCH_SIZE)
+
+
+def init_args(model: ModelMeta, device: str | None) -> dict:
+    """The class's keyword arguments: `name_model` (the entry's path, else hub id, else model
+    id), `device` and the entry's extractor_args."""
+    name_model = model.path or model.hub_id or model.model_id
+    init = dict(zip(HARNESS_ARGS, (name_model, device), strict=True))
+    return {**init, **json.loads(model.extractor_args or "{}")}
+
+
+def extractor_revision(model: ModelMeta) -> str:
+    """The revision `build` gives the entry's extractor (`revision_of` its file as it is now),
+    told without running it; OSError when the file cannot be read."""
+    file, _ = split_extractor(model.extractor)
+    return revision_of(Path(file).read_bytes(), init_args(model, None))
 
 
 def run_device(device: str | None) -> str:

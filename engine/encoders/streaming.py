@@ -51,6 +51,7 @@ from engine.encoders.batching import (
     pinned,
     plan_batches,
 )
+from engine.encoders.hub import checkpoint_revision
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 
@@ -121,9 +122,10 @@ def autocast_dtype(device: torch.device, dtype: str, model_id: str) -> torch.dty
 class StreamingEncoder:
     """Embeds sequences with a checkpoint (a hub id or a local directory); see the module.
 
-    `model_id` names the model in messages; `source` is the hub id or path; `revision` the hub
-    revision (a commit hash pins it); `pooling` defaults to the kind's first. The settings
-    dict is the embeddings' identity.
+    `model_id` names the model in messages; `source` is the hub id or path; `revision` the
+    model revision its results record: the hub revision it loads (a commit hash pins it), or
+    for a local folder the sha256 of its files (`for_model`), which loading does not use;
+    `pooling` defaults to the kind's first. The settings dict is the embeddings' identity.
     """
 
     kind: ClassVar[str]                       # settings["encoder"], an encoder_kinds name
@@ -155,8 +157,11 @@ class StreamingEncoder:
 
     @classmethod
     def for_model(cls, model: ModelMeta, options: EncoderOptions, **recipe) -> Self:
-        """The encoder of a catalog entry that passed `engine.encoders.preflight`."""
-        return cls(model.path or model.hub_id, model_id=model.model_id, revision=model.revision,
+        """The encoder of a catalog entry that passed `engine.encoders.preflight`; its revision
+        is `checkpoint_revision`'s (a local folder's: the sha256 of its files)."""
+        source = model.path or model.hub_id
+        return cls(source, model_id=model.model_id,
+                   revision=checkpoint_revision(source, model.revision),
                    pooling=pooling_of(model), batch_size=options.batch_size or model.batch_size,
                    device=options.device, **recipe)
 

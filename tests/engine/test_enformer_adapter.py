@@ -21,6 +21,7 @@ pytest.importorskip("enformer_pytorch")
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
 from engine.encoders.enformer import EnformerEncoder  # noqa: E402
+from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
@@ -124,7 +125,8 @@ def test_poolings_follow_the_recipe(zoo):
     np.testing.assert_allclose(trunk.encode([seq])[0], want_trunk, atol=1e-5)
     assert (want_tracks > 0).all()                  # softplus tracks
     assert tracks.settings == {
-        "encoder": "enformer", "source": str(zoo["dir"]), "revision": None,
+        "encoder": "enformer", "source": str(zoo["dir"]),
+        "revision": folder_sha256(Path(zoo["dir"])),
         "pooling": "tracks", "head": "human", "max_bp": 196_608, "pad": "N-right-to-8",
         "positional_gamma": "torch", "dtype": "float32"}
     assert trunk.settings["pooling"] == "trunk" and trunk.settings["head"] is None

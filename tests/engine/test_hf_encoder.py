@@ -21,6 +21,7 @@ from packaging.version import Version  # noqa: E402
 from engine.encoders import BUILDERS, EncoderOptions, build_encoder  # noqa: E402
 from engine.encoders.batching import default_batch_tokens  # noqa: E402
 from engine.encoders.hf import HFEncoder  # noqa: E402
+from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import ENCODERS, POOLINGS, ModelMeta, load_models  # noqa: E402
@@ -239,7 +240,8 @@ def test_a_missing_checkpoint_is_one_clear_error(tmp_path):
 
 def test_settings_are_the_identity(zoo):
     s = encoder(zoo, "tiny-bert").settings
-    assert s == {"encoder": "hf", "source": str(Path(zoo["dirs"]["bert"])), "revision": None,
+    folder = Path(zoo["dirs"]["bert"])
+    assert s == {"encoder": "hf", "source": str(folder), "revision": folder_sha256(folder),
                  "pooling": "mean", "max_tokens": 128, "padding_side": "right",
                  "dtype": "float32", "layer": "last"}
 

@@ -23,6 +23,7 @@ import torch  # noqa: E402
 pytest.importorskip("lucaone")
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
+from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.lucaone import LucaOneEncoder  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
@@ -105,7 +106,8 @@ def test_embeddings_equal_the_package_model_one_sequence_at_a_time(zoo):
     np.testing.assert_allclose(sink.array, want, atol=1e-6, rtol=1e-6)
     assert np.unique(sink.array.round(4), axis=0).shape[0] == len(SEQS)
     assert enc.settings == {
-        "encoder": "lucaone", "source": str(zoo["dir"]), "revision": None, "pooling": "mean",
+        "encoder": "lucaone", "source": str(zoo["dir"]),
+        "revision": folder_sha256(Path(zoo["dir"])), "pooling": "mean",
         "max_tokens": CONTEXT, "seq_type": "gene", "special_tokens": True, "layer": "last",
         "dtype": "float32"}
 

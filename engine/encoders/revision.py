@@ -1,0 +1,47 @@
+"""The revision a model computes with, told before anything is loaded: what `fill` plans with
+and `status` compares with (`store.cells`: local results of another revision are stale). Each
+is the revision the model's encoder records once built:
+
+- an official extractor: the sha256 of its file and arguments
+  (`engine.encoders.official_extractor.extractor_revision`);
+- a model with weights (a hub id or a local folder): `engine.encoders.hub.checkpoint_revision`,
+  the sha256 of a local folder's files, else the revision the entry or `--models ID@REV` names
+  (None: none);
+- a kind without weights (a k-mer baseline): None;
+- a random-initialisation control: the sha256 of the weights it draws, known only once they
+  are drawn (`engine.encoders.hf`), so not told here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.encoders.hub import checkpoint_revision
+from engine.encoders.official_extractor import extractor_revision
+from store.catalog import ModelMeta
+from store.vocab.encoder_kinds import KINDS
+from store.vocab.errors import GenebError
+
+
+def told_revisions(models: list[ModelMeta]) -> dict[str, str | None]:
+    """Model id -> the revision a run of it computes with, for the models whose revision is
+    told before loading (see the module). Left out: a random-initialisation control, and a
+    model whose files are not there or cannot be read (its run says why when it loads
+    them)."""
+    told = {}
+    for m in models:
+        if m.random_init is not None:
+            continue
+        kind = KINDS[m.encoder]
+        try:
+            if kind.user_code:
+                told[m.model_id] = extractor_revision(m)
+            elif kind.source and m.path and not Path(m.path).expanduser().is_dir():
+                continue                            # a folder no longer there
+            elif kind.source and (m.path or m.hub_id):
+                told[m.model_id] = checkpoint_revision(m.path or m.hub_id, m.revision)
+            else:
+                told[m.model_id] = None
+        except (OSError, GenebError):
+            continue
+    return told
