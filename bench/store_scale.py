@@ -84,7 +84,7 @@ def write_models(root: str, first: int, count: int) -> None:
                         "data_hash": f"h-{task.task_id}"[:24], "model_revision": None,
                         "engine_version": "bench"})
             append_pair(paths, rows, model=model_id(i), task=task.task_id,
-                        data_hash=f"h-{task.task_id}"[:24], seeds=seeds)
+                        data_hash=f"h-{task.task_id}"[:24], revision=None, seeds=seeds)
 
 
 def build(root: Path, n_models: int, writers: int) -> float:

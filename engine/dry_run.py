@@ -5,8 +5,8 @@ The plan is fill's own: every task read and checked (`engine.fill.validate_tasks
 cells (`engine.planner.plan`), each model's weight-free checks (`engine.encoders.preflight`).
 Per model: the tasks and cells to compute; the splits whose embeddings are to compute, and those
 stored to reuse (`store.embeddings.EmbeddingStore.stored`: a complete split of the model on the
-same data, which fill reuses once it verifies and was made with the same revision and
-settings); the sequences, nucleotides and tokens to embed.
+same data made with the revision the plan has for it, which fill reuses once it verifies and
+was made with the same settings); the sequences, nucleotides and tokens to embed.
 
 Each estimate says where it came from:
 
@@ -32,6 +32,7 @@ Each estimate says where it came from:
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -185,7 +186,8 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     out = []
     for model in models:
         work = [w for w in the_plan.work if w.model.model_id == model.model_id]
-        out.append(_model_plan(paths, model, work, counts, measured, options, jobs))
+        out.append(_model_plan(paths, model, work, counts, measured, options, jobs,
+                               the_plan.revisions))
     return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs, why, tuple(out))
 
 
@@ -253,12 +255,14 @@ def fit_rate(rows: pl.DataFrame) -> tuple[float, int] | None:
 
 
 def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], counts: Counts,
-                measured: _Measured, options: FillOptions, jobs: int) -> ModelPlan:
+                measured: _Measured, options: FillOptions, jobs: int,
+                revisions: Mapping[str, str | None]) -> ModelPlan:
     device = run_device(model, options)
     embeddings = EmbeddingStore(paths)
     to_embed = [(w.task.task_id, name) for w in work for name in _SPLITS
                 if not embeddings.stored(model.model_id, w.task.task_id, name,
-                                         measured.hashes[w.task.task_id])]
+                                         measured.hashes[w.task.task_id],
+                                         revisions.get(model.model_id))]
     sequences = sum(counts.splits[s][0] for s in to_embed)
     nucleotides = sum(counts.splits[s][1] for s in to_embed)
     calibration = _Calibration(model, options, counts.sample, device)

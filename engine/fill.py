@@ -39,6 +39,7 @@ from engine.pairs import (
     cell_events,
     embed_pair,
     embedded_event,
+    loaded,
     probe_pair,
     provenance_of,
     remaining,
@@ -52,7 +53,7 @@ from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
 from store.sweep import sweep
-from store.tables.catalogs import register_models, register_tasks
+from store.tables.catalogs import register_tasks
 from store.tables.data_files import RESULTS
 from store.tables.predictions import PREDICTIONS
 from store.tables.results import compact, open_for_writing, vacuum
@@ -220,7 +221,7 @@ class _PairRunner:
         try:
             data = self.load(work.task.task_id)
             todo = remaining(self.paths, work.model.model_id, data.task_id, data.data_hash,
-                             work.todo)
+                             self.plan.revisions.get(work.model.model_id), work.todo)
             if not todo:
                 lock.release()
                 self._report(work, computed=False)
@@ -259,7 +260,8 @@ class _PairRunner:
         if self.encoder is None or self.encoder[0] != model.model_id:
             self.encoder = None   # free the previous model before loading the next
             self.encoder = (model.model_id, build_encoder(model, self.options.encoder))
-            register_models(self.paths, [model])
+            if event := loaded(self.paths, model, self.encoder[1], self.plan.revisions):
+                self.on_event(event)
         return self.encoder[1]
 
     def _report(self, work: PairWork, computed: bool) -> None:

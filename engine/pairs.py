@@ -6,6 +6,7 @@ its probes fitted and committed, and the events each step reports.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from threadpoolctl import threadpool_limits
@@ -18,6 +19,7 @@ from engine.suites import Suite
 from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
 from store.paths import StorePaths
+from store.tables.catalogs import register_models
 from store.tables.pair_commit import append_pair, done_in_table
 from store.tables.predictions import prediction_rows
 from store.tables.telemetry import record_runs, run_row
@@ -77,14 +79,32 @@ def embedded_event(model_id: str, task_id: str, worker: str, done: dict) -> dict
 
 
 def remaining(paths: StorePaths, model_id: str, task_id: str, data_hash: str,
-              todo: tuple[tuple[Protocol, tuple[str, ...]], ...]
+              revision: str | None, todo: tuple[tuple[Protocol, tuple[str, ...]], ...]
               ) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
-    """The part of a pair's `todo` the results table still lacks (another process may have
-    finished cells since the plan); checked under the pair's lock."""
-    done = done_in_table(paths, model_id, task_id, data_hash,
+    """The part of a pair's `todo` the results table still lacks on `data_hash` with the
+    model's `revision` (another process may have finished cells since the plan); checked under
+    the pair's lock."""
+    done = done_in_table(paths, model_id, task_id, data_hash, revision,
                          seed_counts(p for p, _ in todo))
     return tuple((p, left) for p, regimes in todo
                  if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
+
+
+def loaded(paths: StorePaths, model: ModelMeta, encoder,
+           planned: Mapping[str, str | None]) -> dict | None:
+    """What a run does once it has built a model's encoder: records the revision it computes
+    with as the model's current one (`store.tables.catalogs.register_models`), and returns a
+    `warning` event when the plan checked the model's done cells against another revision
+    (`planned`, `engine.planner.Plan.revisions`: a random-initialisation control whose weights
+    came out otherwise, a file changed since the plan): those cells are stale now."""
+    register_models(paths, [model], {model.model_id: encoder.revision})
+    if model.model_id not in planned or planned[model.model_id] == encoder.revision:
+        return None
+    return {"event": "warning", "message": (
+        f"model {model.model_id}: loaded at revision {encoder.revision or 'none'}, not "
+        f"{planned[model.model_id] or 'none'} as planned; the cells this run computes are of "
+        "the new revision, and those it found done are stale now: run the same command again "
+        "to compute them")}
 
 
 def provenance_of(suite: Suite, data: TaskData, encoder) -> dict:
@@ -156,5 +176,5 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
-                       data_hash=provenance["data_hash"],
+                       data_hash=provenance["data_hash"], revision=provenance["model_revision"],
                        seeds=seed_counts(p for p, _ in todo), predictions=predictions)

@@ -1,17 +1,23 @@
 """What is missing: the (model, task, regime, protocol) cells a run needs that the store lacks.
 
 A cell is done when the store holds local rows for every seed of the protocol, with the same
-protocol hash and the data hash of the suite's files as they are now (`store.cells`; rows on
-other data are stale: MTEB's rule that old results merge only when the data revision matches).
+protocol hash, the data hash of the suite's files as they are now and the revision the run
+computes the model with (`store.cells`; rows on other data or of another revision are stale:
+MTEB's rule that old results merge only when the data revision matches). The revision is told
+before loading where it can be (`engine.encoders.revision`); a model whose revision only its
+loaded weights tell (a random-initialisation control) is planned with the store's current
+revision, and a run that finds another one when it loads it says so (`engine.pairs`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
+from engine.encoders.revision import told_revisions
 from store.catalog import ModelMeta, TaskMeta
-from store.cells import cell_states
+from store.cells import cell_states, current_revisions
 from store.db import Source, query
 from store.vocab.protocol import Protocol, seed_counts
 from store.vocab.sources import LOCAL
@@ -34,29 +40,45 @@ class PairWork:
 class Plan:
     cells_total: int
     work: tuple[PairWork, ...]
+    # model id -> the revision its done cells were checked against (`run_revisions`); a model
+    # left out had no local rows (nothing of it done, whatever its revision)
+    revisions: Mapping[str, str | None]
 
     @property
     def cells_missing(self) -> int:
         return sum(w.cells for w in self.work)
 
 
+def run_revisions(source: Source, model_ids: list[str],
+                  known: Mapping[str, ModelMeta]) -> dict[str, str | None]:
+    """Model id -> the revision a run of it computes with: told before loading for the models
+    `known` describes (`engine.encoders.revision.told_revisions`), else the store's current one
+    (`store.cells.current_revisions`); a model with neither has no local rows."""
+    told = told_revisions([known[m] for m in model_ids if m in known])
+    untold = [m for m in model_ids if m not in told]
+    return {**current_revisions(partial(query, source), untold), **told} if untold else told
+
+
 def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str, str],
-               models: list[str]) -> set[tuple[str, str, str, str]]:
-    """(protocol hash, model, task, regime) of every done local cell on the given data."""
-    if not data_hashes or not models:
+               revisions: Mapping[str, str | None]) -> set[tuple[str, str, str, str]]:
+    """(protocol hash, model, task, regime) of every done local cell on the given data, of the
+    models `revisions` names with the revision it gives each (rows of others are stale)."""
+    if not data_hashes or not revisions:
         return set()
     states = cell_states(
         partial(query, source), seeds=seed_counts(protocols),
-        data_hashes=data_hashes,
+        data_hashes=data_hashes, revisions=revisions,
         where=f"r.source = '{LOCAL}' AND list_contains(?, r.model) AND list_contains(?, r.task)",
-        params=[models, list(data_hashes)])
+        params=[list(revisions), list(data_hashes)])
     return {(r["protocol_hash"], r["model"], r["task"], r["regime"])
             for r in states.iter_rows(named=True) if r["state"] == "done"}
 
 
 def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
          regimes: list[str], protocols: list[Protocol], data_hashes: dict[str, str]) -> Plan:
-    done = done_cells(source, protocols, data_hashes, [m.model_id for m in models])
+    revisions = run_revisions(source, [m.model_id for m in models],
+                              {m.model_id: m for m in models})
+    done = done_cells(source, protocols, data_hashes, revisions)
     work = []
     for m in models:
         for t in tasks:
@@ -67,4 +89,5 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
             )
             if todo:
                 work.append(PairWork(m, t, todo))
-    return Plan(len(models) * len(tasks) * len(regimes) * len(protocols), tuple(work))
+    return Plan(len(models) * len(tasks) * len(regimes) * len(protocols), tuple(work),
+                revisions)

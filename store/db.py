@@ -7,8 +7,10 @@ views:
 - `results_all`: every row of the version;
 - `results_latest`: the newest row per key (`store.tables.schema.KEY`, which includes the data
 hash);
-- `current_data`, `results`, `stale_results`: the store's current data hash per task, the
-  latest rows on current data (what every reader shows) and those on other data
+- `current_data`, `current_revision`: the store's current data hash per task and revision per
+  model;
+- `results`, `stale_results`: the latest rows that are current (on current data and, for local
+  rows, of the model's current revision: what every reader shows) and the others
   (`store.cells` decides which is which);
 - `tasks`, `models`: the catalogs.
 
@@ -28,7 +30,12 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from store.cells import CURRENT_DATA_SQL, CURRENT_RESULTS_SQL, STALE_RESULTS_SQL
+from store.cells import (
+    CURRENT_DATA_SQL,
+    CURRENT_RESULTS_SQL,
+    CURRENT_REVISION_SQL,
+    STALE_RESULTS_SQL,
+)
 from store.damage import REPAIR, note
 from store.paths import StorePaths
 from store.tables.catalogs import read_catalog
@@ -124,6 +131,7 @@ class Snapshot:
                 con.register(f"_{name}_frame", read_catalog(self.paths, name).to_arrow())
                 con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_frame")
             con.execute(f"CREATE VIEW current_data AS {CURRENT_DATA_SQL}")
+            con.execute(f"CREATE VIEW current_revision AS {CURRENT_REVISION_SQL}")
             con.execute(f"CREATE VIEW results AS {CURRENT_RESULTS_SQL}")
             con.execute(f"CREATE VIEW stale_results AS {STALE_RESULTS_SQL}")
             self._con = con

@@ -167,7 +167,7 @@ class RayExecutor:
                     name=f"embed-{self.run_id}-{p.model_id}-{i}", num_gpus=p.gpus,
                     num_cpus=p.cpus, max_restarts=MAX_RETRIES, max_task_retries=MAX_RETRIES,
                 ).remote(self.paths, self.suite, models[p.model_id],
-                         self.encoder, p.gpus)
+                         self.encoder, p.gpus, self.plan.revisions)
                 actors.append(_Actor(handle, p.model_id))
         probe = ray.remote(probe_task).options(
             num_cpus=self.cluster.probe_cpus, max_retries=MAX_RETRIES, retry_exceptions=True)
@@ -195,8 +195,8 @@ class RayExecutor:
                 elif result["status"] == "done":
                     self._report(work, computed=False)
                 else:
-                    if result["event"] is not None:
-                        self.on_event(result["event"])
+                    for event in result["events"]:
+                        self.on_event(event)
                     todo_ref = probe.remote(
                         self.paths, work.model.model_id, work.task.task_id,
                         result["data_hash"], result["todo"], result["expect"],

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 
 from engine.encoders import EncoderOptions, build_encoder
-from engine.pairs import embed_pair, embedded_event, probe_pair, provenance_of, remaining
+from engine.pairs import embed_pair, embedded_event, loaded, probe_pair, provenance_of, remaining
 from engine.suites import Suite
 from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
 from store.failpoints import reach
 from store.locks import pair_lock, try_acquire
 from store.paths import StorePaths
-from store.tables.catalogs import register_models
 
 Todo = tuple   # ((Protocol, (regime, ...)), ...), as `engine.planner.PairWork.todo`
 
@@ -39,9 +39,10 @@ class EmbedWorker:
     CPU; more than 1: the model is spread over them)."""
 
     def __init__(self, paths: StorePaths, suite: Suite, model: ModelMeta, options: EncoderOptions,
-                 gpus: float):
+                 gpus: float, planned: Mapping[str, str | None]):
         self.paths = paths
         self.suite, self.model = suite, model
+        self.planned = planned       # the plan's revisions (`engine.planner.Plan.revisions`)
         self.options = (replace(options, device="cpu") if gpus == 0
                         else replace(options, spread=gpus > 1))
         self.embeddings = EmbeddingStore(self.paths)
@@ -53,26 +54,30 @@ class EmbedWorker:
 
     def embed(self, task_id: str, todo: Todo) -> dict:
         """Embed one pair under its lock: {"status": "busy"} (another process holds it),
-        "done" (nothing left to compute) or "embedded" with what its probe task needs."""
+        "done" (nothing left to compute) or "embedded" with what its probe task needs and the
+        events to report."""
         model_id = self.model.model_id
         lock = pair_lock(self.paths, model_id, task_id)
         if not try_acquire(lock):
             return {"status": "busy"}
         try:
             data = self.load(task_id)
-            todo = remaining(self.paths, model_id, task_id, data.data_hash, todo)
+            todo = remaining(self.paths, model_id, task_id, data.data_hash,
+                             self.planned.get(model_id), todo)
             if not todo:
                 return {"status": "done"}
+            events = []
             if self.encoder is None:
                 self.encoder = build_encoder(self.model, self.options)
-                register_models(self.paths, [self.model])
+                events.append(loaded(self.paths, self.model, self.encoder, self.planned))
             expect, encoded = embed_pair(self.paths, self.embeddings, self.model, self.encoder,
                                          data, self.worker)
+            if encoded["sequences"]:
+                events.append(embedded_event(model_id, task_id, self.worker, encoded))
             return {"status": "embedded", "todo": todo, "expect": expect,
                     "data_hash": data.data_hash,
                     "provenance": provenance_of(self.suite, data, self.encoder),
-                    "event": (embedded_event(model_id, task_id, self.worker, encoded)
-                              if encoded["sequences"] else None)}
+                    "events": [e for e in events if e is not None]}
         finally:
             lock.release()
 
@@ -83,7 +88,8 @@ def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, t
     for: the process holding it is finishing the pair); returns the rows written (0 when
     another process finished them meanwhile)."""
     with pair_lock(paths, model_id, task_id):
-        todo = remaining(paths, model_id, task_id, data_hash, todo)
+        todo = remaining(paths, model_id, task_id, data_hash, provenance["model_revision"],
+                         todo)
         if not todo:
             return 0
         reach("probe-task")

@@ -38,10 +38,12 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
-def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=None):
-    """Per (model, category): cells done, stale (rows only on other data) and total
-    (tasks x regimes), by the rule of `store.cells` (`data_hashes`: the suite's files as they
-    are now; None: the store's current data)."""
+def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=None,
+                 revisions=None):
+    """Per (model, category): cells done, stale (rows only on other data or of another model
+    revision) and total (tasks x regimes), by the rule of `store.cells` (`data_hashes`: the
+    suite's files as they are now, `revisions`: the models' as they are now; None: the store's
+    current ones)."""
     import polars as pl  # lazy: polars
 
     from store.cells import cell_states  # lazy: polars
@@ -50,7 +52,7 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
     task_ids = [t.task_id for t in tasks]
     states = cell_states(
         snapshot_of(source).query, seeds=seed_counts([GENEB_V1]),
-        data_hashes=data_hashes,
+        data_hashes=data_hashes, revisions=revisions,
         where="r.source = ? AND list_contains(?, r.task) AND list_contains(?, r.regime)",
         params=[source_name, task_ids, list(regimes)])
     per_task = (states.group_by("model", "task")
@@ -77,6 +79,22 @@ def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
         return None, str(exc).splitlines()[0]
 
 
+def _revisions(paths, snap, models: list[str] | None) -> dict[str, str | None]:
+    """The revision each model (`models`, else every one with local rows) computes with now
+    (`engine.planner.run_revisions`: a checkpoint folder's files as they are, its registry
+    entry's revision...; the store's current one for a model the store cannot run)."""
+    from engine.planner import run_revisions  # lazy: polars, duckdb, pyarrow
+    from store.tables.catalogs import store_models  # lazy: polars, pyarrow
+
+    ids = models or snap.query("SELECT DISTINCT model FROM results_all WHERE source = ?",
+                               [LOCAL])["model"].to_list()
+    try:
+        known = store_models(paths)
+    except GenebError:          # a broken <store>/models.toml: `fill` says why
+        known = store_models(paths, user=False)
+    return run_revisions(snap, ids, known)
+
+
 def run(args) -> int:
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
 
@@ -91,7 +109,9 @@ def run(args) -> int:
     suite, chosen = reading_suite(args, snap, args.source)
     tasks = suite.tasks
     hashes, unread = _suite_hashes(suite, tasks)
-    frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes)
+    revisions = _revisions(paths, snap, args.models) if args.source == LOCAL else None
+    frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes,
+                         revisions)
     data_note = ("the suite's files as they are now" if hashes is not None else
                  f"the store's current data (task files not read: {unread})")
     if args.json:
@@ -129,7 +149,9 @@ def run(args) -> int:
     table_console().print(table)
     if stale_any:
         console.print(f"stale: cells whose results were computed on other data than "
-                      f"{data_note}; `fill` computes them again")
+                      f"{data_note}, or with another revision of the model than it has now "
+                      "(another commit, edited extractor, re-saved checkpoint folder); `fill` "
+                      "computes them again")
     if nothing:
         console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
                       f"in {paths.root}; {_how_to_get(args, nothing)}")

@@ -1,6 +1,7 @@
 """The store's catalog tables, `<store>/catalog/{tasks,models}.parquet`: what the results refer
-to (a task's category, label, suite and current data hash; a model's metadata), written by every
-command that writes results and read by every reader (`store.db`'s `tasks` and `models` views).
+to (a task's category, label, suite and current data hash; a model's metadata and current
+revision), written by every command that writes results and read by every reader (`store.db`'s
+`tasks` and `models` views).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from store.catalog import (
     load_models,
     param_count,
 )
+from store.cells import revision_text
 from store.damage import REPAIR, note
 from store.failpoints import reach
 from store.locks import named_lock
@@ -27,11 +29,18 @@ from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
 from store.vocab.errors import GenebError, brief
 
+# The model catalog's column beside an entry's fields: the revision the model's last `fill`
+# computed with (its current revision, `store.cells`), NULL where none was recorded (a catalog
+# written before it, a model only imported).
+REVISION = "model_revision"
+
 
 def read_catalog(paths: StorePaths, name: str) -> pl.DataFrame:
     """A catalog table; the empty table when it is missing, and when it cannot be read (then
-    reported once: `geneb-engine doctor --repair` rebuilds it)."""
-    empty = (tasks_frame if name == "tasks" else models_frame)([])
+    reported once: `geneb-engine doctor --repair` rebuilds it). The model catalog always has
+    its `REVISION` column."""
+    empty = (tasks_frame([]) if name == "tasks" else
+             models_frame([]).with_columns(pl.lit(None, pl.String).alias(REVISION)))
     f = paths.catalog_table(name)
     if not f.exists():
         return empty
@@ -126,10 +135,16 @@ def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None,
                 keep=("data_hash", *LetterCounts.columns()))
 
 
-def register_models(paths, models) -> None:
-    """Record models in `<store>/catalog/models.parquet`."""
+def register_models(paths, models, revisions: Mapping[str, str | None] | None = None) -> None:
+    """Record models in `<store>/catalog/models.parquet`, with the revision a run computed
+    them with where given (`revisions`: model id -> revision; a model keeps its recorded one
+    otherwise)."""
     if models:
-        _upsert(paths, "models", models_frame(list(models)), "model_id")
+        revisions = revisions or {}
+        frame = models_frame(list(models)).with_columns(pl.Series(
+            REVISION, [revision_text(revisions[m.model_id]) if m.model_id in revisions
+                       else None for m in models], dtype=pl.String))
+        _upsert(paths, "models", frame, "model_id", keep=(REVISION,))
 
 
 def built_in_tasks(paths: StorePaths) -> list[TaskMeta]:

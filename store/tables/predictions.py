@@ -102,8 +102,10 @@ def predictions_table(rows: Iterable[Mapping]) -> pa.Table:
 
 
 def _latest(paths: StorePaths) -> pl.DataFrame:
-    """The newest row per key (`PRED_KEY`) of the newest version, on the store's current data
-    (`store.cells.CURRENT`: a row whose data hash is the task's current one)."""
+    """The newest row per key (`PRED_KEY`) of the newest version that is current by
+    `store.cells`: a `pred` row whose result row is in the `results` view (on the task's
+    current data, of the model's current revision), a `labels` row on its task's current
+    data."""
     from store.db import query  # lazy: duckdb, filelock
 
     state = read_state(paths, PREDICTIONS)
@@ -114,10 +116,14 @@ def _latest(paths: StorePaths) -> pl.DataFrame:
     frame = (frame.sort("created_at", descending=True)
              .unique(subset=list(PRED_KEY), keep="first", maintain_order=True))
     current = query(paths, "SELECT task, data_hash AS current_hash FROM current_data")
-    return (frame.join(current, on="task", how="left")
-            .filter(pl.col("current_hash").is_null() | pl.col("data_hash").is_null()
-                    | (pl.col("data_hash") == pl.col("current_hash")))
-            .drop("current_hash"))
+    labels = (frame.filter(pl.col("kind") == "labels").join(current, on="task", how="left")
+              .filter(pl.col("current_hash").is_null() | pl.col("data_hash").is_null()
+                      | (pl.col("data_hash") == pl.col("current_hash")))
+              .drop("current_hash"))
+    results = query(paths, f"SELECT DISTINCT {', '.join(KEY)} FROM results "
+                           f"WHERE source = '{LOCAL}'")
+    preds = frame.filter(pl.col("kind") == "pred").join(results, on=list(KEY), how="semi")
+    return pl.concat([labels, preds])
 
 
 def _decoded(frame: pl.DataFrame, column: str) -> pl.Series:

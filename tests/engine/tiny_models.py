@@ -65,8 +65,9 @@ def bpe_tokenizer(max_len: int) -> PreTrainedTokenizerFast:
                                    bos_token="<s>", eos_token="</s>", model_max_length=max_len)
 
 
-def build(kind: str, folder: Path, max_len: int = 128) -> Path:
-    """Save a tiny `kind` (bert | gpt2 | llama | mamba) model and its tokenizer in `folder`."""
+def build(kind: str, folder: Path, max_len: int = 128, seed: int = 0) -> Path:
+    """Save a tiny `kind` (bert | gpt2 | llama | mamba) model and its tokenizer in `folder`, its
+    weights drawn from torch's generator seeded with `seed`."""
     from transformers import (
         BertConfig,
         BertModel,
@@ -78,7 +79,7 @@ def build(kind: str, folder: Path, max_len: int = 128) -> Path:
         MambaForCausalLM,
     )
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     if kind == "bert":
         tok = char_tokenizer(max_len)
         model = BertModel(BertConfig(

@@ -136,12 +136,12 @@ def test_append_pair_writes_predictions_of_the_cells_it_writes_and_no_others(tmp
 
     preds = prediction_rows(with_pred, y, model="m", task="t1", source="local", data_hash="h1")
     plain = [{k: v for k, v in r.items() if k in RESULT_COLUMNS} for r in rows]
-    assert append_pair(paths, plain, model="m", task="t1", data_hash="h1", seeds=SEEDS_OF,
-                       predictions=preds) == len(rows)
+    assert append_pair(paths, plain, model="m", task="t1", data_hash="h1", revision=None,
+                       seeds=SEEDS_OF, predictions=preds) == len(rows)
     versions = read_state(paths, PREDICTIONS).version
     # the same cells again: done, so neither results nor predictions are written
-    assert append_pair(paths, plain, model="m", task="t1", data_hash="h1", seeds=SEEDS_OF,
-                       predictions=preds) == 0
+    assert append_pair(paths, plain, model="m", task="t1", data_hash="h1", revision=None,
+                       seeds=SEEDS_OF, predictions=preds) == 0
     assert read_state(paths, PREDICTIONS).version == versions
     stored = read_predictions(paths)
     assert stored.height == len(rows)

@@ -161,13 +161,21 @@ def test_compaction_merges_files_and_old_snapshots_stay_readable_until_vacuum(tm
 def test_append_pair_never_writes_a_done_cell_twice(tmp_path):
     paths = resolve_store(tmp_path / "s")
     rows = rows_of("m", "t1")
-    assert append_pair(paths, rows, model="m", task="t1", data_hash="h1", seeds=SEEDS_OF) == 10
-    assert append_pair(paths, rows, model="m", task="t1", data_hash="h1", seeds=SEEDS_OF) == 0
+
+    def append(rows, data_hash="h1", revision=None):
+        return append_pair(paths, rows, model="m", task="t1", data_hash=data_hash,
+                           revision=revision, seeds=SEEDS_OF)
+
+    assert append(rows) == 10
+    assert append(rows) == 0
     # the same cells on other data are not done: they are written
-    other = rows_of("m", "t1", data_hash="h2")
-    assert append_pair(paths, other, model="m", task="t1", data_hash="h2", seeds=SEEDS_OF) == 10
-    # a partial cell (3 of 5 seeds) is completed, the done one skipped
+    assert append(rows_of("m", "t1", data_hash="h2"), "h2") == 10
     assert _count(paths) == 20
+    # nor are they with another revision of the model
+    revised = [{**r, "model_revision": "rev-b"} for r in rows]
+    assert append(revised, revision="rev-b") == 10
+    assert append(revised, revision="rev-b") == 0
+    assert _count(paths) == 30
 
 
 def test_a_fragment_store_is_migrated_once_in_one_commit(tmp_path):
