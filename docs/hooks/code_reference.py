@@ -98,7 +98,10 @@ RESULT_COLUMNS = {
                      "`geneb-mini-1` for geneb-mini)",
     "data_hash": "content hash of the task data; NULL for imported rows",
     "model_revision": "the model's revision (hub commit, file hash of an official extractor, "
-                      "`random-init-<SEED>-sha256-<hex>` for the random-init control)",
+                      "`folder-sha256-<hex>` for a checkpoint folder, "
+                      "`random-init-<SEED>-sha256-<hex>` for the random-init control); a "
+                      "local row of another revision than the model's current one is stale "
+                      "([Model revisions](../guide/store.md#model-revisions))",
     "engine_version": "the engine's version; an imported file's `harness_version`",
     "created_at": "when the row was written (UTC); the latest wins among rows of one key",
 }
