@@ -35,6 +35,8 @@ from engine.cluster import ClusterOptions
 from engine.cluster.executor import RayExecutor
 from engine.data import TaskData
 from engine.encoders import EncoderOptions, build_encoder, preflight
+from engine.encoders.pins import record as record_trust
+from engine.encoders.pins import trusted_commits
 from engine.pairs import (
     cell_events,
     embed_pair,
@@ -116,10 +118,12 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
     `warning`, `plan`, one `cell` per planned cell (`computed` False when another process
     computed it meanwhile) and, from the caller, `done`."""
     checks = validate_tasks(suite, tasks, on_event)
+    models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
-    for model in {w.model.model_id: w.model for w in the_plan.work}.values():
+    running = {w.model.model_id: w.model for w in the_plan.work}
+    for model in running.values():
         preflight(model, options.encoder)
     if options.jobs is None and options.cluster is None:
         jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
@@ -139,6 +143,7 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
             register_tasks(paths, tasks)
         else:
             register_tasks(paths, tasks, checks.hashes, checks.letters)
+        record_trust(paths, [t for t in trusted if t.model.model_id in running], on_event)
         if the_plan.work:
             touched = executor.run()
             for table in (RESULTS, PREDICTIONS, RUNS):

@@ -139,8 +139,10 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
     config.json or tokenizer_config.json has `auto_map` (whatever the entry says; see
     `code_reference`; hub ids are read only with `hub=True`). Such code runs only with the
     user's opt-in (`trust`) and a pinned revision (or a local folder); otherwise this raises.
-    A model that needs none, or whose files cannot be checked, loads with False. `preflight`
-    checks without the hub; the hf builder checks with it, once, before anything is loaded.
+    `fill` gives a trusted hub model its commit before it checks (`engine.encoders.pins`: the
+    store's pin, else the commit its branch names, then pinned). A model that needs none, or
+    whose files cannot be checked, loads with False. `preflight` checks without the hub; the hf
+    builder checks with it, once, before anything is loaded.
     """
     if remote_code in ("custom", "package"):
         raise GenebError(f"model {model_id}: needs its own code ({remote_code}); the "
@@ -152,8 +154,9 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
     if not trust:
         why = f"auto_map in its {found}; " if found else ""
         pin = (f"after reviewing the code in {source}" if local else
-               f"with its revision pinned to a commit (--models {model_id}@<commit>, or "
-               "'revision' in its registry entry)")
+               "at the commit --models ID@<commit> or its entry names, else the one "
+               "<store>/pins.toml pins, else the one its branch names when the run starts "
+               "(then pinned there)")
         raise GenebError(
             f"model {model_id}: its checkpoint runs Python code from its repository "
             f"({why}trust_remote_code); rerun with --trust-remote-code to allow that, {pin}")
@@ -162,7 +165,8 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
             f"model {model_id}: --trust-remote-code needs a pinned revision (a 40-hex "
             f"commit of {source}): name it as --models {model_id}@<commit>, or set "
             "revision = \"<commit>\" in its entry in <store>/models.toml, so the code that "
-            "runs is the code you reviewed")
+            "runs is the code you reviewed (fill pins the commit of a model whose entry says "
+            "remote_code = \"required\" itself)")
     return True
 
 
