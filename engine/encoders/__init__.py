@@ -165,8 +165,7 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
             f"model {model_id}: --trust-remote-code needs a pinned revision (a 40-hex "
             f"commit of {source}): name it as --models {model_id}@<commit>, or set "
             "revision = \"<commit>\" in its entry in <store>/models.toml, so the code that "
-            "runs is the code you reviewed (fill pins the commit of a model whose entry says "
-            "remote_code = \"required\" itself)")
+            "runs is the code you reviewed")
     return True
 
 
@@ -204,9 +203,13 @@ def pooling_of(model: ModelMeta) -> str:
                      f"{', '.join(kind.poolings)}, not {model.pooling!r}")
 
 
-def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> None:
+def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
+              device: bool = True) -> None:
     """Every check that needs no weights, so that `fill` can refuse before writing anything
-    (the hub is not asked: the builder checks it for remote code, once, before loading)."""
+    (the hub is not asked: the builder checks it for remote code, once, before loading).
+    `device`: with the checks of the device this process would embed on (a family adapter's,
+    e.g. Evo-1's attention layers need CUDA); the Ray driver leaves them out, and each
+    embedding actor runs them all where the model runs (`engine.cluster.workers`)."""
     kind = kind_of(model)
     for name in kind.fields:
         if getattr(model, name) is None:
@@ -224,7 +227,7 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> N
                          f"{kind.install}")
     if kind.recipe and hasattr(adapter := importlib.import_module(BUILDERS[kind.name]),
                                "preflight"):
-        adapter.preflight(model, options)   # a family's own weight-free checks (evo's config)
+        adapter.preflight(model, options, device=device)    # a family's own (evo's config)
 
     if problem := transformers_problem(model.transformers):
         raise GenebError(f"model {model.model_id}: {problem}")
