@@ -17,12 +17,12 @@ counts.
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from store.atomic import write_text_atomic
 from store.locks import named_lock
+from store.toml_in import tables_of
 from store.vocab.errors import GenebError
 from store.vocab.revisions import commit_of, is_pinned
 
@@ -64,17 +64,9 @@ def read_pins(paths: StorePaths) -> dict[tuple[str, str], Pin]:
     """The store's pins by (hub id, branch), the last of a key winning; none without the file.
     A file that cannot be used is one GenebError naming it and the entry."""
     file = paths.pins
-    try:
-        entries = tomllib.loads(file.read_text(encoding="utf-8")).get("pin", [])
-    except FileNotFoundError:
+    if not file.exists():
         return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise GenebError(f"{file}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GenebError(f"{file}: cannot be read ({exc})") from None
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise GenebError(f"{file}: 'pin' must be a list of tables, one [[pin]] per repository "
-                         "and branch")
+    entries = tables_of(file, "pin", "one [[pin]] per repository and branch")
     pins: dict[tuple[str, str], Pin] = {}
     for i, e in enumerate(entries, 1):
         where = f"{file}: pin {i}"
