@@ -16,7 +16,7 @@ STAMP_TF4 := $(VENV_TF4)/.installed
 TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 	tests/engine/test_enformer_adapter.py tests/engine/test_lucaone_adapter.py \
 	tests/engine/test_offline_models.py tests/engine/test_random_init.py \
-	tests/engine/test_quiet_model_load.py
+	tests/engine/test_quiet_model_load.py tests/engine/test_remote_pins.py
 
 .PHONY: demo test test-tf4 docs lint clean bench
 

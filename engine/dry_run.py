@@ -42,6 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from engine.data import TaskData
 from engine.encoders import build_encoder, preflight
+from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
 from engine.pairs import probe_rows
 from engine.planner import PairWork, plan
@@ -175,6 +176,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     """The plan and its estimates (see the module); reads the store, writes nothing."""
     counts = Counts()
     checks = validate_tasks(suite, tasks, on_event, counts.see)
+    models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder)

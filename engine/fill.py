@@ -35,6 +35,8 @@ from engine.cluster import ClusterOptions
 from engine.cluster.executor import RayExecutor
 from engine.data import TaskData
 from engine.encoders import EncoderOptions, build_encoder, preflight
+from engine.encoders.pins import record as record_trust
+from engine.encoders.pins import trusted_commits
 from engine.pairs import (
     cell_events,
     embed_pair,
@@ -117,11 +119,13 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
     `warning`, `plan`, one `cell` per planned cell (`computed` False when another process
     computed it meanwhile) and, from the caller, `done`."""
     checks = validate_tasks(suite, tasks, on_event)
+    models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
-    for model in {w.model.model_id: w.model for w in the_plan.work}.values():
-        preflight(model, options.encoder)
+    running = {w.model.model_id: w.model for w in the_plan.work}
+    for model in running.values():      # the Ray driver: the device's checks run on the actors
+        preflight(model, options.encoder, device=options.cluster is None)
     if options.jobs is None and options.cluster is None:
         jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
         on_event({"event": "jobs", "jobs": jobs, "reason": why})
@@ -140,6 +144,7 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
             register_tasks(paths, tasks)
         else:
             register_tasks(paths, tasks, checks.hashes, checks.letters)
+        record_trust(paths, [t for t in trusted if t.model.model_id in running], on_event)
         if the_plan.work:
             touched = executor.run()
             for table in (RESULTS, PREDICTIONS, RUNS):
@@ -171,6 +176,7 @@ class _PairRunner:
         self.load = lru_cache(maxsize=4)(suite.load)
         self.embeddings = EmbeddingStore(paths)
         self.encoder: tuple[str, object] | None = None   # the loaded model's (id, encoder)
+        self.built: set[str] = set()                     # the models built once in this run
         self.done = 0
 
     def __enter__(self) -> _PairRunner:
@@ -194,6 +200,8 @@ class _PairRunner:
                 for work in list(waiting):
                     if len(running) >= 2 * self.options.jobs:
                         break
+                    if work.model.model_id not in self.built:
+                        self._encoder(work.model)   # before any lock of it: see `_encoder`
                     lock = pair_lock(self.paths, work.model.model_id, work.task.task_id)
                     if not try_acquire(lock):
                         continue
@@ -257,9 +265,13 @@ class _PairRunner:
             self._report(work, computed=True)
 
     def _encoder(self, model: ModelMeta):
+        """The model's encoder (the previous model's freed first). A model is built the first
+        time before the lock of any of its pairs is taken, so that one that cannot be built (a
+        bad extractor class) leaves no lock file."""
         if self.encoder is None or self.encoder[0] != model.model_id:
             self.encoder = None   # free the previous model before loading the next
             self.encoder = (model.model_id, build_encoder(model, self.options.encoder))
+            self.built.add(model.model_id)
             if event := loaded(self.paths, model, self.encoder[1], self.plan.revisions):
                 self.on_event(event)
         return self.encoder[1]

@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.toml_in import tables_of
 from store.vocab.encoder_kinds import ENCODERS, POOLINGS, split_extractor
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
@@ -344,16 +345,7 @@ def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:
     """Built-in models, then the user's entries (a user entry with the same id wins)."""
     models = {m.model_id: m for m in _builtin_models()}
     if user_file is not None and user_file.exists():
-        try:
-            with open(user_file, "rb") as f:
-                entries = tomllib.load(f).get("model", [])
-        except tomllib.TOMLDecodeError as exc:
-            raise GenebError(f"{user_file}: not valid TOML ({exc})") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise GenebError(f"{user_file}: cannot be read ({exc})") from None
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise GenebError(f"{user_file}: 'model' must be a list of tables, one [[model]] "
-                             "per model")
+        entries = tables_of(user_file, "model", "one [[model]] per model")
         models.update({m.model_id: m for m in parse_model_entries(entries, str(user_file))})
     return models
 

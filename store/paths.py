@@ -92,6 +92,11 @@ class StorePaths:
         """The user's own model entries, same fields as the built-in catalog."""
         return self.root / "models.toml"
 
+    @property
+    def pins(self) -> Path:
+        """The commits the store runs hub code at (`store.pins`)."""
+        return self.root / "pins.toml"
+
 
 def resolve_store(store: str | os.PathLike | None = None) -> StorePaths:
     if store is None:

@@ -35,9 +35,10 @@ MODEL_FIELDS = {
     "hub_id": "where the weights are: a Hugging Face id (an `hf` entry needs `hub_id` or "
               "`path`)",
     "path": "where the weights are: a local directory, instead of a hub id",
-    "revision": "the hub commit (required with remote code); on the command line "
-                "`--models <id>@<commit>` pins it too",
-    "remote_code": "`no`; `required` (needs `--trust-remote-code` and a pinned revision); "
+    "revision": "the hub commit (remote code runs only at one: without it, `fill "
+                "--trust-remote-code` pins the commit its branch names for the store); on the "
+                "command line `--models <id>@<commit>` pins it too",
+    "remote_code": "`no`; `required` (needs `--trust-remote-code`; it runs at a commit); "
                    "`custom` / `package` (code outside transformers)",
     "requires": "the PyPI package an adapter needs",
     "transformers": "the transformers versions the entry's code needs, a PEP 440 range, e.g. "

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 
-from engine.encoders import EncoderOptions, build_encoder
+from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.pairs import embed_pair, embedded_event, loaded, probe_pair, provenance_of, remaining
 from engine.suites import Suite
 from store.catalog import ModelMeta
@@ -23,6 +23,7 @@ from store.embeddings import EmbeddingStore
 from store.failpoints import reach
 from store.locks import pair_lock, try_acquire
 from store.paths import StorePaths
+from store.vocab.errors import GenebError
 
 Todo = tuple   # ((Protocol, (regime, ...)), ...), as `engine.planner.PairWork.todo`
 
@@ -34,8 +35,8 @@ def _gpu_ids() -> list[str]:
 
 
 class EmbedWorker:
-    """One embedding actor: its model's weights are loaded once (at the first pair that needs
-    them), then `embed` handles one pair per call. `gpus`: the GPUs Ray gave it (0: embeds on
+    """One embedding actor: its model's weights are loaded once (at its first pair, before that
+    pair's lock), then `embed` handles one pair per call. `gpus`: the GPUs Ray gave it (0: embeds on
     CPU; more than 1: the model is spread over them)."""
 
     def __init__(self, paths: StorePaths, suite: Suite, model: ModelMeta, options: EncoderOptions,
@@ -48,6 +49,7 @@ class EmbedWorker:
         self.embeddings = EmbeddingStore(self.paths)
         self.load = lru_cache(maxsize=2)(suite.load)
         self.encoder = None
+        self.pending: list[dict] = []   # the load's events, reported with the next embedded pair
         ids = _gpu_ids() if gpus else []
         self.worker = (f"{socket.gethostname()} gpu {','.join(ids)}" if ids
                        else f"{socket.gethostname()} cpu {os.getpid()}")
@@ -57,6 +59,7 @@ class EmbedWorker:
         "done" (nothing left to compute) or "embedded" with what its probe task needs and the
         events to report."""
         model_id = self.model.model_id
+        encoder = self._encoder()
         lock = pair_lock(self.paths, model_id, task_id)
         if not try_acquire(lock):
             return {"status": "busy"}
@@ -66,20 +69,32 @@ class EmbedWorker:
                              self.planned.get(model_id), todo)
             if not todo:
                 return {"status": "done"}
-            events = []
-            if self.encoder is None:
-                self.encoder = build_encoder(self.model, self.options)
-                events.append(loaded(self.paths, self.model, self.encoder, self.planned))
-            expect, encoded = embed_pair(self.paths, self.embeddings, self.model, self.encoder,
+            events, self.pending = self.pending, []
+            expect, encoded = embed_pair(self.paths, self.embeddings, self.model, encoder,
                                          data, self.worker)
             if encoded["sequences"]:
                 events.append(embedded_event(model_id, task_id, self.worker, encoded))
             return {"status": "embedded", "todo": todo, "expect": expect,
                     "data_hash": data.data_hash,
-                    "provenance": provenance_of(self.suite, data, self.encoder),
-                    "events": [e for e in events if e is not None]}
+                    "provenance": provenance_of(self.suite, data, encoder),
+                    "events": events}
         finally:
             lock.release()
+
+    def _encoder(self):
+        """The model's encoder, built at the actor's first pair and before its lock: the checks
+        of the device the model embeds on run here, where it runs (`preflight`; the driver ran
+        only the others), and a model that cannot be built leaves no lock file. A refusal
+        names the actor. Loading records the revision it computes with (`engine.pairs.loaded`)."""
+        if self.encoder is None:
+            try:
+                preflight(self.model, self.options)
+                self.encoder = build_encoder(self.model, self.options)
+            except GenebError as exc:
+                raise GenebError(f"{exc} (on the Ray actor {self.worker})") from None
+            if event := loaded(self.paths, self.model, self.encoder, self.planned):
+                self.pending.append(event)
+        return self.encoder
 
 
 def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, todo: Todo,

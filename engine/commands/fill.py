@@ -90,7 +90,10 @@ def register(sub, common) -> None:
                      help="run Hugging Face models through torch.compile (off by default; the "
                           "first batches compile; embeddings agree to float rounding)")
     enc.add_argument("--trust-remote-code", action="store_true",
-                     help="allow models whose code lives on the hub (needs a pinned revision)")
+                     help="allow models whose code lives on the hub; it runs at a commit: the "
+                          "one ID@<commit> or the entry names, else the store's pin "
+                          "(<store>/pins.toml), else the one the branch names now, then "
+                          "pinned there for later runs")
     enc.add_argument("--random-init", nargs="?", const=0, metavar="SEED",
                      type=whole_number(0, maximum=(1 << 63) - 1, above="a seed below 2^63"),
                      help="the control: each model's architecture with random weights drawn "
@@ -265,6 +268,8 @@ def run(args) -> int:
             if event["cells_missing"]:
                 progress.start()
                 bar = progress.add_task("fill", total=event["cells_missing"])
+        elif event["event"] == "remote_code":   # which code at which commit it runs
+            console.print(escape(event["message"]), highlight=False)
         elif event["event"] == "jobs":
             console.print(f"--jobs auto: {event['jobs']} probe worker(s) ({event['reason']})")
         elif event["event"] == "executor":

@@ -139,8 +139,10 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
     config.json or tokenizer_config.json has `auto_map` (whatever the entry says; see
     `code_reference`; hub ids are read only with `hub=True`). Such code runs only with the
     user's opt-in (`trust`) and a pinned revision (or a local folder); otherwise this raises.
-    A model that needs none, or whose files cannot be checked, loads with False. `preflight`
-    checks without the hub; the hf builder checks with it, once, before anything is loaded.
+    `fill` gives a trusted hub model its commit before it checks (`engine.encoders.pins`: the
+    store's pin, else the commit its branch names, then pinned). A model that needs none, or
+    whose files cannot be checked, loads with False. `preflight` checks without the hub; the hf
+    builder checks with it, once, before anything is loaded.
     """
     if remote_code in ("custom", "package"):
         raise GenebError(f"model {model_id}: needs its own code ({remote_code}); the "
@@ -152,8 +154,9 @@ def check_remote_code(model_id: str, source: str, revision: str | None, remote_c
     if not trust:
         why = f"auto_map in its {found}; " if found else ""
         pin = (f"after reviewing the code in {source}" if local else
-               f"with its revision pinned to a commit (--models {model_id}@<commit>, or "
-               "'revision' in its registry entry)")
+               "at the commit --models ID@<commit> or its entry names, else the one "
+               "<store>/pins.toml pins, else the one its branch names when the run starts "
+               "(then pinned there)")
         raise GenebError(
             f"model {model_id}: its checkpoint runs Python code from its repository "
             f"({why}trust_remote_code); rerun with --trust-remote-code to allow that, {pin}")
@@ -200,9 +203,13 @@ def pooling_of(model: ModelMeta) -> str:
                      f"{', '.join(kind.poolings)}, not {model.pooling!r}")
 
 
-def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> None:
+def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
+              device: bool = True) -> None:
     """Every check that needs no weights, so that `fill` can refuse before writing anything
-    (the hub is not asked: the builder checks it for remote code, once, before loading)."""
+    (the hub is not asked: the builder checks it for remote code, once, before loading).
+    `device`: with the checks of the device this process would embed on (a family adapter's,
+    e.g. Evo-1's attention layers need CUDA); the Ray driver leaves them out, and each
+    embedding actor runs them all where the model runs (`engine.cluster.workers`)."""
     kind = kind_of(model)
     for name in kind.fields:
         if getattr(model, name) is None:
@@ -220,7 +227,7 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> N
                          f"{kind.install}")
     if kind.recipe and hasattr(adapter := importlib.import_module(BUILDERS[kind.name]),
                                "preflight"):
-        adapter.preflight(model, options)   # a family's own weight-free checks (evo's config)
+        adapter.preflight(model, options, device=device)    # a family's own (evo's config)
 
     if problem := transformers_problem(model.transformers):
         raise GenebError(f"model {model.model_id}: {problem}")

@@ -20,10 +20,13 @@ The StripedHyena config is a YAML file in the entry's checkpoint folder (`path`)
 evo-model package's own for the entry's hub id (`evo/configs/*.yml`, picked as `evo.models.Evo`
 picks them). Attention layers (`attn_layer_idxs`) run only through flash-attn, on CUDA: a
 config with any is refused before a weight is read (`preflight`, and again by the builder);
-Hyena-only configs run anywhere. The weights are the hub checkpoint's format, read as the
-package's `load_checkpoint` reads them: `model.safetensors`, or `model.safetensors.index.json`
-and its shards, keys under `backbone.`, the tied unembedding stored once; from a local folder,
-a cached snapshot or the hub (`engine.encoders.hub.checkpoint`), never the hub's own code.
+Hyena-only configs run anywhere. That check depends on the device, so it runs where the model
+runs: before a local `fill` writes anything, on a Ray actor before its first pair (the driver
+leaves it out: `preflight(device=False)`). The weights are the hub checkpoint's format, read
+as the package's `load_checkpoint` reads them: `model.safetensors`, or
+`model.safetensors.index.json` and its shards, keys under `backbone.`, the tied unembedding
+stored once; from a local folder, a cached snapshot or the hub
+(`engine.encoders.hub.checkpoint`), never the hub's own code.
 """
 
 from __future__ import annotations
@@ -72,11 +75,13 @@ def build(model: ModelMeta, options: EncoderOptions) -> EvoEncoder:
     return EvoEncoder.for_model(model, options, hub_id=model.hub_id, max_tokens=model.max_tokens)
 
 
-def preflight(model: ModelMeta, options: EncoderOptions) -> None:
-    """The weight-free check `engine.encoders.preflight` runs for this kind: the entry has a
-    StripedHyena config, and one with attention layers gets CUDA and flash-attn."""
+def preflight(model: ModelMeta, options: EncoderOptions, *, device: bool = True) -> None:
+    """The weight-free checks `engine.encoders.preflight` runs for this kind: the entry has a
+    StripedHyena config, and (`device`: where the model runs) one with attention layers gets
+    CUDA and flash-attn."""
     config = config_of(model.model_id, model.path or model.hub_id, model.hub_id)
-    check_attention(model.model_id, config, pick_device(options.device))
+    if device:
+        check_attention(model.model_id, config, pick_device(options.device))
 
 
 # ---- the StripedHyena config --------------------------------------------------------------

@@ -12,6 +12,10 @@ its remote-code check, the Enformer adapter, the official-extractor runner):
 - neither cached nor askable: one line naming the model, the cache folder and the command that
   fetches it on a connected machine (`geneb-engine fetch-models ID`), at once.
 
+Which commit a branch names (`resolve_commit`, for remote code run at a commit:
+`engine.encoders.pins`) follows the same rule: the hub when the run may ask it, else the cached
+snapshot's ref.
+
 A snapshot counts as cached when every file its fetch manifest lists is there (written by
 `geneb-engine fetch-models` beside the snapshot, `<repo folder>/geneb-fetched/<commit>.json`, so
 it travels with a copied cache), or, without a manifest, when it holds a config.json and weights
@@ -245,6 +249,36 @@ def _ask(endpoint: str) -> str | None:
     if answer[0] >= 500:
         return f"{where} answered HTTP {answer[0]}"
     return None
+
+
+def resolve_commit(model_id: str, repo_id: str, branch: str) -> tuple[str, str]:
+    """The commit the branch (or tag) `branch` of hub id `repo_id` names now, and where that
+    was read: from the hub when this run may ask it (`hub_problem`), else from the ref of its
+    cached snapshot (`refs/<branch>`); one line when neither tells."""
+    problem = hub_problem()
+    if problem is None:
+        from huggingface_hub import HfApi  # lazy: huggingface_hub
+
+        try:
+            sha = HfApi().model_info(repo_id, revision=branch).sha
+        except Exception as exc:    # not found, gated, no such branch, the connection lost
+            first = (str(exc).strip().splitlines() or [""])[0]
+            raise GenebError(f"model {model_id}: the hub cannot tell which commit {branch} of "
+                             f"{repo_id} is ({type(exc).__name__}: {first}); name the commit "
+                             f"with --models {model_id}@<commit>") from None
+        if (commit := commit_of(sha)) is None:
+            raise GenebError(f"model {model_id}: the hub names no commit for {branch} of "
+                             f"{repo_id} (it answered {sha!r}); name the commit with --models "
+                             f"{model_id}@<commit>")
+        return commit, "the hub"
+    if (folder := snapshot_folder(repo_id, branch)) is not None:
+        return folder.name, f"the Hugging Face cache {cache_folder()}"
+    raise GenebError(
+        f"model {model_id}: its code runs only at a commit, and which commit {branch} of "
+        f"{repo_id} is cannot be told here: {problem} and the Hugging Face cache "
+        f"{cache_folder()} holds no snapshot of it; run `geneb-engine fetch-models {model_id}` "
+        "on a machine that reaches the hub (it pins the commit it fetches) and copy its cache "
+        f"here, or name the commit with --models {model_id}@<commit>")
 
 
 def checkpoint(model_id: str, source: str, revision: str | None, *,

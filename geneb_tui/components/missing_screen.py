@@ -285,7 +285,7 @@ class MissingScreen(Screen[None]):
         if hidden:
             note += f" {hidden} ticked model(s) hidden by the filters."
         if self.snapshot.catalog_error:
-            note += (" [b]Your models.toml could not be read[/b]: "
+            note += (" [b]Your model files could not be read[/b]: "
                      + escape(self.snapshot.catalog_error))
         self.query_one("#missing-note", Static).update(note)
         device = c.device
@@ -477,7 +477,8 @@ class MissingScreen(Screen[None]):
         if remote and not self.choices.trust_remote_code:
             return None, (f"{', '.join(remote)} run(s) Python code from the model's hub "
                           "repository: press t to pass --trust-remote-code (the code runs at "
-                          "the pinned revision), or untick it.")
+                          "its pinned commit, else at the one its branch names when the run "
+                          "starts, then pinned for this store), or untick it.")
         specs = [self.assessed[m].spec for m in models]
         device = self.choices.device if self.choices.device != "auto" else None
         cmd = fill.fill_command(self.paths.root, self.filters.suite, specs, tasks, regimes,
@@ -559,6 +560,8 @@ class MissingScreen(Screen[None]):
                           f"{how}{eta_s}")
         elif ev.kind == "warning":
             self._line = f"[yellow]warning:[/] {escape(str(ev.data.get('message')))}"
+        elif ev.kind == "remote_code":   # which code at which commit runs (engine.encoders.pins)
+            self._line = escape(str(ev.data.get("message")))
         elif ev.kind == "done":
             bar.update(total=bar.total or 1, progress=bar.total or 1)
             self._line = "Done; reloading the store…"

@@ -33,6 +33,7 @@ from store.cells import cell_states
 from store.damage import damage
 from store.db import Snapshot
 from store.paths import StorePaths
+from store.pins import pinned, read_pins
 from store.tables.catalogs import (
     known_tasks,
     models_frame,
@@ -57,8 +58,9 @@ class StoreSnapshot:
     version: int | None = None        # the results table version read
     damage: tuple[str, ...] = ()      # damaged store files met while reading (store.db)
     # The engine's catalog (built-in, <store>/models.toml, the checkpoint folders the store has
-    # run: `store.tables.catalogs.store_models`) as ModelMeta fields: what `fill` can run;
-    # `catalog_error` when the user's file could not be read.
+    # run: `store.tables.catalogs.store_models`) as ModelMeta fields, at the commits the store
+    # pins (`store.pins`): what `fill` can run; `catalog_error` when the user's files could
+    # not be read.
     catalog: dict[str, dict] = field(default_factory=dict)
     catalog_error: str | None = None
     protocol: str = GENEB_V1.name
@@ -77,13 +79,14 @@ class StoreSnapshot:
         catalog_error = None
         try:
             known = store_models(paths)
+            pins = read_pins(paths)
         except GenebError as exc:  # a broken user file must not keep the dashboard from opening
-            known = store_models(paths, user=False)
+            known, pins = store_models(paths, user=False), {}
             catalog_error = str(exc)
         models = models_with_builtins(paths, known)
         snap.close()
         return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()),
-                   catalog={mid: asdict(m) for mid, m in known.items()},
+                   catalog={mid: asdict(pinned(m, pins)) for mid, m in known.items()},
                    catalog_error=catalog_error, protocol=name_of(protocol_hash),
                    protocol_hash=protocol_hash)
 

@@ -8,15 +8,17 @@ which imports nothing) and the installed transformers' version against an entry'
 `transformers` range (`store.catalog.transformers_problem`, from the package metadata): the
 dashboard never imports the engine, torch or transformers.
 tests/tui/test_missing.py checks that every model said runnable here passes the engine's
-preflight.
+preflight (at the commit `fill` gives it).
 
 - k-mer baselines (`encoder = "kmer"`) need nothing but `encoder_k`;
 - official-harness extractors (`encoder = "official-extractor"`) need their `extractor` file
   (the user's own code, named in their own models.toml: run as is, no trust flag);
 - Hugging Face models (`encoder = "hf"`) need torch and transformers; those with
-  `remote_code = "required"` run only with `--trust-remote-code` AND a pinned revision (a
-  40-hex commit in the entry, passed as `--models id@<commit>`) or a local checkpoint folder:
-  without one the model is not runnable (the dashboard cannot ask for a commit);
+  `remote_code = "required"` run only with `--trust-remote-code` (the trust toggle), at a
+  commit: the entry's, passed as `--models id@<commit>` (the dashboard's catalog holds the
+  store's pins as revisions, `store.pins`: "trusts code at <commit>"), else the one its branch
+  names when the run starts, which `fill` then pins for the store ("resolves the commit at
+  run"); a local checkpoint folder runs its own code;
   `remote_code = "custom"` / `"package"` need code the generic encoder does not have;
 - adapters: `enformer`, `lucaone` and `evo` run when their package (`requires`, e.g.
   enformer-pytorch, lucaone, evo-model) is installed, a kind whose published checkpoints need
@@ -48,6 +50,7 @@ from store.vocab.encoder_kinds import (
 from store.vocab.revisions import is_pinned
 
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+COMMIT_SHOWN = 12                # hex digits of a commit shown in the models list
 BYTES_PER_PARAM = 4              # float32 weights (engine/encoders/hf.py loads in float32)
 GIB = 1024 ** 3
 
@@ -105,7 +108,7 @@ class Runnability:
     why: str = ""                   # not runnable: the reason and the fix
     needs: str = ""                 # runnable: what a run needs (shown beside the model)
     remote_code: bool = False       # the run needs --trust-remote-code
-    revision: str | None = None     # the pinned revision passed as id@<commit>
+    revision: str | None = None     # the commit passed as id@<commit> (None: fill resolves it)
     memory: int | None = None       # bytes the float32 weights need (None: weight-free/unknown)
     warning: str = ""               # e.g. larger than the device's memory
 
@@ -190,14 +193,11 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
             return no(f"needs {' and '.join(missing)}, not installed: {kind.install}")
 
     needs_trust = remote == "required" and kind.checkpoint_code
+    pinned = needs_trust and not path and is_pinned(revision)
     if needs_trust:
-        if not (is_pinned(revision) or path):
-            return no("runs code from its hub repository and has no pinned revision; set "
-                      "revision = \"<40-hex commit>\" in its entry in <store>/models.toml "
-                      "(or run geneb-engine fill --trust-remote-code --models "
-                      f"{model_id}@<commit>)")
-        needs.append(f"trust remote code @{revision[:7]}" if revision and not path
-                     else "trust remote code (local code)")
+        needs.append("trusts local code" if path else
+                     f"trusts code at {revision[:COMMIT_SHOWN]}" if pinned else
+                     "trusts code, resolves the commit at run")
 
     weights = params * BYTES_PER_PARAM if params > 0 else None
     warning = ""
@@ -207,5 +207,5 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
     elif weights is not None:
         needs.append(f"≈{format_bytes(weights)} fp32")
     return Runnability(model_id, True, needs=" · ".join(needs), remote_code=needs_trust,
-                       revision=revision if needs_trust and not path else None,
+                       revision=revision if pinned else None,
                        memory=weights, warning=warning)

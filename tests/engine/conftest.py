@@ -73,12 +73,12 @@ def listener(monkeypatch):
 
 @pytest.fixture
 def answering_hub(monkeypatch):
-    """The hub's endpoint: a server that answers every HEAD request with 200."""
+    """The hub's endpoint: a server that answers (`tests.engine.local_hub.AnsweringHub`)."""
     from huggingface_hub import constants
 
     from tests.engine.local_hub import AnsweringHub
 
     server = AnsweringHub()
     monkeypatch.setattr(constants, "ENDPOINT", server.url)
-    yield
+    yield server
     server.close()

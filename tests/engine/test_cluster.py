@@ -32,6 +32,7 @@ from store.paths import resolve_store  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from store.vocab.executors import check_address  # noqa: E402
 from store.vocab.protocol import REGIMES  # noqa: E402
+from tests.engine.conftest import write_task  # noqa: E402
 from tests.engine.processes import (  # noqa: E402
     ROOT,
     duplicate_keys,
@@ -325,3 +326,76 @@ def test_without_ray_installed_the_executor_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)      # import ray -> ImportError
     with pytest.raises(GenebError, match=r"pip install 'geneb\[cluster\]'"):
         require_ray()
+
+
+# -- where the checks run (in this process, on a local Ray instance with logical GPUs) ------
+
+@pytest.fixture(scope="class")
+def logical_gpus():
+    """A Ray instance of this process declaring two GPUs this machine does not have: the
+    actors are placed on them as on a GPU node, and run where torch sees no CUDA."""
+    ray.init(address="local", num_cpus=2, num_gpus=2, include_dashboard=False,
+             log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def one_task_store(tmp_path: Path, entry: str) -> tuple[Path, object]:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    write_task(suite / "task_a.csv", 20, 10, 2, 1, length=30)
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "models.toml").write_text(entry)
+    return store, resolve_suite(str(suite), resolve_store(store))
+
+
+def ray_fill(store: Path, suite, model: str) -> None:
+    paths = resolve_store(store)
+    run_fill(paths, suite, models_of(paths, [model]), list(suite.tasks), ["full"],
+             FillOptions(cluster=ClusterOptions()), lambda event: None)
+
+
+def pair_locks(store: Path) -> list[Path]:
+    """What the store's pair locks left: their files and folders (`store.locks.pair_lock`)."""
+    return sorted((store / "locks" / "pairs").glob("**/*"))
+
+
+@pytest.mark.usefixtures("logical_gpus")
+class TestChecksOnTheActors:
+    def test_a_device_check_runs_on_the_actor_not_the_driver(self, tmp_path, monkeypatch):
+        """Evo-1's attention layers need CUDA: the driver (a CPU login node) leaves that check
+        to the actor on a GPU; here torch sees no CUDA there either, so the actor refuses, in
+        one line naming it."""
+        pytest.importorskip("evo")
+        import engine.encoders.evo as evo
+
+        def on_the_driver(*args):
+            raise AssertionError("the device check ran on the driver")
+
+        monkeypatch.setattr(evo, "check_attention", on_the_driver)
+        folder = tmp_path / "evo-attn"
+        folder.mkdir()
+        (folder / "config.yml").write_text("attn_layer_idxs: [1]\nhyena_layer_idxs: [0]\n")
+        store, suite = one_task_store(tmp_path, f'[[model]]\nmodel_id = "evo-attn"\n'
+                                                f'encoder = "evo"\npath = "{folder}"\n')
+        with pytest.raises(GenebError) as caught:
+            ray_fill(store, suite, "evo-attn")
+        message = str(caught.value)
+        assert "\n" not in message
+        assert message.startswith("model evo-attn: its StripedHyena config config.yml has "
+                                  "attention layers (1), which need CUDA"), message
+        assert f"(on the Ray actor {socket.gethostname()} gpu " in message, message
+        assert pair_locks(store) == []
+
+    def test_a_bad_extractor_class_leaves_no_lock_file(self, tmp_path):
+        store, suite = one_task_store(tmp_path, '[[model]]\nmodel_id = "ext-bad"\n'
+                                                'encoder = "official-extractor"\n'
+                                                'extractor = "bad.py:Bad"\n')
+        (store / "bad.py").write_text("X = 1\n")
+        with pytest.raises(GenebError) as caught:
+            ray_fill(store, suite, "ext-bad")
+        assert pair_locks(store) == []
+        assert "model ext-bad: " in str(caught.value)
+        assert "the file has no class Bad" in str(caught.value)
+        assert "(on the Ray actor " in str(caught.value)

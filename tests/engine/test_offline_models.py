@@ -29,6 +29,8 @@ from engine.encoders import EncoderOptions, build_encoder, code_reference
 from engine.encoders import hub as hub_module
 from engine.registry import resolve_model
 from store.catalog import load_models
+from store.paths import resolve_store
+from store.pins import read_pins
 from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import refused, run
@@ -272,3 +274,26 @@ def test_fetch_models_checks_names_and_the_hub_first(hub, store, tmp_path, tiny_
                   names=("cannot fetch tiny", "cannot be reached", str(hub)))
     assert err.startswith("geneb-engine fetch-models: ")
     assert calls == [] and not any(hub.iterdir())
+
+
+def test_fetch_models_pins_the_commit_it_fetched_for_a_model_that_runs_hub_code(
+        hub, answering_hub, store, tmp_path, tiny_bert, monkeypatch, capsys):
+    """A remote-code entry without a revision is fetched at main and the commit fetched is
+    pinned for the store (`store.pins`), so an offline fill runs exactly that code; the next
+    fetch asks for the pinned commit. A model without code, or with its commit, pins nothing."""
+    calls = fake_hub_files(monkeypatch, served(tmp_path, tiny_bert))
+    (store / "models.toml").write_text(
+        (store / "models.toml").read_text() + f'\n[[model]]\nmodel_id = "coded"\n'
+        f'hub_id = "{REPO}"\nremote_code = "required"\nparams = 1000\n')
+    rc, out, err = cli(capsys, "fetch-models", "tiny", "--store", str(store))
+    assert rc == 0 and not (store / "pins.toml").exists(), err
+    rc, out, err = cli(capsys, "fetch-models", "coded", "--json", "--store", str(store))
+    assert rc == 0, err
+    assert json.loads(out)[0]["pinned"] == str(store / "pins.toml")
+    assert calls[-1][:2] == (REPO, None)
+    assert load_models(store / "models.toml")["coded"].revision is None    # as written
+    assert {k: p.commit for k, p in read_pins(resolve_store(store)).items()} == \
+        {(REPO, "main"): COMMIT}
+    rc, out, err = cli(capsys, "fetch-models", "coded", "--store", str(store))
+    assert rc == 0 and calls[-1][:2] == (REPO, COMMIT), (err, calls)
+    assert "pinned" not in out

@@ -112,22 +112,24 @@ async def test_runnable_models_first_each_with_what_it_needs(small_store, make_a
         assert a["GROVER"].runnable and not a["GROVER"].remote_code
         assert a["remote-pinned"].runnable and a["remote-pinned"].remote_code
         assert a["remote-pinned"].spec == f"remote-pinned@{COMMIT}"
-        assert not a["remote-unpinned"].runnable
-        assert "no pinned revision" in a["remote-unpinned"].why
-        assert not a["MutBERT"].runnable and "pinned revision" in a["MutBERT"].why  # catalog
+        # no commit: fill resolves its branch's at the run, and pins it for the store
+        assert a["remote-unpinned"].runnable and a["remote-unpinned"].remote_code
+        assert a["remote-unpinned"].spec == "remote-unpinned"
+        assert a["MutBERT"].runnable and a["MutBERT"].spec == "MutBERT"         # catalog
         assert not a["evo-1-131k-base"].runnable          # on the CPU: its attention layers
         assert "CUDA and flash-attn" in a["evo-1-131k-base"].why
         assert not a["dna_gpt3b_m"].runnable and "not published" in a["dna_gpt3b_m"].why
         assert a["enformer-official-rough"].runnable                       # package "installed"
         # shown in the list: ticks distinct beyond colour, the reason beside each model
         ticks = models_column(screen, "tick")
-        assert ticks["kmer-3"] == UNTICKED and ticks["remote-unpinned"].strip() == "-"
+        assert ticks["kmer-3"] == UNTICKED and ticks["dna_gpt3b_m"].strip() == "-"
         needs = models_column(screen, "needs")
-        assert needs["remote-unpinned"].startswith("not runnable: runs code from its hub")
-        assert needs["remote-pinned"].startswith("trust remote code @0123456")
+        assert needs["remote-unpinned"].startswith("trusts code, resolves the commit at run")
+        assert needs["remote-pinned"].startswith("trusts code at 0123456789ab ")
+        assert needs["dna_gpt3b_m"].startswith("not runnable: weights not published")
         # a not-runnable model cannot be ticked; the status says why
-        await tick(pilot, screen, "remote-unpinned")
-        assert "remote-unpinned" not in app.fill_choices.ticked
+        await tick(pilot, screen, "dna_gpt3b_m")
+        assert "dna_gpt3b_m" not in app.fill_choices.ticked
         assert "cannot run from here" in status(screen)
         await tick(pilot, screen, "kmer-3")
         assert models_column(screen, "tick")["kmer-3"] == TICKED
@@ -281,13 +283,14 @@ async def test_the_ray_executor_and_its_address_go_into_the_command(small_store,
         assert engine.commands[-1][-2:] == ["--address", "10.0.0.5:6379"]
 
 
-async def test_remote_code_runs_only_with_the_toggle_and_its_pinned_revision(small_store,
-                                                                             make_app, engine):
+async def test_remote_code_runs_only_with_the_toggle_at_its_commit(small_store, make_app,
+                                                                   engine):
     write_user_models(small_store, USER_MODELS)
     app = make_app(small_store)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_missing(pilot, "remote")
         await tick(pilot, screen, "remote-pinned")
+        await tick(pilot, screen, "remote-unpinned")
         await pilot.press("g")
         await pilot.pause()
         assert engine.commands == []                          # refused without the toggle
@@ -297,7 +300,28 @@ async def test_remote_code_runs_only_with_the_toggle_and_its_pinned_revision(sma
         await settle(pilot)
         cmd = engine.commands[-1]
         assert "--trust-remote-code" in cmd
-        assert cmd[cmd.index("--models") + 1] == f"remote-pinned@{COMMIT}"
+        at = cmd.index("--models") + 1
+        assert cmd[at:at + 2] == [f"remote-pinned@{COMMIT}", "remote-unpinned"]
+
+
+async def test_a_model_the_store_pins_trusts_code_at_the_pin(small_store, make_app, engine):
+    """The store's pins (`store.pins`: what fill --trust-remote-code resolved before) name the
+    commit of a model whose entry names none; another branch's pin does not."""
+    write_user_models(small_store, USER_MODELS + '\n[[model]]\nmodel_id = "remote-tagged"\n'
+                      'hub_id = "org/remote-unpinned"\nparams = 50000000\n'
+                      'remote_code = "required"\nrevision = "v2"\n')
+    pin = "fedcba9876543210fedcba9876543210fedcba98"
+    small_store.pins.write_text(f'# mine\n[[pin]]\nhub_id = "org/remote-unpinned"\n'
+                                f'branch = "main"\ncommit = "{pin}"\n')
+    app = make_app(small_store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_missing(pilot, "remote")
+        a = screen.assessed
+        assert a["remote-unpinned"].spec == f"remote-unpinned@{pin}"
+        assert models_column(screen, "needs")["remote-unpinned"].startswith(
+            "trusts code at fedcba987654 ")
+        assert a["remote-tagged"].spec == "remote-tagged"        # v2 is not pinned
+        assert a["remote-tagged"].needs.startswith("trusts code, resolves the commit at run")
 
 
 # -- the honest end of a run ---------------------------------------------------------------------
@@ -495,7 +519,7 @@ def test_runnable_here_exactly_when_the_engine_preflight_passes():
     """The dashboard's rules (catalog data only, no engine import) agree with the engine's
     refusals for every catalog model: never offered and then refused, never hidden when it
     would run. (torch/transformers count as installed: preflight does not check them.)"""
-    from dataclasses import asdict
+    from dataclasses import asdict, replace
 
     from engine.encoders import EncoderOptions, preflight
     from store.catalog import load_models
@@ -507,6 +531,9 @@ def test_runnable_here_exactly_when_the_engine_preflight_passes():
 
     for mid, meta in load_models(None).items():
         a = assess(asdict(meta), mid, installed=installed)
+        if a.remote_code and not a.revision and not meta.path:
+            # fill gives it the commit its branch names first (engine.encoders.pins)
+            meta = replace(meta, revision="0" * 40)
         try:
             preflight(meta, EncoderOptions(trust_remote_code=a.remote_code))
             engine_ok = True
