@@ -32,7 +32,7 @@ Each estimate says where it came from:
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -41,10 +41,11 @@ import polars as pl
 from threadpoolctl import threadpool_limits
 
 from engine.data import TaskData
+from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
-from engine.pairs import probe_rows
+from engine.pairs import embeddings_identity, probe_rows
 from engine.planner import PairWork, plan
 from engine.probes import PROBE_THREADS
 from engine.suites import Suite
@@ -180,6 +181,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder)
+    check_imported(paths, the_plan.work, checks.hashes)
     if options.jobs is None:
         jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
     else:
@@ -268,6 +270,11 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
     sequences = sum(counts.splits[s][0] for s in to_embed)
     nucleotides = sum(counts.splits[s][1] for s in to_embed)
     calibration = _Calibration(model, options, counts.sample, device)
+    if KINDS[model.encoder].imported and work:   # nothing embeds: its stored rows stand in
+        task = work[0].task.task_id
+        expect = embeddings_identity(model, build_encoder(model), measured.hashes[task])
+        calibration.stored = lambda: embeddings.load(model.model_id, task, "train",
+                                                     expect)[0][:CALIBRATION_SEQUENCES]
     embedding, tokens = _embedding(model.model_id, device, sequences, nucleotides, measured,
                                    calibration)
     probes = _probes(model.model_id, work, counts, measured, calibration, options)
@@ -281,11 +288,15 @@ class _Calibration:
 
     def __init__(self, model: ModelMeta, options: FillOptions, sample: Sample, device: str):
         self.model, self.options, self.sample, self.device = model, options, sample, device
+        self.stored: Callable[[], np.ndarray] | None = None   # embeddings to use instead
 
     @cached_property
     def result(self) -> Calibrated:
         from engine.encoders.streaming import ArraySink  # lazy: torch
 
+        if self.stored is not None:
+            rows = self.stored()
+            return Calibrated(len(rows), 0, None, 0.0, rows)
         encoder = build_encoder(self.model, self.options.encoder)
         sequences = self.sample.sequences
         encoder.encode_into(sequences[:WARM_UP], ArraySink(min(WARM_UP, len(sequences))))

@@ -34,6 +34,7 @@ from filelock import FileLock
 from engine.cluster import ClusterOptions
 from engine.cluster.executor import RayExecutor
 from engine.data import TaskData
+from engine.embedding_import import check_imported
 from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.encoders.pins import record as record_trust
 from engine.encoders.pins import trusted_commits
@@ -121,6 +122,7 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
     checks = validate_tasks(suite, tasks, on_event)
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
+    check_imported(paths, the_plan.work, checks.hashes)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     running = {w.model.model_id: w.model for w in the_plan.work}

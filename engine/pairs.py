@@ -29,10 +29,11 @@ from store.vocab.protocol import Protocol, seed_counts
 from store.vocab.sources import LOCAL
 
 
-def _expect(model: ModelMeta, encoder, data: TaskData) -> dict:
-    """The embeddings' identity and provenance, stored as the task group's attributes."""
+def embeddings_identity(model: ModelMeta, encoder, data_hash: str) -> dict:
+    """The embeddings' identity and provenance, stored as the split's attributes (what
+    `store.embeddings.IDENTITY` compares: a stored split is reused when they match)."""
     return {"model_id": model.model_id, "model_revision": encoder.revision,
-            "encoder": encoder.settings, "data_hash": data.data_hash, "dtype": "float32",
+            "encoder": encoder.settings, "data_hash": data_hash, "dtype": "float32",
             "engine_version": __version__}
 
 
@@ -41,7 +42,7 @@ def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, 
     """Make sure both splits are complete in the store, each split encoded now recorded in the
     runs table (`store.tables.telemetry`, one commit); returns the expected attributes and what this
     call encoded: {sequences, tokens (None where the encoder does not count them), seconds}."""
-    expect = _expect(model, encoder, data)
+    expect = embeddings_identity(model, encoder, data.data_hash)
     done = {"sequences": 0, "tokens": 0, "seconds": 0.0}
     runs = []
     for name in ("train", "test"):

@@ -263,6 +263,9 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
         if "random_init" in e:
             raise GenebError(f"{where}: 'random_init' is not an entry's field; `fill "
                              "--random-init SEED` runs any entry with random weights")
+        if e.get("encoder") == "imported":
+            raise GenebError(f"{where}: encoder = \"imported\" is not an entry's: `geneb-engine "
+                             "import-embeddings MODEL DIR` records such a model in the store")
         if unknown:
             raise GenebError(f"{where}: unknown field(s) {sorted(unknown)}; "
                              f"allowed: {sorted(_MODEL_FIELDS - {'random_init'})}")

@@ -69,11 +69,29 @@ class Comparison:
     largest: dict | None        # the compared cell of the largest |difference| (None: none)
     only_a: pl.DataFrame        # [model, cells]: cells only side A holds, per model
     only_b: pl.DataFrame
+    compared_models: pl.DataFrame   # [model, cells]: cells both sides hold, per model
 
     @property
     def agrees(self) -> bool:
         """Some cell compared, and every compared cell within the tolerance."""
         return self.compared > 0 and self.differences.is_empty()
+
+    def reproduced(self, side: str) -> dict[str, str]:
+        """The one rule for "a submission is reproduced": model -> "" when the other side
+        holds every cell of the model's cells on `side` ("a" or "b", the submissions), each
+        within the tolerance; else why not (cells beyond the tolerance, cells the other side
+        lacks). Models the other side holds no cell of are left out (nothing was compared)."""
+        beyond = dict(self.differences.group_by("model").len().iter_rows())
+        lacking = dict((self.only_a if side == "a" else self.only_b).iter_rows())
+        out = {}
+        for model in sorted(self.compared_models["model"]):
+            why = []
+            if n := beyond.get(model):
+                why.append(f"{n} of its cells beyond {self.tol:g}")
+            if n := lacking.get(model):
+                why.append(f"{n} of its cells missing from the other side")
+            out[model] = " and ".join(why)
+        return out
 
 
 def compare_cells(a: pl.DataFrame, b: pl.DataFrame, tol: float = DEFAULT_TOL) -> Comparison:
@@ -99,4 +117,5 @@ def compare_cells(a: pl.DataFrame, b: pl.DataFrame, tol: float = DEFAULT_TOL) ->
 
     return Comparison(tol=tol, compared=both.height, differences=beyond,
                       largest=both.row(0, named=True) if both.height else None,
-                      only_a=only("a", "b"), only_b=only("b", "a"))
+                      only_a=only("a", "b"), only_b=only("b", "a"),
+                      compared_models=both.group_by("model").agg(cells=pl.len()).sort("model"))

@@ -25,11 +25,12 @@ class RowProblems(GenebError):
     the line and what is wrong (`total`: how many there are, listed or counted); a single one
     is its own message, several are listed under a line that counts them."""
 
-    def __init__(self, lines: list[str], total: int | None = None):
+    def __init__(self, lines: list[str], total: int | None = None,
+                 where: str = "the suite's files"):
         self.lines = lines
         self.total = len(lines) if total is None else total
         super().__init__(lines[0] if self.total == 1 else
-                         f"{self.total} problems in the suite's files, each to fix:\n  "
+                         f"{self.total} problems in {where}, each to fix:\n  "
                          + "\n  ".join(lines))
 
     @classmethod
@@ -41,9 +42,10 @@ class RowProblems(GenebError):
                    len(problems))
 
     @classmethod
-    def merged(cls, errors: Iterable[GenebError]) -> RowProblems:
-        """The problems of several errors (of several files) as one; a message met again (a
-        folder every task lacks) counts once."""
+    def merged(cls, errors: Iterable[GenebError],
+               where: str = "the suite's files") -> RowProblems:
+        """The problems of several errors (of several files, `where`) as one; a message met
+        again (a folder every task lacks) counts once."""
         lines: list[str] = []
         total = 0
         for exc in errors:
@@ -53,7 +55,7 @@ class RowProblems(GenebError):
             elif str(exc) not in lines:
                 lines.append(str(exc))
                 total += 1
-        return cls(lines, total)
+        return cls(lines, total, where)
 
 
 # Characters one CSV field may hold (the csv module's default, 131072, is below the length of

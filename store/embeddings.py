@@ -348,17 +348,19 @@ class EmbeddingStore:
             return None
 
     def stored(self, model: str, task: str, split: str, data_hash: str,
-               revision: str | None) -> bool:
+               revision: str | None, expect: dict | None = None) -> bool:
         """Whether a complete split of `model` on the data `data_hash`, made with the model's
-        `revision`, is stored, by its attributes alone (what a plan counts on reusing, read
-        fast): `load` verifies it, and the settings it was made with, before a run uses it."""
+        `revision` (and, given `expect`, made the way it says), is stored, by its attributes
+        alone (what a plan counts on reusing, read fast): `load` verifies it, and the settings
+        it was made with, before a run uses it."""
         try:
             attrs = _open_group(self.split_path(model, task, split)).attrs.asdict()
         except Exception:   # _Corrupt, or whatever a damaged file raises
             return False
         return (attrs.get("complete") is True and attrs.get("model_id") == model
                 and attrs.get("data_hash") == data_hash
-                and attrs.get("model_revision") == revision)
+                and attrs.get("model_revision") == revision
+                and (expect is None or _same(attrs, expect)))
 
     def writer(self, model: str, task: str, split: str, labels: np.ndarray,
                expect: dict) -> SplitWriter:

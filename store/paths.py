@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from store.vocab.errors import GenebError
+from store.vocab.ids import path_part
 from store.vocab.suites import GENEB_V1_SUITE
 
 
@@ -86,6 +87,16 @@ class StorePaths:
         downloaded at `commit` (`store.official.fetch`)."""
         name = "official-submissions"
         return self.reference / (name if commit is None else f"{name}-{commit}")
+
+    @property
+    def imports(self) -> Path:
+        """What `geneb-engine import-embeddings` recorded, one folder per model."""
+        return self.root / "imports"
+
+    def embedding_import(self, model: str) -> Path:
+        """The record of a model's imported embeddings (`store.embedding_imports`): its
+        `import.json` and the submission file they came with."""
+        return self.imports / path_part(model)
 
     @property
     def user_models(self) -> Path:

@@ -13,6 +13,7 @@ COMMANDS: tuple[str, ...] = (
     "models",
     "fetch_models",
     "import_",
+    "import_embeddings",
     "validate",
     "leaderboard",
     "report",

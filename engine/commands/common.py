@@ -125,15 +125,16 @@ def add_suite_arg(p, *, from_store: bool = False) -> None:
     p.set_defaults(data_dir=None, subsample=None)
 
 
-def add_suite_args(p, *, from_store: bool = False) -> None:
-    """`--suite` (`add_suite_arg`), `--data-dir`, `--subsample`."""
+def add_suite_args(p, *, from_store: bool = False, subsample: bool = True) -> None:
+    """`--suite` (`add_suite_arg`), `--data-dir`, `--subsample` (unless not `subsample`)."""
     add_suite_arg(p, from_store=from_store)
     p.add_argument("--data-dir", metavar="DIR",
                    help="where the geneb-v1 task files are (default: $GENEB_DATA_DIR, else the "
                         "snapshot `geneb-engine data download` put in the store)")
-    p.add_argument("--subsample", type=positive_int, metavar="N",
-                   help="cap each task at N sequences (deterministic, stratified; changes the "
-                        "data revision; off for geneb-v1 unless asked)")
+    if subsample:
+        p.add_argument("--subsample", type=positive_int, metavar="N",
+                       help="cap each task at N sequences (deterministic, stratified; changes "
+                            "the data revision; off for geneb-v1 unless asked)")
 
 
 def suite_of(args, paths: StorePaths, *, write: bool = False):

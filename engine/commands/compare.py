@@ -217,6 +217,7 @@ def run(args) -> int:
     protocol_hash = _protocol_hash(args.protocol, sides)
     a, b = (cells_of(s, stores, protocol_hash, args.protocol) for s in sides)
     result = compare_cells(a, b, args.tol)
+    reproduced = _reproduced(sides, result)
     labels = [s.label(stores.snap(resolve_store(s.path)) if s.kind == "store" else None,
                       args.protocol) for s in sides]
     if args.json:
@@ -230,6 +231,10 @@ def run(args) -> int:
             "only_in_a": result.only_a["cells"].sum(), "only_in_b": result.only_b["cells"].sum(),
             "only_in_a_models": dict(result.only_a.iter_rows()),
             "only_in_b_models": dict(result.only_b.iter_rows()),
+            "reproduced": None if reproduced is None else
+            [m for m, why in reproduced.items() if not why],
+            "not_reproduced": None if reproduced is None else
+            {m: why for m, why in reproduced.items() if why},
             "differences": result.differences.to_dicts()})
     else:
         for s, label, cells in zip(sides, labels, (a, b), strict=True):
@@ -237,7 +242,26 @@ def run(args) -> int:
         if not result.differences.is_empty():
             table_console().print(_table(result, args.rows))
         console.print(_summary(result))
+        if reproduced:
+            console.print(_reproduction(reproduced, sides))
     return 0 if result.agrees else 1
+
+
+def _reproduced(sides: list[Side], result: Comparison) -> dict[str, str] | None:
+    """For a store against submission files: submission model -> why the store does not
+    reproduce it ("" when it does; `Comparison.reproduced`); None for other pairs."""
+    if {s.kind for s in sides} != {"store", "submissions"}:
+        return None
+    return result.reproduced(next(s for s in sides if s.kind == "submissions").which.lower())
+
+
+def _reproduction(reproduced: dict[str, str], sides: list[Side]) -> str:
+    store = next(s for s in sides if s.kind == "store").which
+    done = [escape(m) for m, why in reproduced.items() if not why]
+    failed = [f"{escape(m)} ({why})" for m, why in reproduced.items() if why]
+    parts = ([f"[green]reproduced by {store}[/]: {', '.join(done)}"] if done else []) + \
+        ([f"[red]not reproduced by {store}[/]: {'; '.join(failed)}"] if failed else [])
+    return "submissions: " + "; ".join(parts)
 
 
 def _table(result: Comparison, rows: int) -> FitTable:

@@ -49,8 +49,10 @@ def register(sub, common) -> None:
                         "verified, reproduced, self-reported, leaderboard: imported ones)")
     p.add_argument("--provenance", type=_provenance, metavar="PROVENANCE",
                    help="the submission's provenance: official (only the 40 curated models), "
-                        "verified, reproduced or self-reported (default: an imported file's, "
-                        "else self-reported)")
+                        "verified (only local results recomputed from embeddings imported with "
+                        "`import-embeddings --submission FILE` that reproduce that file), "
+                        "reproduced or self-reported (default: an imported file's, else "
+                        "self-reported)")
     p.add_argument("--display", metavar="NAME", help="meta.display (default: the imported "
                                                      "file's, else the catalog's display name)")
     p.add_argument("--params", type=_integer, metavar="N",
@@ -80,6 +82,7 @@ def register(sub, common) -> None:
 
 def run(args) -> int:
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
+    from store.official.verified import VERIFIED, verified_problem  # lazy: polars, duckdb
     from store.seedmeans import per_seed, seed_means  # lazy: polars, duckdb, pyarrow
 
     paths = store_of(args)
@@ -88,6 +91,9 @@ def run(args) -> int:
     if args.submission:
         names.check_models([args.submission], option="--submission")
         names.check_sources([args.source], option="--source")
+        if args.provenance == VERIFIED and \
+                (problem := verified_problem(snap, args.submission, args.source)):
+            raise GenebError(f"--provenance verified: {problem}; nothing written")
         return _submission(paths, args)
     names.check_models(args.models)
     names.check_tasks(args.tasks)

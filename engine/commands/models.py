@@ -61,6 +61,8 @@ def _runs(m) -> str:
     if m.extractor:
         file, name = split_extractor(m.extractor)
         return f"official extractor {Path(file).name}:{name}"
+    if KINDS[m.encoder].imported:
+        return "imported embeddings"
     if KINDS[m.encoder].unavailable:
         return f"official extractor (no {m.encoder} adapter)"   # `fill` says how: what_to_do
     if m.encoder not in ("hf", "kmer"):

@@ -46,6 +46,7 @@ BUILDERS: dict[str, str] = {
     "hf": "engine.encoders.hf", "kmer": "engine.encoders.kmer",
     "enformer": "engine.encoders.enformer", "lucaone": "engine.encoders.lucaone",
     "evo": "engine.encoders.evo", "official-extractor": "engine.encoders.official_extractor",
+    "imported": "engine.encoders.imported",
 }
 
 

@@ -7,6 +7,7 @@ is the revision the model's encoder records once built:
 - a model with weights (a hub id or a local folder): `engine.encoders.hub.checkpoint_revision`,
   the sha256 of a local folder's files, else the revision the entry or `--models ID@REV` names
   (None: none);
+- imported embeddings: the import's (`store.embedding_imports`, the entry's `revision`);
 - a kind without weights (a k-mer baseline): None;
 - a random-initialisation control: the sha256 of the weights it draws, known only once they
   are drawn (`engine.encoders.hf`), so not told here.
@@ -34,7 +35,9 @@ def told_revisions(models: list[ModelMeta]) -> dict[str, str | None]:
             continue
         kind = KINDS[m.encoder]
         try:
-            if kind.user_code:
+            if kind.imported:
+                told[m.model_id] = m.revision
+            elif kind.user_code:
                 told[m.model_id] = extractor_revision(m)
             elif kind.source and m.path and not Path(m.path).expanduser().is_dir():
                 continue                            # a folder no longer there

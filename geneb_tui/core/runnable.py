@@ -11,6 +11,8 @@ tests/tui/test_missing.py checks that every model said runnable here passes the 
 preflight (at the commit `fill` gives it).
 
 - k-mer baselines (`encoder = "kmer"`) need nothing but `encoder_k`;
+- models of imported embeddings (`encoder = "imported"`, `geneb-engine import-embeddings`)
+  need nothing: `fill` probes their stored embeddings;
 - official-harness extractors (`encoder = "official-extractor"`) need their `extractor` file
   (the user's own code, named in their own models.toml: run as is, no trust flag);
 - Hugging Face models (`encoder = "hf"`) need torch and transformers; those with
@@ -164,6 +166,8 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
         if problem := extractor_problem(meta["extractor"]):
             return no(problem)
         return Runnability(model_id, True, needs=f"your extractor {Path(meta['extractor']).name}")
+    if kind.imported:               # nothing runs: fill probes the embeddings the store holds
+        return Runnability(model_id, True, needs="imported embeddings")
     if not kind.source:
         return Runnability(model_id, True, needs="weight-free baseline")
     if not source:

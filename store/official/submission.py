@@ -104,7 +104,7 @@ def submission_rows(sub: Submission) -> list[dict]:
     ]
 
 
-def _catalog_entry(sub: Submission) -> ModelMeta:
+def catalog_entry(sub: Submission) -> ModelMeta:
     """A catalog record for a model the catalogs do not know, from the submission's meta."""
     training = sub.meta.get("training_data")
     url = sub.meta.get("url")
@@ -180,7 +180,7 @@ def _import_submissions(paths: StorePaths, subs: list[Submission],
     registered = set(read_catalog(paths, "models")["model_id"])
     submitted = {s.model_id for s in subs}      # a submission's meta is the richer record
     catalogued = [*subs, *(m for t in tables for m in t.models if m.model_id not in submitted)]
-    register_models(paths, [known.get(s.model_id) or _catalog_entry(s) for s in catalogued
+    register_models(paths, [known.get(s.model_id) or catalog_entry(s) for s in catalogued
                             if s.model_id not in registered])
     existing = _imported_rows(paths)
     stored = _read_headers(paths).to_dicts()

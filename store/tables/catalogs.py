@@ -6,7 +6,7 @@ revision), written by every command that writes results and read by every reader
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, astuple, fields
 
 import polars as pl
@@ -167,10 +167,24 @@ def path_models(paths: StorePaths) -> dict[str, ModelMeta]:
     in `<store>/catalog/models.parquet`, `register_models`), by model id: the rows with a
     `path`, of the generic encoder, that are no random-initialisation control. They let
     `--models ID` name a folder after its first run (its id: `engine.registry.path_model_id`)."""
+    return catalog_models(paths, lambda row: bool(row["path"]) and row["encoder"] == "hf"
+                           and row["random_init"] is None)
+
+
+def imported_models(paths: StorePaths) -> dict[str, ModelMeta]:
+    """The models whose embeddings `geneb-engine import-embeddings` imported (the rows of
+    `<store>/catalog/models.parquet` of encoder `imported`, which it records), by model id:
+    `--models ID` names them, and `fill` probes their stored embeddings."""
+    return catalog_models(paths, lambda row: row["encoder"] == "imported")
+
+
+def catalog_models(paths: StorePaths, keep: Callable[[dict], bool]) -> dict[str, ModelMeta]:
+    """The model catalog's rows that `keep(row)`, as entries (a row no entry could hold is left
+    out), by model id."""
     names = {f.name for f in fields(ModelMeta)}
     out = {}
     for row in read_catalog(paths, "models").iter_rows(named=True):
-        if row["path"] and row["encoder"] == "hf" and row["random_init"] is None:
+        if keep(row):
             try:
                 out[row["model_id"]] = ModelMeta(**{k: row[k] for k in names})
             except GenebError:      # a row no entry could hold: not offered
@@ -180,7 +194,8 @@ def path_models(paths: StorePaths) -> dict[str, ModelMeta]:
 
 def store_models(paths: StorePaths, *, user: bool = True) -> dict[str, ModelMeta]:
     """The models `--models ID` names in this store: the built-in and (`user`) the user's
-    entries (`load_models`), then the store's checkpoint folders (`path_models`) whose ids
-    those do not take."""
+    entries (`load_models`), then the store's checkpoint folders (`path_models`) and imported
+    embeddings (`imported_models`) whose ids those do not take."""
     known = load_models(paths.user_models if user else None)
-    return known | {k: m for k, m in path_models(paths).items() if k not in known}
+    stored = path_models(paths) | imported_models(paths)
+    return known | {k: m for k, m in stored.items() if k not in known}

@@ -48,6 +48,8 @@ class EncoderKind:
     user_code: bool = False             # runs the user's own class, the entry's 'extractor'
     gpu: bool = False                   # embeds on a GPU when there is one (else CPU only)
     hub_needs_cuda: str = ""            # why its published checkpoints run on CUDA only
+    imported: bool = False              # nothing runs: its embeddings were imported into the
+    #                                     store (`geneb-engine import-embeddings`)
 
 
 def _no_adapter(name: str, recipe: str) -> EncoderKind:
@@ -66,6 +68,10 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
     EncoderKind("official-extractor", "an official-harness extractor", fields=("extractor",),
                 user_code=True, gpu=True),
     EncoderKind("external", unavailable=UNPUBLISHED),
+    # Embeddings made elsewhere, imported per task and split; `fill` probes them, embeds nothing.
+    # The store writes such entries itself (`store.tables.catalogs.imported_models`).
+    EncoderKind("imported", "imported embeddings (geneb-engine import-embeddings)",
+                imported=True),
     # mean: the mean over every byte token of the final-norm hidden states (the official
     # recipe). Attention layers need CUDA and flash-attn; Hyena-only configs run on the CPU.
     EncoderKind("evo", "the Evo-1 adapter", poolings=("mean",), source=True,

@@ -9,14 +9,21 @@ from engine.cli import main
 from tests.helpers import digest
 
 
-def run(capsys, *argv: str) -> tuple[int, str]:
-    """(exit status, stderr) of `geneb-engine argv` in this process."""
+def outputs(capsys, *argv: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `geneb-engine argv` in this process."""
     capsys.readouterr()
     try:
         rc = main(list(argv))
     except SystemExit as exc:               # argparse errors
         rc = exc.code
-    return rc, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    """(exit status, stderr) of `geneb-engine argv` in this process."""
+    rc, _, err = outputs(capsys, *argv)
+    return rc, err
 
 
 def refused(capsys, store: Path, *argv: str, names: tuple[str, ...], lines: int = 1) -> str:

@@ -220,7 +220,8 @@ def test_adapters_and_external_weights_explain_what_they_need():
         build_encoder(catalog["enformer-official-rough"])
     with pytest.raises(GenebError, match=r"deepgene: its weights are not published"):
         build_encoder(catalog["deepgene"])
-    assert set(ADAPTERS) | {"hf", "kmer", "official-extractor", "external"} == set(ENCODERS)
+    assert set(ADAPTERS) | {"hf", "kmer", "official-extractor", "external",
+                              "imported"} == set(ENCODERS)
 
 
 def test_encoder_vocabularies_match_the_catalog():
