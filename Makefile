@@ -9,14 +9,16 @@ STAMP := $(VENV)/.installed
 # The second environment: the newest transformers 4.x, which the remote code of most official
 # families was written for (.venv takes transformers 5). TF4_TESTS are the tests whose code
 # path goes through transformers or huggingface_hub (the generic encoder, remote code, the
-# adapters, cached-hub loading, the random-init control).
+# adapters, cached-hub loading, the random-init control, the recipes against the official
+# extractors).
 VENV_TF4 := .venv-tf4
 BIN_TF4 := $(VENV_TF4)/bin
 STAMP_TF4 := $(VENV_TF4)/.installed
 TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 	tests/engine/test_enformer_adapter.py tests/engine/test_lucaone_adapter.py \
 	tests/engine/test_offline_models.py tests/engine/test_random_init.py \
-	tests/engine/test_quiet_model_load.py tests/engine/test_remote_pins.py
+	tests/engine/test_quiet_model_load.py tests/engine/test_remote_pins.py \
+	tests/engine/test_recipe_parity.py tests/engine/test_splicebert_adapter.py
 
 .PHONY: demo test test-tf4 docs lint clean bench
 

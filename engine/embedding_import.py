@@ -38,7 +38,7 @@ from engine.encoders.imported import KIND, build
 from engine.pairs import embeddings_identity
 from engine.planner import PairWork
 from engine.suites import Suite
-from store.catalog import ModelMeta
+from store.catalog import RECIPE_DEFAULTS, ModelMeta
 from store.csv_in import RowProblems
 from store.did_you_mean import suggestions
 from store.embedding_imports import (
@@ -247,7 +247,9 @@ def prepare(paths: StorePaths, model_id: str, folder: str, suite: Suite,
                                s.dim, s.dtype) for s in splits)
     record = EmbeddingImport(model_id, str(root), suite.name, files, submitted, __version__,
                              datetime.now(UTC).isoformat(timespec="seconds"))
-    model = replace(entry, encoder=KIND, revision=record.revision, hub_id=None, path=None)
+    # nothing runs: no weights, and none of the entry's recipe (what made the files is theirs)
+    model = replace(entry, **{**RECIPE_DEFAULTS, "encoder": KIND}, revision=record.revision,
+                    hub_id=None, path=None)
     return Prepared(model, record, tuple(splits), data)
 
 

@@ -150,6 +150,10 @@ class ModelMeta:
     padding_side: str | None = None     # left for decoders (default: by architecture)
     max_tokens: int | None = None       # context cap in tokens
     batch_size: int | None = None
+    special_tokens: bool = True         # hf: the tokenizer adds its special tokens
+    bos_text: bool = False              # hf: the tokenizer's BOS token written before the text
+    cut_to_multiple: int | None = None  # hf: the text's end cut to a multiple of this many letters
+    one_hot: bool = False               # hf: the model gets one-hot rows of the token ids
     notes: str | None = None
     extractor: str | None = None        # official-extractor: /abs/path/file.py:ClassName
     extractor_args: str | None = None   # its init arguments beside name_model, device (JSON)
@@ -249,6 +253,17 @@ def geneb_v1_tasks() -> tuple[TaskMeta, ...]:
 
 
 _MODEL_FIELDS = {f.name for f in fields(ModelMeta)}
+# The fields that say how a model embeds a sequence (what the recipe table,
+# `store/catalogs/recipes.toml`, holds beside each official extractor's recipe).
+RECIPE_FIELDS: tuple[str, ...] = (
+    "encoder", "pooling", "padding_side", "max_tokens", "batch_size", "special_tokens",
+    "bos_text", "cut_to_multiple", "one_hot")
+# What an entry that leaves a recipe field out gets.
+RECIPE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(ModelMeta)
+                                      if f.name in RECIPE_FIELDS}
+# The entry fields that are true or false, and those that are positive integers.
+BOOL_FIELDS: tuple[str, ...] = ("special_tokens", "bos_text", "one_hot")
+COUNT_FIELDS: tuple[str, ...] = ("max_tokens", "batch_size", "encoder_k", "cut_to_multiple")
 
 
 def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
@@ -279,11 +294,14 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
                 or not 0 <= params <= int64_max):
             raise GenebError(f"{where}: 'params' must be an integer from 0 to 2^63 - 1, got "
                              f"{params!r}")
-        for key in ("max_tokens", "batch_size", "encoder_k"):
+        for key in COUNT_FIELDS:
             value = e.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 1 <= value <= int64_max):
                 raise GenebError(f"{where}: '{key}' must be a positive integer (below 2^63)")
+        for key in BOOL_FIELDS:
+            if key in e and not isinstance(e[key], bool):
+                raise GenebError(f"{where}: '{key}' must be true or false, not {e[key]!r}")
         e = _extractor_fields(e, where, origin)
         try:
             out.append(ModelMeta.one_off(**e))

@@ -8,7 +8,9 @@ A page asks for a table with a marker line, `<!-- geneb:NAME -->`, replaced at b
 - `encoder-kinds`: the encoder kinds an entry may name (`store.vocab.encoder_kinds.KINDS`);
 - `protocols`: every name `fill --protocol` takes and what it stands for
   (`store.vocab.protocol.NAMED`), with each protocol's fields and hash;
-- `result-columns`: the columns of a result row, its key and partitions (`store.tables.schema`).
+- `result-columns`: the columns of a result row, its key and partitions (`store.tables.schema`);
+- `recipes`: the recipe table, each official extractor's recipe beside our catalog entry's
+  (`store.official.recipes`, from `store/catalogs/recipes.toml`).
 
 What a field or column means is prose, kept here beside the code it explains; the build fails
 when a field or column has no meaning or a meaning names none (so neither can drift), and when
@@ -17,6 +19,7 @@ a marker is unknown or never used.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import fields
 
@@ -51,14 +54,15 @@ MODEL_FIELDS = {
                "the official harness, see [Run an extractor written for the official harness]"
                "(../guide/evaluate.md#run-an-extractor-written-for-the-official-harness)), "
                "`external` (weights not on the hub), or an adapter name (`evo`, `lucaone`, "
-               "`biofm`, `enformer`, `space`, `eccdnamamba`); see the encoder kinds below",
+               "`splicebert`, `biofm`, `enformer`, `space`, `eccdnamamba`); see the encoder "
+               "kinds below",
     "encoder_k": "k of a k-mer baseline",
     "pooling": "`mean` (masked mean over every non-pad token of the last hidden layer, special "
                "tokens included: the official recipe), `mean-with-padding` (an official mean "
-               "that also averaged padding, with one sequence per batch: the mean over every "
-               "token of the unpadded sequence), `cls`; `tracks`, `trunk` for `encoder = "
-               "\"enformer\"` only (see [The 40 official models]"
-               "(../guide/evaluate.md#the-40-official-models))",
+               "that also averaged its batch's padding, taken at batch 1: the mean over every "
+               "token of the unpadded sequence, see [Recipes](recipes.md)), `cls` (the first "
+               "token); `tracks`, `trunk` for `encoder = \"enformer\"` only (see [The 40 "
+               "official models](../guide/evaluate.md#the-40-official-models))",
     "padding_side": "`right` (encoders), `left` (decoders; position ids start at the first "
                     "real token), `none` (never pad: batch by exact token length, for models "
                     "without an attention mask). Default: by architecture",
@@ -66,6 +70,16 @@ MODEL_FIELDS = {
                   "default: the tokenizer's/model's limit",
     "batch_size": "starting batch size (halved automatically on out-of-memory); for an "
                   "official extractor, the `batch_size` it is called with",
+    "special_tokens": "`hf` only: whether the tokenizer adds its special tokens ([CLS], "
+                      "[SEP], BOS...); `false` where the official extractor passed "
+                      "`add_special_tokens=False` (HyenaDNA, Caduceus, gpt2_gene)",
+    "bos_text": "`hf` only: write the tokenizer's BOS token before the text, as the official "
+                "GENERator extractor did (besides the tokenizer's own special tokens)",
+    "cut_to_multiple": "`hf` only: cut the text's end to a multiple of this many letters "
+                       "(GENERator's 6-mer tokenizer: 6); not counted as a truncation",
+    "one_hot": "`hf` only: the model gets one-hot rows of the token ids over the tokenizer's "
+               "vocabulary, zero at padding, instead of the ids (MutBERT's probabilistic "
+               "input)",
     "notes": "what a user should know",
     "extractor": "`path/to/file.py:ClassName` of an official-harness extractor (relative to "
                  "the folder of the models.toml)",
@@ -191,8 +205,27 @@ def result_columns() -> str:
     ])
 
 
+def recipes() -> str:
+    from store.official.recipes import RESOLUTIONS, recipe_table
+
+    table = recipe_table()
+    rows = ["| model | official extractor | loads | tokenizer | batch | pooling | dtype | ours | "
+            "resolution |", "|---" * 9 + "|"]
+    notes = []
+    for r in table.recipes:
+        link = (f"[`{r.extractor.rsplit('/', 1)[-1]}` @ `{r.commit[:7]}`](https://github.com/"
+                f"{table.repository}/blob/{r.commit}/{r.extractor})")
+        ours = ", ".join(f"`{k} = {json.dumps(v)}`" for k, v in r.ours.items())
+        rows.append(f"| `{r.model_id}` | {link} | {r.loading} | {r.tokenizer} | {r.batch} | "
+                    f"{r.pooling} | {r.dtype} | {ours or 'the defaults'} | {r.resolution} |")
+        if r.difference:
+            notes.append(f"- **`{r.model_id}`** ({RESOLUTIONS[r.resolution]}): "
+                         f"{r.difference}. {r.note}")
+    return "\n".join([*rows, "", "### The differences found", "", *notes])
+
+
 TABLES = {"model-fields": model_fields, "encoder-kinds": encoder_kinds,
-          "protocols": protocols, "result-columns": result_columns}
+          "protocols": protocols, "result-columns": result_columns, "recipes": recipes}
 _used: set[str] = set()
 
 

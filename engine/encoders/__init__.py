@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from engine.encoders.hub import is_hub_id, pinned_snapshot
-from store.catalog import transformers_problem
+from store.catalog import RECIPE_DEFAULTS, transformers_problem
 from store.vocab.encoder_kinds import (
     DEFAULT_POOLING,
     ENCODERS,
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from store.catalog import ModelMeta
     from store.embeddings import SplitWriter
 
+# The optional recipe fields some kinds read (`EncoderKind.options`).
+OPTIONS: tuple[str, ...] = tuple(dict.fromkeys(o for k in KINDS.values() for o in k.options))
+
 # The module that builds each kind this engine runs (its `build(model, options)`); the kinds
 # without one are `unavailable` in their spec.
 BUILDERS: dict[str, str] = {
@@ -47,6 +50,7 @@ BUILDERS: dict[str, str] = {
     "enformer": "engine.encoders.enformer", "lucaone": "engine.encoders.lucaone",
     "evo": "engine.encoders.evo", "official-extractor": "engine.encoders.official_extractor",
     "imported": "engine.encoders.imported",
+    "splicebert": "engine.encoders.splicebert",
 }
 
 
@@ -215,6 +219,11 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
     for name in kind.fields:
         if getattr(model, name) is None:
             raise GenebError(f"model {model.model_id}: {kind.label} needs '{name}'")
+    for name in OPTIONS:
+        if name not in kind.options and getattr(model, name) != RECIPE_DEFAULTS[name]:
+            owners = " and ".join(k.label for k in KINDS.values() if name in k.options)
+            raise GenebError(f"model {model.model_id}: '{name}' is read by {owners} only, not "
+                             f"by {kind.label or kind.name} (encoder = \"{kind.name}\")")
     if kind.source and not (model.path or model.hub_id):
         raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
                          "entry")

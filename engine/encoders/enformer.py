@@ -1,18 +1,21 @@
 """The Enformer adapter: the `enformer-pytorch` model, one-hot input, the mean over output bins.
 
-Recipe (the official GENEB one for `enformer-official-rough`):
+Recipe (the official GENEB one for `enformer-official-rough`: `embedding_pipeline/extractors/
+enformer.py` of `darlednik/GENEB` at 9fcbcbd, the last version that runs; see the recipe table,
+`store/catalogs/recipes.toml`):
 
-- each sequence is one-hot encoded with the package's `str_to_one_hot` (A, C, G, T in either
-  case; N and every other character give an all-zero row), cut to `max_bp` bases (Enformer's
-  196,608 bp input unless the registry entry's `max_tokens` says otherwise; cuts are counted);
-- it is padded on the right with N up to the next multiple of the model's bin size
-  (2 ** num_downsamples = 128 bp for Enformer), and the model runs with `target_length = -1`
-  (no cropping), so every output bin is kept;
-- `pooling = "tracks"` (the official recipe): the mean over bins of the human head's predicted
-  tracks (5,313 values for the official checkpoint); `pooling = "trunk"`: the mean over bins of
-  the trunk embeddings (`return_only_embeddings`, 2 × dim = 3,072 values);
-- sequences are batched by exact length, so a batch never pads one sequence to another's length:
-  a sequence embeds the same alone and inside a batch; rows are written back at their positions;
+- each sequence (upper case, U as T: this kind's rule) is centred in `max_bp` bases (Enformer's
+  196,608 bp input unless the registry entry's `max_tokens` says otherwise): a shorter one gets
+  N on both sides, the odd one on the right; a longer one keeps its middle `max_bp` bases (cuts
+  are counted);
+- it is one-hot encoded with the package's `str_to_one_hot` (A, C, G, T; N and every other
+  character give an all-zero row), and the model's output is cropped to the checkpoint's
+  `target_length` central bins (896 for the official checkpoint; -1 keeps every bin);
+- `pooling = "tracks"` (the official recipe): the mean over those bins of the human head's
+  predicted tracks (5,313 values for the official checkpoint); `pooling = "trunk"`: the mean
+  over them of the trunk embeddings (`return_only_embeddings`, 2 × dim = 3,072 values);
+- every input has the same length, so a sequence embeds the same alone and inside a batch;
+  rows are written back at their positions;
 - an out-of-memory error halves the failed batch (down to one sequence); the device, autocast
   and streaming into the split writer are `StreamingEncoder`'s (engine/encoders/streaming.py).
 
@@ -64,7 +67,11 @@ class EnformerEncoder(StreamingEncoder):
         super().__init__(source, **common)
         self.max_bp = int(max_bp or MAX_BP)
         self.model = self._load().to(self.device).eval()
-        self.bin_bp = 2 ** int(self.model.config.num_downsamples)
+        bin_bp, bins = 2 ** int(self.model.config.num_downsamples), self.model.config.target_length
+        if self.max_bp % bin_bp or bins > self.max_bp // bin_bp:
+            raise GenebError(f"model {self.model_id}: max_tokens = {self.max_bp} bp must be a "
+                             f"multiple of the model's {bin_bp}-bp bins holding at least its "
+                             f"target_length of {bins} bins")
         if self.pooling == "tracks" and HEAD not in self.model.config.output_heads:
             raise GenebError(f"model {self.model_id}: the checkpoint has no {HEAD!r} head "
                              f"(heads: {', '.join(self.model.config.output_heads)}); use "
@@ -108,7 +115,6 @@ class EnformerEncoder(StreamingEncoder):
     def _load(self):
         config_file, weights_file = self._files()
         config = EnformerConfig.from_json_file(str(config_file))
-        config.target_length = -1          # keep every bin: no crop to 896
         config.use_tf_gamma = False
         config.use_checkpointing = False
         model = Enformer(config)
@@ -128,23 +134,20 @@ class EnformerEncoder(StreamingEncoder):
 
     def recipe(self) -> dict:
         return {"head": HEAD if self.pooling == "tracks" else None, "max_bp": self.max_bp,
-                "pad": f"N-right-to-{self.bin_bp}", "positional_gamma": "torch",
-                "dtype": self.precision}
+                "pad": "N-centred", "bins": int(self.model.config.target_length),
+                "positional_gamma": "torch", "dtype": self.precision}
 
     # ---- encoding ------------------------------------------------------------------------
 
     def tokenize(self, sequences: Sequence[str]) -> tuple[list[str], np.ndarray]:
-        """Each sequence cut to `max_bp`, and a cut flag per sequence."""
-        return ([s[:self.max_bp] for s in sequences],
+        """Each sequence centred in `max_bp` bases (see the module), and a cut flag each."""
+        return ([centred(s, self.max_bp) for s in sequences],
                 np.array([len(s) > self.max_bp for s in sequences], dtype=bool))
 
     def collate(self, sequences: list[str]) -> torch.Tensor:
-        """(n, padded length, 4) float32 for sequences of one length, N-padded to the bin size."""
-        n = len(sequences[0])
-        width = max(self.bin_bp, -(-n // self.bin_bp) * self.bin_bp)
+        """(n, max_bp, 4) float32 of the centred sequences."""
         # Non-ASCII characters become "?" (an all-zero row, like N), one byte per base.
-        return str_to_one_hot([s.encode("ascii", "replace").decode() + "N" * (width - n)
-                               for s in sequences])
+        return str_to_one_hot([s.encode("ascii", "replace").decode() for s in sequences])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one one-hot batch."""
@@ -154,6 +157,15 @@ class EnformerEncoder(StreamingEncoder):
             else:
                 out = self.model(x.to(self.device), head=HEAD)
         return out.float().mean(dim=1)
+
+
+def centred(sequence: str, width: int) -> str:
+    """`sequence` in the middle of `width` bases: N on both sides (the odd one on the right),
+    or its middle `width` bases."""
+    extra = len(sequence) - width
+    if extra >= 0:
+        return sequence[extra // 2:extra // 2 + width]
+    return "N" * (-extra // 2) + sequence + "N" * (-extra - -extra // 2)
 
 
 def _load_state(model: torch.nn.Module, state: dict, model_id: str) -> None:

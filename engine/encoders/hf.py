@@ -1,13 +1,18 @@
 """The generic Hugging Face encoder: AutoTokenizer + the base model, mean of the last hidden layer.
 
-The official GENEB extractors tokenize with the model's tokenizer (special tokens included),
-run the frozen model and average the last hidden layer over the tokens the attention mask keeps,
-one sequence at a time. This encoder computes the same numbers faster (the batching, autocast,
-out-of-memory back-off and streaming are `StreamingEncoder`'s, engine/encoders/streaming.py):
+The official GENEB extractors tokenize with the model's tokenizer, run the frozen model and
+pool its last hidden layer (each family's recipe beside ours: `store/catalogs/recipes.toml`, held
+against them by tests/engine/test_recipe_parity.py). This encoder computes the same numbers
+faster (the batching, autocast, out-of-memory back-off and streaming are `StreamingEncoder`'s,
+engine/encoders/streaming.py):
 
 - every sequence is tokenized once, as the task file holds it (case and letters untouched, as
   every official extractor of these families passed it to the tokenizer), truncated to the
-  model's context, truncations counted;
+  model's context, truncations counted; the entry's `TextRecipe` fields say what else the
+  official extractor did: special tokens left out (`special_tokens = false`), the text cut to
+  whole k-mers (`cut_to_multiple`) and written after the tokenizer's BOS token (`bos_text`),
+  one-hot rows of the ids instead of the ids (`one_hot`); those set are recorded in the
+  embeddings' settings;
 - batches of length-sorted sequences keep padding near zero, each within a padded-token budget
   (`max_batch_tokens`, by default `engine.encoders.batching.default_batch_tokens` of the device)
   and `batch_size` rows, prepared in background threads (see `StreamingEncoder`);
@@ -22,8 +27,8 @@ out-of-memory back-off and streaming are `StreamingEncoder`'s, engine/encoders/s
   (`key_mask` in the statistics; see `HFEncoder._takes_key_mask`);
 - attention models get right padding (encoders) or left padding with position ids counted from
   the first real token (decoders); models whose forward takes no attention mask (Hyena, Mamba,
-  Caduceus), and the `mean-with-padding` recipe (an official mean that averaged over padding with
-  one sequence per batch, i.e. over every token of the unpadded sequence), are batched by exact
+  Caduceus), and the `mean-with-padding` recipe (an official mean that also averaged its batch's
+  padding, taken at batch 1: over every token of the unpadded sequence), are batched by exact
   token length, so nothing is ever padded for them;
 - pooling: `mean` (masked mean over every non-pad token, special tokens included, as the
   official extractors do), `mean-with-padding` (see above) or `cls` (the first token);
@@ -49,11 +54,13 @@ import inspect
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from engine.encoders import check_remote_code
 from engine.encoders.batching import default_batch_tokens
@@ -75,19 +82,27 @@ NO_MASK_MODEL_TYPES = frozenset({
 # see a window longer than its probe (ModernBERT's 128-token local attention, for one).
 KEY_MASK_MODEL_TYPES = frozenset({"bert"})
 _NO_LIMIT = 1_000_000     # tokenizers without a limit report model_max_length ~1e30
+E = TypeVar("E", bound="HFEncoder")
 
 
 def build(model: ModelMeta, options: EncoderOptions) -> HFEncoder:
-    """The encoder of a catalog entry that passed `preflight`. Before anything is loaded, the
-    remote-code check runs once with the hub: config.json / tokenizer_config.json naming code
-    (auto_map) need the opt-in whatever the entry says; every load passes what it returns.
-    Whether this run may ask the hub is decided first when the files need it (see the module)."""
+    """The encoder of a catalog entry that passed `preflight`."""
+    return build_hf(HFEncoder, model, options)
+
+
+def build_hf(cls: type[E], model: ModelMeta, options: EncoderOptions) -> E:
+    """An encoder of class `cls` (this one, or an adapter built on it) for a catalog entry
+    that passed `preflight`. Before anything is loaded, the remote-code check runs once with
+    the hub: config.json / tokenizer_config.json naming code (auto_map) need the opt-in
+    whatever the entry says; every load passes what it returns. Whether this run may ask the
+    hub is decided first when the files need it (see the module)."""
     source = model.path or model.hub_id
     decide_hub(source, model.revision)
     trust = check_remote_code(model.model_id, source, model.revision,
                               model.remote_code, options.trust_remote_code, hub=True)
-    return HFEncoder.for_model(model, options, padding_side=model.padding_side,
-                               max_tokens=model.max_tokens, trust_remote_code=trust,
+    return cls.for_model(model, options, padding_side=model.padding_side,
+                               max_tokens=model.max_tokens, text=TextRecipe.of(model),
+                               trust_remote_code=trust,
                                spread=options.spread, random_init=model.random_init,
                                max_batch_tokens=options.max_batch_tokens,
                                compile_model=options.compile)
@@ -129,6 +144,32 @@ def weights_sha256(model: torch.nn.Module) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class TextRecipe:
+    """How an official extractor turned a sequence into the model's input, beyond the
+    tokenizer's defaults (the entry's fields of the same names; see the module)."""
+
+    special_tokens: bool = True         # the tokenizer adds its special tokens
+    bos_text: bool = False              # the tokenizer's BOS token written before the text
+    cut_to_multiple: int | None = None  # the text's end cut to a multiple of this many letters
+    one_hot: bool = False               # the model gets one-hot rows of the ids, not the ids
+
+    @classmethod
+    def of(cls, model: ModelMeta) -> TextRecipe:
+        return cls(**{f.name: getattr(model, f.name) for f in fields(cls)})
+
+    def settings(self) -> dict:
+        """The fields that differ from the defaults (what the embeddings' settings record, so
+        the settings of a recipe without any stay what they were)."""
+        return {k: v for k, v in asdict(self).items() if v != getattr(TextRecipe, k)}
+
+    def text(self, sequence: str, bos: str | None) -> str:
+        """The text the tokenizer gets."""
+        if self.cut_to_multiple:
+            sequence = sequence[:len(sequence) - len(sequence) % self.cut_to_multiple]
+        return (bos or "") + sequence if self.bos_text else sequence
+
+
 class HFEncoder(StreamingEncoder):
     """Embeds sequences with a Hugging Face checkpoint (a hub id or a local directory).
 
@@ -140,9 +181,11 @@ class HFEncoder(StreamingEncoder):
 
     def __init__(self, source: str, *, padding_side: str | None = None,
                  max_tokens: int | None = None, max_batch_tokens: int | None = None,
-                 trust_remote_code: bool = False, spread: bool = False,
-                 random_init: int | None = None, compile_model: bool = False, **common):
+                 text: TextRecipe = TextRecipe(), trust_remote_code: bool = False,
+                 spread: bool = False, random_init: int | None = None,
+                 compile_model: bool = False, **common):
         super().__init__(source, **common)
+        self.text = text
         self.random_init = random_init   # the random-initialisation control's seed
         # Over several GPUs only where there are several (a Ray actor given G > 1 of them).
         self.spread = spread and self.device.type == "cuda" and torch.cuda.device_count() > 1
@@ -177,6 +220,9 @@ class HFEncoder(StreamingEncoder):
         self.max_batch_tokens = (int(max_batch_tokens) if max_batch_tokens else
                                  default_batch_tokens(self.device))
         self.pad_id = _pad_id(self.tokenizer)
+        if text.bos_text and not self.tokenizer.bos_token:
+            raise GenebError(f"model {self.model_id}: bos_text = true, but its tokenizer has no "
+                             "BOS token")
         self.attention = getattr(config, "_attn_implementation", None) or "default"
         self.key_mask = False
         self.key_mask = self._takes_key_mask()       # asked before any compilation
@@ -315,7 +361,7 @@ class HFEncoder(StreamingEncoder):
 
     def recipe(self) -> dict:
         return {"max_tokens": self.max_tokens, "padding_side": self.padding_side,
-                "dtype": self.precision, "layer": "last"}
+                "dtype": self.precision, "layer": "last", **self.text.settings()}
 
     # ---- encoding ------------------------------------------------------------------------
 
@@ -332,14 +378,15 @@ class HFEncoder(StreamingEncoder):
 
     def tokenize(self, sequences: Sequence[str]) -> tuple[list[list[int]], np.ndarray]:
         """Token ids per sequence (truncated to the context) and a truncated flag per sequence."""
-        tok = self.tokenizer
+        tok, special = self.tokenizer, self.text.special_tokens
         logging.getLogger("transformers.tokenization_utils_base").setLevel(logging.ERROR)
-        ids = tok(list(sequences), add_special_tokens=True, truncation=False)["input_ids"]
+        texts = [self.text.text(s, tok.bos_token) for s in sequences]
+        ids = tok(texts, add_special_tokens=special, truncation=False)["input_ids"]
         truncated = np.zeros(len(ids), dtype=bool)
         if self.max_tokens is not None:
             long = [i for i, x in enumerate(ids) if len(x) > self.max_tokens]
             if long:
-                again = tok([sequences[i] for i in long], add_special_tokens=True,
+                again = tok([texts[i] for i in long], add_special_tokens=special,
                             truncation=True, max_length=self.max_tokens)["input_ids"]
                 for i, x in zip(long, again, strict=True):
                     ids[i] = x
@@ -374,6 +421,9 @@ class HFEncoder(StreamingEncoder):
                 kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
         if self._takes_cache:
             kwargs["use_cache"] = False
+        if self.text.one_hot:       # rows over the vocabulary, zero at padding
+            kwargs["input_ids"] = (F.one_hot(input_ids, len(self.tokenizer)).float()
+                                   * mask.unsqueeze(-1))
         with self.autocast():
             out = self.model(**kwargs)
         hidden = _last_hidden(out).float()

@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 
 from store.atomic import write_atomic
 from store.catalog import (
+    BOOL_FIELDS,
+    COUNT_FIELDS,
     LetterCounts,
     ModelMeta,
     TaskMeta,
@@ -95,9 +97,9 @@ def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFram
     exported): every field, `params` by `param_count`, and the scale band."""
     rows = [{**asdict(m), "params": param_count(m.params), "scale_band": m.scale_band}
             for m in models]
-    schema = {f.name: (pl.Int64 if f.name in ("params", "encoder_k", "max_tokens", "batch_size",
-                                              "random_init")
-                       else pl.String) for f in fields(ModelMeta)}
+    types = {**dict.fromkeys(("params", "random_init", *COUNT_FIELDS), pl.Int64),
+             **dict.fromkeys(BOOL_FIELDS, pl.Boolean)}
+    schema = {f.name: types.get(f.name, pl.String) for f in fields(ModelMeta)}
     schema["scale_band"] = pl.String
     return pl.DataFrame(rows, schema=schema)
 
@@ -186,7 +188,9 @@ def catalog_models(paths: StorePaths, keep: Callable[[dict], bool]) -> dict[str,
     for row in read_catalog(paths, "models").iter_rows(named=True):
         if keep(row):
             try:
-                out[row["model_id"]] = ModelMeta(**{k: row[k] for k in names})
+                # a field a catalog written before it lacks (None) keeps its default
+                out[row["model_id"]] = ModelMeta(**{k: row[k] for k in names
+                                                    if row.get(k) is not None})
             except GenebError:      # a row no entry could hold: not offered
                 continue
     return out

@@ -37,6 +37,7 @@ class EncoderKind:
     label: str = ""                     # how messages name it
     poolings: tuple[str, ...] = ()      # what it computes, its default first; none: unused
     fields: tuple[str, ...] = ()        # entry fields a run needs
+    options: tuple[str, ...] = ()       # optional recipe fields only this kind reads
     source: bool = False                # loads weights from the entry's hub_id or path
     checkpoint_code: bool = False       # loads through transformers: a checkpoint may name code
     packages: tuple[str, ...] = ()      # PyPI packages a run needs
@@ -60,6 +61,7 @@ def _no_adapter(name: str, recipe: str) -> EncoderKind:
 KINDS: dict[str, EncoderKind] = {k.name: k for k in (
     EncoderKind("hf", "the generic Hugging Face encoder",
                 poolings=("mean", "mean-with-padding", "cls"), source=True,
+                options=("special_tokens", "bos_text", "cut_to_multiple", "one_hot"),
                 checkpoint_code=True, packages=("torch", "transformers"),
                 install="pip install 'geneb[models]'", gpu=True),
     EncoderKind("kmer", "a k-mer baseline", fields=("encoder_k",), sequences=UPPER),
@@ -100,6 +102,14 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
                 install="pip install enformer-pytorch (or pip install 'geneb[adapters]')",
                 recipe="the `enformer-pytorch` package; the official recipe averages Enformer's "
                        "predicted tracks over bins, not a hidden layer",
+                sequences=UPPER_U_AS_T, gpu=True),
+    # mean: over 1,024-nt windows (stride 512, the last one at the end), the masked mean of
+    # the last layer with [CLS] and [SEP] per window, the windows averaged equally.
+    EncoderKind("splicebert", "the SpliceBERT adapter", poolings=("mean",), source=True,
+                packages=("transformers",), module="transformers",
+                install="pip install 'geneb[models]'",
+                recipe="single-nucleotide ids without the checkpoint's tokenizer (it needs "
+                       "spaces between letters) and the mean over overlapping 1,024-nt windows",
                 sequences=UPPER_U_AS_T, gpu=True),
     _no_adapter("space", "the SPACE repository code (one-hot input, N-padded, mean of trunk "
                          "embeddings)"),

@@ -30,15 +30,18 @@ from tests.engine.adapter_runs import fill_one_task  # noqa: E402
 from tests.engine.tiny_models import random_dna  # noqa: E402
 
 DIM, TRACKS, DOWNSAMPLES = 24, 8, 3      # bins of 2**3 = 8 bp
+WIDTH, BINS = 64, 4                       # the entries' input: 8 bins, cropped to the central 4
 
 
-def save_tiny_enformer(folder: Path, safetensors: bool = False) -> Path:
+def save_tiny_enformer(folder: Path, safetensors: bool = False, target_length: int = BINS
+                       ) -> Path:
     from enformer_pytorch import Enformer
 
     torch.manual_seed(0)
     model = Enformer.from_hparams(
-        dim=DIM, depth=1, heads=1, output_heads=dict(human=TRACKS, mouse=3), target_length=-1,
-        attn_dim_key=4, dim_divisible_by=4, num_downsamples=DOWNSAMPLES)
+        dim=DIM, depth=1, heads=1, output_heads=dict(human=TRACKS, mouse=3),
+        target_length=target_length, attn_dim_key=4, dim_divisible_by=4,
+        num_downsamples=DOWNSAMPLES)
     # Random attention outputs (the package zero-initialises them) and batch-norm statistics,
     # so that every part of the model shapes the embedding.
     with torch.no_grad():
@@ -66,17 +69,22 @@ def zoo(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("enformer")
     ckpt = save_tiny_enformer(root / "tiny-enformer")
     st = save_tiny_enformer(root / "tiny-enformer-st", safetensors=True)
+    every_bin = save_tiny_enformer(root / "tiny-enformer-all", target_length=-1)
     store = root / "store"
     store.mkdir()
     (store / "models.toml").write_text(
         f'[[model]]\nmodel_id = "tiny-enformer"\npath = "{ckpt}"\nencoder = "enformer"\n'
-        'batch_size = 4\n\n'
+        f'batch_size = 4\nmax_tokens = {WIDTH}\n\n'
         f'[[model]]\nmodel_id = "tiny-enformer-trunk"\npath = "{ckpt}"\nencoder = "enformer"\n'
-        'pooling = "trunk"\n\n'
+        f'pooling = "trunk"\nmax_tokens = {WIDTH}\n\n'
         f'[[model]]\nmodel_id = "tiny-enformer-st"\npath = "{st}"\nencoder = "enformer"\n'
-        'pooling = "tracks"\n\n'
+        f'pooling = "tracks"\nmax_tokens = {WIDTH}\n\n'
+        f'[[model]]\nmodel_id = "tiny-enformer-all"\npath = "{every_bin}"\n'
+        f'encoder = "enformer"\nmax_tokens = {WIDTH}\n\n'
         f'[[model]]\nmodel_id = "tiny-enformer-cut"\npath = "{ckpt}"\nencoder = "enformer"\n'
-        'max_tokens = 20\n\n'
+        'max_tokens = 32\n\n'
+        f'[[model]]\nmodel_id = "tiny-enformer-odd"\npath = "{ckpt}"\nencoder = "enformer"\n'
+        'max_tokens = 36\n\n'
         f'[[model]]\nmodel_id = "tiny-hf-tracks"\npath = "{ckpt}"\npooling = "tracks"\n')
     return {"dir": ckpt, "store": store, "catalog": load_models(store / "models.toml")}
 
@@ -86,13 +94,13 @@ def encoder(zoo, model_id: str, **options) -> EnformerEncoder:
                          EncoderOptions(device="cpu", **options))
 
 
-# Lengths that repeat (shared batches), that are and are not multiples of the 8-bp bin.
+# Lengths that repeat, that are and are not multiples of the 8-bp bin, all within WIDTH.
 SEQS = random_dna(10, 5, 40, seed=5) + ["ACGTACGT" * 3, "TTGACCAA" * 3, "ACGTNNNNACGTacgt"]
 
 
 def test_a_sequence_embeds_the_same_alone_and_in_a_batch(zoo):
     enc = encoder(zoo, "tiny-enformer")
-    assert isinstance(enc, EnformerEncoder) and enc.batch_size == 4 and enc.bin_bp == 8
+    assert isinstance(enc, EnformerEncoder) and enc.batch_size == 4
     together = enc.encode(SEQS)
     alone = np.stack([enc.encode([s])[0] for s in SEQS])
     assert together.shape == (len(SEQS), TRACKS) and together.dtype == np.float32
@@ -111,15 +119,20 @@ def test_batches_hold_one_length_and_order_is_restored(zoo):
 
 
 def test_poolings_follow_the_recipe(zoo):
+    """The official recipe: the sequence centred in WIDTH bases of N (one-hot, N all zero),
+    the model's output cropped to its central target_length bins, their mean."""
     from enformer_pytorch import str_to_one_hot
 
     tracks, trunk = encoder(zoo, "tiny-enformer"), encoder(zoo, "tiny-enformer-trunk")
-    seq = SEQS[0]                                   # padded with N to the next multiple of 8
-    padded = seq + "N" * (-len(seq) % 8)
+    every_bin = encoder(zoo, "tiny-enformer-all").model       # the same weights, no crop
+    seq = SEQS[0]
+    left = (WIDTH - len(seq)) // 2
+    centred = "N" * left + seq + "N" * (WIDTH - len(seq) - left)
     with torch.inference_mode():
-        x = str_to_one_hot([padded])
-        want_tracks = tracks.model(x, head="human").mean(dim=1)[0].numpy()
-        want_trunk = trunk.model(x, return_only_embeddings=True).mean(dim=1)[0].numpy()
+        x = str_to_one_hot([centred])
+        want_tracks = every_bin(x, head="human")[:, 2:6].mean(dim=1)[0].numpy()
+        want_trunk = every_bin(x, return_only_embeddings=True)[:, 2:6].mean(dim=1)[0].numpy()
+        assert every_bin(x, head="human").shape[1] == 8
     assert trunk.encode([seq]).shape == (1, 2 * DIM)
     np.testing.assert_allclose(tracks.encode([seq])[0], want_tracks, atol=1e-5)
     np.testing.assert_allclose(trunk.encode([seq])[0], want_trunk, atol=1e-5)
@@ -127,28 +140,30 @@ def test_poolings_follow_the_recipe(zoo):
     assert tracks.settings == {
         "encoder": "enformer", "source": str(zoo["dir"]),
         "revision": folder_sha256(Path(zoo["dir"])),
-        "pooling": "tracks", "head": "human", "max_bp": 196_608, "pad": "N-right-to-8",
-        "positional_gamma": "torch", "dtype": "float32"}
+        "pooling": "tracks", "head": "human", "max_bp": WIDTH, "pad": "N-centred",
+        "bins": BINS, "positional_gamma": "torch", "dtype": "float32"}
     assert trunk.settings["pooling"] == "trunk" and trunk.settings["head"] is None
 
 
 def test_n_and_odd_characters_are_all_zero_rows(zoo):
     enc = encoder(zoo, "tiny-enformer")
     # the model's input: A, C, G, T one-hot in either case; N, IUPAC codes, other letters and
-    # a non-ASCII one all-zero rows; the padding to the 8-bp bin and an empty sequence too
-    x = enc.collate(["ACGTNNNN", "acgtRYKM", "ACGTXZéb"]).numpy()
-    assert x.shape == (3, 8, 4)
-    for rows in x:
-        np.testing.assert_array_equal(rows[:4], np.eye(4))
-        np.testing.assert_array_equal(rows[4:], np.zeros((4, 4)))
-    np.testing.assert_array_equal(enc.collate(["ACGT"]).numpy(),
-                                  [np.concatenate([np.eye(4), np.zeros((4, 4))])])
-    np.testing.assert_array_equal(enc.collate([""]).numpy(), np.zeros((1, 8, 4)))
+    # a non-ASCII one all-zero rows; the N padding around a sequence and an empty one too
+    items, cut = enc.tokenize(["ACGTNNNN", "acgtRYKM", "ACGTXZéb", "ACGT", ""])
+    assert not cut.any() and {len(x) for x in items} == {WIDTH}
+    x = enc.collate(items).numpy()
+    assert x.shape == (5, WIDTH, 4)
+    for rows in x[:3]:                              # 28 N, the 8 letters, 28 N
+        np.testing.assert_array_equal(rows[28:32], np.eye(4))
+        np.testing.assert_array_equal(np.delete(rows, range(28, 32), axis=0), 0)
+    np.testing.assert_array_equal(x[3, 30:34], np.eye(4))     # 30 N, ACGT, 30 N
+    np.testing.assert_array_equal(np.delete(x[3], range(30, 34), axis=0), 0)
+    np.testing.assert_array_equal(x[4], 0)
     # so the embeddings of sequences that differ only there are the same
-    got = enc.encode(["ACGTNNNN", "acgtRYKM", "ACGT", "", "NNNNNNNN"])
+    got = enc.encode(["ACGTNNNN", "acgtRYKM", "NNACGTNNNNNN", "", "NNNNNNNN"])
     np.testing.assert_allclose(got[0], got[1], atol=1e-6)    # lower case = upper; IUPAC = N
-    np.testing.assert_allclose(got[0], got[2], atol=1e-6)    # N = padding
-    np.testing.assert_allclose(got[3], got[4], atol=1e-6)    # empty = one bin of N
+    np.testing.assert_allclose(got[0], got[2], atol=1e-6)    # N = padding, centred
+    np.testing.assert_allclose(got[3], got[4], atol=1e-6)    # empty = all N
     assert np.isfinite(got).all()
 
 
@@ -158,17 +173,26 @@ def test_safetensors_without_aliases_loads_the_same_weights(zoo):
     np.testing.assert_allclose(a, b, atol=1e-6)
 
 
-def test_long_sequences_are_cut_and_counted(zoo):
-    enc = encoder(zoo, "tiny-enformer-cut")
-    seqs = ["ACGT" * 10, "ACGTA" * 4]
+def test_long_sequences_keep_their_middle_and_are_counted(zoo):
+    enc = encoder(zoo, "tiny-enformer-cut")            # 32 bp
+    seqs = ["ACGT" * 9 + "A", "ACGTA" * 4]              # 37 bp: 2 cut on the left, 3 right
     sink = ArraySink(len(seqs))
     assert enc.encode_into(seqs, sink)["n_truncated"] == 1
-    np.testing.assert_allclose(sink.array[0], enc.encode([seqs[0][:20]])[0], atol=1e-6)
+    assert enc.tokenize(seqs)[0][0] == seqs[0][2:34]
+    np.testing.assert_allclose(sink.array[0], enc.encode([seqs[0][2:34]])[0], atol=1e-6)
+    assert not np.allclose(sink.array[0], enc.encode([seqs[0][:32]])[0], atol=1e-3)
+
+
+def test_an_input_the_bins_do_not_divide_is_refused(zoo):
+    with pytest.raises(GenebError, match="max_tokens = 36 bp must be a multiple of the "
+                                         "model's 8-bp bins holding at least its target_length "
+                                         "of 4 bins"):
+        encoder(zoo, "tiny-enformer-odd")
 
 
 def test_out_of_memory_halves_the_batch(zoo):
     enc = encoder(zoo, "tiny-enformer", batch_size=8)
-    seqs = ["ACGTACGTAC"] * 7
+    seqs = ["ACGTACGTAC", "ACGTACG"] * 3 + ["ACG"]
     expected = enc.encode(seqs)
     inner, calls = enc.forward, []
 

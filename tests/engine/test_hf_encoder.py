@@ -30,7 +30,12 @@ from store.paths import StorePaths  # noqa: E402
 from store.vocab import encoder_kinds  # noqa: E402
 from store.vocab.encoder_kinds import ADAPTERS  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
-from tests.engine.tiny_models import build, char_tokenizer, random_dna  # noqa: E402
+from tests.engine.tiny_models import (  # noqa: E402
+    build,
+    char_tokenizer,
+    random_dna,
+    save_remote,
+)
 
 KINDS = ("bert", "gpt2", "llama", "mamba")
 
@@ -385,26 +390,7 @@ class TinyRemoteModel(PreTrainedModel):
 
 
 def test_remote_code_checkpoint_runs_only_with_the_opt_in(zoo, tmp_path):
-    import importlib.util
-    import shutil
-    import sys
-
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "tiny_remote.py").write_text(REMOTE_CODE)
-    spec = importlib.util.spec_from_file_location("tiny_remote", src / "tiny_remote.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["tiny_remote"] = module
-    spec.loader.exec_module(module)
-    module.TinyRemoteConfig.register_for_auto_class()
-    module.TinyRemoteModel.register_for_auto_class("AutoModel")
-    ckpt = tmp_path / "remote-ckpt"
-    module.TinyRemoteModel(module.TinyRemoteConfig()).save_pretrained(ckpt)
-    for f in zoo["dirs"]["bert"].iterdir():
-        if "token" in f.name or f.name == "special_tokens_map.json":
-            shutil.copy(f, ckpt / f.name)
-    del sys.modules["tiny_remote"]
-
+    ckpt = save_remote(tmp_path / "remote-ckpt", REMOTE_CODE, zoo["dirs"]["bert"])
     meta = resolve_model(str(ckpt), zoo["catalog"])
     assert meta.remote_code == "required"
     with pytest.raises(GenebError, match=r"model remote-ckpt: .*--trust-remote-code"):

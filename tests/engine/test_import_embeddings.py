@@ -163,6 +163,35 @@ def test_imported_embeddings_are_probed_as_the_geneb_v1_probe_probes_them(tmp_pa
     assert digest(paths.root) == before
 
 
+def test_other_embeddings_imported_make_the_cells_stale_and_fill_probes_the_new_ones(
+        tmp_path, suite, capsys):
+    """The import's revision is the model's: a second import of other arrays leaves the first
+    one's cells stale (status, the results view), and `fill` recomputes them from the new
+    arrays, to the rows the exact probe gives on those."""
+    paths = resolve_store(tmp_path / "store")
+    where = ("--suite", str(suite), "--store", str(paths.root))
+    status = ("status", *where, "--models", "my-emb", "--regimes", "full", "--json")
+    for seed in (0, 1):
+        arrays = embeddings_of(suite, seed=seed)
+        folder = write_folder(tmp_path / f"emb{seed}", arrays)
+        ok(capsys, "import-embeddings", "my-emb", str(folder), *where)
+        if seed == 1:        # the first import's cells: stale now, left out of the results
+            rows = json.loads(ok(capsys, *status))["rows"]
+            assert [(r["done"], r["stale"]) for r in rows] == [(0, 1), (0, 1)]
+            assert query(paths, "SELECT * FROM results WHERE model = 'my-emb'").height == 0
+        out = ok(capsys, "fill", "--models", "my-emb", *where, "--regimes", "full", "--json")
+        cells = [json.loads(line) for line in out.splitlines()]
+        assert sum(e.get("computed", False) for e in cells if e["event"] == "cell") == 2
+    rows = query(paths, "SELECT * FROM results WHERE model = 'my-emb'")
+    assert set(rows["model_revision"]) == {read_import(paths, "my-emb").revision}
+    for task, splits in arrays.items():
+        data = read_flat_csv(suite / f"{task}.csv", task)
+        want = probe_cell(splits["train"], data.train.labels, splits["test"],
+                          data.test.labels, ("full",))
+        got = rows.filter(task=task).sort("seed")
+        assert got["mcc"].to_list() == [w["mcc"] for w in want]
+
+
 @pytest.mark.parametrize("fmt", ["npy", "npz", "npz-named", "parquet", "parquet-columns",
                                  "safetensors", "safetensors-bf16"])
 def test_every_format_stores_the_arrays_it_holds(tmp_path, suite, capsys, fmt):

@@ -53,8 +53,8 @@ def test_every_entry_says_how_it_runs():
             assert m.hub_id and "/" in m.hub_id, m.model_id
         elif m.encoder == "kmer":
             assert m.encoder_k in (3, 4, 6)
-        elif m.encoder in ADAPTERS:
-            assert m.remote_code != "no" and m.notes, m.model_id
+        elif m.encoder in ADAPTERS:    # its own code loads the checkpoint (none from the hub)
+            assert m.notes and m.remote_code != "required", m.model_id
         else:
             assert m.encoder == "external" and m.remote_code != "no" and m.notes
         if m.revision is not None:   # a commit, or the branch the family's package loads
@@ -64,11 +64,13 @@ def test_every_entry_says_how_it_runs():
 
 def test_recipes_from_the_official_extractors():
     models = load_models()
-    # Hyena: the official mean includes padding (one sequence per batch: every token).
-    assert models["hyenadna-large-1m-seqlen-hf"].pooling == "mean-with-padding"
+    # Hyena: the masked mean without special tokens, never padded (its forward reads no mask).
+    hyena = models["hyenadna-large-1m-seqlen-hf"]
+    assert (hyena.pooling, hyena.padding_side, hyena.special_tokens) == ("mean", "none", False)
     assert models["PlantCaduceus_l32"].padding_side == "none"
     assert models["GenomeOcean-4B"].padding_side == "left"
-    assert models["GenomeOcean-4B"].max_tokens == 1024
+    assert models["GenomeOcean-4B"].max_tokens == 10240
+    assert models["DNABERT-S"].pooling == "cls"
     assert models["Omni-DNA-1B"].max_tokens == 250
     assert models["enformer-official-rough"].requires == "enformer-pytorch"
 
@@ -78,6 +80,11 @@ def test_recipes_from_the_official_extractors():
     ({"model_id": "x", "hub_id": "o/x", "padding_side": "middle"}, "padding_side"),
     ({"model_id": "x", "hub_id": "o/x", "remote_code": "yes"}, "remote_code"),
     ({"model_id": "x", "hub_id": "o/x", "max_tokens": 0}, "max_tokens"),
+    ({"model_id": "x", "hub_id": "o/x", "cut_to_multiple": 0}, "'cut_to_multiple' must be a "
+                                                               "positive integer"),
+    ({"model_id": "x", "hub_id": "o/x", "special_tokens": "no"}, "'special_tokens' must be "
+                                                                "true or false, not 'no'"),
+    ({"model_id": "x", "hub_id": "o/x", "one_hot": 1}, "'one_hot' must be true or false"),
     ({"model_id": "x", "hub_id": "o/x", "encoder": "magic"}, "encoder"),
     ({"model_id": "x", "hub_id": "o/x", "architecture_family": "RNN"}, "architecture_family"),
     ({"model_id": "x", "hub_id": "o/x", "tokenization_family": "unknown"},

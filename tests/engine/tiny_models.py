@@ -1,7 +1,9 @@
 """Tiny randomly initialised Hugging Face checkpoints, saved with `save_pretrained`.
 
-Built in the tests (no network): a BERT-like encoder with a single-nucleotide tokenizer, GPT-2
-and Llama decoders with a small BPE tokenizer trained on random DNA, and a Mamba model.
+Built in the tests (no network): BERT and ESM encoders with a single-nucleotide tokenizer (and
+a BERT masked LM with SpliceBERT's vocabulary order), GPT-2, Llama, Mistral and OLMo decoders
+with a small BPE tokenizer trained on random DNA, a Mamba model, and models whose code lives in
+the checkpoint (`save_remote`).
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ def hub_layout_task(suite: Path, task: str = "task_a",
     return texts
 
 
-def char_tokenizer(max_len: int, cls_sep: bool = True) -> PreTrainedTokenizerFast:
-    vocab = {t: i for i, t in enumerate(SPECIALS + list("ACGTN"))}
+def char_tokenizer(max_len: int, cls_sep: bool = True, letters: str = "ACGTN",
+                   padding_side: str = "right") -> PreTrainedTokenizerFast:
+    vocab = {t: i for i, t in enumerate(SPECIALS + list(letters))}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
     if cls_sep:
@@ -49,10 +52,12 @@ def char_tokenizer(max_len: int, cls_sep: bool = True) -> PreTrainedTokenizerFas
             single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]", model_max_length=max_len)
+        sep_token="[SEP]", mask_token="[MASK]", model_max_length=max_len,
+        padding_side=padding_side)
 
 
-def bpe_tokenizer(max_len: int) -> PreTrainedTokenizerFast:
+def bpe_tokenizer(max_len: int, padding_side: str = "right") -> PreTrainedTokenizerFast:
+    """A decoder's tokenizer: BOS before the text, no token type ids (as GPT-2's and Llama's)."""
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(".{1,32}"), behavior="isolated")
     tok.decoder = decoders.BPEDecoder()
@@ -62,42 +67,73 @@ def bpe_tokenizer(max_len: int) -> PreTrainedTokenizerFast:
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
-                                   bos_token="<s>", eos_token="</s>", model_max_length=max_len)
+                                   bos_token="<s>", eos_token="</s>", model_max_length=max_len,
+                                   padding_side=padding_side,
+                                   model_input_names=["input_ids", "attention_mask"])
 
 
-def build(kind: str, folder: Path, max_len: int = 128, seed: int = 0) -> Path:
-    """Save a tiny `kind` (bert | gpt2 | llama | mamba) model and its tokenizer in `folder`, its
-    weights drawn from torch's generator seeded with `seed`."""
+def build(kind: str, folder: Path, max_len: int = 128, seed: int = 0,
+          padding_side: str = "right") -> Path:
+    """Save a tiny `kind` (bert | bert-mlm | esm | esm-rotary | gpt2 | llama | mistral | olmo |
+    mamba) model and its tokenizer (padding on `padding_side`) in `folder`, its weights drawn
+    from torch's generator seeded with `seed`; `bert-mlm` is a BERT masked LM whose vocabulary
+    is in SpliceBERT's order (N A C G T after the specials)."""
     from transformers import (
         BertConfig,
+        BertForMaskedLM,
         BertModel,
+        EsmConfig,
+        EsmForMaskedLM,
         GPT2Config,
         GPT2LMHeadModel,
         LlamaConfig,
         LlamaForCausalLM,
         MambaConfig,
         MambaForCausalLM,
+        MistralConfig,
+        MistralForCausalLM,
+        OlmoConfig,
+        OlmoForCausalLM,
     )
 
     torch.manual_seed(seed)
+    layers = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 2, "max_position_embeddings": max_len}
     if kind == "bert":
-        tok = char_tokenizer(max_len)
-        model = BertModel(BertConfig(
-            vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-            intermediate_size=64, max_position_embeddings=max_len, pad_token_id=0))
+        tok = char_tokenizer(max_len, padding_side=padding_side)
+        model = BertModel(BertConfig(vocab_size=len(tok), **layers, pad_token_id=0))
+    elif kind == "bert-mlm":
+        tok = char_tokenizer(max_len, letters="NACGT", padding_side=padding_side)
+        model = BertForMaskedLM(BertConfig(vocab_size=len(tok), **layers, pad_token_id=0))
+    elif kind in ("esm", "esm-rotary"):
+        tok = char_tokenizer(max_len, padding_side=padding_side)
+        model = EsmForMaskedLM(EsmConfig(
+            vocab_size=len(tok), **{**layers, "max_position_embeddings": max_len + 2},
+            pad_token_id=0, mask_token_id=tok.mask_token_id, token_dropout=False,
+            position_embedding_type="rotary" if kind == "esm-rotary" else "absolute"))
     elif kind == "gpt2":
-        tok = bpe_tokenizer(max_len)
+        tok = bpe_tokenizer(max_len, padding_side=padding_side)
         model = GPT2LMHeadModel(GPT2Config(
             vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=max_len,
             bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id))
     elif kind == "llama":
-        tok = bpe_tokenizer(max_len)
-        model = LlamaForCausalLM(LlamaConfig(
-            vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-            num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=max_len,
-            pad_token_id=tok.pad_token_id))
+        tok = bpe_tokenizer(max_len, padding_side=padding_side)
+        model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), **layers,
+                                             num_key_value_heads=2,
+                                             pad_token_id=tok.pad_token_id))
+    elif kind == "mistral":
+        tok = bpe_tokenizer(max_len, padding_side=padding_side)
+        model = MistralForCausalLM(MistralConfig(vocab_size=len(tok), **layers,
+                                                 num_key_value_heads=1, sliding_window=None,
+                                                 pad_token_id=tok.pad_token_id))
+    elif kind == "olmo":
+        tok = bpe_tokenizer(max_len, padding_side=padding_side)
+        model = OlmoForCausalLM(OlmoConfig(vocab_size=len(tok), **layers,
+                                           pad_token_id=tok.pad_token_id,
+                                           bos_token_id=tok.bos_token_id,
+                                           eos_token_id=tok.eos_token_id))
     elif kind == "mamba":
-        tok = char_tokenizer(max_len, cls_sep=False)
+        tok = char_tokenizer(max_len, cls_sep=False, padding_side=padding_side)
         model = MambaForCausalLM(MambaConfig(
             vocab_size=len(tok), hidden_size=32, state_size=4, num_hidden_layers=2, expand=2,
             pad_token_id=0))
@@ -106,4 +142,33 @@ def build(kind: str, folder: Path, max_len: int = 128, seed: int = 0) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
+    return folder
+
+
+def save_remote(folder: Path, code: str, tokenizer_from: Path, **config) -> Path:
+    """Save, in `folder`, the model of `code` (a module defining `TinyRemoteConfig` and
+    `TinyRemoteModel`, registered for AutoConfig and AutoModel, so the checkpoint names its
+    code in `auto_map` and holds a copy of it) built from `config`, with the tokenizer files of
+    the checkpoint `tokenizer_from`."""
+    import importlib.util
+    import shutil
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as src:
+        (Path(src) / "tiny_remote.py").write_text(code)
+        spec = importlib.util.spec_from_file_location("tiny_remote", Path(src) / "tiny_remote.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["tiny_remote"] = module
+        try:
+            spec.loader.exec_module(module)
+            module.TinyRemoteConfig.register_for_auto_class()
+            module.TinyRemoteModel.register_for_auto_class("AutoModel")
+            torch.manual_seed(0)
+            module.TinyRemoteModel(module.TinyRemoteConfig(**config)).save_pretrained(folder)
+        finally:
+            del sys.modules["tiny_remote"]
+    for f in tokenizer_from.iterdir():
+        if "token" in f.name or f.name == "special_tokens_map.json":
+            shutil.copy(f, folder / f.name)
     return folder

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -49,7 +51,11 @@ def test_the_store_catalog_is_completed_with_the_builtin_and_user_models(tmp_pat
 
 def test_a_submitted_model_the_catalogs_lack_is_registered_in_the_vocabularies(tmp_path):
     paths = resolve_store(tmp_path / "store")
-    [outcome] = import_files(paths, [SELF_REPORTED / "splicebert-1024nt.json"])
+    submission = json.loads((SELF_REPORTED / "splicebert-1024nt.json").read_text())
+    submission["model_id"] = "my-splicebert"           # a model no catalog knows
+    (tmp_path / "my-splicebert.json").write_text(json.dumps(submission))
+    [outcome] = import_files(paths, [tmp_path / "my-splicebert.json"])
+    assert outcome.model == "my-splicebert"
     row = models_with_builtins(paths).filter(model_id=outcome.model).row(0, named=True)
     assert (row["architecture"], row["architecture_family"], row["tokenization"],
             row["tokenization_family"], row["provenance"]) == (

@@ -275,7 +275,7 @@ async def test_missing_and_task_views_paint_the_precomputed_content(official_sto
         found = candidate_models(app.snapshot, filters)
         want = missing_cells(app.snapshot, filters, found, view_cache.regimes_of("all"))
         models = screen.query_one("#missing-models", DataTable)
-        assert models.row_count == len(found) == 43   # 40 official and the k-mer baselines
+        assert models.row_count == len(found) == 44   # 40 official, SpliceBERT, the k-mers
         counts = {m: sum(c[0] == m for c in want) for m in found}
         assert screen.missing_by_model == counts and gate.calls == 0
         # another regimes choice is not precomputed: computing, then its own counts
