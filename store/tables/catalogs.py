@@ -7,7 +7,7 @@ revision), written by every command that writes results and read by every reader
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, astuple, fields
+from dataclasses import MISSING, asdict, astuple, fields
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -184,13 +184,16 @@ def catalog_models(paths: StorePaths, keep: Callable[[dict], bool]) -> dict[str,
     """The model catalog's rows that `keep(row)`, as entries (a row no entry could hold is left
     out), by model id."""
     names = {f.name for f in fields(ModelMeta)}
+    defaults = {f.name for f in fields(ModelMeta) if f.default is not MISSING}
     out = {}
     for row in read_catalog(paths, "models").iter_rows(named=True):
         if keep(row):
             try:
-                # a field a catalog written before it lacks (None) keeps its default
-                out[row["model_id"]] = ModelMeta(**{k: row[k] for k in names
-                                                    if row.get(k) is not None})
+                # a field with a default that a catalog written before it lacks (None) keeps
+                # its default
+                out[row["model_id"]] = ModelMeta(**{k: row.get(k) for k in names
+                                                    if k not in defaults
+                                                    or row.get(k) is not None})
             except GenebError:      # a row no entry could hold: not offered
                 continue
     return out

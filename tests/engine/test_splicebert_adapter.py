@@ -9,11 +9,13 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
+from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.splicebert import SpliceBERTEncoder, window_starts  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
@@ -57,7 +59,8 @@ def test_letters_become_the_vocabulary_s_ids_and_the_rest_n(zoo):
     got = enc.encode(["ACGUACGTRY", "acgtacgtnn", "ACGTACGTNN"])
     np.testing.assert_allclose(got[0], got[1], atol=1e-6)
     np.testing.assert_allclose(got[1], got[2], atol=1e-6)
-    assert enc.settings == {"encoder": "splicebert", "source": enc.source, "revision": None,
+    assert enc.settings == {"encoder": "splicebert", "source": enc.source,
+                            "revision": folder_sha256(Path(enc.source)),
                             "pooling": "mean", "window": 32, "stride": 16,
                             "letters": "ACGT, else N", "dtype": "float32", "layer": "last"}
 
