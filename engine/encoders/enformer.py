@@ -151,11 +151,12 @@ class EnformerEncoder(StreamingEncoder):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one one-hot batch."""
+        x = x.to(self.device, non_blocking=True)
         with self.autocast():
             if self.pooling == "trunk":
-                out = self.model(x.to(self.device), return_only_embeddings=True)
+                out = self.model(x, return_only_embeddings=True)
             else:
-                out = self.model(x.to(self.device), head=HEAD)
+                out = self.model(x, head=HEAD)
         return out.float().mean(dim=1)
 
 

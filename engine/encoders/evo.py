@@ -273,5 +273,6 @@ class EvoEncoder(StreamingEncoder):
         """Pooled float32 embeddings (n × d): the mean over tokens of the final-norm states,
         taken in the model's dtype as the official extractor took it."""
         model = self.model
-        x, _ = model.stateless_forward(model.embedding_layer.embed(ids.to(self.device)))
+        ids = ids.to(self.device, non_blocking=True)
+        x, _ = model.stateless_forward(model.embedding_layer.embed(ids))
         return model.norm(x).mean(dim=1).float()

@@ -21,10 +21,13 @@ engine/encoders/streaming.py):
   `compile_model=True` runs it through `torch.compile` (off by default: on the CPU it does not
   pay, see bench/embed.py; it changes embeddings at float rounding level only, within the
   1e-5 fp32 tolerance the tests hold the encoder to);
-- a right-padded model running scaled-dot-product attention gets a padded batch's mask as the
-  keys each row attends to (n x 1 x 1 x L), not as the n x L mask transformers expands to
-  n x 1 x L x L every forward, where a check at load finds it gives the real tokens the same
-  (`key_mask` in the statistics; see `HFEncoder._takes_key_mask`);
+- a right-padded model running scaled-dot-product attention gets a padded batch's mask as a
+  4D mask built on the device, in the device type's form
+  (`engine.encoders.batching.MASK_FORMS`: on the CPU the keys each row attends to,
+  n x 1 x 1 x L; on CUDA the full n x 1 x L x L mask transformers would build), where a check
+  at load finds it gives the real tokens the same (`key_mask` and `mask_form` in the
+  statistics; see `HFEncoder._takes_key_mask`); transformers then never checks the mask on
+  the host, and a batch without padding (decided from its lengths) gets no mask at all;
 - attention models get right padding (encoders) or left padding with position ids counted from
   the first real token (decoders); models whose forward takes no attention mask (Hyena, Mamba,
   Caduceus), and the `mean-with-padding` recipe (an official mean that also averaged its batch's
@@ -55,6 +58,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,7 +67,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.encoders import check_remote_code
-from engine.encoders.batching import default_batch_tokens
+from engine.encoders.batching import default_batch_tokens, mask_form
 from engine.encoders.hub import checkpoint, decide_hub
 from engine.encoders.streaming import StreamingEncoder
 from store.catalog import PADDING_SIDES
@@ -329,14 +333,17 @@ class HFEncoder(StreamingEncoder):
         return None
 
     def _takes_key_mask(self) -> bool:
-        """Whether the padding mask goes to the model as which keys each row attends to, a
+        """Whether the padding mask goes to the model as a 4D mask in the device's form
+        (`engine.encoders.batching.mask_form`: on the CPU which keys each row attends to, a
         boolean n x 1 x 1 x L tensor that scaled-dot-product attention broadcasts itself,
         instead of the n x L mask transformers expands to a full n x 1 x L x L one every
-        forward (a quarter to a third of a small model's forward on the CPU, see
-        bench/embed.py). Asked once, of a padded two-row batch through `forward` as it runs
-        (dtype, autocast, pooling): only a right-padded model of `KEY_MASK_MODEL_TYPES`
-        running sdpa whose embeddings the key mask leaves as the 2D mask gives them (to 1e-5
-        of their scale) takes it; a causal model (the key mask has no causality), one whose
+        forward, a quarter to a third of a small model's forward on the CPU, see
+        bench/embed.py; on CUDA that full mask, built on the device without transformers'
+        host check). Asked once, of a padded two-row batch through `forward` as it runs
+        (dtype, autocast, pooling, device): only a right-padded model of
+        `KEY_MASK_MODEL_TYPES` running sdpa whose embeddings the 4D mask leaves as the 2D mask
+        gives them (to 1e-5 of their scale) takes it; a causal model (the key mask has no
+        causality), one whose
         mask holds more than the padding (a sliding window), one that reads masks its own way
         (remote code) or refuses a 4D one keeps the 2D mask."""
         if (self.padding_side != "right" or self.attention != "sdpa"
@@ -349,7 +356,7 @@ class HFEncoder(StreamingEncoder):
         try:
             with torch.inference_mode():
                 flat = self.forward(batch)
-                keys = self.forward({**batch, "key_mask": _key_mask(batch["attention_mask"])})
+                keys = self.forward({**batch, "mask": mask_form(self.device)})
         except Exception:        # noqa: BLE001 - any refusal of the 4D form keeps the 2D one
             return False
         if keys.shape != flat.shape:
@@ -369,11 +376,19 @@ class HFEncoder(StreamingEncoder):
     def exact_length(self) -> bool:
         return self.padding_side == "none"
 
+    @property
+    def padded_mask(self) -> str:
+        """How a padded batch's mask goes to the model: "2d", or the device's 4D form."""
+        return mask_form(self.device) if self.key_mask else "2d"
+
     def encode_into(self, sequences, writer) -> dict:
         """`StreamingEncoder.encode_into`, its statistics with the attention that ran, whether
-        the padding mask went as a key mask and whether the model was compiled."""
+        the padding mask went as a 4D mask and in which form, and whether the model was
+        compiled."""
         stats = super().encode_into(sequences, writer)
-        stats.update(attention=self.attention, key_mask=self.key_mask, compiled=self.compiled)
+        stats.update(attention=self.attention, key_mask=self.key_mask,
+                     mask_form=self.padded_mask,
+                     compiled=self.compiled)
         return stats
 
     def tokenize(self, sequences: Sequence[str]) -> tuple[list[list[int]], np.ndarray]:
@@ -393,21 +408,21 @@ class HFEncoder(StreamingEncoder):
                 truncated[long] = True
         return ids, truncated
 
-    def collate(self, ids: list[list[int]]) -> dict[str, torch.Tensor]:
-        n, width = len(ids), max(len(x) for x in ids)
-        input_ids = torch.full((n, width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((n, width), dtype=torch.long)
-        for r, x in enumerate(ids):
-            if self.padding_side == "left":
-                input_ids[r, width - len(x):] = torch.as_tensor(x)
-                mask[r, width - len(x):] = 1
-            else:
-                input_ids[r, :len(x)] = torch.as_tensor(x)
-                mask[r, :len(x)] = 1
-        batch = {"input_ids": input_ids, "attention_mask": mask}
-        if self.key_mask and min(map(len, ids)) < width:
-            batch["key_mask"] = _key_mask(mask)      # a batch without padding needs no mask
-        return batch
+    def collate(self, ids: list[list[int]]) -> dict[str, Any]:
+        """Ids padded on the model's side, the 2D mask, and how the model gets the mask
+        (`mask`: "none" for a batch without padding, else "2d" or the device's 4D form,
+        `engine.encoders.batching.mask_form`): decided here, from the lengths."""
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        width = int(lengths.max())
+        columns = np.arange(width)
+        keep = (columns >= width - lengths[:, None] if self.padding_side == "left"
+                else columns < lengths[:, None])
+        input_ids = np.full((len(ids), width), self.pad_id, dtype=np.int64)
+        input_ids[keep] = np.fromiter(chain.from_iterable(ids), dtype=np.int64,
+                                      count=int(lengths.sum()))
+        form = "none" if lengths.min() == width else self.padded_mask
+        return {"input_ids": torch.from_numpy(input_ids),
+                "attention_mask": torch.from_numpy(keep.astype(np.int64)), "mask": form}
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one collated batch."""
@@ -415,8 +430,9 @@ class HFEncoder(StreamingEncoder):
         mask = batch["attention_mask"].to(self.device, non_blocking=True)
         kwargs: dict[str, Any] = {"input_ids": input_ids}
         if self.padding_side != "none":
-            kwargs["attention_mask"] = (batch["key_mask"].to(self.device, non_blocking=True)
-                                        if "key_mask" in batch else mask)
+            form = batch.get("mask", "2d")
+            if form != "none":        # a batch without padding needs no mask, nor its checks
+                kwargs["attention_mask"] = _padding_mask(mask, form)
             if self.padding_side == "left" and self._takes_positions:
                 kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
         if self._takes_cache:
@@ -436,9 +452,17 @@ class HFEncoder(StreamingEncoder):
         return summed / keep.sum(dim=1).clamp(min=1)
 
 
-def _key_mask(mask: torch.Tensor) -> torch.Tensor:
-    """The n x L padding mask as the keys each row attends to (n x 1 x 1 x L, True: attend)."""
-    return mask.bool()[:, None, None, :]
+def _padding_mask(mask: torch.Tensor, form: str) -> torch.Tensor:
+    """The n x L padding mask as the model gets it (see `MASK_FORMS`): as it is ("2d"), as the
+    keys each row attends to ("keys", n x 1 x 1 x L, True: attend), or as the full
+    n x 1 x L x L mask ("full", what transformers builds from the 2D one)."""
+    if form == "2d":
+        return mask
+    keys = mask.bool()[:, None, None, :]
+    if form == "keys":
+        return keys
+    n, width = mask.shape
+    return keys.expand(n, 1, width, width).contiguous()
 
 
 def _last_hidden(out) -> torch.Tensor:

@@ -125,10 +125,10 @@ class LucaOneEncoder(StreamingEncoder):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled float32 embeddings (n × d): the masked mean of the last hidden layer."""
-        mask = batch["attention_mask"].to(self.device)
+        mask = batch["attention_mask"].to(self.device, non_blocking=True)
         with self.autocast():
-            out = self.model(input_ids=batch["input_ids"].to(self.device), attention_mask=mask,
-                             return_dict=True)
+            out = self.model(input_ids=batch["input_ids"].to(self.device, non_blocking=True),
+                             attention_mask=mask, return_dict=True)
         hidden = out.last_hidden_state.float()
         keep = mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1.0)

@@ -98,8 +98,8 @@ class SpliceBERTEncoder(HFEncoder):
         return ids, np.zeros(len(ids), dtype=bool)
 
     def collate(self, items: list[np.ndarray]) -> dict[str, torch.Tensor]:
-        """Every item's windows, `[CLS] ids [SEP]` right-padded and masked, and the item each
-        belongs to."""
+        """Every item's windows, `[CLS] ids [SEP]` right-padded and masked, the item each
+        belongs to, and the number of items."""
         windows, owner = [], []
         for row, ids in enumerate(items):
             for start in window_starts(len(ids), self.window):
@@ -113,7 +113,7 @@ class SpliceBERTEncoder(HFEncoder):
             input_ids[r, :n] = torch.as_tensor([self.cls_id, *ids.tolist(), self.sep_id])
             mask[r, :n] = 1
         return {"input_ids": input_ids, "attention_mask": mask,
-                "owner": torch.as_tensor(owner, dtype=torch.long)}
+                "owner": torch.as_tensor(owner, dtype=torch.long), "rows": len(items)}
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one collated batch: the windows' masked means,
@@ -126,7 +126,7 @@ class SpliceBERTEncoder(HFEncoder):
         hidden = out.last_hidden_state.float()
         keep = mask.unsqueeze(-1).float()
         windows = (hidden * keep).sum(dim=1) / keep.sum(dim=1)
-        n = int(owner.max()) + 1
+        n = batch["rows"]          # from the host: no read of the device
         sums = torch.zeros((n, windows.shape[1]), device=windows.device).index_add_(
             0, owner, windows)
         counts = torch.zeros(n, device=windows.device).index_add_(

@@ -15,15 +15,19 @@ autocast, fp16 where bf16 is unsupported, fp32 on CPU) and runs `encode_into`:
   `max_batch_tokens` padded tokens (`engine.encoders.batching.plan_batches`); rows are written
   back at their original positions, so the input order never matters; an encoder that never
   pads (`exact_length`) batches by exact length only;
-- on CUDA the collated inputs are pinned and the pooled rows come back through pinned buffers
-  without blocking (`engine.encoders.batching.HostCopy`), read one batch later;
+- nothing in the loop that launches the model reads the device (no `.item()`, no tensor as a
+  bool, no host copy): every decision is made on the host from the lengths; on CUDA the
+  collated inputs are pinned and copied without blocking; the pooled rows stay on the device
+  until their window ends, then come back in one copy through a pinned buffer
+  (`engine.encoders.batching.WindowRows`), read and written by a background thread
+  (`engine.encoders.batching.RowWriter`) while the device runs the next window;
 - an out-of-memory error halves (`halve`) either the padded tokens a batch may hold ("tokens":
   the failed batch and every later one over the new budget are planned again, so the shorter
   sequences that follow still share larger batches) or the rows a batch may hold ("rows"),
   down to one sequence;
-- finished batches are streamed into the split writer (buffered a little to keep Zarr writes
-  large, always flushed on an error or interrupt), so an interrupted task resumes where it
-  stopped.
+- finished windows are streamed into the split writer (buffered a little to keep Zarr writes
+  large; on an error or interrupt every batch finished before it is written and flushed), so
+  an interrupted task resumes where it stopped.
 
 A subclass loads its model in `__init__` and supplies `tokenize`, `collate` (a batch's input),
 `forward` (pooled float32 rows) and `recipe`.
@@ -46,8 +50,9 @@ from engine.encoders import pooling_of
 from engine.encoders.batching import (
     BATCHES_AHEAD,
     WINDOW_ROWS,
-    HostCopy,
     Prefetcher,
+    RowWriter,
+    WindowRows,
     pinned,
     plan_batches,
 )
@@ -229,56 +234,46 @@ class StreamingEncoder:
         stats = {"n_truncated": 0, "n_sequences": len(sequences), "n_encoded": total,
                  "n_batches": 0, "n_oom_retries": 0, "n_tokens": 0, "n_padded_tokens": 0}
         buffer = RowBuffer(writer, self.flush_rows, self.flush_seconds)
-        copy: tuple[np.ndarray, HostCopy] | None = None    # the last batch, on its way back
         done = 0
 
-        def written() -> None:
-            nonlocal copy, done
-            if copy is not None:
-                rows, host = copy
-                copy = None
-                buffer.add(rows, host.array())
-                done += rows.size
-                if self.progress is not None:
-                    self.progress(done, total)
+        def written(rows: np.ndarray, block: np.ndarray) -> None:   # in the writer's thread
+            nonlocal done
+            buffer.add(rows, block)
+            done += rows.size
+            if self.progress is not None:
+                self.progress(done, total)
 
         try:
-            with (self._prepared(as_read_by(self.kind, sequences), pending) as parts,
+            with (RowWriter(written, background=self.prefetch) as out,
                   torch.inference_mode()):
-                for first in parts:
-                    stats["n_truncated"] += first.n_truncated
-                    queue = deque([first] if first.rows.size else [])
-                    while queue:
-                        part = queue.popleft()
-                        if not self._fits(part):
-                            queue.extendleft(reversed(self._split(part)))
-                            continue
-                        try:
-                            pooled = self.forward(part.inputs if part.inputs is not None
-                                                  else self._collated(part.items))
-                        except self.oom_errors:
-                            if part.rows.size == 1:
-                                raise GenebError(
-                                    f"model {self.model_id}: out of memory on a single sequence "
-                                    f"of {part.lengths[0]} {self.unit} on {self.device}; lower "
-                                    f"{self.limit} in its registry entry or use a larger device"
-                                ) from None
-                            if self.device.type == "cuda":
-                                torch.cuda.empty_cache()
-                            stats["n_oom_retries"] += 1
-                            self._back_off(part)
-                            queue.appendleft(part)
-                            continue
-                        stats["n_tokens"] += int(part.lengths.sum())
-                        stats["n_padded_tokens"] += part.rows.size * int(part.lengths.max())
-                        stats["n_batches"] += 1
-                        written()                     # the previous batch, while this one runs
-                        copy = (part.rows, HostCopy(pooled))
+                window = WindowRows()        # this window's pooled rows, on the device
+                try:
+                    with self._prepared(as_read_by(self.kind, sequences), pending) as parts:
+                        for first in parts:
+                            out.put(window.take())    # the last window's rows: one copy back
+                            stats["n_truncated"] += first.n_truncated
+                            queue = deque([first] if first.rows.size else [])
+                            while queue:
+                                part = queue.popleft()
+                                if not self._fits(part):
+                                    queue.extendleft(reversed(self._split(part)))
+                                    continue
+                                try:
+                                    pooled = self.forward(part.inputs if part.inputs is not None
+                                                          else self._collated(part.items))
+                                except self.oom_errors:
+                                    self._out_of_memory(part)
+                                    stats["n_oom_retries"] += 1
+                                    queue.appendleft(part)
+                                    continue
+                                stats["n_tokens"] += int(part.lengths.sum())
+                                stats["n_padded_tokens"] += part.rows.size * int(part.lengths.max())
+                                stats["n_batches"] += 1
+                                window.add(part.rows, pooled)
+                finally:    # every finished batch (after an error: those before it)
+                    out.put(window.take(), check=False)
         finally:
-            try:
-                written()     # the last batch (after an error: the one finished before it)
-            finally:
-                buffer.flush()
+            buffer.flush()
         stats["max_batch_tokens"] = self.max_batch_tokens
         stats["seconds"] = round(time.perf_counter() - start, 3)
         return self._telemetry(stats)
@@ -344,6 +339,18 @@ class StreamingEncoder:
                                         if self.device.type == "cuda" else None),
                      tflops=tflops, mfu=utilisation(device, self.precision, tflops))
         return stats
+
+    def _out_of_memory(self, part: Part) -> None:
+        """After an out-of-memory error on `part`: one line for a single sequence, else the
+        limits lowered (`_back_off`)."""
+        if part.rows.size == 1:
+            raise GenebError(
+                f"model {self.model_id}: out of memory on a single sequence of "
+                f"{part.lengths[0]} {self.unit} on {self.device}; lower {self.limit} in its "
+                "registry entry or use a larger device") from None
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        self._back_off(part)
 
     def _back_off(self, part: Part) -> None:
         """Lower the limits after an out-of-memory error on `part` (see `halve`): it and every

@@ -305,12 +305,12 @@ def test_a_padded_batch_goes_as_a_key_mask_only_where_that_changes_nothing(zoo, 
     assert encoder(zoo, "tiny-bert").encode_into(SEQS, ArraySink(len(SEQS)))["key_mask"] == takes
     keys = enc.encode(seqs)
     np.testing.assert_allclose(keys, naive_loop(enc, seqs), atol=1e-5, rtol=0)
+    assert enc.collate([ids[0], ids[0]])["mask"] == "none"        # no padding, no mask
     if takes:
-        assert enc.collate(ids)["key_mask"].shape == (3, 1, 1, max(map(len, ids)))
-        assert "key_mask" not in enc.collate([ids[0], ids[0]])      # no padding, no mask
+        assert enc.collate(ids)["mask"] == "keys"        # on the CPU; built on the device
         enc.key_mask = False
         np.testing.assert_array_equal(keys, enc.encode(seqs))
-    assert "key_mask" not in enc.collate(ids)
+    assert enc.collate(ids)["mask"] == "2d"
     enc.model.set_attn_implementation("eager")         # the check itself, past the guard
     assert not enc._takes_key_mask()
 
