@@ -250,9 +250,11 @@ class StreamingEncoder:
                 try:
                     with self._prepared(as_read_by(self.kind, sequences), pending) as parts:
                         for first in parts:
-                            out.put(window.take())    # the last window's rows: one copy back
-                            stats["n_truncated"] += first.n_truncated
-                            queue = deque([first] if first.rows.size else [])
+                            if not first.rows.size:   # a window starts (see `_parts`)
+                                out.put(window.take())    # the last one's rows: one copy
+                                stats["n_truncated"] += first.n_truncated
+                                continue
+                            queue = deque([first])
                             while queue:
                                 part = queue.popleft()
                                 if not self._fits(part):
@@ -305,6 +307,7 @@ class StreamingEncoder:
         for a, items, truncated in windows:
             lengths = np.fromiter((len(x) for x in items), dtype=np.int64, count=len(items))
             rows = np.flatnonzero(pending[a:a + len(items)])
+            # a window's first part is empty: its truncations, and where it starts
             yield Part(rows[:0], [], lengths[:0], n_truncated=int(truncated.sum()))
             for p in self.plan_batches(lengths[rows]):
                 r = rows[p]
