@@ -90,12 +90,14 @@ def reference(enc: HFEncoder, sequences: list[str]) -> np.ndarray:
 
 @pytest.mark.skipif(not TF5, reason="transformers 4's BERT refuses a 4D mask: it checks the "
                     "2D one on the host for every padded batch")
-def test_at_most_one_synchronising_call_per_window(bert, windows, syncs):
+@pytest.mark.parametrize("sequences", [SEQS, ["ACGT" * 10] * 60],
+                         ids=["padded batches", "batches without padding"])
+def test_at_most_one_synchronising_call_per_window(bert, windows, syncs, sequences):
     enc = HFEncoder(str(bert), device="cpu", max_batch_tokens=300)
     assert enc.key_mask
     syncs.clear()
-    stats = enc.encode_into(SEQS, ArraySink(len(SEQS)))
-    windows_run = len(SEQS) // WINDOW
+    stats = enc.encode_into(sequences, ArraySink(len(sequences)))
+    windows_run = len(sequences) // WINDOW
     assert stats["n_batches"] >= 3 * windows_run            # several batches per window
     assert sum(syncs.values()) <= windows_run, syncs
     assert syncs == Counter(numpy=windows_run)               # the writer's read of each window
