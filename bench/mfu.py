@@ -34,7 +34,13 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+# What the profiler names a call that makes the host wait for the device (or read it).
+SYNC_EVENTS = frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+                         "cudaMemcpy", "aten::item", "aten::_local_scalar_dense",
+                         "aten::is_nonzero"})
 
 
 def checkpoint(folder: Path, layers: int, width: int, max_len: int) -> Path:
@@ -59,9 +65,82 @@ def naive(encoder, sequences: list[str]) -> float:
         for i in range(0, len(sequences), 8):
             batch = tok(sequences[i:i + 8], padding=True, return_tensors="pt")
             model(**{k: v.to(encoder.device) for k, v in batch.items()})
-    if encoder.device.type == "cuda":
-        torch.cuda.synchronize()
+    synchronize(encoder.device)
     return time.perf_counter() - start
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def device_batches(encoder, sequences: list[str]) -> list:
+    """The encoder's own batches of `sequences` (its windows, its plan, its collation), every
+    tensor on the device: what the plain forward loop runs."""
+    def on_device(batch):
+        if isinstance(batch, dict):
+            return {k: on_device(v) for k, v in batch.items()}
+        return batch.to(encoder.device) if isinstance(batch, torch.Tensor) else batch
+
+    pending = np.ones(len(sequences), dtype=bool)
+    parts = encoder._parts(encoder._windows(sequences), pending)
+    batches = [on_device(p.inputs) for p in parts if p.rows.size]
+    synchronize(encoder.device)
+    return batches
+
+
+def plain_forward(encoder, batches: list) -> float:
+    """Seconds of the encoder's forward over `batches` (already on the device), back to back:
+    no tokenization, no copies, no writes; the pooled rows stay on the device."""
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for batch in batches:
+            encoder.forward(batch)
+    synchronize(encoder.device)
+    return time.perf_counter() - start
+
+
+def tokenizer_alone(encoder, sequences: list[str]) -> tuple[float, int]:
+    """Seconds and tokens of the model's tokenizer alone on `sequences`, one call."""
+    start = time.perf_counter()
+    ids = encoder.tokenizer(sequences, truncation=False)["input_ids"]
+    return time.perf_counter() - start, sum(map(len, ids))
+
+
+def null_model(encoder) -> None:
+    """The forward replaced by zeros of the pooled rows' shape, on the device (after the
+    inputs' copy to it, as the real forward makes it): what is left is the host side."""
+    width = encoder.model.config.hidden_size
+
+    def forward(batch):
+        ids = batch["input_ids"].to(encoder.device, non_blocking=True)
+        return torch.zeros((ids.shape[0], width), device=encoder.device)
+
+    encoder.forward = forward
+
+
+def profiled(encoder, sequences: list[str]) -> None:
+    """One more pipeline run under torch's profiler: the device's busy fraction (CUDA), the
+    top host-side costs, and every synchronising call (`SYNC_EVENTS`)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from engine.encoders.streaming import ArraySink
+
+    cuda = encoder.device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    start = time.perf_counter()
+    with profile(activities=activities) as prof:
+        encoder.encode_into(sequences, ArraySink(len(sequences)))
+    wall = time.perf_counter() - start
+    events = prof.key_averages()
+    print("profile (a separate run, slowed by the profiler):")
+    if cuda:
+        busy = sum(getattr(e, "self_device_time_total", 0) for e in events) / 1e6
+        print(f"  device busy {busy:.2f} s of {wall:.2f} s: {busy / wall:.1%}")
+    syncs = {e.key: e.count for e in events if e.key in SYNC_EVENTS}
+    print("  synchronising calls: " + (", ".join(f"{k} x {n:,}" for k, n in syncs.items())
+                                       or "none"))
+    print(events.table(sort_by="self_cpu_time_total", row_limit=12))
 
 
 def main() -> int:
@@ -77,6 +156,9 @@ def main() -> int:
     ap.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     ap.add_argument("--naive", type=int, default=200, help="sequences of the baseline loop")
     ap.add_argument("--device", default=None, help="cuda or cpu (default: cuda when present)")
+    ap.add_argument("--null", action="store_true", help="the forward replaced by zeros: the "
+                    "host side alone, against the tokenizer's own rate")
+    ap.add_argument("--profile", action="store_true", help="add a torch profiler summary")
     args = ap.parse_args()
     rng = random.Random(0)
     sequences = ["".join(rng.choice("ACGT") for _ in range(rng.randint(400, 1_000)))
@@ -86,19 +168,37 @@ def main() -> int:
         encoder = HFEncoder(str(folder), model_id="bert-random", random_init=0,
                             max_batch_tokens=args.max_batch_tokens, device=args.device,
                             compile_model=args.compile)
+        if args.null:
+            null_model(encoder)
         encoder.encode(sequences[:64])                       # warm-up (kernels, allocator)
         stats = encoder.encode_into(sequences, ArraySink(len(sequences)))
-        base = naive(encoder, sequences[:args.naive]) * len(sequences) / args.naive
+        if args.null:
+            tok_seconds, tok_tokens = tokenizer_alone(encoder, sequences)
+        else:
+            forward = plain_forward(encoder, device_batches(encoder, sequences))
+            base = naive(encoder, sequences[:args.naive]) * len(sequences) / args.naive
+        if args.profile:
+            profiled(encoder, sequences)
     seconds = stats["seconds"]
+    rate = stats["n_tokens"] / seconds
     print(f"{encoder.n_params / 1e6:.1f}M parameters ({args.layers} layers, width "
           f"{args.width}), random init; {stats['device']} ({stats['dtype']}); "
           f"{len(sequences):,} sequences, {stats['n_tokens']:,} tokens "
           f"(padding {1 - stats['n_tokens'] / stats['n_padded_tokens']:.1%}); attention "
-          f"{stats['attention']}, {stats['max_batch_tokens']:,} padded tokens per batch"
-          f"{', compiled' if stats['compiled'] else ''}")
-    print(f"encoder: {len(sequences) / seconds:,.1f} sequences/s, "
-          f"{stats['n_tokens'] / seconds:,.0f} tokens/s; naive loop (scaled from "
-          f"{args.naive}): {len(sequences) / base:,.1f} sequences/s; ratio {base / seconds:.2f}x")
+          f"{stats['attention']}, mask {stats['mask_form']}, {stats['max_batch_tokens']:,} "
+          f"padded tokens per batch{', compiled' if stats['compiled'] else ''}")
+    if args.null:
+        tok_rate = tok_tokens / tok_seconds
+        print(f"null model (the forward replaced by zeros): pipeline {rate:,.0f} tokens/s; the "
+              f"tokenizer alone (one call, the same sequences) {tok_rate:,.0f} tokens/s; "
+              f"pipeline/tokenizer {rate / tok_rate:.1%} (goal >= 80 %)")
+        return 0
+    print(f"encoder: {len(sequences) / seconds:,.1f} sequences/s, {rate:,.0f} tokens/s; plain "
+          f"forward over its batches (on the device, no host work) "
+          f"{stats['n_tokens'] / forward:,.0f} tokens/s; pipeline/forward {forward / seconds:.1%}"
+          f" (goal >= 90 % on a GPU)")
+    print(f"naive loop (scaled from {args.naive}): {len(sequences) / base:,.1f} sequences/s; "
+          f"encoder/naive {base / seconds:.2f}x")
     tflops = stats["tflops"]
     if tflops is None:
         print("TFLOP/s and MFU: not on the CPU (measured on CUDA only)")
