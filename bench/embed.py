@@ -8,8 +8,10 @@ weights, no network), into memory:
   1. length-sorted batches of a fixed count (32 rows), prepared inline;
   2. + batches to a padded-token budget (`engine.encoders.batching.BATCH_TOKENS`);
   3. + background preparation (tokenizing a window ahead, collating batches ahead);
-  4. + the padding mask as the keys each row attends to (n x 1 x 1 x L, which sdpa broadcasts)
-     instead of the n x L mask transformers expands to n x 1 x L x L every forward;
+  4. + the padding mask as a 4D mask built on the device in the device type's form
+     (`engine.encoders.batching.MASK_FORMS`: on the CPU the keys each row attends to,
+     n x 1 x 1 x L, which sdpa broadcasts, instead of the n x L mask transformers expands to
+     n x 1 x L x L every forward; on CUDA that full mask, without transformers' host check);
   5. + torch.compile (with --compile: its one-off compile time printed apart);
   6. the whole encoder as `fill` builds it (on CUDA: bf16 autocast, sdpa attention, pinned
      non-blocking copies).
@@ -122,7 +124,7 @@ def steps(folder: Path, device: torch.device, compiled: bool) -> dict[str, HFEnc
     out = {"1. length-sorted, fixed batch of 32": fixed,
            f"2. + token budget ({budget.max_batch_tokens:,} padded tokens)": budget,
            "3. + background preparation": background,
-           "4. + padding mask as keys (n x 1 x 1 x L)": encoder()}
+           f"4. + padding mask as a 4D mask ({encoder().padded_mask})": encoder()}
     if compiled:
         out["5. + torch.compile"] = encoder(compile_model=True)
     out[f"6. the whole encoder ({encoder().settings['dtype']})"] = encoder()

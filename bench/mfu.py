@@ -1,20 +1,33 @@
-"""Model FLOPs utilisation of the generic encoder at a real size, from a random-initialised model.
+"""Model FLOPs utilisation of the generic encoder at a real size, and what its pipeline loses
+against the model's own forward pass, in one run.
 
 A BERT encoder of 115M parameters (16 layers of width 768, BERT-base's layers, with a
 single-nucleotide vocabulary; `--layers`/`--width` for others) is built
 from its configuration with weights drawn from a seed (the path of `fill --random-init`: no
 weights to download) and a single-nucleotide tokenizer; it embeds N sequences of 400-1,000 bp.
-The encoder runs as `fill` builds it: batches to a padded-token budget (`--max-batch-tokens`,
-default the device's `engine.encoders.batching.BATCH_TOKENS`), background preparation, on CUDA
-bf16 autocast, sdpa attention and pinned non-blocking copies (`--compile` adds torch.compile).
-Printed: sequences/s, tokens/s, achieved TFLOP/s (2 x parameters x tokens/s, the forward pass)
-and, on CUDA with 16-bit autocast, MFU against the device's dense peak
-(`engine.encoders.streaming.PEAK_TFLOPS`); the same figures the runs table records
-(`status --perf`). Baseline in the same run: the official extractors' naive loop (input order,
-batch 8, float32) on the first sequences, so the ratio says what length-sorted batching and
-autocast give. On the CPU there is no MFU (float32, no listed peak): the throughput only.
+The encoder runs as `fill` builds it (`HFEncoder.encode_into`): batches to a padded-token
+budget (`--max-batch-tokens`, default the device's `engine.encoders.batching.BATCH_TOKENS`),
+background preparation and writing, on CUDA bf16 autocast, sdpa attention and pinned
+non-blocking copies (`--compile` adds torch.compile). Printed:
 
-    .venv/bin/python bench/mfu.py --layers 2 --n 200    # a CPU smoke run (~1 min)
+- sequences/s, tokens/s, achieved TFLOP/s (2 x parameters x tokens/s, the forward pass) and,
+  on CUDA with 16-bit autocast, MFU against the device's dense peak
+  (`engine.encoders.streaming.PEAK_TFLOPS`); the same figures the runs table records
+  (`status --perf`);
+- pipeline/forward: the same model, sequences and dtype through a plain loop of the encoder's
+  `forward` over the encoder's own batches (its windows, plan and collation), every batch on
+  the device before timing: no tokenization, no copies, no writes (goal >= 90 % on a GPU);
+- the official extractors' naive loop (input order, batch 8, float32) on the first sequences.
+
+`--null` replaces the forward by zeros of the pooled rows' shape on the device (after the
+inputs' copy there): the host side alone (tokenization, batching, copies, row buffers,
+writes), on any machine, against the model's tokenizer alone on the same sequences (one call)
+in the same run (goal >= 80 %). `--profile` adds one more pipeline run under torch's profiler:
+the device's busy fraction (CUDA), every synchronising call (`SYNC_EVENTS`) and the top
+host-side costs.
+
+    .venv/bin/python bench/mfu.py --layers 2 --width 256 --n 300   # a CPU smoke run
+    .venv/bin/python bench/mfu.py --layers 1 --width 64 --n 5000 --null   # host side, CPU
     python bench/mfu.py                                  # on a GPU: bench/gpu.sh runs it
 
 Goal (issue 16): >= 40 % MFU at bf16 on a data-centre GPU for a >= 100M-parameter model.
@@ -177,8 +190,6 @@ def main() -> int:
         else:
             forward = plain_forward(encoder, device_batches(encoder, sequences))
             base = naive(encoder, sequences[:args.naive]) * len(sequences) / args.naive
-        if args.profile:
-            profiled(encoder, sequences)
     seconds = stats["seconds"]
     rate = stats["n_tokens"] / seconds
     print(f"{encoder.n_params / 1e6:.1f}M parameters ({args.layers} layers, width "
@@ -192,12 +203,22 @@ def main() -> int:
         print(f"null model (the forward replaced by zeros): pipeline {rate:,.0f} tokens/s; the "
               f"tokenizer alone (one call, the same sequences) {tok_rate:,.0f} tokens/s; "
               f"pipeline/tokenizer {rate / tok_rate:.1%} (goal >= 80 %)")
-        return 0
-    print(f"encoder: {len(sequences) / seconds:,.1f} sequences/s, {rate:,.0f} tokens/s; plain "
+    else:
+        summary(stats, forward, base, args.naive)
+    if args.profile:
+        profiled(encoder, sequences)
+    return 0
+
+
+def summary(stats: dict, forward: float, base: float, n_naive: int) -> None:
+    """The pipeline against the plain forward and the naive loop; TFLOP/s and MFU on CUDA."""
+    seconds, n = stats["seconds"], stats["n_sequences"]
+    rate = stats["n_tokens"] / seconds
+    print(f"encoder: {n / seconds:,.1f} sequences/s, {rate:,.0f} tokens/s; plain "
           f"forward over its batches (on the device, no host work) "
           f"{stats['n_tokens'] / forward:,.0f} tokens/s; pipeline/forward {forward / seconds:.1%}"
           f" (goal >= 90 % on a GPU)")
-    print(f"naive loop (scaled from {args.naive}): {len(sequences) / base:,.1f} sequences/s; "
+    print(f"naive loop (scaled from {n_naive}): {n / base:,.1f} sequences/s; "
           f"encoder/naive {base / seconds:.2f}x")
     tflops = stats["tflops"]
     if tflops is None:
@@ -206,7 +227,6 @@ def main() -> int:
         mfu = f"{stats['mfu']:.1%}" if stats["mfu"] is not None else "unknown peak"
         print(f"achieved {tflops:.1f} TFLOP/s (2 x parameters x tokens/s); MFU {mfu}; peak "
               f"memory {stats['peak_memory_bytes'] / 2**30:.2f} GiB; goal >= 40 %")
-    return 0
 
 
 if __name__ == "__main__":
