@@ -249,29 +249,12 @@ class StreamingEncoder:
                 window = WindowRows()        # this window's pooled rows, on the device
                 try:
                     with self._prepared(as_read_by(self.kind, sequences), pending) as parts:
-                        for first in parts:
-                            if not first.rows.size:   # a window starts (see `_parts`)
-                                out.put(window.take())    # the last one's rows: one copy
-                                stats["n_truncated"] += first.n_truncated
-                                continue
-                            queue = deque([first])
-                            while queue:
-                                part = queue.popleft()
-                                if not self._fits(part):
-                                    queue.extendleft(reversed(self._split(part)))
-                                    continue
-                                try:
-                                    pooled = self.forward(part.inputs if part.inputs is not None
-                                                          else self._collated(part.items))
-                                except self.oom_errors:
-                                    self._out_of_memory(part)
-                                    stats["n_oom_retries"] += 1
-                                    queue.appendleft(part)
-                                    continue
-                                stats["n_tokens"] += int(part.lengths.sum())
-                                stats["n_padded_tokens"] += part.rows.size * int(part.lengths.max())
-                                stats["n_batches"] += 1
-                                window.add(part.rows, pooled)
+                        for part in parts:
+                            if part.rows.size:
+                                self._run(part, stats, window)
+                            else:     # a window starts (see `_parts`): the last one's rows
+                                out.put(window.take())           # come back in one copy
+                                stats["n_truncated"] += part.n_truncated
                 finally:    # every finished batch (after an error: those before it)
                     out.put(window.take(), check=False)
         finally:
@@ -279,6 +262,28 @@ class StreamingEncoder:
         stats["max_batch_tokens"] = self.max_batch_tokens
         stats["seconds"] = round(time.perf_counter() - start, 3)
         return self._telemetry(stats)
+
+    def _run(self, part: Part, stats: dict, window: WindowRows) -> None:
+        """Runs one planned batch into `window` (planned again while it is over the limits; an
+        out-of-memory error lowers them and runs it again), counting it in `stats`."""
+        queue = deque([part])
+        while queue:
+            part = queue.popleft()
+            if not self._fits(part):
+                queue.extendleft(reversed(self._split(part)))
+                continue
+            try:
+                pooled = self.forward(part.inputs if part.inputs is not None
+                                      else self._collated(part.items))
+            except self.oom_errors:
+                self._out_of_memory(part)
+                stats["n_oom_retries"] += 1
+                queue.appendleft(part)
+                continue
+            stats["n_tokens"] += int(part.lengths.sum())
+            stats["n_padded_tokens"] += part.rows.size * int(part.lengths.max())
+            stats["n_batches"] += 1
+            window.add(part.rows, pooled)
 
     @contextmanager
     def _prepared(self, sequences: Sequence[str], pending: np.ndarray) -> Iterator[Iterable]:
