@@ -186,7 +186,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
     else:
         jobs, why = options.jobs, f"--jobs {options.jobs}"
-    measured = _Measured(paths, counts, checks.hashes)
+    measured = Measured(paths, counts, checks.hashes)
     out = []
     for model in models:
         work = [w for w in the_plan.work if w.model.model_id == model.model_id]
@@ -206,7 +206,7 @@ def run_device(model: ModelMeta, options: FillOptions) -> str:
     return device_name(pick_device(options.encoder.device))
 
 
-class _Measured:
+class Measured:
     """What the store measured: the runs table, and the fit seconds of its local result rows."""
 
     def __init__(self, paths: StorePaths, counts: Counts, hashes: dict[str, str]):
@@ -259,7 +259,7 @@ def fit_rate(rows: pl.DataFrame) -> tuple[float, int] | None:
 
 
 def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], counts: Counts,
-                measured: _Measured, options: FillOptions, jobs: int,
+                measured: Measured, options: FillOptions, jobs: int,
                 revisions: Mapping[str, str | None]) -> ModelPlan:
     device = run_device(model, options)
     embeddings = EmbeddingStore(paths)
@@ -314,29 +314,41 @@ class _Calibration:
                 f"in {r.seconds:.2f} s")
 
 
+def from_runs(model: str, device: str, sequences: int, nucleotides: int,
+              measured: Measured) -> tuple[Estimate, int | None] | None:
+    """(the seconds to embed `sequences` of `nucleotides` with `model` on `device`, the tokens
+    they make) from the runs table's throughput of that model on that device: tokens over
+    tokens per second where it counted the model's tokens per nucleotide on these tasks, else
+    sequences over sequences per second; None where it has not run there (`fill --dry-run`
+    and fill's ETA, `engine.eta`)."""
+    known = measured.throughput(model, device)
+    if known is None:
+        return None
+    per_nucleotide = measured.tokens_per_nucleotide(model)
+    seen = f"runs table: {known['splits']} split(s) of {model} embedded on {device}"
+    tokens = round(nucleotides * per_nucleotide) if per_nucleotide else (
+        round(sequences * known["tokens"] / known["sequences"]) if known["tokens"] else None)
+    if per_nucleotide and known["tokens_per_s"]:
+        return (Estimate(tokens / known["tokens_per_s"], "runs",
+                         f"{seen}, {known['tokens_per_s']:,.0f} tokens/s"), tokens)
+    return (Estimate(sequences / known["sequences_per_s"], "runs",
+                     f"{seen}, {known['sequences_per_s']:,.0f} sequences/s"), tokens)
+
+
 def _embedding(model: str, device: str, sequences: int, nucleotides: int,
-               measured: _Measured, calibration: _Calibration
+               measured: Measured, calibration: _Calibration
                ) -> tuple[Estimate, int | None]:
     if not sequences:
         return Estimate(0.0, "none", "nothing to embed: every split is stored"), 0
-    per_nucleotide = measured.tokens_per_nucleotide(model)
-    known = measured.throughput(model, device)
-    if known is not None:
-        seen = f"runs table: {known['splits']} split(s) of {model} embedded on {device}"
-        tokens = round(nucleotides * per_nucleotide) if per_nucleotide else (
-            round(sequences * known["tokens"] / known["sequences"]) if known["tokens"] else None)
-        if per_nucleotide and known["tokens_per_s"]:
-            return (Estimate(tokens / known["tokens_per_s"], "runs",
-                             f"{seen}, {known['tokens_per_s']:,.0f} tokens/s"), tokens)
-        return (Estimate(sequences / known["sequences_per_s"], "runs",
-                         f"{seen}, {known['sequences_per_s']:,.0f} sequences/s"), tokens)
+    if (known := from_runs(model, device, sequences, nucleotides, measured)) is not None:
+        return known
     r = calibration.result
     tokens = round(nucleotides * r.tokens / r.nucleotides) if r.tokens else None
     return (Estimate(nucleotides * r.seconds / r.nucleotides, "calibration", calibration.note),
             tokens)
 
 
-def _probes(model: str, work: list[PairWork], counts: Counts, measured: _Measured,
+def _probes(model: str, work: list[PairWork], counts: Counts, measured: Measured,
             calibration: _Calibration, options: FillOptions) -> tuple[ProbeEstimate, ...]:
     todo: dict[tuple[Protocol, str], list[str]] = {}
     for w in work:
@@ -346,22 +358,30 @@ def _probes(model: str, work: list[PairWork], counts: Counts, measured: _Measure
     out = []
     for (protocol, regime), tasks in todo.items():
         examples = sum(counts.examples(t, protocol, regime) for t in tasks)
-        fits = measured.fits
-        same = fits.filter(pl.col("protocol_hash") == protocol.hash,
-                           pl.col("regime") == regime) if not fits.is_empty() else fits
-        mine = same.filter(pl.col("model") == model) if not same.is_empty() else same
-        if (found := fit_rate(mine)) is not None:
-            rate, note = found[0], f"store: fit seconds of {found[1]} cell(s) of {model}"
-            source = "store"
-        elif (found := fit_rate(same)) is not None:
-            rate, note = found[0], f"store: fit seconds of {found[1]} cell(s) of other models"
-            source = "store"
+        if (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
+            (rate, note), source = found, "store"
         else:
             rate, note = _calibrated_fits(calibration, protocol, regime, options)
             source = "calibration"
         out.append(ProbeEstimate(examples * rate, source, note, protocol.name, regime,
                                  len(tasks), examples, rate))
     return tuple(out)
+
+
+def stored_fit_rate(measured: Measured, model: str, protocol: Protocol,
+                    regime: str) -> tuple[float, str] | None:
+    """(seconds per training example, where from) of `protocol` in `regime` as the store's
+    local rows measured it: `model`'s where it has some, else every model's; None without
+    (`fill --dry-run` and fill's ETA, `engine.eta`)."""
+    fits = measured.fits
+    same = fits.filter(pl.col("protocol_hash") == protocol.hash,
+                       pl.col("regime") == regime) if not fits.is_empty() else fits
+    mine = same.filter(pl.col("model") == model) if not same.is_empty() else same
+    if (found := fit_rate(mine)) is not None:
+        return found[0], f"store: fit seconds of {found[1]} cell(s) of {model}"
+    if (found := fit_rate(same)) is not None:
+        return found[0], f"store: fit seconds of {found[1]} cell(s) of other models"
+    return None
 
 
 def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
