@@ -206,6 +206,17 @@ def run_device(model: ModelMeta, options: FillOptions) -> str:
     return device_name(pick_device(options.encoder.device))
 
 
+def run_precision(model: ModelMeta, options: FillOptions) -> str | None:
+    """The precision a run of a model with weights records in the runs table (`fill --dtype` on
+    its device: `engine.encoders.device`); None for a weight-free kind (its rows match any)."""
+    if not KINDS[model.encoder].source:
+        return None
+    from engine.encoders.device import pick_device, precision_name, precision_of  # lazy: torch
+
+    return precision_name(*precision_of(pick_device(options.encoder.device),
+                                        options.encoder.dtype, model.model_id))
+
+
 class Measured:
     """What the store measured: the runs table, and the fit seconds of its local result rows."""
 
@@ -224,8 +235,11 @@ class Measured:
                                  f"fit_seconds, shared_fit FROM results WHERE source = '{LOCAL}' "
                                  "AND fit_seconds IS NOT NULL AND n_train > 0")
 
-    def throughput(self, model: str, device: str) -> dict | None:
+    def throughput(self, model: str, device: str, precision: str | None) -> dict | None:
+        """The runs table's totals of `model` on `device` at `precision` (None: any)."""
         runs = self.runs.filter(pl.col("model") == model, pl.col("device") == device)
+        if precision is not None:
+            runs = runs.filter(pl.col("dtype") == precision)
         summary = perf_summary(runs, by=("model", "device"))
         row = summary.row(0, named=True) if summary.height else None
         return row if row and row["seconds"] and row["sequences"] else None
@@ -275,7 +289,7 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
         expect = embeddings_identity(model, build_encoder(model), measured.hashes[task])
         calibration.stored = lambda: embeddings.load(model.model_id, task, "train",
                                                      expect)[0][:CALIBRATION_SEQUENCES]
-    embedding, tokens = _embedding(model.model_id, device, sequences, nucleotides, measured,
+    embedding, tokens = _embedding(model, options, sequences, nucleotides, measured,
                                    calibration)
     probes = _probes(model.model_id, work, counts, measured, calibration, options)
     return ModelPlan(model.model_id, device, len(work), sum(w.cells for w in work),
@@ -314,18 +328,20 @@ class _Calibration:
                 f"in {r.seconds:.2f} s")
 
 
-def from_runs(model: str, device: str, sequences: int, nucleotides: int,
+def from_runs(model: ModelMeta, options: FillOptions, sequences: int, nucleotides: int,
               measured: Measured) -> tuple[Estimate, int | None] | None:
-    """(the seconds to embed `sequences` of `nucleotides` with `model` on `device`, the tokens
-    they make) from the runs table's throughput of that model on that device: tokens over
-    tokens per second where it counted the model's tokens per nucleotide on these tasks, else
-    sequences over sequences per second; None where it has not run there (`fill --dry-run`
-    and fill's ETA, `engine.eta`)."""
-    known = measured.throughput(model, device)
+    """(the seconds to embed `sequences` of `nucleotides` with `model` as `options` run it, the
+    tokens they make) from the runs table's throughput of that model on that device at that
+    precision (`run_device`, `run_precision`): tokens over tokens per second where it counted
+    the model's tokens per nucleotide on these tasks, else sequences over sequences per second;
+    None where it has not run so (`fill --dry-run` and fill's ETA, `engine.eta`)."""
+    device, precision = run_device(model, options), run_precision(model, options)
+    known = measured.throughput(model.model_id, device, precision)
     if known is None:
         return None
-    per_nucleotide = measured.tokens_per_nucleotide(model)
-    seen = f"runs table: {known['splits']} split(s) of {model} embedded on {device}"
+    per_nucleotide = measured.tokens_per_nucleotide(model.model_id)
+    on = f"{device} in {precision}" if precision else device
+    seen = f"runs table: {known['splits']} split(s) of {model.model_id} embedded on {on}"
     tokens = round(nucleotides * per_nucleotide) if per_nucleotide else (
         round(sequences * known["tokens"] / known["sequences"]) if known["tokens"] else None)
     if per_nucleotide and known["tokens_per_s"]:
@@ -335,12 +351,12 @@ def from_runs(model: str, device: str, sequences: int, nucleotides: int,
                      f"{seen}, {known['sequences_per_s']:,.0f} sequences/s"), tokens)
 
 
-def _embedding(model: str, device: str, sequences: int, nucleotides: int,
+def _embedding(model: ModelMeta, options: FillOptions, sequences: int, nucleotides: int,
                measured: Measured, calibration: _Calibration
                ) -> tuple[Estimate, int | None]:
     if not sequences:
         return Estimate(0.0, "none", "nothing to embed: every split is stored"), 0
-    if (known := from_runs(model, device, sequences, nucleotides, measured)) is not None:
+    if (known := from_runs(model, options, sequences, nucleotides, measured)) is not None:
         return known
     r = calibration.result
     tokens = round(nucleotides * r.tokens / r.nucleotides) if r.tokens else None

@@ -6,9 +6,10 @@ embed, and the training examples its cells fit (`Counts.examples`, per protocol 
 Its seconds:
 
 - embedding, until the pair's `embedded` event: the runs table's throughput of the model on the
-  device it runs on where the table has one (`engine.dry_run.from_runs`, the dry run's own
-  figure: tokens over tokens per second); else the seconds per nucleotide of the pairs this run
-  has embedded (the `embedded` events' own seconds: that model's, else every model's);
+  device and at the precision it runs at where the table has one (`engine.dry_run.from_runs`,
+  the dry run's own figure: tokens over tokens per second); else the seconds per nucleotide of
+  the pairs this run has embedded (the `embedded` events' own seconds: that model's, else every
+  model's);
 - probes, until the pair's last `cell` event: where the store's local rows measured every
   (protocol, regime) the pair fits (`engine.dry_run.stored_fit_rate`), their seconds per
   example over the probe workers, as the dry run adds them; else the run's own rate: the time
@@ -29,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.data import TaskData
-from engine.dry_run import Counts, Measured, from_runs, run_device, stored_fit_rate
+from engine.dry_run import Counts, Measured, from_runs, stored_fit_rate
 from engine.fill import FillOptions
 from engine.planner import Plan
 from store.paths import StorePaths
@@ -125,16 +126,13 @@ def eta_of(paths: StorePaths, the_plan: Plan, counts: Counts, hashes: dict[str, 
            options: FillOptions, clock: Callable[[], float] = time.perf_counter) -> Eta:
     """The ETA of a run of `the_plan` (its tasks seen by `counts`), its priors from the store."""
     measured = Measured(paths, counts, hashes)
-    devices: dict[str, str] = {}
     fit_rates: dict[tuple[str, str, str], tuple[float, str] | None] = {}
     pairs = {}
     for w in the_plan.work:
         model, task = w.model.model_id, w.task.task_id
-        if model not in devices:
-            devices[model] = run_device(w.model, options)
         sizes = [counts.splits[task, name] for name in ("train", "test")]
         sequences, nucleotides = sum(s[0] for s in sizes), sum(s[1] for s in sizes)
-        known = from_runs(model, devices[model], sequences, nucleotides, measured)
+        known = from_runs(w.model, options, sequences, nucleotides, measured)
         probe: float | None = 0.0
         examples = 0
         for protocol, regimes in w.todo:

@@ -1,6 +1,7 @@
 """Where an encoder runs and in what precision: the device a `--device` names (`pick_device`),
 its name in the runs table (`device_name`), and what `fill --dtype` means on it (`precision_of`;
-`dtype_problem`, the refusal `engine.encoders.preflight` checks before the store changes)."""
+`dtype_problem`, the refusal `engine.encoders.preflight` checks before the store changes;
+`precision_name`, how the embeddings' settings and the runs table name it)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,13 @@ def precision_of(device: torch.device, dtype: str,
     if device.type != "cuda":
         return None, None
     return None, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def precision_name(weights: torch.dtype | None, autocast: torch.dtype | None) -> str:
+    """How a forward pass computes, as the embeddings' settings and the runs table record it:
+    float32, bfloat16 / float16 (weights cast), bfloat16-autocast / float16-autocast."""
+    if weights is not None:
+        return str(weights).removeprefix("torch.")
+    if autocast is None:
+        return "float32"
+    return f"{str(autocast).removeprefix('torch.')}-autocast"

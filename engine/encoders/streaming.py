@@ -53,7 +53,7 @@ from engine.encoders.batching import (
     pinned,
     plan_batches,
 )
-from engine.encoders.device import device_name, pick_device, precision_of
+from engine.encoders.device import device_name, pick_device, precision_name, precision_of
 from engine.encoders.hub import checkpoint_revision
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
@@ -148,13 +148,8 @@ class StreamingEncoder:
 
     @property
     def precision(self) -> str:
-        """How a forward pass computes, as recorded in the embeddings' settings: float32,
-        bfloat16 / float16 (weights cast), bfloat16-autocast / float16-autocast."""
-        if self.weights_dtype is not None:
-            return str(self.weights_dtype).removeprefix("torch.")
-        if self.autocast_dtype is None:
-            return "float32"
-        return f"{str(self.autocast_dtype).removeprefix('torch.')}-autocast"
+        """How a forward pass computes, as recorded in the embeddings' settings."""
+        return precision_name(self.weights_dtype, self.autocast_dtype)
 
     def placed(self, model: torch.nn.Module) -> torch.nn.Module:
         """`model` on the encoder's device in its weights' dtype, in eval mode."""
