@@ -27,12 +27,17 @@
    Inputs, each labelled with its source: task sizes from the geneb-v1 files (`--data-dir`) or,
    as no task sizes ship with the project, one assumed size for every task; throughput measured
    here on CPU (a tiny BERT from `tests/engine/tiny_models.py`, through the same local fill, its
-   figure taken for every model) or from `--throughput FILE` (JSON {model_id:
-   {"sequences_per_s": x} or {"tokens_per_s": y}}, e.g. measured on a GPU; a model it lacks
-   takes its slowest figure). CPU-measured inputs show the scaling model, not real GPU times.
+   figure taken for every model) or from `--throughput` (measured on a GPU: a JSON file
+   {model_id: {"sequences_per_s": x} or {"tokens_per_s": y}}, a store whose runs table has
+   CUDA runs (each model's tokens/s there, `store.tables.telemetry.perf_summary`; bench/gpu.sh
+   leaves one), or one number of tokens/s per GPU for every model; a model it lacks takes its
+   slowest figure). With `--throughput` part 1 is skipped (no Ray overhead counted): the
+   projection alone, on the probe seconds of `--probe-seconds` or measured here.
+   CPU-measured inputs show the scaling model, not real GPU times.
 
     .venv/bin/python bench/cluster.py                    # about a minute on 2 cores
     .venv/bin/python bench/cluster.py --runs 3 --throughput gpu.json --data-dir DIR
+    .venv/bin/python bench/cluster.py --throughput 800000 --probe-seconds 20   # seconds
 """
 
 from __future__ import annotations
@@ -212,7 +217,19 @@ def task_sizes(tmp: Path, data_dir: str | None, sequences: int, length: int
 
 
 def read_throughput(path: str) -> dict[str, tuple[str, float]]:
-    """{model: (rate kind, value)} of a `--throughput` file; ValueError naming what is wrong."""
+    """{model: (rate kind, value)} of `--throughput`: one number of tokens/s (every model, the
+    key "*"), a store folder (its runs table's CUDA runs), else a JSON file; ValueError naming
+    what is wrong."""
+    try:
+        value = float(path)
+    except ValueError:
+        value = None
+    if value is not None:
+        if not 0 < value < math.inf:
+            raise ValueError(f"--throughput {path}: give a positive number of tokens/s")
+        return {"*": ("tokens_per_s", value)}
+    if Path(path).is_dir():
+        return store_throughput(path)
     try:
         raw = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError) as exc:
@@ -232,6 +249,24 @@ def read_throughput(path: str) -> dict[str, tuple[str, float]]:
                              "{\"sequences_per_s\": x} or {\"tokens_per_s\": y}, one positive "
                              f"number, not {json.dumps(entry)}")
         out[model] = (kind, float(value))
+    return out
+
+
+def store_throughput(folder: str) -> dict[str, tuple[str, float]]:
+    """Each model's tokens/s (else sequences/s) over its CUDA runs in a store's runs table."""
+    import polars as pl
+
+    from store.paths import resolve_store
+    from store.tables.telemetry import perf_summary, read_runs
+
+    runs = read_runs(resolve_store(Path(folder))).filter(pl.col("device") != "cpu")
+    out = {}
+    for r in perf_summary(runs, by=("model",)).iter_rows(named=True):
+        kind = "tokens_per_s" if r["tokens_per_s"] else "sequences_per_s"
+        if r[kind]:
+            out[r["model"]] = (kind, float(r[kind]))
+    if not out:
+        raise ValueError(f"--throughput {folder}: its runs table has no run on a GPU")
     return out
 
 
@@ -322,6 +357,19 @@ def print_measured(args, m: dict, bert: dict | None, per_seq: float, probe_cells
     return overhead
 
 
+def given_times(given: dict, models: dict, sizes: list, source: str
+                ) -> tuple[dict[str, list[float]], str]:
+    """({model: its pairs' embedding seconds}, where from) of the `--throughput` figures; a
+    model they lack takes the slowest."""
+    times_of = {i: pair_seconds(r, sizes) for i, r in given.items()}
+    slowest = max(times_of, key=lambda i: sum(times_of[i]))
+    have = sum(i in given for i in models)
+    label = (f"{given['*'][1]:,.0f} tokens/s per GPU for every model ({source})" if "*" in given
+             else f"from {source}: {have} of {len(models)} models; the others take its "
+                  f"slowest figure ({slowest})")
+    return {i: times_of.get(i, times_of[slowest]) for i in models}, label
+
+
 def print_projection(args, m: dict, bert: dict | None, per_seq: float, given: dict | None,
                      sizes: list, sizes_from: str, overhead: float) -> None:
     """Print part 2, each input labelled with where it came from."""
@@ -331,12 +379,7 @@ def print_projection(args, m: dict, bert: dict | None, per_seq: float, given: di
     models = {i: replace(meta, encoder="hf") for i, meta in load_models().items()
               if i in official_model_ids()}                  # every one as a GPU model
     if given:
-        times_of = {i: pair_seconds(r, sizes) for i, r in given.items()}
-        slowest = max(times_of, key=lambda i: sum(times_of[i]))
-        times = {i: times_of.get(i, times_of[slowest]) for i in models}
-        have = sum(i in given for i in models)
-        rate_label = (f"from {args.throughput}: {have} of {len(models)} models; the others "
-                      f"take its slowest figure ({slowest})")
+        times, rate_label = given_times(given, models, sizes, args.throughput)
     else:
         ref, r = ("tiny-bert", bert) if bert else ("kmer-6", m["rates"]["kmer-6"])
         kind = "tokens_per_s" if "tokens_per_s" in r else "sequences_per_s"
@@ -385,9 +428,11 @@ def main() -> int:
                     help="sequences of each of those tasks (a stratified subsample; default 500)")
     ap.add_argument("--probe-tasks", type=positive_int, default=2, metavar="N",
                     help="geneb-mini tasks whose k-mer probes are timed per cell (default 2)")
-    ap.add_argument("--throughput", metavar="FILE",
-                    help='JSON {model_id: {"sequences_per_s": x} or {"tokens_per_s": y}} (e.g. '
-                         "measured on a GPU); models it lacks take its slowest figure")
+    ap.add_argument("--throughput", metavar="FILE|STORE|TOKENS_PER_S",
+                    help='JSON {model_id: {"sequences_per_s": x} or {"tokens_per_s": y}}, a '
+                         "store (its runs table's GPU runs) or tokens/s per GPU for every model "
+                         "(e.g. measured by bench/gpu.sh); models it lacks take its slowest "
+                         "figure; skips the Ray comparison")
     ap.add_argument("--probe-seconds", type=float, metavar="S",
                     help="seconds per probe cell at geneb-v1's shapes (e.g. from "
                          "bench/probe.py), instead of the per-sequence figure measured here")
@@ -415,11 +460,17 @@ def main() -> int:
                                            args.task_length)
         except GenebError as exc:
             ap.error(str(exc))
-        m = compare(args.runs, args.cpus, tmp)
-        bert = None if args.no_hf else tiny_bert_rates(tmp, args.hf_tasks, args.hf_sequences)
-        per_seq, probe_cells, probe_n = probe_per_sequence(tmp, args.probe_tasks)
-
-    overhead = print_measured(args, m, bert, per_seq, probe_cells, probe_n)
+        if given is not None:       # the projection alone
+            m, bert, overhead = {}, None, 0.0
+            per_seq = 0.0 if args.probe_seconds else probe_per_sequence(tmp,
+                                                                        args.probe_tasks)[0]
+        else:
+            m = compare(args.runs, args.cpus, tmp)
+            bert = None if args.no_hf else tiny_bert_rates(tmp, args.hf_tasks,
+                                                           args.hf_sequences)
+            per_seq, probe_cells, probe_n = probe_per_sequence(tmp, args.probe_tasks)
+    if given is None:
+        overhead = print_measured(args, m, bert, per_seq, probe_cells, probe_n)
     print_projection(args, m, bert, per_seq, given, sizes, sizes_from, overhead)
     return 0
 

@@ -186,7 +186,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
     else:
         jobs, why = options.jobs, f"--jobs {options.jobs}"
-    measured = _Measured(paths, counts, checks.hashes)
+    measured = Measured(paths, counts, checks.hashes)
     out = []
     for model in models:
         work = [w for w in the_plan.work if w.model.model_id == model.model_id]
@@ -206,7 +206,18 @@ def run_device(model: ModelMeta, options: FillOptions) -> str:
     return device_name(pick_device(options.encoder.device))
 
 
-class _Measured:
+def run_precision(model: ModelMeta, options: FillOptions) -> str | None:
+    """The precision a run of a model with weights records in the runs table (`fill --dtype` on
+    its device: `engine.encoders.device`); None for a weight-free kind (its rows match any)."""
+    if not KINDS[model.encoder].source:
+        return None
+    from engine.encoders.device import pick_device, precision_name, precision_of  # lazy: torch
+
+    return precision_name(*precision_of(pick_device(options.encoder.device),
+                                        options.encoder.dtype, model.model_id))
+
+
+class Measured:
     """What the store measured: the runs table, and the fit seconds of its local result rows."""
 
     def __init__(self, paths: StorePaths, counts: Counts, hashes: dict[str, str]):
@@ -224,8 +235,11 @@ class _Measured:
                                  f"fit_seconds, shared_fit FROM results WHERE source = '{LOCAL}' "
                                  "AND fit_seconds IS NOT NULL AND n_train > 0")
 
-    def throughput(self, model: str, device: str) -> dict | None:
+    def throughput(self, model: str, device: str, precision: str | None) -> dict | None:
+        """The runs table's totals of `model` on `device` at `precision` (None: any)."""
         runs = self.runs.filter(pl.col("model") == model, pl.col("device") == device)
+        if precision is not None:
+            runs = runs.filter(pl.col("dtype") == precision)
         summary = perf_summary(runs, by=("model", "device"))
         row = summary.row(0, named=True) if summary.height else None
         return row if row and row["seconds"] and row["sequences"] else None
@@ -259,7 +273,7 @@ def fit_rate(rows: pl.DataFrame) -> tuple[float, int] | None:
 
 
 def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], counts: Counts,
-                measured: _Measured, options: FillOptions, jobs: int,
+                measured: Measured, options: FillOptions, jobs: int,
                 revisions: Mapping[str, str | None]) -> ModelPlan:
     device = run_device(model, options)
     embeddings = EmbeddingStore(paths)
@@ -275,7 +289,7 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
         expect = embeddings_identity(model, build_encoder(model), measured.hashes[task])
         calibration.stored = lambda: embeddings.load(model.model_id, task, "train",
                                                      expect)[0][:CALIBRATION_SEQUENCES]
-    embedding, tokens = _embedding(model.model_id, device, sequences, nucleotides, measured,
+    embedding, tokens = _embedding(model, options, sequences, nucleotides, measured,
                                    calibration)
     probes = _probes(model.model_id, work, counts, measured, calibration, options)
     return ModelPlan(model.model_id, device, len(work), sum(w.cells for w in work),
@@ -314,29 +328,43 @@ class _Calibration:
                 f"in {r.seconds:.2f} s")
 
 
-def _embedding(model: str, device: str, sequences: int, nucleotides: int,
-               measured: _Measured, calibration: _Calibration
+def from_runs(model: ModelMeta, options: FillOptions, sequences: int, nucleotides: int,
+              measured: Measured) -> tuple[Estimate, int | None] | None:
+    """(the seconds to embed `sequences` of `nucleotides` with `model` as `options` run it, the
+    tokens they make) from the runs table's throughput of that model on that device at that
+    precision (`run_device`, `run_precision`): tokens over tokens per second where it counted
+    the model's tokens per nucleotide on these tasks, else sequences over sequences per second;
+    None where it has not run so (`fill --dry-run` and fill's ETA, `engine.eta`)."""
+    device, precision = run_device(model, options), run_precision(model, options)
+    known = measured.throughput(model.model_id, device, precision)
+    if known is None:
+        return None
+    per_nucleotide = measured.tokens_per_nucleotide(model.model_id)
+    on = f"{device} in {precision}" if precision else device
+    seen = f"runs table: {known['splits']} split(s) of {model.model_id} embedded on {on}"
+    tokens = round(nucleotides * per_nucleotide) if per_nucleotide else (
+        round(sequences * known["tokens"] / known["sequences"]) if known["tokens"] else None)
+    if per_nucleotide and known["tokens_per_s"]:
+        return (Estimate(tokens / known["tokens_per_s"], "runs",
+                         f"{seen}, {known['tokens_per_s']:,.0f} tokens/s"), tokens)
+    return (Estimate(sequences / known["sequences_per_s"], "runs",
+                     f"{seen}, {known['sequences_per_s']:,.0f} sequences/s"), tokens)
+
+
+def _embedding(model: ModelMeta, options: FillOptions, sequences: int, nucleotides: int,
+               measured: Measured, calibration: _Calibration
                ) -> tuple[Estimate, int | None]:
     if not sequences:
         return Estimate(0.0, "none", "nothing to embed: every split is stored"), 0
-    per_nucleotide = measured.tokens_per_nucleotide(model)
-    known = measured.throughput(model, device)
-    if known is not None:
-        seen = f"runs table: {known['splits']} split(s) of {model} embedded on {device}"
-        tokens = round(nucleotides * per_nucleotide) if per_nucleotide else (
-            round(sequences * known["tokens"] / known["sequences"]) if known["tokens"] else None)
-        if per_nucleotide and known["tokens_per_s"]:
-            return (Estimate(tokens / known["tokens_per_s"], "runs",
-                             f"{seen}, {known['tokens_per_s']:,.0f} tokens/s"), tokens)
-        return (Estimate(sequences / known["sequences_per_s"], "runs",
-                         f"{seen}, {known['sequences_per_s']:,.0f} sequences/s"), tokens)
+    if (known := from_runs(model, options, sequences, nucleotides, measured)) is not None:
+        return known
     r = calibration.result
     tokens = round(nucleotides * r.tokens / r.nucleotides) if r.tokens else None
     return (Estimate(nucleotides * r.seconds / r.nucleotides, "calibration", calibration.note),
             tokens)
 
 
-def _probes(model: str, work: list[PairWork], counts: Counts, measured: _Measured,
+def _probes(model: str, work: list[PairWork], counts: Counts, measured: Measured,
             calibration: _Calibration, options: FillOptions) -> tuple[ProbeEstimate, ...]:
     todo: dict[tuple[Protocol, str], list[str]] = {}
     for w in work:
@@ -346,22 +374,30 @@ def _probes(model: str, work: list[PairWork], counts: Counts, measured: _Measure
     out = []
     for (protocol, regime), tasks in todo.items():
         examples = sum(counts.examples(t, protocol, regime) for t in tasks)
-        fits = measured.fits
-        same = fits.filter(pl.col("protocol_hash") == protocol.hash,
-                           pl.col("regime") == regime) if not fits.is_empty() else fits
-        mine = same.filter(pl.col("model") == model) if not same.is_empty() else same
-        if (found := fit_rate(mine)) is not None:
-            rate, note = found[0], f"store: fit seconds of {found[1]} cell(s) of {model}"
-            source = "store"
-        elif (found := fit_rate(same)) is not None:
-            rate, note = found[0], f"store: fit seconds of {found[1]} cell(s) of other models"
-            source = "store"
+        if (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
+            (rate, note), source = found, "store"
         else:
             rate, note = _calibrated_fits(calibration, protocol, regime, options)
             source = "calibration"
         out.append(ProbeEstimate(examples * rate, source, note, protocol.name, regime,
                                  len(tasks), examples, rate))
     return tuple(out)
+
+
+def stored_fit_rate(measured: Measured, model: str, protocol: Protocol,
+                    regime: str) -> tuple[float, str] | None:
+    """(seconds per training example, where from) of `protocol` in `regime` as the store's
+    local rows measured it: `model`'s where it has some, else every model's; None without
+    (`fill --dry-run` and fill's ETA, `engine.eta`)."""
+    fits = measured.fits
+    same = fits.filter(pl.col("protocol_hash") == protocol.hash,
+                       pl.col("regime") == regime) if not fits.is_empty() else fits
+    mine = same.filter(pl.col("model") == model) if not same.is_empty() else same
+    if (found := fit_rate(mine)) is not None:
+        return found[0], f"store: fit seconds of {found[1]} cell(s) of {model}"
+    if (found := fit_rate(same)) is not None:
+        return found[0], f"store: fit seconds of {found[1]} cell(s) of other models"
+    return None
 
 
 def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,

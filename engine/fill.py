@@ -28,6 +28,7 @@ from concurrent.futures import wait as futures_wait
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Protocol as Interface
 
 from filelock import FileLock
 
@@ -67,6 +68,16 @@ from store.vocab.protocol import GENEB_V1, Protocol
 from store.vocab.sources import LOCAL
 
 Event = Callable[[dict], None]
+
+
+class Watch(Interface):
+    """What follows a run from outside (`engine.eta.EtaWatch`): each task as it is read, then
+    the plan, once the probe workers are known."""
+
+    def see(self, data: TaskData) -> None: ...
+
+    def planned(self, paths: StorePaths, the_plan: Plan, hashes: dict[str, str],
+                options: FillOptions) -> None: ...
 _WAIT_S = 0.2   # how long to wait for a busy pair or a probe worker before looking again
 
 
@@ -115,11 +126,13 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
 
 
 def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: list[TaskMeta],
-             regimes: list[str], options: FillOptions, on_event: Event) -> Plan:
+             regimes: list[str], options: FillOptions, on_event: Event,
+             watch: Watch | None = None) -> Plan:
     """Validate, plan, then compute every missing pair (see the module docstring). Events:
     `warning`, `plan`, one `cell` per planned cell (`computed` False when another process
-    computed it meanwhile) and, from the caller, `done`."""
-    checks = validate_tasks(suite, tasks, on_event)
+    computed it meanwhile) and, from the caller, `done`. `watch` sees each task and the plan
+    (the ETA)."""
+    checks = validate_tasks(suite, tasks, on_event, watch.see if watch else None)
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     check_imported(paths, the_plan.work, checks.hashes)
@@ -132,6 +145,8 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
         jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
         on_event({"event": "jobs", "jobs": jobs, "reason": why})
         options = replace(options, jobs=jobs)
+    if watch is not None:
+        watch.planned(paths, the_plan, checks.hashes, options)
     if "GENEB_FAILPOINT" in os.environ:    # crash tests: a point met in a worker kills fill
         os.environ.setdefault("GENEB_FAILPOINT_PID", str(os.getpid()))
     executor = _executor(paths, suite, the_plan, options, on_event, checks) \

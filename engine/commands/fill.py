@@ -15,7 +15,6 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 
 from engine.cluster import ClusterOptions, require_ray
@@ -40,7 +39,7 @@ from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions
 from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta
-from store.vocab.encoder_kinds import KINDS
+from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
 from store.vocab.ids import check_id
@@ -81,6 +80,13 @@ def register(sub, common) -> None:
                         "geneb-v1-array-api; default: cuda when available)")
     enc = p.add_argument_group("model encoders")
     enc.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
+    enc.add_argument("--dtype", default="auto", choices=DTYPES, type=choice_of("dtype", DTYPES),
+                     help="the precision of models with weights: auto (default: float32 weights, "
+                          "bfloat16 autocast on CUDA, float16 where the card lacks bfloat16, "
+                          "float32 on the CPU; closest to the official extractors), bfloat16 or "
+                          "float16 (weights cast, no autocast; faster on a GPU, refused where "
+                          "the device lacks it), float32 (no autocast anywhere); part of the "
+                          "embeddings' identity")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
                      help="at most N sequences per batch (halved on out-of-memory)")
     enc.add_argument("--max-batch-tokens", type=positive_int, metavar="N",
@@ -194,6 +200,7 @@ def _stop_on_sigterm() -> None:
 
 
 def run(args) -> int:
+    from engine.eta import EtaWatch  # lazy: polars, duckdb, pyarrow
     from engine.fill import FillOptions, run_fill  # lazy: polars, duckdb, pyarrow
     _stop_on_sigterm()
     paths = store_of(args, write=True)
@@ -220,7 +227,7 @@ def run(args) -> int:
                           encoder=EncoderOptions(device=args.device or None,
                                                  batch_size=args.batch_size,
                                                  max_batch_tokens=args.max_batch_tokens,
-                                                 compile=args.compile,
+                                                 compile=args.compile, dtype=args.dtype,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
     if args.dry_run:
@@ -228,34 +235,38 @@ def run(args) -> int:
         return _dry_run(args, paths, suite, models, tasks, options)
     start = time.perf_counter()
     computed = 0    # cells this run computed (the others were finished by another process)
+    watch = EtaWatch()
 
-    def count(event: dict) -> None:
+    def count(event: dict) -> float | None:
+        """Counts a computed cell; the run's ETA in seconds (`engine.eta`), None unknown."""
         nonlocal computed
         computed += event["event"] == "cell" and event["computed"]
+        if watch.eta is None:
+            return None
+        watch.eta.observe(event)
+        return watch.eta.seconds()
 
     if args.json:
         def on_event(event: dict) -> None:
-            count(event)
+            eta = count(event)
             if event["event"] == "cell":
-                elapsed = time.perf_counter() - start
-                event["eta_s"] = round(elapsed / event["done"] * (event["total"] - event["done"]),
-                                       1)
+                event["eta_s"] = None if eta is None else round(eta, 1)
             emit_json(event)
-        run_fill(paths, suite, models, tasks, args.regimes, options, on_event)
+        run_fill(paths, suite, models, tasks, args.regimes, options, on_event, watch)
         emit_json({"event": "done", "computed": computed,
                    "seconds": round(time.perf_counter() - start, 3)})
         return 0
 
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TextColumn("cells"), TimeElapsedColumn(),
-                        TextColumn("ETA"), TimeRemainingColumn(), console=console,
+                        TextColumn("ETA {task.fields[eta]}"), console=console,
                         transient=False)
     bar = None
     rates: dict[str, str] = {}    # the latest throughput of each worker that embedded
 
     def on_event(event: dict) -> None:
         nonlocal bar
-        count(event)
+        eta = count(event)
         if event["event"] == "warning":
             err_console.print(f"[yellow]warning:[/] {escape(event['message'])}")
         elif event["event"] == "plan":
@@ -267,7 +278,7 @@ def run(args) -> int:
                           f"{have} in the store, {event['cells_missing']} to compute")
             if event["cells_missing"]:
                 progress.start()
-                bar = progress.add_task("fill", total=event["cells_missing"])
+                bar = progress.add_task("fill", total=event["cells_missing"], eta="-")
         elif event["event"] == "remote_code":   # which code at which commit it runs
             console.print(escape(event["message"]), highlight=False)
         elif event["event"] == "jobs":
@@ -283,11 +294,12 @@ def run(args) -> int:
             rates[event["worker"]] = f"{event['worker']} {event['sequences_per_s']:,.0f} seq/s"
         elif event["event"] == "cell":
             rate = f" · {escape(' · '.join(rates.values()))}" if rates else ""
-            progress.update(bar, advance=1,
+            progress.update(bar, advance=1, eta="-" if eta is None else duration(eta),
                             description=f"{escape(event['model'])} {escape(event['task'])}{rate}")
 
     try:
-        the_plan = run_fill(paths, suite, models, tasks, args.regimes, options, on_event)
+        the_plan = run_fill(paths, suite, models, tasks, args.regimes, options, on_event,
+                            watch)
     finally:
         if bar is not None:
             progress.stop()

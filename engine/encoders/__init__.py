@@ -73,6 +73,8 @@ class EncoderOptions:
     trust_remote_code: bool = False     # the user's opt-in to a checkpoint's own code
     spread: bool = False                # spread the model over every visible GPU (the Hugging
     #                                     Face encoder: device_map="auto"); one GPU otherwise
+    dtype: str = "auto"                 # the precision of the kinds with weights (`DTYPES`); the
+    #                                     k-mer, imported and extractor kinds compute as always
 
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
@@ -239,6 +241,11 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
                                "preflight"):
         adapter.preflight(model, options, device=device)    # a family's own (evo's config)
 
+    if device and kind.source and options.dtype not in ("auto", "float32"):
+        from engine.encoders.device import dtype_problem, pick_device  # lazy: torch
+
+        if problem := dtype_problem(pick_device(options.device), options.dtype):
+            raise GenebError(f"model {model.model_id}: {problem}")
     if problem := transformers_problem(model.transformers):
         raise GenebError(f"model {model.model_id}: {problem}")
     if kind.checkpoint_code:

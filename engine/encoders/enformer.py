@@ -66,7 +66,7 @@ class EnformerEncoder(StreamingEncoder):
     def __init__(self, source: str, *, max_bp: int | None = None, **common):
         super().__init__(source, **common)
         self.max_bp = int(max_bp or MAX_BP)
-        self.model = self._load().to(self.device).eval()
+        self.model = self.placed(self._load())
         bin_bp, bins = 2 ** int(self.model.config.num_downsamples), self.model.config.target_length
         if self.max_bp % bin_bp or bins > self.max_bp // bin_bp:
             raise GenebError(f"model {self.model_id}: max_tokens = {self.max_bp} bp must be a "
@@ -151,7 +151,7 @@ class EnformerEncoder(StreamingEncoder):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Pooled float32 embeddings (n × d) of one one-hot batch."""
-        x = x.to(self.device, non_blocking=True)
+        x = x.to(self.device, self.weights_dtype or torch.float32, non_blocking=True)
         with self.autocast():
             if self.pooling == "trunk":
                 out = self.model(x, return_only_embeddings=True)

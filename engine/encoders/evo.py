@@ -79,6 +79,10 @@ def preflight(model: ModelMeta, options: EncoderOptions, *, device: bool = True)
     """The weight-free checks `engine.encoders.preflight` runs for this kind: the entry has a
     StripedHyena config, and (`device`: where the model runs) one with attention layers gets
     CUDA and flash-attn."""
+    if options.dtype != "auto":
+        raise GenebError(f"model {model.model_id}: --dtype {options.dtype}: Evo-1 runs in its "
+                         "official extractor's precision (bfloat16 weights on CUDA, float32 on "
+                         "the CPU); leave --dtype out")
     config = config_of(model.model_id, model.path or model.hub_id, model.hub_id)
     if device:
         check_attention(model.model_id, config, pick_device(options.device))

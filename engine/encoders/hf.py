@@ -286,8 +286,8 @@ class HFEncoder(StreamingEncoder):
                 self.revision = f"random-init-{self.random_init}-sha256-{weights_sha256(model)}"
             if self.spread:       # inputs go where the first layer is
                 self.device = next(model.parameters()).device
-                return model.eval()
-            return model.to(self.device).eval()
+                return model.to(dtype=self.weights_dtype or torch.float32).eval()
+            return self.placed(model)
         raise GenebError(f"model {self.model_id}: transformers cannot build a model from "
                          f"{self.source} ({last})")
 
@@ -438,8 +438,8 @@ class HFEncoder(StreamingEncoder):
         if self._takes_cache:
             kwargs["use_cache"] = False
         if self.text.one_hot:       # rows over the vocabulary, zero at padding
-            kwargs["input_ids"] = (F.one_hot(input_ids, len(self.tokenizer)).float()
-                                   * mask.unsqueeze(-1))
+            kwargs["input_ids"] = (F.one_hot(input_ids, len(self.tokenizer))
+                                   * mask.unsqueeze(-1)).to(self.weights_dtype or torch.float32)
         with self.autocast():
             out = self.model(**kwargs)
         hidden = _last_hidden(out).float()

@@ -67,7 +67,7 @@ class LucaOneEncoder(StreamingEncoder):
                 f"model {self.model_id}: the checkpoint's vocabulary has {config.vocab_size} "
                 f"tokens, the lucaone tokenizer's {self.tokenizer.vocab_size}; it is not a "
                 "LucaOne nucleotide-and-protein checkpoint")
-        self.model = model.to(self.device, torch.float32).eval()
+        self.model = self.placed(model.float())
         self.max_tokens = int(max_tokens or config.max_position_embeddings)
         self.pad_id = int(self.tokenizer.pad_token_id)
 

@@ -2,8 +2,10 @@
 lucaone.py and evo.py.
 
 It holds the embeddings' identity (`settings`: kind, source, revision, pooling, then the
-subclass's `recipe()`), picks the device, sets up autocast (`torch.inference_mode`; on CUDA bf16
-autocast, fp16 where bf16 is unsupported, fp32 on CPU) and runs `encode_into`:
+subclass's `recipe()`), picks the device and the precision (`fill --dtype`, `DTYPES`: `auto`
+is bf16 autocast over float32 weights on CUDA, fp16 where bf16 is unsupported, float32 on the
+CPU; `bfloat16` / `float16` cast the weights, no autocast; `float32` never autocasts) and runs
+`encode_into`:
 
 - every sequence is prepared once: as the kind's official extractor received it
   (`engine.data.as_read_by`: as given for the generic encoder, upper case with U read as T for
@@ -56,6 +58,7 @@ from engine.encoders.batching import (
     pinned,
     plan_batches,
 )
+from engine.encoders.device import device_name, pick_device, precision_name, precision_of
 from engine.encoders.hub import checkpoint_revision
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
@@ -65,7 +68,6 @@ if TYPE_CHECKING:
     from store.catalog import ModelMeta
     from store.embeddings import SplitWriter
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEFAULT_FLUSH_ROWS = 1024
 # Dense (no sparsity) 16-bit tensor-core peaks in TFLOP/s from NVIDIA's datasheets, by a part
 # of the name torch reports (the first that matches): the model FLOPs utilisation of a 16-bit
@@ -73,11 +75,6 @@ DEFAULT_FLUSH_ROWS = 1024
 PEAK_TFLOPS: tuple[tuple[str, float], ...] = (
     ("H200", 989.4), ("H100 PCIe", 756.5), ("H100", 989.4), ("A100", 312.0),
     ("L40S", 362.1), ("L4", 121.0), ("V100", 125.0))
-
-
-def device_name(device: torch.device) -> str:
-    """"cpu", or the CUDA device's name (what the runs table records)."""
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
 
 
 def forward_tflops(params: int | None, tokens_per_s: float | None) -> float | None:
@@ -94,34 +91,6 @@ def utilisation(device: str, precision: str, tflops: float | None) -> float | No
         return None
     peak = next((p for name, p in PEAK_TFLOPS if name in device), None)
     return tflops / peak if peak else None
-
-
-def pick_device(device: str | None = None) -> torch.device:
-    if device in (None, "", "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except RuntimeError:
-        raise GenebError(f"--device {device!r} is not a torch device (try cpu, cuda, cuda:1)")\
-            from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise GenebError(f"--device {device}: CUDA is not available on this machine; use "
-                         "--device cpu or leave --device out")
-    return dev
-
-
-def autocast_dtype(device: torch.device, dtype: str, model_id: str) -> torch.dtype | None:
-    """The autocast dtype of a forward pass: none on the CPU or for 'float32'; on CUDA
-    'float16', 'bfloat16', or for 'auto' bf16 where the card supports it, else fp16."""
-    if dtype not in DTYPES:
-        raise GenebError(f"model {model_id}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-    if device.type != "cuda" or dtype == "float32":
-        return None
-    if dtype == "float16":
-        return torch.float16
-    if dtype == "bfloat16" or torch.cuda.is_bf16_supported():
-        return torch.bfloat16
-    return torch.float16
 
 
 class StreamingEncoder:
@@ -158,7 +127,8 @@ class StreamingEncoder:
         self.oom_errors = oom_errors or (torch.OutOfMemoryError,)
         self.progress = progress
         self.device = pick_device(device)
-        self.autocast_dtype = autocast_dtype(self.device, dtype, self.model_id)
+        self.weights_dtype, self.autocast_dtype = precision_of(self.device, dtype,
+                                                               self.model_id)
 
     @classmethod
     def for_model(cls, model: ModelMeta, options: EncoderOptions, **recipe) -> Self:
@@ -168,7 +138,7 @@ class StreamingEncoder:
         return cls(source, model_id=model.model_id,
                    revision=checkpoint_revision(source, model.revision),
                    pooling=pooling_of(model), batch_size=options.batch_size or model.batch_size,
-                   device=options.device, **recipe)
+                   device=options.device, dtype=options.dtype, **recipe)
 
     # ---- identity ------------------------------------------------------------------------
 
@@ -184,9 +154,11 @@ class StreamingEncoder:
     @property
     def precision(self) -> str:
         """How a forward pass computes, as recorded in the embeddings' settings."""
-        if self.autocast_dtype is None:
-            return "float32"
-        return f"{str(self.autocast_dtype).removeprefix('torch.')}-autocast"
+        return precision_name(self.weights_dtype, self.autocast_dtype)
+
+    def placed(self, model: torch.nn.Module) -> torch.nn.Module:
+        """`model` on the encoder's device in its weights' dtype, in eval mode."""
+        return model.to(self.device, self.weights_dtype).eval()
 
     # ---- encoding ------------------------------------------------------------------------
 

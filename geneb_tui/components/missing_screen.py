@@ -1,14 +1,14 @@
 """Missing evaluations: the (model, task, regime) cells the selection lacks, and a fill run.
 
-The models passing the filters are listed in a stable order (runnable ones first, each group
-by name), each with what a run needs or why it cannot run (`core.runnable`: catalog data only,
-no engine import). Ticks and the run options (regimes, device, batch size, trust remote code,
-executor and Ray address) live in the app's `FillChoices`, so they survive closing and reopening
-the screen (the app keeps the screen itself installed while the snapshot is the same: `reopen`).
-The candidates, their runnability and their missing cells for the selection, the regimes and the
-device come from the views' cache (`geneb_tui.core.view_cache.missing_view`): painted when the
-screen opens if the background precomputation has them, else computed in a worker behind a
-"computing…" note; a tick only filters them (no recomputation).
+The models passing the filters are listed in a stable order (runnable ones first, each group by
+name), each with what a run needs or why it cannot run (`core.runnable`: catalog data only, no
+engine import). Ticks and the run options (regimes, device, precision, batch size, trust remote
+code, executor and Ray address) live in the app's `FillChoices`, so they survive closing and
+reopening the screen (the app keeps the screen itself installed while the snapshot is the same:
+`reopen`). The candidates, their runnability and their missing cells for the selection, the
+regimes and the device come from the views' cache (`geneb_tui.core.view_cache.missing_view`):
+painted when the screen opens if the background precomputation has them, else computed in a
+worker behind a "computing…" note; a tick only filters them (no recomputation).
 
 The fill runs `geneb-engine fill --json` as a subprocess in a worker thread; each JSON event
 becomes a `FillProgress` message; while it runs the status shows the latest progress line, the
@@ -49,6 +49,7 @@ from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady, FillFinished, FillProgress
 from store.paths import StorePaths
+from store.vocab.encoder_kinds import DTYPES
 from store.vocab.executors import EXECUTORS
 from store.vocab.protocol import REGIMES
 
@@ -295,10 +296,10 @@ class MissingScreen(Screen[None]):
         trust = TICKED if c.trust_remote_code else UNTICKED
         self.query_one("#options-text", Static).update(
             f"[b]r[/b] regimes [b]{escape(c.regimes)}[/b] · [b]d[/b] device "
-            f"[b]{escape(device)}[/b]{mem} · [b]t[/b] trust code [b]{escape(trust)}[/b]"
-            " ·")
+            f"[b]{escape(device)}[/b]{mem} · [b]t[/b] trust code [b]{escape(trust)}[/b] ·")
         ray = c.executor == "ray"
         self.query_one("#executor-text", Static).update(
+            f"[b]p[/b] precision [b]{escape(c.dtype)}[/b] · "
             f"[b]e[/b] executor [b]{escape(c.executor)}[/b]" + (" ·" if ray else ""))
         for widget in (self.query_one("#address-label"), self.query_one("#ray-address")):
             widget.display, widget.disabled = ray, not ray
@@ -374,6 +375,10 @@ class MissingScreen(Screen[None]):
     def action_next_device(self) -> None:
         self.choices.device = _next(runnable.DEVICES, self.choices.device)
         self.reassess()
+
+    def action_next_dtype(self) -> None:
+        self.choices.dtype = _next(DTYPES, self.choices.dtype)
+        self.refresh_all()
 
     def action_toggle_trust(self) -> None:
         self.choices.trust_remote_code = not self.choices.trust_remote_code
@@ -482,7 +487,7 @@ class MissingScreen(Screen[None]):
         specs = [self.assessed[m].spec for m in models]
         device = self.choices.device if self.choices.device != "auto" else None
         cmd = fill.fill_command(self.paths.root, self.filters.suite, specs, tasks, regimes,
-                                device=device, batch_size=batch,
+                                device=device, batch_size=batch, dtype=self.choices.dtype,
                                 trust_remote_code=self.choices.trust_remote_code,
                                 executor=self.choices.executor, address=address)
         return cmd, ""

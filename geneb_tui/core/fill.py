@@ -28,9 +28,10 @@ def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence
                  regimes: Sequence[str], python: str | None = None, *,
                  device: str | None = None, batch_size: int | None = None,
                  trust_remote_code: bool = False, executor: str = IN_PROCESS,
-                 address: str = "") -> list[str]:
+                 address: str = "", dtype: str = "auto") -> list[str]:
     """`geneb-engine fill --json` for these model specs (`id` or `id@<commit>`), tasks (none:
-    the whole suite) and regimes; `device` None or "auto" leaves the engine's default; the
+    the whole suite) and regimes; `device` None or "auto" leaves the engine's default, and
+    `dtype` "auto" its precision (`--dtype`, `store.vocab.encoder_kinds.DTYPES`); the
     `ray` executor passes `--executor ray` and its `address` (none: the engine starts a local
     Ray instance); `local` is the engine's default."""
     cmd = [python or sys.executable, "-m", "engine.cli", "fill", "--store", str(store),
@@ -45,6 +46,8 @@ def fill_command(store: Path, suite: str, models: Sequence[str], tasks: Sequence
         cmd += ["--device", device]
     if batch_size:
         cmd += ["--batch-size", str(int(batch_size))]
+    if dtype != "auto":
+        cmd += ["--dtype", dtype]
     if trust_remote_code:
         cmd.append("--trust-remote-code")
     if executor == "ray":
@@ -62,6 +65,7 @@ class FillChoices:
     ticked: set[str] = field(default_factory=set)
     regimes: str = "all"              # "all" or one regime
     device: str = "auto"              # auto | cpu | cuda
+    dtype: str = "auto"               # one of store.vocab.encoder_kinds.DTYPES
     batch_size: int | None = None
     trust_remote_code: bool = False
     executor: str = IN_PROCESS        # one of store.vocab.executors.EXECUTORS

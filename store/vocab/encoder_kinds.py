@@ -31,6 +31,11 @@ UPPER_U_AS_T = "upper-u-as-t"
 SEQUENCE_RULES: tuple[str, ...] = (AS_GIVEN, UPPER, UPPER_U_AS_T)
 
 
+# `fill --dtype`: the precision of the kinds with weights (what each means on a device:
+# `engine.encoders.device.precision_of`; the runs table's `dtype` column records the result).
+DTYPES: tuple[str, ...] = ("auto", "bfloat16", "float16", "float32")
+
+
 @dataclass(frozen=True)
 class EncoderKind:
     name: str

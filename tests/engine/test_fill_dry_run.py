@@ -139,5 +139,8 @@ def test_a_checkpoint_is_calibrated_then_estimated_from_its_runs(tmp_path, capsy
     assert runs["tokens"].sum() == 60 * 32
     assert m["embedding"]["seconds"] == pytest.approx(runs["seconds"].sum())
     assert m["embedding"]["note"].startswith("runs table: 2 split(s) of tiny-bert embedded on "
-                                             "cpu, ")
+                                             "cpu in float32, ")
     assert m["embedding"]["note"].endswith(" tokens/s")
+    # runs at another precision are not this one's figure: bfloat16 weights are calibrated
+    [m] = dry_run(capsys, store, suite, "--models", "tiny-bert", "--dtype", "bfloat16")["models"]
+    assert m["embedding"]["source"] == "calibration"

@@ -208,14 +208,16 @@ async def test_every_regime_or_one(small_store, make_app, engine):
         assert "--tasks" not in cmd                           # the whole suite: not listed
 
 
-async def test_device_batch_size_and_category_go_into_the_command(small_store, make_app, engine):
+async def test_device_precision_batch_size_and_category_go_into_the_command(small_store, make_app,
+                                                                             engine):
     app = make_app(small_store)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("c", "c")                           # category Promoters
         screen = await open_missing(pilot)
         await tick(pilot, screen, "kmer-3")
-        await pilot.press("r", "d")                           # full, cpu
+        await pilot.press("r", "d", "p")                      # full, cpu, bfloat16
+        assert "precision bfloat16" in str(screen.query_one("#executor-text").render())
         await pilot.press("b")
         assert app.focused is screen.query_one("#batch-size", Input)
         await pilot.press("1", "6", "enter")
@@ -223,6 +225,7 @@ async def test_device_batch_size_and_category_go_into_the_command(small_store, m
         await settle(pilot)
         cmd = engine.commands[-1]
         assert cmd[cmd.index("--device") + 1] == "cpu"
+        assert cmd[cmd.index("--dtype") + 1] == "bfloat16"
         assert cmd[cmd.index("--batch-size") + 1] == "16"
         assert cmd[cmd.index("--models") + 1] == "kmer-3"
         tasks = cmd[cmd.index("--tasks") + 1:cmd.index("--regimes")]
@@ -510,6 +513,9 @@ def test_fill_command_options(tmp_path):
                    "geneb-v1", "--json", "--models", f"m@{COMMIT}", "--regimes", "full",
                    "--device", "cuda", "--batch-size", "8", "--trust-remote-code"]
     assert "--device" not in fill.fill_command(tmp_path, "s", ["m"], [], [], device="auto")
+    assert "--dtype" not in fill.fill_command(tmp_path, "s", ["m"], [], [], dtype="auto")
+    assert fill.fill_command(tmp_path, "s", ["m"], [], [], dtype="bfloat16")[-2:] == [
+        "--dtype", "bfloat16"]
     assert fill.parse_batch_size("") is None and fill.parse_batch_size("32") == 32
     with pytest.raises(ValueError):
         fill.parse_batch_size("0")

@@ -1,0 +1,99 @@
+"""`fill --dtype`: the weights' precision as a declared choice. `auto` keeps float32 on the CPU
+(bf16 autocast on CUDA); `bfloat16` / `float16` cast the weights (no autocast) where the device
+has them, else one clear refusal with the store unchanged; the precision is part of the
+embeddings' identity."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
+from engine.encoders.device import dtype_problem, precision_of  # noqa: E402
+from engine.registry import resolve_model  # noqa: E402
+from store.catalog import load_models  # noqa: E402
+from store.vocab.errors import GenebError  # noqa: E402
+from tests.engine.conftest import write_task  # noqa: E402
+from tests.engine.in_process import refused, run  # noqa: E402
+from tests.engine.tiny_models import build, random_dna  # noqa: E402
+
+SEQS = random_dna(9, 20, 80, seed=3)
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dtype")
+    folder = build("bert", root / "tiny-bert", max_len=128)
+    (root / "models.toml").write_text(f'[[model]]\nmodel_id = "tiny-bert"\npath = "{folder}"\n'
+                                      "params = 1000\n")
+    return {"folder": folder, "catalog": load_models(root / "models.toml")}
+
+
+def encoder(bert, dtype: str):
+    return build_encoder(resolve_model("tiny-bert", bert["catalog"]),
+                         EncoderOptions(device="cpu", dtype=dtype))
+
+
+def test_auto_and_float32_on_the_cpu_are_the_float32_weights_of_before(bert):
+    auto, fp32 = encoder(bert, "auto"), encoder(bert, "float32")
+    assert auto.settings == fp32.settings and auto.settings["dtype"] == "float32"
+    assert {p.dtype for p in auto.model.parameters()} == {torch.float32}
+    assert np.array_equal(auto.encode(SEQS), fp32.encode(SEQS))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_16_bit_weights_are_cast_recorded_and_close(bert, dtype):
+    enc = encoder(bert, dtype)
+    assert {p.dtype for p in enc.model.parameters()} == {getattr(torch, dtype)}
+    assert enc.autocast_dtype is None
+    assert enc.settings["dtype"] == dtype                   # its own embeddings' identity
+    assert enc.settings != encoder(bert, "auto").settings
+    rows, exact = enc.encode(SEQS), encoder(bert, "auto").encode(SEQS)
+    assert rows.dtype == np.float32
+    diff = np.abs(rows - exact).max() / np.abs(exact).max()
+    assert 0 < diff < 0.05, diff                            # rounded, not another model
+
+
+def test_what_each_choice_means_on_cuda(monkeypatch):
+    cuda = torch.device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert precision_of(cuda, "auto", "m") == (None, torch.bfloat16)
+    assert precision_of(cuda, "bfloat16", "m") == (torch.bfloat16, None)
+    assert precision_of(cuda, "float16", "m") == (torch.float16, None)
+    assert precision_of(cuda, "float32", "m") == (None, None)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a, **k: "Tesla V100")
+    assert precision_of(cuda, "auto", "m") == (None, torch.float16)
+    assert dtype_problem(cuda, "bfloat16") == ("--dtype bfloat16: Tesla V100 has no bfloat16; "
+                                               "use --dtype float16, float32 or auto")
+    with pytest.raises(GenebError, match="model m: --dtype bfloat16: Tesla V100 has no"):
+        precision_of(cuda, "bfloat16", "m")
+    assert dtype_problem(cuda, "float16") is None
+
+
+def test_a_device_without_16_bit_weights_is_refused_before_the_store_changes(
+        bert, tmp_path, capsys):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    write_task(suite / "one_task.csv", 20, 10, 2, 1, length=40)
+    store = tmp_path / "store"
+    argv = ("fill", "--store", str(store), "--suite", str(suite), "--models",
+            str(bert["folder"]))
+    assert run(capsys, *argv, "--regimes", "full", "--device", "cpu")[0] == 0
+    argv += ("--regimes", "1shot")                          # cells still to compute
+    err = refused(capsys, store, *argv, "--device", "meta", "--dtype", "bfloat16",
+                  names=("--dtype bfloat16", "not on meta"))
+    assert err.startswith("geneb-engine fill: model tiny-bert: ")
+    refused(capsys, store, *argv, "--dtype", "bf16", names=("bf16", "bfloat16"))
+
+
+def test_evo_keeps_its_extractors_precision(bert):
+    meta = resolve_model("tiny-bert", bert["catalog"])
+    evo = type(meta)(**{**meta.__dict__, "encoder": "evo", "model_id": "tiny-evo"})
+    with pytest.raises(GenebError, match="tiny-evo: --dtype float32: Evo-1 runs in its official"):
+        preflight(evo, EncoderOptions(device="cpu", dtype="float32"), device=False)
