@@ -214,8 +214,8 @@ def _pushed(old: Tensor, new: Tensor, accept: Tensor) -> Tensor:
     dropped) for the problems that accepted their step; the others' unchanged."""
     mask = accept.view(1, -1, *([1] * (old.dim() - 2)))
     out = torch.empty_like(old)
-    out[:-1] = torch.where(mask, old[1:], old[:-1])
-    out[-1] = torch.where(mask[0], new, old[-1])
+    torch.where(mask, old[1:], old[:-1], out=out[:-1])
+    torch.where(mask[0], new, old[-1], out=out[-1])
     return out
 
 
