@@ -12,7 +12,7 @@ convex objectives (L2-regularised logistic regression) `s·y > 0` always holds.
 The loop never waits for the device to decide a step: each pass is one evaluation, at which
 every running problem either accepts its trial step (and its next pass starts a new direction)
 or shrinks it (and its next pass tries the shorter step), decided by tensor operations on the
-device. The host reads the problems' state once every `check_every` passes (`CHECK_EVERY` where
+device. The host reads the problems' state once every `check_interval` passes (`CHECK_EVERY` where
 a read waits for a GPU; every pass on the CPU, where a read costs nothing): it stops when no
 problem runs and passes only the running ones to the objective from there on. A problem that
 finished between two reads is evaluated where it stands until the next one, and nothing of it
@@ -82,7 +82,6 @@ def minimize_lbfgs(
     max_linesearch: int = 40,
     c1: float = 1e-4,
     precondition: Callable[[Tensor], Tensor] | None = None,
-    check_every: int | None = None,
 ) -> LbfgsResult:
     """Minimise B problems from `x0` (B, P) until each gradient max-norm is <= `tol`.
 
@@ -92,12 +91,12 @@ def minimize_lbfgs(
     `precondition`: a symmetric positive definite P applied to (B, P) tensors, a model of the
     inverse Hessian: the two-loop recursion starts from gamma·P (gamma = s·y / y·Py) instead of
     gamma·I, and the first step tries length 1. The stopping test is on the gradient itself.
-    `check_every`: evaluations between two host reads (None: `check_interval` of x0's device).
+    The host reads the problems' state every `check_interval(x0.device)` evaluations.
     """
     x = x0.detach().clone()
     n_problems = len(x)
     device = x.device
-    check_every = check_interval(device) if check_every is None else check_every
+    check_every = check_interval(device)
     index = torch.arange(n_problems, device=device)
     f, g = fun(x, index)
     result = [x.clone(), f.clone(), g.clone(), torch.zeros(n_problems, dtype=torch.long,
