@@ -2,15 +2,18 @@
 
 Both fit geneb-v1's probe (scikit-learn's `LogisticRegression(max_iter=1000)`, lbfgs, unscaled
 float32 features, the geneb-v1 few-shot draws, full + 10-shot + 1-shot over five seeds): the exact
-path on numpy arrays (`engine.probes.exact`), the variant on torch tensors through scikit-learn's
-array-API dispatch (`engine.probes.array_api`) on `--device` (CUDA where present). Fixtures: the
-13 geneb-mini tasks (`engine.mini`) as k-mer profiles (k = 3, 4, 6); where the k-mer encoder
-cannot be imported (a bare GPU machine without zarr), synthetic embedding-like cells
-(`bench/probe.py`'s) instead, which the first line says. Prints
+path on numpy arrays (`engine.probes.exact`), the variant as `fill` runs it
+(`engine.probes.probe_rows`): its full regime on torch tensors through scikit-learn's array-API
+dispatch (`engine.probes.array_api`) on `--device` (CUDA where present), its few-shot regimes on
+the exact CPU path (`Protocol.few_shot_solver`). Fixtures: the 13 geneb-mini tasks
+(`engine.mini`) as k-mer profiles (k = 3, 4, 6); where the k-mer encoder cannot be imported (a
+bare GPU machine without zarr), synthetic embedding-like cells (`bench/probe.py`'s) instead,
+which the first line says. Prints
 
 - `max |MCC difference| ...` per regime, with how many rows differ at all;
-- `<label>: <variant> s vs <exact> s: <exact / variant>x` for the whole fixture set (above 1x: the
-  variant is faster), and for one cell of the benchmark's realistic shape (n = 30,000, d = 1,024).
+- `<label>: <variant> s vs <exact> s: <exact / variant>x` for the full regime and for the whole
+  protocol over the fixture set (above 1x: the variant is faster), and for the full regime of
+  one cell of the benchmark's realistic shape (n = 30,000, d = 1,024).
 
     .venv/bin/python bench/array_api.py            # 1-3 minutes on 2 CPU cores
     .venv/bin/python bench/array_api.py --quick    # smoke test
@@ -32,10 +35,14 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 import numpy as np  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
-from engine.probes.array_api import run_cells  # noqa: E402
+from engine.probes import probe_rows  # noqa: E402
 from engine.probes.exact import probe_cell  # noqa: E402
 from engine.probes.problems import resolve_device  # noqa: E402
-from store.vocab.protocol import GENEB_V1_ARRAY_API, REGIMES  # noqa: E402
+from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1_ARRAY_API, REGIMES  # noqa: E402
+
+PARTS: tuple[tuple[str, ...], ...] = (("full",), FEW_SHOT_REGIMES)
+"""The regimes timed apart: the full regime (the one the variant runs on `--device`), then the
+few-shot ones (the exact CPU path in both)."""
 
 Cell = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -81,33 +88,39 @@ def main(argv: list[str] | None = None) -> int:
     worst: dict[str, tuple[float, str]] = {r: (0.0, "") for r in REGIMES}
     differ = {r: 0 for r in REGIMES}
     n_rows = {r: 0 for r in REGIMES}
-    t_exact = t_variant = 0.0
+    t_exact = {part: 0.0 for part in PARTS}
+    t_variant = {part: 0.0 for part in PARTS}
     for label, cell in cells:
-        t, exact = timed(probe_cell, *cell, REGIMES)
-        t_exact += t
-        t, (ours,) = timed(run_cells, *cell, [GENEB_V1_ARRAY_API], REGIMES, device)
-        t_variant += t
-        for a_row, b_row in zip(ours, exact, strict=True):
-            regime, diff = a_row["regime"], abs(a_row["mcc"] - b_row["mcc"])
-            differ[regime] += diff > 0
-            n_rows[regime] += 1
-            if diff > worst[regime][0]:
-                worst[regime] = (diff, f"{label} seed {a_row['seed']}")
+        for part in PARTS:
+            t, exact = timed(probe_cell, *cell, part)
+            t_exact[part] += t
+            t, ours = timed(probe_rows, *cell, ((GENEB_V1_ARRAY_API, part),), device)
+            t_variant[part] += t
+            for a_row, b_row in zip(ours, exact, strict=True):
+                regime, diff = a_row["regime"], abs(a_row["mcc"] - b_row["mcc"])
+                differ[regime] += diff > 0
+                n_rows[regime] += 1
+                if diff > worst[regime][0]:
+                    worst[regime] = (diff, f"{label} seed {a_row['seed']}")
     for regime in REGIMES:
         value, where = worst[regime]
         print(f"max |MCC difference| geneb-v1-array-api ({device}) vs the exact CPU path, "
               f"{regime}: {value:.4f}{f' ({where})' if value else ''}; rows that differ: "
               f"{differ[regime]} of {n_rows[regime]}", flush=True)
-    print(f"{len(cells)} cells: geneb-v1-array-api ({device}) vs exact CPU path: "
-          f"{t_variant:.2f} s vs {t_exact:.2f} s: {t_exact / t_variant:.2f}x", flush=True)
+    full = PARTS[0]
+    for what, tv, te in (("full regime", t_variant[full], t_exact[full]),
+                         ("all regimes", sum(t_variant.values()), sum(t_exact.values()))):
+        print(f"{len(cells)} cells, {what}: geneb-v1-array-api ({device}) vs exact CPU path: "
+              f"{tv:.2f} s vs {te:.2f} s: {te / tv:.2f}x", flush=True)
     if not a.quick:
         from bench.probe import synthetic_cell
         for k in (2, 10):
             cell = synthetic_cell(30_000, 3_000, 1_024, k)
-            te, _ = timed(probe_cell, *cell, REGIMES)
-            tv, _ = timed(run_cells, *cell, [GENEB_V1_ARRAY_API], REGIMES, device)
-            print(f"one cell n=30,000 d=1,024 {k} classes: geneb-v1-array-api ({device}) vs exact "
-                  f"CPU path: {tv:.2f} s vs {te:.2f} s: {te / tv:.2f}x", flush=True)
+            te, _ = timed(probe_cell, *cell, full)
+            tv, _ = timed(probe_rows, *cell, ((GENEB_V1_ARRAY_API, full),), device)
+            print(f"one cell n=30,000 d=1,024 {k} classes, full regime: geneb-v1-array-api "
+                  f"({device}) vs exact CPU path: {tv:.2f} s vs {te:.2f} s: {te / tv:.2f}x",
+                  flush=True)
     return 0
 
 

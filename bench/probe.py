@@ -17,6 +17,10 @@ spectrum under a random rotation, per-feature offsets, a planted linear signal) 
   five-protocol C sweep (C = 0.01 ... 100), and its full regime alone: the five full-regime
   problems of the sweep (`engine.probes.cell`) vs five scikit-learn fits, one per C, printed as
   `five-value C sweep, full regime: batched vs five scikit-learn fits: <ratio>x`.
+- the host reads (`host_reads`: calls of the Tensor methods that wait for a GPU) of the batched
+  full-regime fit, against its iterations: on CUDA one per `engine.probes.lbfgs.CHECK_EVERY`
+  evaluations, not one per iteration and line-search trial (on the CPU, where a read costs
+  nothing, the solver reads after every evaluation).
 
 Every fit runs with `engine.probes.PROBE_THREADS` BLAS threads, as `fill` runs probes.
 
@@ -32,7 +36,9 @@ import argparse
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.probes import PROBE_THREADS  # noqa: E402
 from engine.probes.cell import run_cells  # noqa: E402
 from engine.probes.exact import evaluate, few_shot_indices, probe_cell  # noqa: E402
+from engine.probes.lbfgs import check_interval  # noqa: E402
 from store.vocab.protocol import (  # noqa: E402
     GENEB_V1_CONVERGED,
     REGIME_K,
@@ -100,6 +107,33 @@ def sklearn_converged(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: 
                 clf.fit(X[idx], y[idx])
                 scores.append(evaluate(y_test, clf.predict(X_test))["mcc"])
     return scores
+
+
+SYNCING = ("item", "tolist", "cpu", "numpy", "nonzero", "__bool__", "__float__", "__int__")
+"""Tensor methods that, on a GPU, wait for the device to return a host value."""
+
+
+@contextmanager
+def host_reads() -> Iterator[Counter]:
+    """Count, by name, the calls of the `SYNCING` methods of every tensor made inside (on any
+    device: a CPU run counts the reads it would make on a GPU; a call a counted one makes
+    itself counts too)."""
+    counts: Counter = Counter()
+    originals = {name: getattr(torch.Tensor, name) for name in SYNCING}
+
+    def counted(name: str, method: Callable) -> Callable:
+        def call(self, *args, **kwargs):
+            counts[name] += 1
+            return method(self, *args, **kwargs)
+        return call
+
+    try:
+        for name, method in originals.items():
+            setattr(torch.Tensor, name, counted(name, method))
+        yield counts
+    finally:
+        for name, method in originals.items():
+            setattr(torch.Tensor, name, method)
 
 
 def timed(fn: Callable[..., list], *args: object) -> tuple[float, list]:
@@ -160,6 +194,11 @@ def compare(a: argparse.Namespace, cell: Cell, k: int, devices: list[str]) -> No
               f"converged {np.max(np.abs(np.subtract(mcc, sk))):.4f}; batched iterations "
               f"max {max(r['n_iter'] for r in rows)}")
         line(f"{k} classes: batched solver ({device}) vs scikit-learn converged", t_b, t_sk)
+        with host_reads() as reads:
+            full = run_cells(*cell, [GENEB_V1_CONVERGED], ("full",), device)[0][0]
+        print(f"# {k} classes, {device}: host reads of the full-regime fit: "
+              f"{sum(reads.values())} for {full['n_iter']} iterations (a check every "
+              f"{check_interval(torch.device(device))} evaluations)", flush=True)
         if not a.sweep:
             continue
         t_bs, _ = timed(run_cells, *cell, sweep_protocols(), REGIMES, device)

@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 from engine import __version__
 from engine.data import TaskData
 from engine.planner import PairWork
-from engine.probes import PROBE_THREADS, RUNNERS, runner
+from engine.probes import PROBE_THREADS, probe_rows
 from engine.suites import Suite
 from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
@@ -125,33 +125,6 @@ def cell_events(work: PairWork, computed: bool, done: int, total: int) -> list[d
                            "protocol": protocol.name, "done": done, "total": total,
                            "computed": computed})
     return events
-
-
-def probe_rows(X_train, y_train, X_test, y_test,
-               todo: tuple[tuple[Protocol, tuple[str, ...]], ...],
-               probe_device: str | None = None) -> list[dict]:
-    """Rows of every (protocol, regimes) of one pair, each protocol fitted by its solver's runner
-    (`engine.probes.RUNNERS`, in that order): geneb-v1 exactly as the official harness, variants
-    with the batched solvers. Protocols of one solver that need the same regimes share one call,
-    so a C sweep shares its batches and warm starts. Each row carries its test predictions
-    (`pred`), which `probe_pair` stores apart."""
-    order = {solver: i for i, solver in enumerate(RUNNERS)}
-    calls: dict[tuple[str, tuple[str, ...]], list[Protocol]] = {}
-    for protocol, regimes in sorted(todo, key=lambda item: order[item[0].solver]):
-        calls.setdefault((protocol.solver, regimes), []).append(protocol)
-    rows: list[dict] = []
-    for (solver, regimes), protocols in calls.items():
-        per_protocol = runner(solver)(X_train, y_train, X_test, y_test, protocols, regimes,
-                                      probe_device)
-        for protocol, found in zip(protocols, per_protocol, strict=True):
-            rows += _tagged(found, protocol)
-    return rows
-
-
-def _tagged(rows: list[dict], protocol: Protocol) -> list[dict]:
-    for r in rows:
-        r.update(protocol=protocol.name, protocol_hash=protocol.hash)
-    return rows
 
 
 def probe_pair(paths: StorePaths, model_id: str, task_id: str,

@@ -51,12 +51,13 @@ class Design:
                       None if self.scale is None else self.scale[index])
 
     def row_blocks(self, dtype: torch.dtype) -> Iterator[tuple[slice, Tensor]]:
-        """Row blocks of a shared X, each as (rows, X[rows] in `dtype`), small enough to stay in
-        cache while the block is used twice (`_BLOCK_BYTES`). An upcast block is written into
-        one reused buffer (no allocation, no page faults per block): it is valid until the
-        next block is drawn."""
+        """Row blocks of a shared X, each as (rows, X[rows] in `dtype`): on the CPU small enough
+        to stay in cache while the block is used twice (`_BLOCK_BYTES`), elsewhere as large as
+        `_DEVICE_BLOCK_BYTES`. An upcast block is written into one reused buffer (no
+        allocation, no page faults per block): it is valid until the next block is drawn."""
         n, d = self.X.shape
-        step = max(1, _BLOCK_BYTES // (d * torch.finfo(dtype).bits // 8))
+        budget = _BLOCK_BYTES if self.X.device.type == "cpu" else _DEVICE_BLOCK_BYTES
+        step = max(1, budget // (d * torch.finfo(dtype).bits // 8))
         upcast = self.X.dtype != dtype
         buffer = torch.empty((min(step, n), d), dtype=dtype, device=self.X.device) \
             if upcast else None
@@ -175,8 +176,11 @@ def build_batch(
 
 
 _BLOCK_BYTES = 1 << 21
-"""Bytes of one row block of X in the compute dtype (`Design.row_blocks`): a block is used twice
-per pass (logits, then gradient), so it should stay in a core's cache in between."""
+"""Bytes of one row block of X in the compute dtype on the CPU (`Design.row_blocks`): a block is
+used twice per pass (logits, then gradient), so it should stay in a core's cache in between."""
+_DEVICE_BLOCK_BYTES = 1 << 30
+"""The same on a GPU, which has no such cache to keep a block in and pays kernel launches per
+block (about ten): a 30,000 x 1,024 float64 X is one block, not 120."""
 
 
 def _storage_dtype(X: np.ndarray | Tensor, dtype: torch.dtype) -> torch.dtype:

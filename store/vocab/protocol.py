@@ -13,10 +13,13 @@ The named variants (each has its own hash; never geneb-v1), fitted by the batche
   `converged-C<C>` (standardised) or `converged-C<C>-unscaled`; the standardised C = 1 member is
   geneb-v1-converged itself. The groups `sweep` and `sweep-unscaled` name a whole sweep.
 - geneb-v1-array-api: geneb-v1's probe and arithmetic (scikit-learn's own lbfgs, C = 1,
-  1,000 iterations, unscaled float32 features), run through scikit-learn's array-API dispatch on
-  torch tensors, so that its loss and gradient run on the GPU (`engine.probes.array_api`). Its
-  reductions run in torch's order, not numpy's, so its numbers may differ from geneb-v1's in the
-  last bits, and where lbfgs stops at 1,000 iterations, by more: a variant, never geneb-v1.
+  1,000 iterations, unscaled float32 features), its full regime run through scikit-learn's
+  array-API dispatch on torch tensors, so that its loss and gradient run on the GPU
+  (`engine.probes.array_api`); its few-shot regimes run geneb-v1's exact CPU path
+  (`few_shot_solver`: small fits, which the GPU does not speed up and whose 1-3 lbfgs iterations
+  the other order of torch's reductions changed visibly). Its full-regime reductions run in
+  torch's order, not numpy's, so its numbers may differ from geneb-v1's in the last bits, and
+  where lbfgs stops at 1,000 iterations, by more: a variant, never geneb-v1.
 - mlp-h256 (for appendix E.1's linear-vs-MLP comparison): one hidden layer of 256 ReLU units,
   standardised features, C = 1 on both weight matrices, full-batch L-BFGS (float32) to 1e-5 or
   500 iterations, initialised from each row's seed (`engine.probes.mlp`).
@@ -72,11 +75,21 @@ class Protocol:
     tol: float | None = None       # solver tolerance where the solver is ours
     hidden: int | None = None      # MLP hidden width
     seeds: tuple[int, ...] = SEEDS
+    few_shot_solver: Solver | None = None   # the few-shot regimes' solver, where not `solver`
 
     def __post_init__(self) -> None:
         # a plain string names its member (the hash is the same: a member is its string)
         object.__setattr__(self, "probe", Probe(self.probe))
         object.__setattr__(self, "solver", Solver(self.solver))
+        if self.few_shot_solver is not None:
+            object.__setattr__(self, "few_shot_solver", Solver(self.few_shot_solver))
+
+    def solver_for(self, regime: str) -> Solver:
+        """The solver that fits `regime`: `few_shot_solver` for a few-shot one where set, else
+        `solver`."""
+        if self.few_shot_solver is not None and is_few_shot(regime):
+            return self.few_shot_solver
+        return self.solver
 
     @property
     def shares_full_fit(self) -> bool:
@@ -85,9 +98,11 @@ class Protocol:
         return self.probe is Probe.LOGREG
 
     def identity(self) -> dict:
-        """What the hash covers: every field but `name`."""
+        """What the hash covers: every field but `name` (and `few_shot_solver` where unset)."""
         d = asdict(self)
         d.pop("name")
+        if d["few_shot_solver"] is None:
+            d.pop("few_shot_solver")   # a field added later: unset, no protocol's hash changes
         d["extra"] = []   # a field once (always empty), kept so that no protocol's hash changes
         return d
 
@@ -98,7 +113,8 @@ class Protocol:
 
 
 GENEB_V1 = Protocol()
-GENEB_V1_ARRAY_API = Protocol(name="geneb-v1-array-api", solver=Solver.SKLEARN_LBFGS_ARRAY_API)
+GENEB_V1_ARRAY_API = Protocol(name="geneb-v1-array-api", solver=Solver.SKLEARN_LBFGS_ARRAY_API,
+                              few_shot_solver=Solver.SKLEARN_LBFGS)
 
 SWEEP_CS: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 CONVERGED_TOL = 1e-6

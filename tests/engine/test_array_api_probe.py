@@ -19,12 +19,19 @@ from sklearn.linear_model import LogisticRegression
 
 from engine.cli import main
 from engine.encoders.kmer import KmerEncoder
-from engine.probes import runner
+from engine.probes import probe_rows, runner
 from engine.probes.array_api import run_cells
 from engine.probes.exact import probe_cell
 from store.db import query
 from store.paths import resolve_store
-from store.vocab.protocol import GENEB_V1, GENEB_V1_ARRAY_API, NAMED, REGIMES, protocol_named
+from store.vocab.protocol import (
+    GENEB_V1,
+    GENEB_V1_ARRAY_API,
+    NAMED,
+    REGIMES,
+    Solver,
+    protocol_named,
+)
 from tests.engine.in_process import refused, run
 
 
@@ -54,12 +61,35 @@ def cell(request):
 
 def test_it_is_its_own_protocol_with_its_own_runner() -> None:
     assert NAMED["geneb-v1-array-api"] == (GENEB_V1_ARRAY_API,)
-    assert protocol_named("geneb-v1-array-api").hash == "c91a2421acaa"
+    assert protocol_named("geneb-v1-array-api").hash == "a2e2c2683d79"
     assert GENEB_V1_ARRAY_API.hash != GENEB_V1.hash
     # the probe itself is geneb-v1's: only the solver (where its arithmetic runs) differs
     assert (GENEB_V1_ARRAY_API.C, GENEB_V1_ARRAY_API.max_iter, GENEB_V1_ARRAY_API.standardize) \
         == (GENEB_V1.C, GENEB_V1.max_iter, GENEB_V1.standardize)
     assert runner(GENEB_V1_ARRAY_API.solver) is run_cells
+
+
+def test_only_its_full_regime_runs_on_tensors_the_few_shot_ones_run_the_exact_path(
+        cell, monkeypatch) -> None:
+    """`probe_rows` gives the array-API runner the full regime alone; the few-shot rows are the
+    exact CPU path's, bit for bit, under the variant's name and hash."""
+    X, y, X_test, y_test = cell
+    assert [GENEB_V1_ARRAY_API.solver_for(r) for r in REGIMES] == [
+        Solver.SKLEARN_LBFGS_ARRAY_API, Solver.SKLEARN_LBFGS, Solver.SKLEARN_LBFGS]
+    asked = []
+    monkeypatch.setattr("engine.probes.array_api.run_cells",
+                        lambda *a: asked.append(a[5]) or run_cells(*a))
+    rows = probe_rows(X, y, X_test, y_test, ((GENEB_V1_ARRAY_API, REGIMES),), "cpu")
+    assert asked == [("full",)]
+    exact = {(r["regime"], r["seed"]): r for r in probe_cell(X, y, X_test, y_test, REGIMES)}
+    assert sorted((r["regime"], r["seed"]) for r in rows) == sorted(exact)
+    assert {(r["protocol"], r["protocol_hash"]) for r in rows} == {
+        ("geneb-v1-array-api", GENEB_V1_ARRAY_API.hash)}
+    for a in rows:
+        b = exact[a["regime"], a["seed"]]
+        if a["regime"] != "full":
+            assert (a["mcc"], a["n_iter"]) == (b["mcc"], b["n_iter"])
+            np.testing.assert_array_equal(a["pred"], b["pred"])
 
 
 def test_rows_match_the_exact_cpu_path_on_the_parity_fixtures(cell) -> None:
@@ -137,5 +167,9 @@ def test_the_bench_prints_the_difference_and_the_ratio() -> None:
         assert re.fullmatch(r"max \|MCC difference\| geneb-v1-array-api \(cpu\) vs the exact "
                             rf"CPU path, {regime}: \d\.\d{{4}}.*; rows that differ: \d+ of 10",
                             line), line
-    assert re.fullmatch(r"2 cells: geneb-v1-array-api \(cpu\) vs exact CPU path: \d+\.\d\d s vs "
-                        r"\d+\.\d\d s: \d+\.\d\dx", lines[4])
+    # the few-shot rows are the exact path's own
+    assert lines[2].endswith("10shot: 0.0000; rows that differ: 0 of 10")
+    assert lines[3].endswith("1shot: 0.0000; rows that differ: 0 of 10")
+    for line, what in zip(lines[4:6], ("full regime", "all regimes"), strict=True):
+        assert re.fullmatch(rf"2 cells, {what}: geneb-v1-array-api \(cpu\) vs exact CPU path: "
+                            r"\d+\.\d\d s vs \d+\.\d\d s: \d+\.\d\dx", line), line
