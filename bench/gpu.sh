@@ -8,7 +8,7 @@
 #
 #   step                                                                      limit
 #   1. pipeline vs forward, MFU: bench/mfu.py, the 115M BERT, bf16 autocast     60 s
-#      and, where bench/mfu.py has --dtype, bf16 weights (no autocast)          60 s
+#      and bf16 weights (--dtype bfloat16, no autocast)                         60 s
 #   2. probe variants: bench/probe.py (batched solver, cuda and cpu, vs         75 s
 #      scikit-learn converged, n=30,000 x d=1,024, 2 and 10 classes) and
 #      bench/array_api.py (geneb-v1-array-api vs the exact CPU path)            45 s
@@ -32,7 +32,7 @@ STORE_PACKAGES="zarr polars duckdb deltalake"
 plan() {
     echo "bench/gpu.sh, at most 8 minutes on one GPU (each step under timeout):"
     echo "  1. bench/mfu.py: pipeline vs forward and MFU of a 115M BERT, bf16 autocast (60 s);"
-    echo "     bf16 weights too where bench/mfu.py has --dtype (60 s)"
+    echo "     and bf16 weights, --dtype bfloat16 (60 s)"
     echo "  2. bench/probe.py --skip-official --classes 2 10 (75 s); bench/array_api.py --device cuda (45 s)"
     echo "  3. bench/gpu_suite.py: 4 tasks x 27,500 sequences of 100-500 bp, 115M BERT (30 s);"
     echo "     geneb-engine fill --jobs auto (140 s); geneb-engine status --perf (15 s)"
@@ -69,13 +69,7 @@ MISSING=$("$PY" -c 'import importlib.util, sys
 print(" ".join(p for p in sys.argv[1:] if importlib.util.find_spec(p) is None))' $STORE_PACKAGES)
 
 step 60 "pipeline vs forward, MFU: 115M BERT, bf16 autocast" "$PY" bench/mfu.py
-# PIPELINE RATIO (issue 33, point 1): bench/mfu.py prints the pipeline/forward ratio once it
-# runs the plain forward loop beside the encoder; with --dtype it runs bf16 weights as well.
-if "$PY" bench/mfu.py --help 2>/dev/null | grep -q -- "--dtype"; then
-    step 60 "pipeline vs forward, MFU: 115M BERT, bf16 weights" "$PY" bench/mfu.py --dtype bfloat16
-else
-    echo "== bf16 weights: bench/mfu.py has no --dtype here; not measured =="
-fi
+step 60 "pipeline vs forward, MFU: 115M BERT, bf16 weights" "$PY" bench/mfu.py --dtype bfloat16
 step 75 "probe variants: batched solver vs scikit-learn converged" \
     "$PY" bench/probe.py --skip-official --classes 2 10
 step 45 "geneb-v1-array-api vs the exact CPU path" "$PY" bench/array_api.py --device cuda

@@ -159,6 +159,7 @@ def profiled(encoder, sequences: list[str]) -> None:
 def main() -> int:
     from engine.encoders.hf import HFEncoder
     from engine.encoders.streaming import ArraySink
+    from store.vocab.encoder_kinds import DTYPES
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2_000, help="sequences (default 2,000)")
@@ -169,6 +170,8 @@ def main() -> int:
     ap.add_argument("--compile", action="store_true", help="run the model through torch.compile")
     ap.add_argument("--naive", type=int, default=200, help="sequences of the baseline loop")
     ap.add_argument("--device", default=None, help="cuda or cpu (default: cuda when present)")
+    ap.add_argument("--dtype", default="auto", choices=DTYPES, help="as `fill --dtype` (auto: "
+                    "bf16 autocast over fp32 weights on CUDA; bfloat16: bf16 weights)")
     ap.add_argument("--null", action="store_true", help="the forward replaced by zeros: the "
                     "host side alone, against the tokenizer's own rate")
     ap.add_argument("--profile", action="store_true", help="add a torch profiler summary")
@@ -180,7 +183,7 @@ def main() -> int:
         folder = checkpoint(Path(tmp) / "bert-random", args.layers, args.width, 1_024)
         encoder = HFEncoder(str(folder), model_id="bert-random", random_init=0,
                             max_batch_tokens=args.max_batch_tokens, device=args.device,
-                            compile_model=args.compile)
+                            dtype=args.dtype, compile_model=args.compile)
         if args.null:
             null_model(encoder)
         encoder.encode(sequences[:64])                       # warm-up (kernels, allocator)

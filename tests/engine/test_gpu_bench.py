@@ -21,7 +21,7 @@ ABSENT = ("polars", "duckdb", "deltalake", "zarr", "numcodecs", "textual", "text
           "plotext", "ray")
 # The quick CPU run of each script gpu.sh runs (a script added there needs one here).
 QUICK = {
-    "mfu.py": ["--layers", "1", "--width", "64", "--n", "16"],
+    "mfu.py": ["--layers", "1", "--width", "64", "--n", "16", "--dtype", "bfloat16"],
     "probe.py": ["--quick", "--skip-official", "--classes", "2", "--device", "cpu"],
     "array_api.py": ["--quick", "--device", "cpu"],
     "gpu_suite.py": ["{tmp}", "--tasks", "1", "--sequences", "20", "--layers", "1",
