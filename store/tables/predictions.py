@@ -122,7 +122,8 @@ def _latest(paths: StorePaths) -> pl.DataFrame:
               .drop("current_hash"))
     results = query(paths, f"SELECT DISTINCT {', '.join(KEY)} FROM results "
                            f"WHERE source = '{LOCAL}'")
-    preds = frame.filter(pl.col("kind") == "pred").join(results, on=list(KEY), how="semi")
+    preds = frame.filter(pl.col("kind") == "pred").join(  # a row without a data hash too
+        results, on=list(KEY), how="semi", nulls_equal=True)
     return pl.concat([labels, preds])
 
 
