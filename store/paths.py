@@ -109,6 +109,13 @@ class StorePaths:
         return self.root / "pins.toml"
 
 
+def user_cache_dir() -> Path:
+    """This user's cache folder for geneb (what can be recomputed, never a store's data):
+    `$XDG_CACHE_HOME/geneb`, default `~/.cache/geneb`."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "geneb"
+
+
 def resolve_store(store: str | os.PathLike | None = None) -> StorePaths:
     if store is None:
         store = os.environ.get("GENEB_HOME") or Path.home() / ".geneb"

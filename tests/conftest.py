@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 
 from store.official.data import official_tree
+
+# The user cache (`store.paths.user_cache_dir`: the files' digests of checkpoint revisions) in a
+# folder of this run, never the user's; the processes tests start inherit it.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="geneb-test-cache-")
 
 # The published GENEB reference files, written once from the data shipped in the package
 # (store/official/reference_data/) into <temp dir>/geneb-official-<content hash>/. Read-only for

@@ -33,7 +33,7 @@ from geneb_tui.core.start import Start
 from geneb_tui.core.table_view import RANK_SCOPES, Column, Row, TableView
 from store.atomic import write_text_atomic
 from store.catalog import CATALOG_DIR
-from store.paths import StorePaths
+from store.paths import StorePaths, user_cache_dir
 from store.tables.delta_log import newest_version
 from store.vocab.protocol import GENEB_V1
 
@@ -49,8 +49,7 @@ def cache_dir() -> Path:
     (default `~/.cache/geneb/tui`)."""
     if os.environ.get("GENEB_CACHE_DIR"):
         return Path(os.environ["GENEB_CACHE_DIR"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "geneb" / "tui"
+    return user_cache_dir() / "tui"
 
 
 def cache_file(paths: StorePaths) -> Path:

@@ -90,6 +90,32 @@ def test_the_revision_of_a_folder_is_the_hash_of_its_files(tmp_path):
     assert folder_sha256(folder) != f"folder-sha256-{want}"
 
 
+def test_a_file_is_read_again_only_when_it_changed_whatever_the_process(tmp_path,
+                                                                        monkeypatch):
+    """The files' digests are remembered in the user cache: a later call (a later `status`,
+    the run's load after its plan) reads none of the unchanged weights, and reads a changed
+    file again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_bytes(b"{}")
+    (folder / "w.bin").write_bytes(b"\x00\x01")
+    first = folder_sha256(folder)
+    reads: list[str] = []
+    plain = hashlib.file_digest
+    monkeypatch.setattr(hashlib, "file_digest",
+                        lambda f, name: reads.append(Path(f.name).name) or plain(f, name))
+    assert folder_sha256(folder) == first and reads == []
+    (folder / "w.bin").write_bytes(b"\x00\x02\x03")
+    second = folder_sha256(folder)
+    assert reads == ["w.bin"] and second != first
+    want = hashlib.sha256(f"config.json\0{hashlib.sha256(b'{}').hexdigest()}\nw.bin\0"
+                          f"{hashlib.sha256(bytes([0, 2, 3])).hexdigest()}\n".encode())
+    assert second == f"folder-sha256-{want.hexdigest()}"
+    (tmp_path / "cache" / "geneb" / "file-sha256.json").write_text("not json")
+    assert folder_sha256(folder) == second          # a broken cache is only recomputed
+
+
 def test_resaved_weights_make_the_cells_stale_and_fill_recomputes_only_them(setup, capsys):
     folder, store = setup["folder"], setup["store"]
     assert fill(capsys, setup, str(folder), "kmer-3") == sorted(
