@@ -166,7 +166,7 @@ def probe_per_sequence(tmp: Path, tasks: int) -> tuple[float, int, float]:
 
     from engine.commands.common import models_of
     from engine.encoders import EncoderOptions, build_encoder
-    from engine.pairs import probe_rows
+    from engine.probes import probe_rows
     from engine.suites import resolve_suite
     from store.paths import resolve_store
     from store.vocab.protocol import GENEB_V1, REGIMES

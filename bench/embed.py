@@ -44,8 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from engine.encoders.device import pick_device  # noqa: E402
 from engine.encoders.hf import HFEncoder  # noqa: E402
-from engine.encoders.streaming import ArraySink, pick_device  # noqa: E402
+from engine.encoders.streaming import ArraySink  # noqa: E402
 
 
 def tiny_bert(folder: Path, hidden: int, layers: int, max_len: int) -> Path:

@@ -45,9 +45,9 @@ from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
-from engine.pairs import embeddings_identity, probe_rows
+from engine.pairs import embeddings_identity
 from engine.planner import PairWork, plan
-from engine.probes import PROBE_THREADS
+from engine.probes import PROBE_THREADS, probe_rows
 from engine.suites import Suite
 from engine.workers import auto_jobs
 from store.catalog import ModelMeta, TaskMeta
@@ -201,7 +201,7 @@ def run_device(model: ModelMeta, options: FillOptions) -> str:
     kind = KINDS[model.encoder]
     if not (kind.source or kind.user_code):
         return "cpu"
-    from engine.encoders.streaming import device_name, pick_device  # lazy: torch
+    from engine.encoders.device import device_name, pick_device  # lazy: torch
 
     return device_name(pick_device(options.encoder.device))
 

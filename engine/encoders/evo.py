@@ -44,8 +44,9 @@ import numpy as np
 import torch
 import yaml
 
+from engine.encoders.device import pick_device
 from engine.encoders.hub import checkpoint
-from engine.encoders.streaming import StreamingEncoder, pick_device
+from engine.encoders.streaming import StreamingEncoder
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError, brief
 

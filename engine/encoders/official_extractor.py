@@ -98,7 +98,7 @@ def run_device(device: str | None) -> str:
     torch is not installed."""
     if importlib.util.find_spec("torch") is None:
         return device if device not in (None, "", "auto") else "cpu"
-    from engine.encoders.streaming import pick_device  # lazy: torch
+    from engine.encoders.device import pick_device  # lazy: torch
 
     return str(pick_device(device))
 
