@@ -16,9 +16,12 @@ from store.atomic import write_atomic
 from store.catalog import (
     BOOL_FIELDS,
     COUNT_FIELDS,
+    LIST_FIELDS,
+    TASK_FIELDS,
     LetterCounts,
     ModelMeta,
     TaskMeta,
+    TaskProfile,
     geneb_v1_tasks,
     load_models,
     param_count,
@@ -72,24 +75,37 @@ def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) ->
     return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
 
 
+# What the data tell of a task (`fill` and `data verify` record them; a task keeps its recorded
+# ones where a later write gives none), and their column types.
+MEASURED: dict[str, pl.DataType] = {
+    **dict.fromkeys(LetterCounts.columns(), pl.Int64),
+    **{c: pl.Float64 if c in ("min_class_share", "length_median") else pl.Int64
+       for c in TaskProfile.columns()},
+}
+
+
 def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
                 data_hashes: Mapping[str, str] | None = None,
-                letters: Mapping[str, LetterCounts] | None = None) -> pl.DataFrame:
-    """The task catalog's rows; `data_hash` is the task's current data (`store.cells`) and
-    `letters_*` what its sequences hold (`LetterCounts`), NULL where not known."""
-    hashes, letters = data_hashes or {}, letters or {}
-    columns = LetterCounts.columns()
+                letters: Mapping[str, LetterCounts] | None = None,
+                profiles: Mapping[str, TaskProfile] | None = None) -> pl.DataFrame:
+    """The task catalog's rows: a task's fields (organism and kingdom included), `data_hash`
+    (its current data, `store.cells`), `letters_*` (what its sequences hold, `LetterCounts`)
+    and its `TaskProfile`, NULL where not known."""
+    hashes = data_hashes or {}
+    measured = (letters or {}, LetterCounts.columns()), (profiles or {}, TaskProfile.columns())
 
-    def counts(task_id: str) -> dict:
-        known = letters.get(task_id)
-        values = astuple(known) if known is not None else (None,) * len(columns)
-        return dict(zip(columns, values, strict=True))
+    def values(task_id: str) -> dict:
+        out = {}
+        for known, columns in measured:
+            value = known.get(task_id)
+            out.update(zip(columns, astuple(value) if value is not None
+                           else (None,) * len(columns), strict=True))
+        return out
 
-    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id), **counts(t.task_id)}
+    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id), **values(t.task_id)}
                          for t in tasks],
-                        schema={"task_id": pl.String, "label": pl.String, "category": pl.String,
-                                "suite": pl.String, "source_benchmark": pl.String,
-                                "data_hash": pl.String, **dict.fromkeys(columns, pl.Int64)})
+                        schema={**dict.fromkeys(TASK_FIELDS, pl.String), "data_hash": pl.String,
+                                **MEASURED})
 
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
@@ -98,7 +114,8 @@ def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFram
     rows = [{**asdict(m), "params": param_count(m.params), "scale_band": m.scale_band}
             for m in models]
     types = {**dict.fromkeys(("params", "random_init", *COUNT_FIELDS), pl.Int64),
-             **dict.fromkeys(BOOL_FIELDS, pl.Boolean)}
+             **dict.fromkeys(BOOL_FIELDS, pl.Boolean),
+             **dict.fromkeys(LIST_FIELDS, pl.List(pl.String))}
     schema = {f.name: types.get(f.name, pl.String) for f in fields(ModelMeta)}
     schema["scale_band"] = pl.String
     return pl.DataFrame(rows, schema=schema)
@@ -128,13 +145,14 @@ def _upsert(paths, name: str, new: pl.DataFrame, key: str, keep: tuple[str, ...]
 
 
 def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None,
-                   letters: Mapping[str, LetterCounts] | None = None) -> None:
+                   letters: Mapping[str, LetterCounts] | None = None,
+                   profiles: Mapping[str, TaskProfile] | None = None) -> None:
     """Record tasks in `<store>/catalog/tasks.parquet` (what results refer to), with the hash of
-    their current data and its letter counts where given (a task keeps its recorded ones
-    otherwise)."""
+    their current data, its letter counts and its profile where given (a task keeps its
+    recorded ones otherwise)."""
     if tasks:
-        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters), "task_id",
-                keep=("data_hash", *LetterCounts.columns()))
+        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters, profiles),
+                "task_id", keep=("data_hash", *MEASURED))
 
 
 def register_models(paths, models, revisions: Mapping[str, str | None] | None = None) -> None:
