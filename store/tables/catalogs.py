@@ -28,6 +28,7 @@ from store.catalog import (
 )
 from store.cells import revision_text
 from store.damage import REPAIR, note
+from store.domains import domain
 from store.failpoints import reach
 from store.locks import named_lock
 from store.manifest import materialised_suite_tasks
@@ -224,3 +225,20 @@ def store_models(paths: StorePaths, *, user: bool = True) -> dict[str, ModelMeta
     known = load_models(paths.user_models if user else None)
     stored = path_models(paths) | imported_models(paths)
     return known | {k: m for k, m in stored.items() if k not in known}
+
+
+def pair_domains(paths: StorePaths) -> Callable[[str, str], str]:
+    """`(model id, task id) -> "in" | "out" | "unknown"`: the in-domain rule
+    (`store.domains.domain`) on the store's models (`store_models`) and known tasks
+    (`known_tasks`); "unknown" for a model or task the store does not describe."""
+    models = store_models(paths)
+    tasks = {r["task_id"]: (r["kingdom"], r["organism"])
+             for r in known_tasks(paths).iter_rows(named=True)}
+
+    def of(model_id: str, task_id: str) -> str:
+        m = models.get(model_id)
+        kingdom, organism = tasks.get(task_id, (None, None))
+        return domain(m.pretraining_kingdoms if m else (), m.pretraining_organisms if m else (),
+                      kingdom, organism)
+
+    return of

@@ -3,6 +3,7 @@ self-consistent, imported offline by `geneb-engine import --official`, and rebui
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import socket
@@ -319,3 +320,21 @@ def test_importing_the_module_is_cheap():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_export_csv_flags_each_row_in_or_out_of_the_models_domain(imported, tmp_path, capsys):
+    paths, _ = imported
+    out = tmp_path / "x.csv"
+    assert main(["export", "--store", str(paths.root), "--csv", str(out), "--regimes",
+                 "full", "--source", "official"]) == 0
+    with out.open() as f:
+        rows = {(r["model"], r["task"]): r["domain"] for r in csv.DictReader(f)}
+    h3 = "InstaDeepAI_nucleotide_transformer_downstream_tasks_H3"
+    human_promoters = "katarinagresova_Genomic_Benchmarks_human_nontata_promoters"
+    assert rows[("hyenadna-large-1m-seqlen-hf", h3)] == "out"               # human-only, yeast
+    assert rows[("hyenadna-large-1m-seqlen-hf", human_promoters)] == "in"
+    assert rows[("nucleotide-transformer-v2-50m-multi-species", h3)] == "in"  # fungi included
+    assert rows[("agro-nucleotide-transformer-1b", human_promoters)] == "out"
+    assert rows[("dnabert2-no-flashattention", h3)] == "unknown"            # not established
+    assert rows[("hyenadna-large-1m-seqlen-hf", "iDNA_ABF_5mC")] == "unknown"
+    assert set(rows.values()) == {"in", "out", "unknown"}
