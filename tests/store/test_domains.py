@@ -91,3 +91,21 @@ def test_a_manifest_gives_organism_and_kingdom(tmp_path):
     path.write_text("task_id,category,kingdom\na,Promoters,plant\n")
     with pytest.raises(GenebError, match=r"manifest.csv, line 2: kingdom 'plant' is not one of"):
         read_manifest(path)
+
+
+def test_domain_split_means_the_in_and_out_tasks_of_each_entry():
+    import polars as pl
+
+    from store.analyses import domain_split
+
+    scores = pl.DataFrame({"model": ["h", "h", "h", "h", "n"],
+                           "task": ["hs", "mm", "yeast", "x", "hs"], "category": ["c"] * 5,
+                           "value": [0.8, 0.4, 0.2, 0.9, 0.5]})
+    flags = {("h", "hs"): IN, ("h", "mm"): OUT, ("h", "yeast"): OUT, ("h", "x"): UNKNOWN,
+             ("n", "hs"): IN}
+    split = domain_split(scores, lambda m, t: flags[(m, t)])
+    assert split.to_dicts() == [
+        {"model": "h", "in_micro": 0.8, "n_in": 1, "out_micro": pytest.approx(0.3), "n_out": 2,
+         "n_unknown": 1},
+        {"model": "n", "in_micro": 0.5, "n_in": 1, "out_micro": None, "n_out": 0,
+         "n_unknown": 0}]

@@ -338,3 +338,31 @@ def test_export_csv_flags_each_row_in_or_out_of_the_models_domain(imported, tmp_
     assert rows[("dnabert2-no-flashattention", h3)] == "unknown"            # not established
     assert rows[("hyenadna-large-1m-seqlen-hf", "iDNA_ABF_5mC")] == "unknown"
     assert set(rows.values()) == {"in", "out", "unknown"}
+
+
+def test_report_splits_each_models_scores_in_and_out_of_domain(imported, tmp_path, capsys,
+                                                                monkeypatch):
+    paths, _ = imported
+    out = tmp_path / "x.csv"
+    assert main(["export", "--store", str(paths.root), "--csv", str(out), "--regimes",
+                 "full", "--source", "official"]) == 0
+    with out.open() as f:
+        rows = [r for r in csv.DictReader(f) if r["model"] == "hyenadna-large-1m-seqlen-hf"]
+    by_flag = {flag: [float(r["mcc"]) for r in rows if r["domain"] == flag]
+               for flag in ("in", "out", "unknown")}
+    capsys.readouterr()
+    argv = ["report", "--store", str(paths.root), "--source", "official", "--resamples", "0"]
+    assert main([*argv, "--json"]) == 0
+    split = {r["model"]: r for r in json.loads(capsys.readouterr().out)["domain_split"]}
+    hyena = split["hyenadna-large-1m-seqlen-hf"]
+    assert (hyena["n_in"], hyena["n_out"], hyena["n_unknown"]) == tuple(
+        len(by_flag[f]) for f in ("in", "out", "unknown"))
+    assert hyena["in_micro"] == pytest.approx(sum(by_flag["in"]) / len(by_flag["in"]))
+    assert hyena["out_micro"] == pytest.approx(sum(by_flag["out"]) / len(by_flag["out"]))
+    # by hand from task_domains.csv: 46 human tasks in; out: 38 outside animals and 9 of other
+    # animals (6 mouse, 2 fly, 1 worm); unknown: the 6 unknown tasks and human-or-worm
+    assert (hyena["n_in"], hyena["n_out"], hyena["n_unknown"]) == (46, 47, 7)
+    assert split["dnabert2-no-flashattention"]["n_unknown"] == 100
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(argv) == 0
+    assert "In and out of domain (full, mcc)" in capsys.readouterr().out
