@@ -179,8 +179,16 @@ def known_tasks(paths: StorePaths, stored: pl.DataFrame | None = None) -> pl.Dat
     (`stored`, default read from the store; they carry what `fill` registered), then the
     `built_in_tasks` it lacks. The one list behind name checks, the dashboard and `doctor`."""
     stored = read_catalog(paths, "tasks") if stored is None else stored
-    return (pl.concat([stored, tasks_frame(built_in_tasks(paths))], how="diagonal_relaxed")
-            .unique("task_id", keep="first", maintain_order=True))
+    built_in = tasks_frame(built_in_tasks(paths))
+    # a catalog written before the task domains holds no organism or kingdom: the built-in's
+    domains = built_in.select("task_id", "suite", *(pl.col(c).alias(f"{c}_built_in")
+                                                    for c in ("organism", "kingdom")))
+    known = (pl.concat([stored, built_in], how="diagonal_relaxed")
+             .unique("task_id", keep="first", maintain_order=True))
+    return (known.join(domains, on=["task_id", "suite"], how="left", maintain_order="left")
+            .with_columns(pl.coalesce(c, f"{c}_built_in").alias(c)
+                          for c in ("organism", "kingdom"))
+            .select(known.columns))
 
 
 def path_models(paths: StorePaths) -> dict[str, ModelMeta]:

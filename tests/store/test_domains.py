@@ -109,3 +109,18 @@ def test_domain_split_means_the_in_and_out_tasks_of_each_entry():
          "n_unknown": 1},
         {"model": "n", "in_micro": 0.5, "n_in": 1, "out_micro": None, "n_out": 0,
          "n_unknown": 0}]
+
+
+def test_a_task_catalog_written_before_the_domains_gets_the_built_in_ones(tmp_path):
+    from store.paths import StorePaths
+    from store.tables.catalogs import known_tasks, pair_domains, tasks_frame
+
+    paths = StorePaths(tmp_path)
+    h3 = geneb_v1_tasks()[0]
+    old = tasks_frame([h3]).drop("organism", "kingdom")       # as an older catalog holds it
+    row = known_tasks(paths, old).filter(task_id=h3.task_id).row(0, named=True)
+    assert (row["organism"], row["kingdom"]) == ("Saccharomyces cerevisiae", "fungi")
+    of = pair_domains(paths)
+    assert of("hyenadna-large-1m-seqlen-hf", h3.task_id) == OUT
+    assert of("nucleotide-transformer-v2-50m-multi-species", h3.task_id) == IN
+    assert of("no-such-model", h3.task_id) == UNKNOWN
