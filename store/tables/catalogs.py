@@ -235,13 +235,14 @@ def store_models(paths: StorePaths, *, user: bool = True) -> dict[str, ModelMeta
     return known | {k: m for k, m in stored.items() if k not in known}
 
 
-def pair_domains(paths: StorePaths) -> Callable[[str, str], str]:
+def pair_domains(paths: StorePaths, models: Mapping[str, ModelMeta] | None = None,
+                 tasks: pl.DataFrame | None = None) -> Callable[[str, str], str]:
     """`(model id, task id) -> "in" | "out" | "unknown"`: the in-domain rule
-    (`store.domains.domain`) on the store's models (`store_models`) and known tasks
-    (`known_tasks`); "unknown" for a model or task the store does not describe."""
-    models = store_models(paths)
+    (`store.domains.domain`) on the store's models (default `store_models`) and known tasks
+    (default `known_tasks`); "unknown" for a model or task they do not describe."""
+    models = store_models(paths) if models is None else models
     tasks = {r["task_id"]: (r["kingdom"], r["organism"])
-             for r in known_tasks(paths).iter_rows(named=True)}
+             for r in (known_tasks(paths) if tasks is None else tasks).iter_rows(named=True)}
 
     def of(model_id: str, task_id: str) -> str:
         m = models.get(model_id)
