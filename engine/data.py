@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from store.catalog import LetterCounts
+from store.catalog import LetterCounts, TaskProfile
 from store.csv_in import RowProblems, read_rows
 from store.manifest import MANIFEST
 from store.vocab.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
@@ -71,6 +71,15 @@ class TaskData:
     @property
     def n_classes(self) -> int:
         return int(np.unique(np.concatenate([self.train.labels, self.test.labels])).size)
+
+    @property
+    def profile(self) -> TaskProfile:
+        """Its class balance and sequence lengths (`store.catalog.TaskProfile`)."""
+        lengths = np.array([len(s) for s in (*self.train.sequences, *self.test.sequences)])
+        counts = np.unique(self.train.labels, return_counts=True)[1]
+        return TaskProfile(len(self.train), len(self.test), self.n_classes,
+                           round(float(counts.min() / counts.sum()), 4), int(lengths.min()),
+                           float(np.median(lengths)), int(lengths.max()))
 
 
 def _sequence(raw: str | None, where: str) -> str:

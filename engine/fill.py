@@ -51,7 +51,7 @@ from engine.pairs import (
 from engine.planner import PairWork, Plan, plan
 from engine.suites import Suite
 from engine.workers import auto_jobs, init_probe_worker
-from store.catalog import LetterCounts, ModelMeta, TaskMeta
+from store.catalog import LetterCounts, ModelMeta, TaskMeta, TaskProfile
 from store.csv_in import RowProblems
 from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
@@ -92,10 +92,12 @@ class FillOptions:
 
 @dataclass(frozen=True)
 class TaskChecks:
-    """What loading every task of a run found: each one's data hash and letter counts."""
+    """What loading every task of a run found: each one's data hash, letter counts and
+    profile."""
 
     hashes: dict[str, str]
     letters: dict[str, LetterCounts]
+    profiles: dict[str, TaskProfile]
     sizes: dict[str, int]              # sequences (train + test): the Ray executor's order
 
 
@@ -105,7 +107,7 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
     together at the end (`store.csv_in.RowProblems`, one line each). Each file's warnings
     (skipped rows) become one `warning` event; `seen` is shown every task read (what
     `fill --dry-run` counts)."""
-    checks = TaskChecks({}, {}, {})
+    checks = TaskChecks({}, {}, {}, {})
     problems: list[GenebError] = []
     for t in tasks:
         try:
@@ -119,6 +121,7 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
             seen(data)
         checks.hashes[t.task_id] = data.data_hash
         checks.letters[t.task_id] = data.letters
+        checks.profiles[t.task_id] = data.profile
         checks.sizes[t.task_id] = len(data.train.sequences) + len(data.test.sequences)
     if problems:
         raise RowProblems.merged(problems)
@@ -160,7 +163,7 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
         if suite.subsample:   # a subsample's hashes are not the task's current data
             register_tasks(paths, tasks)
         else:
-            register_tasks(paths, tasks, checks.hashes, checks.letters)
+            register_tasks(paths, tasks, checks.hashes, checks.letters, checks.profiles)
         record_trust(paths, [t for t in trusted if t.model.model_id in running], on_event)
         if the_plan.work:
             touched = executor.run()

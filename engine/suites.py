@@ -7,7 +7,8 @@
   or a `--data-dir` (see `engine.hub_data`).
 - a directory of flat `<task_id>.csv` files (the official harness layout) or of hub-layout task
   folders (`tasks/<task_id>/{train,test}.csv`), with an optional `manifest.csv` (columns
-  `task_id,category[,label]`, `store.manifest`); without one, each task is its own category.
+  `task_id,category[,label][,organism][,kingdom]`, `store.manifest`); without one, each task
+  is its own category.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from engine.hub_data import (
     read_data_manifest,
     subsampled,
 )
-from store.catalog import TaskMeta, geneb_v1_tasks
+from store.catalog import TASK_FIELDS, TaskMeta, geneb_v1_tasks
+from store.domains import UNKNOWN
 from store.folders import named_folder
 from store.manifest import MANIFEST, category_warnings, read_manifest, suite_tasks
 from store.paths import StorePaths
@@ -130,8 +132,8 @@ def stored_suite(name: str, paths: StorePaths) -> Suite | None:
     rows = known_tasks(paths).filter(suite=name)
     if rows.is_empty():
         return None
-    tasks = tuple(TaskMeta(r["task_id"], r["label"], r["category"], name, r["source_benchmark"])
-                  for r in rows.iter_rows(named=True))
+    tasks = tuple(TaskMeta(**{f: r[f] or UNKNOWN if f in ("organism", "kingdom") else r[f]
+                              for f in TASK_FIELDS}) for r in rows.iter_rows(named=True))
 
     def load(task_id: str) -> TaskData:
         raise GenebError(f"suite {name}: the store knows its tasks but not where their files "

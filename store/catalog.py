@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.domains import KINGDOMS, UNKNOWN
 from store.toml_in import tables_of
 from store.vocab.encoder_kinds import ENCODERS, POOLINGS, split_extractor
 from store.vocab.errors import GenebError
@@ -77,6 +78,37 @@ class TaskMeta:
     category: str
     suite: str
     source_benchmark: str
+    organism: str = UNKNOWN     # a species, "multiple" or "unknown" (`store.domains`)
+    kingdom: str = UNKNOWN      # one of `store.domains.TASK_KINGDOMS`
+
+
+TASK_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TaskMeta))
+
+
+@dataclass(frozen=True)
+class TaskProfile:
+    """A task's class balance and sequence lengths, computed from its data
+    (`engine.data.TaskData.profile`, recorded by `fill` and `data verify`): the rows of each
+    split, the classes, the smallest class's share of the training rows, and the sequence
+    lengths in letters over both splits. Task catalog columns of the same names."""
+
+    n_train: int
+    n_test: int
+    n_classes: int
+    min_class_share: float
+    length_min: int
+    length_median: float
+    length_max: int
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_row(cls, row: Mapping) -> TaskProfile | None:
+        """The profile of a task catalog row; None where it was never recorded."""
+        values = [row.get(c) for c in cls.columns()]
+        return None if None in values else cls(*values)
 
 
 @dataclass(frozen=True)
@@ -158,6 +190,12 @@ class ModelMeta:
     extractor: str | None = None        # official-extractor: /abs/path/file.py:ClassName
     extractor_args: str | None = None   # its init arguments beside name_model, device (JSON)
     random_init: int | None = None      # `fill --random-init SEED`: weights drawn from SEED
+    pretraining_kingdoms: tuple[str, ...] = ()    # `store.domains.KINGDOMS`; () unknown
+    pretraining_organisms: tuple[str, ...] = ()   # a closed species list; () not one
+    domain_source: str | None = None    # where the two above come from
+    zero_shot: bool | None = None       # trained on benchmark data (model_meta.json); None unknown
+    overlap: str | None = None          # known overlap of its pretraining with benchmark data
+    context: int | None = None          # the documented maximum input, in tokens
 
     def __post_init__(self) -> None:
         for key, allowed in VOCABULARIES.items():
@@ -165,6 +203,13 @@ class ModelMeta:
             if value not in allowed and not (key == "padding_side" and value is None):
                 raise VocabularyError(self.model_id, f"{key} = {value!r} is not one of "
                                                      f"{', '.join(allowed)}")
+        # TOML and the catalog's list columns give lists: kept as tuples
+        object.__setattr__(self, "pretraining_kingdoms", tuple(self.pretraining_kingdoms or ()))
+        object.__setattr__(self, "pretraining_organisms",
+                           tuple(self.pretraining_organisms or ()))
+        if wrong := [k for k in self.pretraining_kingdoms if k not in KINGDOMS]:
+            raise VocabularyError(self.model_id, f"pretraining_kingdoms holds {wrong[0]!r}, not "
+                                                 f"one of {', '.join(KINGDOMS)}")
         if self.transformers is not None and _version_range(self.transformers) is None:
             raise VocabularyError(self.model_id, f"transformers = {self.transformers!r} is not "
                                                  "a PEP 440 version range (e.g. \"<5\" or "
@@ -243,11 +288,21 @@ def scale_band(params: int | None) -> str:
 
 
 @cache
+def geneb_v1_domains() -> dict[str, dict[str, str]]:
+    """geneb-v1's task domains by task id (`catalogs/task_domains.csv`): organism, kingdom,
+    the source of both, and a note (why a fact is unknown)."""
+    with open(CATALOG_DIR / "task_domains.csv", newline="") as f:
+        return {r["task_id"]: r for r in csv.DictReader(f)}
+
+
+@cache
 def geneb_v1_tasks() -> tuple[TaskMeta, ...]:
+    domains = geneb_v1_domains()
     with open(CATALOG_DIR / "geneb_v1_tasks.csv", newline="") as f:
         return tuple(
             TaskMeta(r["task_id"], r["label"], r["category"], GENEB_V1_SUITE.name,
-                     source_benchmark(r["task_id"]))
+                     source_benchmark(r["task_id"]), domains[r["task_id"]]["organism"],
+                     domains[r["task_id"]]["kingdom"])
             for r in csv.DictReader(f)
         )
 
@@ -262,8 +317,11 @@ RECIPE_FIELDS: tuple[str, ...] = (
 RECIPE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(ModelMeta)
                                       if f.name in RECIPE_FIELDS}
 # The entry fields that are true or false, and those that are positive integers.
-BOOL_FIELDS: tuple[str, ...] = ("special_tokens", "bos_text", "one_hot")
-COUNT_FIELDS: tuple[str, ...] = ("max_tokens", "batch_size", "encoder_k", "cut_to_multiple")
+BOOL_FIELDS: tuple[str, ...] = ("special_tokens", "bos_text", "one_hot", "zero_shot")
+COUNT_FIELDS: tuple[str, ...] = ("max_tokens", "batch_size", "encoder_k", "cut_to_multiple",
+                                  "context")
+# The entry fields that are lists of strings.
+LIST_FIELDS: tuple[str, ...] = ("pretraining_kingdoms", "pretraining_organisms")
 
 
 def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
@@ -299,6 +357,11 @@ def parse_model_entries(entries: list[dict], origin: str) -> list[ModelMeta]:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 1 <= value <= int64_max):
                 raise GenebError(f"{where}: '{key}' must be a positive integer (below 2^63)")
+        for key in LIST_FIELDS:
+            if key in e and not (isinstance(e[key], list)
+                                 and all(isinstance(v, str) for v in e[key])):
+                raise GenebError(f"{where}: '{key}' must be a list of strings, e.g. "
+                                 "[\"animals\"]")
         for key in BOOL_FIELDS:
             if key in e and not isinstance(e[key], bool):
                 raise GenebError(f"{where}: '{key}' must be true or false, not {e[key]!r}")

@@ -1,6 +1,7 @@
 """Suite manifests: the `manifest.csv` beside a suite's task files, columns
-`task_id,category[,label]`, gives each task its category and label; without one, each task is
-its own category.
+`task_id,category[,label][,organism][,kingdom]`, gives each task its category, label and
+domain (a species or "multiple"; a kingdom of `store.domains.TASK_KINGDOMS`; "unknown" where not
+given); without one, each task is its own category.
 
 `read_manifest` is the one reader of the file: the engine reads a directory suite's manifest
 with it, the dashboard and the store's checks those of the suites materialised in the store
@@ -15,6 +16,7 @@ from pathlib import Path
 from store.catalog import CATEGORY_ORDER, TaskMeta
 from store.csv_in import RowProblems, read_rows
 from store.did_you_mean import suggestions
+from store.domains import TASK_KINGDOMS, UNKNOWN
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
@@ -38,6 +40,10 @@ def read_manifest(path: Path) -> dict[str, dict[str, str]]:
             rows[check_id("task", row["task_id"], f"{path}, line {line}")] = row
         except GenebError as exc:
             problems.append(str(exc))
+        kingdom = (row.get("kingdom") or "").strip()
+        if kingdom and kingdom not in TASK_KINGDOMS:
+            problems.append(f"{path}, line {line}: kingdom {kingdom!r} is not one of "
+                            f"{', '.join(TASK_KINGDOMS)}")
     if problems:
         raise RowProblems.of_file(path, problems)
     return rows
@@ -65,8 +71,12 @@ def suite_tasks(suite: str, manifest: dict[str, dict[str, str]],
     """A suite's tasks: those `manifest` lists, in its order, with their label and category (the
     task id where the row gives none); with an empty manifest, `task_ids`, each its own
     category."""
-    return tuple(TaskMeta(tid, manifest.get(tid, {}).get("label") or tid,
-                          manifest.get(tid, {}).get("category") or tid, suite, suite)
+    def given(tid: str, column: str) -> str:
+        return manifest.get(tid, {}).get(column) or ""
+
+    return tuple(TaskMeta(tid, given(tid, "label") or tid, given(tid, "category") or tid, suite,
+                          suite, given(tid, "organism").strip() or UNKNOWN,
+                          given(tid, "kingdom").strip() or UNKNOWN)
                  for tid in (list(manifest) if manifest else list(task_ids)))
 
 

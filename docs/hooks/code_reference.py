@@ -85,6 +85,18 @@ MODEL_FIELDS = {
                  "the folder of the models.toml)",
     "extractor_args": "a table of its other keyword arguments (`name_model` and `device` are "
                       "the harness's own); kept as JSON",
+    "pretraining_kingdoms": "the kingdoms its pretraining data span (`animals`, `plants`, "
+                            "`fungi`, `protists`, `bacteria`, `archaea`, `viruses`); empty: "
+                            "not established, and every task's domain is `unknown` "
+                            "([Task and model domains](domains.md))",
+    "pretraining_organisms": "the species of its pretraining data where they are a closed list "
+                             "(human-only: `[\"Homo sapiens\"]`); empty: not a closed list",
+    "domain_source": "where the two fields above come from (a paper or model card)",
+    "zero_shot": "whether it was trained on benchmark data (the official `model_meta.json`'s "
+                 "`zero_shot`); unset: unknown",
+    "overlap": "known overlap of its pretraining data with the benchmark's tasks, in words",
+    "context": "its documented maximum input, in tokens (`geneb-engine models` shows "
+               "`max_tokens` where unset)",
     "random_init": "not an entry's field (an entry that sets it is refused): `fill "
                    "--random-init SEED` runs any entry with weights drawn from SEED",
 }

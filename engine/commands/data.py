@@ -7,7 +7,10 @@ download resumes; every file's sha256 goes into `geneb-data.json`. Offline, it s
 download and where to put it, once the hub has not answered one short request (about 2 s).
 `verify` checks every file against its recorded sha256, then reads
 every task as `fill` does: a task that cannot be read is a problem too, and it shows how many
-sequences of each task hold IUPAC codes, U, lower case or other letters.
+sequences of each task hold IUPAC codes, U, lower case or other letters. It records each
+geneb-v1 task's letter counts and profile (class balance, sequence lengths:
+`store.catalog.TaskProfile`) in the task catalog of the store, where the store exists
+(`geneb-engine tasks` shows them).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from engine.hub_data import (
     verify_data,
     write_data_manifest,
 )
-from store.catalog import LetterCounts
+from store.catalog import LetterCounts, TaskProfile, geneb_v1_tasks
 from store.paths import store_named
 from store.vocab.errors import GenebError
 
@@ -129,9 +132,12 @@ def download(args) -> int:
 
 
 def verify(args) -> int:
-    target = data_dir_for(store_of(args), args.data_dir, args.revision, check="folder")
+    paths = store_of(args)
+    target = data_dir_for(paths, args.data_dir, args.revision, check="folder")
     bad = verify_data(target)
-    letters, unread = read_letters(target)
+    letters, profiles, unread = read_tasks(target)
+    if paths.root.is_dir() and letters:
+        record(paths, letters, profiles)
     if args.json:
         emit_json({"data_dir": str(target), "problems": bad + unread,
                    "letters": {t: asdict(c) for t, c in letters.items()}})
@@ -157,16 +163,27 @@ def verify(args) -> int:
     return 1 if bad or unread else 0
 
 
-def read_letters(root: Path) -> tuple[dict[str, LetterCounts], list[str]]:
-    """Every task of `root` read as `fill` reads it: letter counts by task, and a problem line
-    for each task that cannot be read."""
-    letters, unread = {}, []
+def read_tasks(root: Path) -> tuple[dict[str, LetterCounts], dict[str, TaskProfile], list[str]]:
+    """Every task of `root` read as `fill` reads it: letter counts and profile by task, and a
+    problem line for each task that cannot be read."""
+    letters, profiles, unread = {}, {}, []
     for task_id, load in task_sources(root).items():
         try:
-            letters[task_id] = load().letters
+            data = load()
         except GenebError as exc:
             unread.append(f"task {task_id}: {exc}")
-    return letters, unread
+            continue
+        letters[task_id], profiles[task_id] = data.letters, data.profile
+    return letters, profiles, unread
+
+
+def record(paths, letters: dict[str, LetterCounts], profiles: dict[str, TaskProfile]) -> None:
+    """The letter counts and profiles of the geneb-v1 tasks read, into the store's task
+    catalog (a task's data hash stays what `fill` recorded)."""
+    from store.tables.catalogs import register_tasks  # lazy: polars, pyarrow
+
+    register_tasks(paths, [t for t in geneb_v1_tasks() if t.task_id in letters],
+                   letters=letters, profiles=profiles)
 
 
 def where(args) -> int:

@@ -25,7 +25,7 @@ from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
-EXTRA_COLUMNS = ("display", "suite", "table_version", "filters")
+EXTRA_COLUMNS = ("display", "suite", "domain", "table_version", "filters")
 
 
 def register(sub, common) -> None:
@@ -84,6 +84,7 @@ def run(args) -> int:
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
     from store.official.verified import VERIFIED, verified_problem  # lazy: polars, duckdb
     from store.seedmeans import per_seed, seed_means  # lazy: polars, duckdb, pyarrow
+    from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
 
     paths = store_of(args)
     snap = Snapshot(paths)
@@ -107,7 +108,7 @@ def run(args) -> int:
                "regime": args.regimes, "source": args.sources}
     frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
     frame = frame.filter(frame["task"].is_in(on_suite))
-    frame = _described(frame, snap, names, filters)
+    frame = _described(frame, snap, names, filters, pair_domains(paths))
     try:    # the dashboard's writer: full precision, formula-like text escaped, atomic
         write_csv(out, frame.columns, frame.iter_rows())
     except OSError as exc:
@@ -124,9 +125,10 @@ def run(args) -> int:
     return 0
 
 
-def _described(frame, snap, names: StoreNames, filters: dict):
+def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
     """The export's frame with EXTRA_COLUMNS appended: the model's display name (catalog),
-    the suite its task belongs to (task catalog), the results' table version and the
+    the suite its task belongs to (task catalog), whether the task is in the model's domain
+    (`domain_of`: `store.tables.catalogs.pair_domains`), the results' table version and the
     filters the export was asked with (`none`: everything)."""
     import polars as pl  # lazy: polars
 
@@ -140,6 +142,9 @@ def _described(frame, snap, names: StoreNames, filters: dict):
             .with_columns(pl.col("model").replace_strict(display, default=pl.col("model"),
                                                          return_dtype=pl.String)
                           .alias("display"),
+                          pl.Series("domain", [domain_of(m, t) for m, t in
+                                               zip(frame["model"], frame["task"], strict=True)],
+                                    dtype=pl.String),
                           pl.lit(snap.version, dtype=pl.Int64).alias("table_version"),
                           pl.lit(asked).alias("filters"))
             .select(*(c for c in frame.columns if c not in EXTRA_COLUMNS), *EXTRA_COLUMNS))

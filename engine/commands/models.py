@@ -70,6 +70,20 @@ def _runs(m) -> str:
     return f"{m.encoder} + remote code" if m.remote_code == "required" else m.encoder
 
 
+def _domain(m) -> str:
+    """Its pretraining kingdoms, and its species where they are a closed list; "?" unknown."""
+    if not m.pretraining_kingdoms:
+        return "?"
+    species = f" ({', '.join(m.pretraining_organisms)})" if m.pretraining_organisms else ""
+    return escape(", ".join(m.pretraining_kingdoms) + species)
+
+
+def _context(m) -> str:
+    """Its documented context in tokens, else its `max_tokens` cap; "?" where neither is set."""
+    tokens = m.context or m.max_tokens
+    return f"{tokens:,}" if tokens else "?"
+
+
 def run(args) -> int:
     from store.tables.catalogs import models_frame, store_models  # lazy: polars, pyarrow
 
@@ -120,10 +134,14 @@ def run(args) -> int:
     table = FitTable(f"{len(models)} models{where}",
                      [Col("model", key=True), Col("params", justify="right"),
                       Col("architecture", wrap=11), Col("tokenization"),
-                      Col("pretraining", wrap=13, drop=2), Col("runs with", wrap=10, drop=1)],
-                     max_drop=2)
+                      Col("pretraining", wrap=13, drop=2), Col("domain", wrap=12, drop=4),
+                      Col("zero-shot", drop=3), Col("context", justify="right", drop=3),
+                      Col("runs with", wrap=10, drop=1)],
+                     max_drop=4)
     for m in models:
         table.add_row(escape(m.model_id), _params(m.params), escape(m.architecture_family),
-                      escape(m.tokenization_family), escape(m.pretraining_data), _runs(m))
+                      escape(m.tokenization_family), escape(m.pretraining_data), _domain(m),
+                      {None: "?", True: "yes", False: "no"}[m.zero_shot], _context(m),
+                      _runs(m))
     table_console().print(table)
     return 0

@@ -291,6 +291,7 @@ def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, re
 
     # lazy: polars, duckdb, pyarrow
     from store.official.reference import leaderboard_differences, read_leaderboard
+    from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
 
     aggs = {r: A.aggregates(s, tasks=tasks) for r, s in scores.items()}
     agg = aggs[regime]
@@ -310,6 +311,7 @@ def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, re
         "scale": A.scale_correlation(agg, models),
         "controlled_pairs": A.controlled_pairs(agg, models),
         "task_difficulty": A.task_difficulty(scores[regime], tasks=tasks),
+        "domain_split": A.domain_split(scores[regime], pair_domains(snap.paths)),
         "category_leaders": leaders,
         "leader_changes": A.leader_changes(leaders),
     }
@@ -627,6 +629,17 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         t.add_row(escape(r["label"]), escape(r["category"]), _f(r["mean"]), _f(r["sd"]),
                   names({"model": r["best_model"], "source": r.get("best_source")}),
                   _f(r["best_value"]), flags)
+    show(t)
+
+    t = _table(f"In and out of domain ({where}): micro = mean of the entry's tasks in its "
+               "model's pretraining domain (in) and out of it (out), with their counts; tasks "
+               "of unknown domain in neither (the rule: docs, Task and model domains)",
+               [("model", "left"), ("in", "right"), ("tasks in", "right"), ("out", "right"),
+                ("tasks out", "right"), ("unknown", "right")],
+               empty="no entry has a score")
+    for r in frames["domain_split"].iter_rows(named=True):
+        t.add_row(names(r), _f(r["in_micro"]), str(r["n_in"]), _f(r["out_micro"]),
+                  str(r["n_out"]), str(r["n_unknown"]))
     show(t)
 
     leaders = {(r["regime"], r["scope"]): r

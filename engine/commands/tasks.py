@@ -1,7 +1,9 @@
-"""`geneb-engine tasks`: the tasks of a suite, and how many of their sequences hold IUPAC codes,
-U, lower case or other letters (`store.catalog.LetterCounts`) where the store's task catalog
-records it for that suite (`--json`: null where not recorded; the table has the column only
-when some shown task has such sequences)."""
+"""`geneb-engine tasks`: the tasks of a suite with their organism and kingdom
+(`store.domains`), and where the store's task catalog records them for that suite, their
+profile (rows, classes, the smallest class's share, sequence lengths: `store.catalog.TaskProfile`)
+and how many of their sequences hold IUPAC codes, U, lower case or other letters
+(`store.catalog.LetterCounts`) (`--json`: null where not recorded; the table has the letters'
+column only when some shown task has such sequences)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
-from store.catalog import LetterCounts, TaskMeta
+from store.catalog import LetterCounts, TaskMeta, TaskProfile
 
 
 def register(sub, common) -> None:
@@ -38,36 +40,52 @@ def run(args) -> int:
                     listing=f"suite {suite.name} has {len(categories)}; `geneb-engine tasks "
                             f"--suite {args.suite}` shows each task's")
     tasks = [t for t in suite.tasks if not args.category or t.category in args.category]
-    letters = recorded_letters(paths, tasks)
+    letters = recorded(paths, tasks, LetterCounts)
+    profiles = recorded(paths, tasks, TaskProfile)
     if args.json:
-        emit_json([{**asdict(t), "letters": asdict(letters[t.task_id])
-                    if t.task_id in letters else None} for t in tasks])
+        emit_json([{**asdict(t), **{key: asdict(known[t.task_id]) if t.task_id in known else None
+                                    for key, known in (("letters", letters),
+                                                       ("profile", profiles))}}
+                   for t in tasks])
         return 0
     if not tasks:       # a suite always has tasks; kept for safety
         console.print(f"suite {suite.name}: no tasks")
         return 0
     shown = {t: c.summary() for t, c in letters.items() if c.summary()}
     columns = [Col("task", key=True), Col("label", wrap=20, drop=2), Col("category"),
-               Col("source", drop=1)]
+               Col("source", drop=1), Col("organism", wrap=14, drop=3), Col("kingdom"),
+               Col("train/test", justify="right", drop=4), Col("classes", justify="right"),
+               Col("min class", justify="right", drop=4), Col("length", drop=3)]
     if shown:
-        columns.append(Col("sequences with", wrap=16, drop=3))
-    table = FitTable(f"{suite.name}: {len(tasks)} tasks", columns, max_drop=3)
+        columns.append(Col("sequences with", wrap=16, drop=5))
+    table = FitTable(f"{suite.name}: {len(tasks)} tasks", columns, max_drop=5)
     for t in tasks:
         cells = [escape(t.task_id), escape(t.label), escape(t.category),
-                 escape(t.source_benchmark)]
+                 escape(t.source_benchmark), escape(t.organism), escape(t.kingdom),
+                 *_profile_cells(profiles.get(t.task_id))]
         table.add_row(*cells, *([shown.get(t.task_id, "")] if shown else []))
     table_console().print(table)
     return 0
 
 
-def recorded_letters(paths, tasks: list[TaskMeta]) -> dict[str, LetterCounts]:
-    """The letter counts the store's task catalog records for these tasks of their suite."""
+def _profile_cells(profile: TaskProfile | None) -> list[str]:
+    """train/test, classes, min class, length ("min-median-max"); "?" where not recorded."""
+    if profile is None:
+        return ["?"] * 4
+    return [f"{profile.n_train}/{profile.n_test}", str(profile.n_classes),
+            f"{profile.min_class_share:.0%}",
+            f"{profile.length_min}-{profile.length_median:g}-{profile.length_max}"]
+
+
+def recorded(paths, tasks: list[TaskMeta], kind):
+    """What the store's task catalog records for these tasks of their suite, as `kind`
+    (`LetterCounts` or `TaskProfile`, read by its `from_row`), by task id."""
     from store.tables.catalogs import read_catalog  # lazy: polars, pyarrow, filelock
 
     wanted = {(t.task_id, t.suite) for t in tasks}
     out = {}
     for row in read_catalog(paths, "tasks").iter_rows(named=True):
-        counts = LetterCounts.from_row(row)
-        if counts is not None and (row["task_id"], row["suite"]) in wanted:
-            out[row["task_id"]] = counts
+        value = kind.from_row(row)
+        if value is not None and (row["task_id"], row["suite"]) in wanted:
+            out[row["task_id"]] = value
     return out

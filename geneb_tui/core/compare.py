@@ -14,6 +14,7 @@ import polars as pl
 from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.query import (
     StoreSnapshot,
+    domains_of,
     selection_aggregates,
     selection_scores,
     suite_task_metas,
@@ -205,7 +206,8 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
     if filters.category:
         metas = [t for t in metas if t.category == filters.category]
     frame = task_difficulty(long, tasks=metas)
-    header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks"]
+    kingdom = {t.task_id: t.kingdom for t in metas}
+    header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks", "Kingdom"]
     rows, keys = [], []
     for r in frame.iter_rows(named=True):
         keys.append(r["task"])
@@ -214,7 +216,7 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
         best = r.get("best_model")
         best = (snap.model_meta(best).get("display") or best) if best else ""
         rows.append([r["label"], r["category"], r["n_models"], r["mean"], r["sd"], best,
-                     r["best_value"], marks])
+                     r["best_value"], marks, kingdom.get(r["task"], "")])
     note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
             f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > {EASY:.2f}, "
             f"hard = mean < {HARD:.2f}, high-var = sd > {HIGH_VAR:.2f}. Enter: the task across "
@@ -229,7 +231,7 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
     long = selection_scores(snap, filters).filter(pl.col("task") == task)
     meta = snap.tasks.filter(pl.col("task_id") == task)
     label = meta["label"][0] if meta.height else task
-    header = ["Model", "Source", "Value", "Rank", "vs mean"]
+    header = ["Model", "Source", "Value", "Rank", "vs mean", "Domain"]
     if long.is_empty():
         return Table(header, [], f"{label}: no results in this selection.")
     stats = task_difficulty(long, tasks=suite_task_metas(snap, filters.suite)).filter(
@@ -237,12 +239,16 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
     wide = long.select("model", "source", "value")
     ranked = wide.join(rankings(wide, ["value"]).rename({"value": "rank"}),
                        on=["model", "source"]).sort(["rank", "model"])
+    domain_of = domains_of(snap)
     rows = [[snap.model_meta(r["model"]).get("display") or r["model"], r["source"], r["value"],
-             r["rank"], r["value"] - stats["mean"]] for r in ranked.iter_rows(named=True)]
+             r["rank"], r["value"] - stats["mean"], domain_of(r["model"], task)]
+            for r in ranked.iter_rows(named=True)]
     marks = [m for m, on in (("easy", stats["easy"]), ("hard", stats["hard"]),
                              ("high-variance", stats["high_variance"])) if on]
     sd = "n/a" if stats["sd"] is None else f"{stats['sd']:.3f}"
-    note = (f"[b]{label}[/b] ({stats['category']}): mean {stats['mean']:.3f}, sd {sd}, "
+    where = (f"{meta['organism'][0]}, {meta['kingdom'][0]}; " if meta.height else "")
+    note = (f"[b]{label}[/b] ({stats['category']}; {where}domain: the model's pretraining, "
+            f"in/out/unknown): mean {stats['mean']:.3f}, sd {sd}, "
             f"{stats['n_models']} models" + (f" — {', '.join(marks)}" if marks else "")
             + f"; {filters.regime}, {METRIC_LABELS[filters.metric]}.")
     vals = [r[2] for r in rows]

@@ -32,12 +32,14 @@ from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta
 from store.cells import cell_states
 from store.damage import damage
 from store.db import Snapshot
+from store.domains import UNKNOWN
 from store.paths import StorePaths
 from store.pins import pinned, read_pins
 from store.tables.catalogs import (
     known_tasks,
     models_frame,
     models_with_builtins,
+    pair_domains,
     store_models,
 )
 from store.vocab.errors import GenebError
@@ -198,8 +200,16 @@ def selection_scores(snap: StoreSnapshot, filters: Filters,
 
 def _task_metas(tasks: pl.DataFrame) -> list[TaskMeta]:
     return [TaskMeta(r["task_id"], r["label"], r["category"], r["suite"],
-                     r.get("source_benchmark") or "")
+                     r.get("source_benchmark") or "", r.get("organism") or UNKNOWN,
+                     r.get("kingdom") or UNKNOWN)
             for r in tasks.iter_rows(named=True)]
+
+
+def domains_of(snap: StoreSnapshot):
+    """`(model id, task id) -> "in" | "out" | "unknown"` over the snapshot's catalog and tasks
+    (`store.tables.catalogs.pair_domains`)."""
+    return pair_domains(snap.paths, {m: ModelMeta(**d) for m, d in snap.catalog.items()},
+                        snap.tasks)
 
 
 def suite_task_metas(snap: StoreSnapshot, suite: str) -> list[TaskMeta]:

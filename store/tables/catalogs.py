@@ -16,15 +16,19 @@ from store.atomic import write_atomic
 from store.catalog import (
     BOOL_FIELDS,
     COUNT_FIELDS,
+    LIST_FIELDS,
+    TASK_FIELDS,
     LetterCounts,
     ModelMeta,
     TaskMeta,
+    TaskProfile,
     geneb_v1_tasks,
     load_models,
     param_count,
 )
 from store.cells import revision_text
 from store.damage import REPAIR, note
+from store.domains import domain
 from store.failpoints import reach
 from store.locks import named_lock
 from store.manifest import materialised_suite_tasks
@@ -72,24 +76,37 @@ def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) ->
     return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
 
 
+# What the data tell of a task (`fill` and `data verify` record them; a task keeps its recorded
+# ones where a later write gives none), and their column types.
+MEASURED: dict[str, pl.DataType] = {
+    **dict.fromkeys(LetterCounts.columns(), pl.Int64),
+    **{c: pl.Float64 if c in ("min_class_share", "length_median") else pl.Int64
+       for c in TaskProfile.columns()},
+}
+
+
 def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
                 data_hashes: Mapping[str, str] | None = None,
-                letters: Mapping[str, LetterCounts] | None = None) -> pl.DataFrame:
-    """The task catalog's rows; `data_hash` is the task's current data (`store.cells`) and
-    `letters_*` what its sequences hold (`LetterCounts`), NULL where not known."""
-    hashes, letters = data_hashes or {}, letters or {}
-    columns = LetterCounts.columns()
+                letters: Mapping[str, LetterCounts] | None = None,
+                profiles: Mapping[str, TaskProfile] | None = None) -> pl.DataFrame:
+    """The task catalog's rows: a task's fields (organism and kingdom included), `data_hash`
+    (its current data, `store.cells`), `letters_*` (what its sequences hold, `LetterCounts`)
+    and its `TaskProfile`, NULL where not known."""
+    hashes = data_hashes or {}
+    measured = (letters or {}, LetterCounts.columns()), (profiles or {}, TaskProfile.columns())
 
-    def counts(task_id: str) -> dict:
-        known = letters.get(task_id)
-        values = astuple(known) if known is not None else (None,) * len(columns)
-        return dict(zip(columns, values, strict=True))
+    def values(task_id: str) -> dict:
+        out = {}
+        for known, columns in measured:
+            value = known.get(task_id)
+            out.update(zip(columns, astuple(value) if value is not None
+                           else (None,) * len(columns), strict=True))
+        return out
 
-    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id), **counts(t.task_id)}
+    return pl.DataFrame([{**asdict(t), "data_hash": hashes.get(t.task_id), **values(t.task_id)}
                          for t in tasks],
-                        schema={"task_id": pl.String, "label": pl.String, "category": pl.String,
-                                "suite": pl.String, "source_benchmark": pl.String,
-                                "data_hash": pl.String, **dict.fromkeys(columns, pl.Int64)})
+                        schema={**dict.fromkeys(TASK_FIELDS, pl.String), "data_hash": pl.String,
+                                **MEASURED})
 
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
@@ -98,7 +115,8 @@ def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFram
     rows = [{**asdict(m), "params": param_count(m.params), "scale_band": m.scale_band}
             for m in models]
     types = {**dict.fromkeys(("params", "random_init", *COUNT_FIELDS), pl.Int64),
-             **dict.fromkeys(BOOL_FIELDS, pl.Boolean)}
+             **dict.fromkeys(BOOL_FIELDS, pl.Boolean),
+             **dict.fromkeys(LIST_FIELDS, pl.List(pl.String))}
     schema = {f.name: types.get(f.name, pl.String) for f in fields(ModelMeta)}
     schema["scale_band"] = pl.String
     return pl.DataFrame(rows, schema=schema)
@@ -128,13 +146,14 @@ def _upsert(paths, name: str, new: pl.DataFrame, key: str, keep: tuple[str, ...]
 
 
 def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None,
-                   letters: Mapping[str, LetterCounts] | None = None) -> None:
+                   letters: Mapping[str, LetterCounts] | None = None,
+                   profiles: Mapping[str, TaskProfile] | None = None) -> None:
     """Record tasks in `<store>/catalog/tasks.parquet` (what results refer to), with the hash of
-    their current data and its letter counts where given (a task keeps its recorded ones
-    otherwise)."""
+    their current data, its letter counts and its profile where given (a task keeps its
+    recorded ones otherwise)."""
     if tasks:
-        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters), "task_id",
-                keep=("data_hash", *LetterCounts.columns()))
+        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters, profiles),
+                "task_id", keep=("data_hash", *MEASURED))
 
 
 def register_models(paths, models, revisions: Mapping[str, str | None] | None = None) -> None:
@@ -160,8 +179,16 @@ def known_tasks(paths: StorePaths, stored: pl.DataFrame | None = None) -> pl.Dat
     (`stored`, default read from the store; they carry what `fill` registered), then the
     `built_in_tasks` it lacks. The one list behind name checks, the dashboard and `doctor`."""
     stored = read_catalog(paths, "tasks") if stored is None else stored
-    return (pl.concat([stored, tasks_frame(built_in_tasks(paths))], how="diagonal_relaxed")
-            .unique("task_id", keep="first", maintain_order=True))
+    built_in = tasks_frame(built_in_tasks(paths))
+    # a catalog written before the task domains holds no organism or kingdom: the built-in's
+    domains = built_in.select("task_id", "suite", *(pl.col(c).alias(f"{c}_built_in")
+                                                    for c in ("organism", "kingdom")))
+    known = (pl.concat([stored, built_in], how="diagonal_relaxed")
+             .unique("task_id", keep="first", maintain_order=True))
+    return (known.join(domains, on=["task_id", "suite"], how="left", maintain_order="left")
+            .with_columns(pl.coalesce(c, f"{c}_built_in").alias(c)
+                          for c in ("organism", "kingdom"))
+            .select(known.columns))
 
 
 def path_models(paths: StorePaths) -> dict[str, ModelMeta]:
@@ -206,3 +233,21 @@ def store_models(paths: StorePaths, *, user: bool = True) -> dict[str, ModelMeta
     known = load_models(paths.user_models if user else None)
     stored = path_models(paths) | imported_models(paths)
     return known | {k: m for k, m in stored.items() if k not in known}
+
+
+def pair_domains(paths: StorePaths, models: Mapping[str, ModelMeta] | None = None,
+                 tasks: pl.DataFrame | None = None) -> Callable[[str, str], str]:
+    """`(model id, task id) -> "in" | "out" | "unknown"`: the in-domain rule
+    (`store.domains.domain`) on the store's models (default `store_models`) and known tasks
+    (default `known_tasks`); "unknown" for a model or task they do not describe."""
+    models = store_models(paths) if models is None else models
+    tasks = {r["task_id"]: (r["kingdom"], r["organism"])
+             for r in (known_tasks(paths) if tasks is None else tasks).iter_rows(named=True)}
+
+    def of(model_id: str, task_id: str) -> str:
+        m = models.get(model_id)
+        kingdom, organism = tasks.get(task_id, (None, None))
+        return domain(m.pretraining_kingdoms if m else (), m.pretraining_organisms if m else (),
+                      kingdom, organism)
+
+    return of

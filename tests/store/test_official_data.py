@@ -3,6 +3,7 @@ self-consistent, imported offline by `geneb-engine import --official`, and rebui
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import socket
@@ -319,3 +320,49 @@ def test_importing_the_module_is_cheap():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_export_csv_flags_each_row_in_or_out_of_the_models_domain(imported, tmp_path, capsys):
+    paths, _ = imported
+    out = tmp_path / "x.csv"
+    assert main(["export", "--store", str(paths.root), "--csv", str(out), "--regimes",
+                 "full", "--source", "official"]) == 0
+    with out.open() as f:
+        rows = {(r["model"], r["task"]): r["domain"] for r in csv.DictReader(f)}
+    h3 = "InstaDeepAI_nucleotide_transformer_downstream_tasks_H3"
+    human_promoters = "katarinagresova_Genomic_Benchmarks_human_nontata_promoters"
+    assert rows[("hyenadna-large-1m-seqlen-hf", h3)] == "out"               # human-only, yeast
+    assert rows[("hyenadna-large-1m-seqlen-hf", human_promoters)] == "in"
+    assert rows[("nucleotide-transformer-v2-50m-multi-species", h3)] == "in"  # fungi included
+    assert rows[("agro-nucleotide-transformer-1b", human_promoters)] == "out"
+    assert rows[("dnabert2-no-flashattention", h3)] == "unknown"            # not established
+    assert rows[("hyenadna-large-1m-seqlen-hf", "iDNA_ABF_5mC")] == "unknown"
+    assert set(rows.values()) == {"in", "out", "unknown"}
+
+
+def test_report_splits_each_models_scores_in_and_out_of_domain(imported, tmp_path, capsys,
+                                                                monkeypatch):
+    paths, _ = imported
+    out = tmp_path / "x.csv"
+    assert main(["export", "--store", str(paths.root), "--csv", str(out), "--regimes",
+                 "full", "--source", "official"]) == 0
+    with out.open() as f:
+        rows = [r for r in csv.DictReader(f) if r["model"] == "hyenadna-large-1m-seqlen-hf"]
+    by_flag = {flag: [float(r["mcc"]) for r in rows if r["domain"] == flag]
+               for flag in ("in", "out", "unknown")}
+    capsys.readouterr()
+    argv = ["report", "--store", str(paths.root), "--source", "official", "--resamples", "0"]
+    assert main([*argv, "--json"]) == 0
+    split = {r["model"]: r for r in json.loads(capsys.readouterr().out)["domain_split"]}
+    hyena = split["hyenadna-large-1m-seqlen-hf"]
+    assert (hyena["n_in"], hyena["n_out"], hyena["n_unknown"]) == tuple(
+        len(by_flag[f]) for f in ("in", "out", "unknown"))
+    assert hyena["in_micro"] == pytest.approx(sum(by_flag["in"]) / len(by_flag["in"]))
+    assert hyena["out_micro"] == pytest.approx(sum(by_flag["out"]) / len(by_flag["out"]))
+    # by hand from task_domains.csv: 46 human tasks in; out: 38 outside animals and 9 of other
+    # animals (6 mouse, 2 fly, 1 worm); unknown: the 6 unknown tasks and human-or-worm
+    assert (hyena["n_in"], hyena["n_out"], hyena["n_unknown"]) == (46, 47, 7)
+    assert split["dnabert2-no-flashattention"]["n_unknown"] == 100
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(argv) == 0
+    assert "In and out of domain (full, mcc)" in capsys.readouterr().out
