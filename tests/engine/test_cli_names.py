@@ -74,6 +74,8 @@ def test_fill_names(filled, capsys, argv, close):
     (("--models", "GENERator-eukaryote-3b"), "GENERator-eukaryote-3b-base"),   # its display
     (("--source", "offical"), "official"),
     (("--regimes", "1shoot"), "1shot"),
+    (("--category", "enhancer"), "Enhancers"),
+    (("--tasks", "bin-task"), "bin_task"),
 ])
 def test_status_names(filled, capsys, argv, close):
     store, suite = filled
@@ -104,7 +106,7 @@ def test_export_csv_names(filled, tmp_path, capsys, argv, close):
     out = tmp_path / "x.csv"
     line = refused(capsys, store, "export", "--csv", str(out), *argv, close=close)
     assert not out.exists()                # never a header-only file for a typo
-    assert argv[0] in line
+    assert {"--categories": "--category"}.get(argv[0], argv[0]) in line   # the one spelling
 
 
 @pytest.mark.parametrize("argv, close", [
@@ -123,6 +125,8 @@ def test_export_submission_names(filled, tmp_path, capsys, argv, close):
     (("--metric", "MCC"), "mcc"),
     (("--metric", "f1"), "f1_macro"),
     (("--versus", "mlp"), "mlp-h256"),
+    (("--category", "promoter"), "Promoters"),
+    (("--tasks", "tri-task"), "tri_task"),
 ])
 def test_report_names(filled, capsys, argv, close):
     store, suite = filled
