@@ -184,3 +184,20 @@ def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
     assert sorted((r["model"], r["task"], float(r["mcc"])) for r in rows) == sorted(
         (m, t, MCC[m][t]) for m in MCC for t in (T1, T2))
     assert {r["filters"] for r in rows} == {"category=Promoters; organism=human"}
+
+
+def test_a_category_scope_ranks_the_official_models_by_that_category(official_store):
+    root = str(official_store.root)
+    whole = _json("report", "--store", root, "--source", "official", "--resamples", "0")
+    doc = _json("report", "--store", root, "--source", "official", "--category", "Promoters",
+                "--resamples", "300")
+    promoters = {t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"}
+    assert set(doc["tasks"]) == promoters and len(promoters) == 22
+    # the scope's macro is the category's score of the whole report, to the last bit
+    assert {r["model"]: r["macro"] for r in doc["aggregates"]} == {
+        r["model"]: r["Promoters"] for r in whole["aggregates"]}
+    ranked = sorted(whole["aggregates"], key=lambda r: -r["Promoters"])
+    [margin] = doc["leader_margin"]
+    assert (margin["model"], margin["runner_up"]) == (ranked[0]["model"], ranked[1]["model"])
+    assert margin["margin"] == pytest.approx(ranked[0]["Promoters"] - ranked[1]["Promoters"])
+    assert margin["low"] <= margin["margin"] <= margin["high"]
