@@ -54,13 +54,13 @@ def scope_tasks(paths: StorePaths, tasks: Sequence[TaskMeta], scope: Scope, *, s
 
 
 def _with_metadata(tasks: Sequence[TaskMeta], known: pl.DataFrame) -> pl.DataFrame:
-    """The suite's tasks as catalog rows, with the columns of `known` they lack."""
+    """The suite's tasks as catalog rows, each column completed by `known` where the suite's
+    `TaskMeta` has no value (or no such field)."""
     frame = tasks_frame(tuple(tasks))
-    extra = [c for c in known.columns if c not in frame.columns]
-    if not extra:
-        return frame
-    return frame.join(known.select("task_id", *extra), on="task_id", how="left",
-                      maintain_order="left")
+    joined = frame.join(known, on="task_id", how="left", suffix="_known", maintain_order="left")
+    shared = [c for c in frame.columns if f"{c}_known" in joined.columns]
+    return (joined.with_columns(pl.coalesce(c, f"{c}_known").alias(c) for c in shared)
+            .drop(f"{c}_known" for c in shared))
 
 
 def _values(frame: pl.DataFrame, column: str) -> list[str]:

@@ -14,21 +14,24 @@ import polars as pl
 import pytest
 
 from engine.cli import main
-from store.catalog import geneb_v1_tasks
+from store.catalog import TaskMeta, geneb_v1_tasks
 from store.paths import resolve_store
 from store.scopes import scope_tasks
-from store.tables.catalogs import read_catalog, register_tasks, tasks_frame
+from store.tables.catalogs import read_catalog, register_tasks
 from store.tables.results import append_rows
 from store.vocab.protocol import GENEB_V1, SEEDS
 from store.vocab.scopes import SCOPE_FIELDS, Scope
 from tests.engine.test_cli_names import state
 
-NT = "InstaDeepAI_nucleotide_transformer_downstream_tasks_"
-T1, T2, T3 = f"{NT}promoter_all", f"{NT}promoter_no_tata", f"{NT}promoter_tata"
-T4 = f"{NT}enhancers"
-# (organism, kingdom) of the hand-built catalog's tasks: the other 96 have none recorded.
+T1, T2, T3, T4 = "prom_a", "prom_b", "prom_c", "enh_a"
+# The suite `mine` as a `fill` of its folder registers it (the task catalog's rows), and the
+# (organism, kingdom) its catalog records; yeast_task is of another suite.
+MINE = tuple(TaskMeta(t, t.upper(), c, "mine", "other")
+             for t, c in ((T1, "Promoters"), (T2, "Promoters"), (T3, "Promoters"),
+                          (T4, "Enhancers")))
 META = {T1: ("human", "Animalia"), T2: ("human", "Animalia"),
-        T3: ("Arabidopsis thaliana", "Plantae"), T4: ("human", "Animalia")}
+        T3: ("Arabidopsis thaliana", "Plantae"), T4: ("human", "Animalia"),
+        "yeast_task": ("Saccharomyces cerevisiae", "Fungi")}
 # Full-regime MCC per model and task (T1-T3 Promoters, T4 Enhancers).
 MCC = {"kmer-3": {T1: 0.8, T2: 0.2, T3: 0.5, T4: 0.6},
        "kmer-4": {T1: 0.3, T2: 0.5, T3: 0.9, T4: 0.5},
@@ -37,29 +40,24 @@ MCC = {"kmer-3": {T1: 0.8, T2: 0.2, T3: 0.5, T4: 0.6},
 
 @pytest.fixture(scope="module")
 def scoped(tmp_path_factory):
-    """A store of local full-regime results of three models on four geneb-v1 tasks, whose task
-    catalog has organism and kingdom columns (and a task of another suite, of yeast)."""
+    """A store of local full-regime results of three models on the four tasks of suite `mine`,
+    whose task catalog has organism and kingdom columns (and a task of another suite)."""
     paths = resolve_store(tmp_path_factory.mktemp("scopes") / "store")
-    register_tasks(paths, geneb_v1_tasks())
+    register_tasks(paths, [*MINE, TaskMeta("yeast_task", "Yeast", "Promoters", "other",
+                                           "other")])
     append_rows(paths, [{"model": model, "task": task, "regime": "full", "seed": seed,
                          "probe": "logreg", "protocol": GENEB_V1.name,
                          "protocol_hash": GENEB_V1.hash, "mcc": mcc, "acc": 0.7,
                          "f1_macro": 0.6, "source": "local", "shared_fit": True}
                         for model, scores in MCC.items() for task, mcc in scores.items()
                         for seed in SEEDS])
-    catalog = pl.concat([read_catalog(paths, "tasks"),
-                         tasks_frame([]).select("task_id", "label", "category", "suite")
-                         .vstack(pl.DataFrame([("yeast_task", "Yeast", "Promoters", "other")],
-                                              schema=["task_id", "label", "category", "suite"],
-                                              orient="row"))], how="diagonal_relaxed")
-    catalog = catalog.with_columns(
-        pl.col("task_id").replace_strict({t: o for t, (o, _) in META.items()}
-                                         | {"yeast_task": "Saccharomyces cerevisiae"},
-                                         default=None, return_dtype=pl.String).alias("organism"),
-        pl.col("task_id").replace_strict({t: k for t, (_, k) in META.items()}
-                                         | {"yeast_task": "Fungi"},
-                                         default=None, return_dtype=pl.String).alias("kingdom"))
-    catalog.write_parquet(paths.catalog_table("tasks"))
+    catalog = read_catalog(paths, "tasks")
+    catalog.with_columns(
+        pl.col("task_id").replace_strict({t: o for t, (o, _) in META.items()},
+                                         return_dtype=pl.String).alias("organism"),
+        pl.col("task_id").replace_strict({t: k for t, (_, k) in META.items()},
+                                         return_dtype=pl.String).alias("kingdom"),
+    ).write_parquet(paths.catalog_table("tasks"))
     return paths
 
 
@@ -71,17 +69,16 @@ def _json(*argv: str) -> dict:
 
 
 def test_a_scope_is_the_tasks_of_every_option_given(scoped):
-    tasks = geneb_v1_tasks()
-
-    def ids(**given):
-        return [t.task_id for t in scope_tasks(scoped, tasks, Scope(**given), suite="geneb-v1")]
+    def ids(of=MINE, name="mine", **given):
+        return [t.task_id for t in scope_tasks(scoped, of, Scope(**given), suite=name)]
 
     assert ids(organisms=("human",)) == [T1, T2, T4]
     assert ids(organisms=("human",), categories=("Promoters",)) == [T1, T2]
     assert ids(kingdoms=("Plantae", "Animalia"), tasks=(T3, T4)) == [T3, T4]
-    assert len(ids(source_benchmarks=("NT",))) == len([t for t in tasks
-                                                       if t.source_benchmark == "NT"]) > 4
-    assert len(ids()) == 100
+    assert ids() == [T1, T2, T3, T4]
+    v1 = geneb_v1_tasks()           # a built-in suite, with the source benchmark of each task
+    assert len(ids(v1, "geneb-v1", source_benchmarks=("NT",))) == len(
+        [t for t in v1 if t.source_benchmark == "NT"]) > 4
     assert [f.name for f in SCOPE_FIELDS] == list(Scope.__dataclass_fields__)
 
 
@@ -91,12 +88,12 @@ def test_a_scope_is_the_tasks_of_every_option_given(scoped):
     (("--category", "Enhancer"), "--category: unknown category 'Enhancer' (did you mean "
                                  "Enhancers?)"),
     (("--organism", "Saccharomyces cerevisiae"),
-     "--organism: no task of suite geneb-v1 has organism Saccharomyces cerevisiae; its "
+     "--organism: no task of suite mine has organism Saccharomyces cerevisiae; its "
      "organism values: human, Arabidopsis thaliana"),
-    (("--tasks", "yeast_task"), "--tasks: suite geneb-v1 has no task yeast_task; "
-                                "`geneb-engine tasks --suite geneb-v1` lists its tasks"),
+    (("--tasks", "yeast_task"), "--tasks: suite mine has no task yeast_task; "
+                                "`geneb-engine tasks --suite mine` lists its tasks"),
     (("--organism", "Arabidopsis thaliana", "--category", "Enhancers"),
-     "no task of suite geneb-v1 is in the scope category Enhancers; organism Arabidopsis "
+     "no task of suite mine is in the scope category Enhancers; organism Arabidopsis "
      "thaliana (each option matches tasks, but not together)"),
 ])
 @pytest.mark.parametrize("command", ["report", "status", "export"])
@@ -128,7 +125,7 @@ def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
     # 95 % interval is [-0.1, 0.3] (each extreme holds a quarter of the resamples).
     doc = _json("report", "--store", str(scoped.root), "--organism", "human",
                 "--resamples", "4000")
-    assert doc["scope"] == "scope: 3 of the 100 tasks of suite geneb-v1 (organism human)"
+    assert doc["scope"] == "scope: 3 of the 4 tasks of suite mine (organism human)"
     assert doc["tasks"] == [T1, T2, T4]
     assert [(r["model"], round(r["macro"], 12)) for r in doc["aggregates"]] == [
         ("kmer-3", 0.55), ("kmer-4", 0.45), ("kmer-5", 0.1)]
@@ -145,7 +142,7 @@ def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
     assert main(["report", "--store", str(scoped.root), "--organism", "human",
                  "--resamples", "4000"]) == 0
     out = capsys.readouterr().out
-    assert "scope: 3 of the 100 tasks of suite geneb-v1 (organism human)" in out
+    assert "scope: 3 of the 4 tasks of suite mine (organism human)" in out
     line = " ".join(out[out.index("Leader of the scope"):].split("\n\n")[0].split())
     assert line.startswith("Leader of the scope (macro, full, mcc): 3-mer spectrum 0.550 "
                            "[0.40, 0.70], rank [1-2]; runner-up: 4-mer spectrum 0.450 "
@@ -158,7 +155,7 @@ def test_a_one_task_scope_has_a_margin_and_no_interval(scoped, capsys):
     assert main(["report", "--store", str(scoped.root), "--kingdom", "Plantae",
                  "--resamples", "500"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "scope: 1 of the 100 tasks of suite geneb-v1 (kingdom Plantae)" in out
+    assert "scope: 1 of the 4 tasks of suite mine (kingdom Plantae)" in out
     assert ("Leader of the scope (macro, full, mcc): 4-mer spectrum 0.900 —, rank —; "
             "runner-up: 3-mer spectrum 0.500 —, rank —; margin 0.400 ") in out
     assert "a scope of one task has no interval" in out
@@ -168,7 +165,7 @@ def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
     assert main(["status", "--store", str(scoped.root), "--regimes", "full",
                  "--organism", "human", "--category", "Promoters"]) == 0
     out = capsys.readouterr().out
-    assert "scope: 2 of the 100 tasks of suite geneb-v1 (category Promoters; organism " \
+    assert "scope: 2 of the 4 tasks of suite mine (category Promoters; organism " \
            "human)" in out
     assert all(re.search(rf"kmer-{k} │ +2/2 │ none", out) for k in (3, 4, 5)), out
     doc = _json("status", "--store", str(scoped.root), "--kingdom", "Animalia")
@@ -179,7 +176,7 @@ def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
     out_csv = tmp_path / "human.csv"
     assert main(["export", "--store", str(scoped.root), "--csv", str(out_csv),
                  "--categories", "Promoters", "--organism", "human"]) == 0   # the old spelling
-    assert "scope: 2 of the 100 tasks" in capsys.readouterr().out
+    assert "scope: 2 of the 4 tasks" in capsys.readouterr().out
     rows = list(csv.DictReader(out_csv.open()))
     assert sorted((r["model"], r["task"], float(r["mcc"])) for r in rows) == sorted(
         (m, t, MCC[m][t]) for m in MCC for t in (T1, T2))
