@@ -491,7 +491,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                    "where it ranks first",
                    [("model", "left"), ("macro", "right"), ("P(best)", "right"),
                     ("rank interval", "right")],
-                   empty=f"none: {ONE_TASK_NOTE} (every category has one task)")
+                   empty=f"{ONE_TASK_NOTE} (every category has one task)")
         macro = {_key(r): r for r in agg.iter_rows(named=True)}
         for r in group.iter_rows(named=True):
             t.add_row(names(r) + (" (leader)" if r["leader"] else ""),

@@ -159,6 +159,7 @@ def test_a_one_task_scope_has_a_margin_and_no_interval(scoped, capsys):
     assert ("Leader of the scope (macro, full, mcc): 4-mer spectrum 0.900 —, rank —; "
             "runner-up: 3-mer spectrum 0.500 —, rank —; margin 0.400 ") in out
     assert "a scope of one task has no interval" in out
+    assert "none: a scope of one task" in out and "none: none" not in out   # the tie group
 
 
 def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
