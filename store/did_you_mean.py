@@ -4,7 +4,11 @@ engine's usage errors, a suite manifest's categories)."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+
+from store.vocab.errors import GenebError
+
+LIST_UP_TO = 16     # an error lists the valid values when there are at most this many
 
 
 def suggestions(name: str, known: Iterable[str], aliases: Mapping[str, str] | None = None,
@@ -29,3 +33,35 @@ def suggestions(name: str, known: Iterable[str], aliases: Mapping[str, str] | No
         out += [k for f in close if difflib.SequenceMatcher(None, key, f).ratio() >= best - 0.1
                 for k in folded[f]]
     return list(dict.fromkeys(out))[:n]
+
+
+def check_names(kind: str, given: Sequence[str] | None, known: Iterable[str], *,
+                option: str | None = None, listing: str | None = None,
+                aliases: Mapping[str, str] | None = None, quote: bool = True,
+                more: str = "") -> list[str]:
+    """`given` (every name matched exactly: ids are case-sensitive) when each is in `known`;
+    else one GenebError naming the option, every unknown name with the closest known ones
+    ("did you mean"; a case-only difference is suggested first) and the valid values (listed
+    when there are at most LIST_UP_TO, else `listing`: what lists them). Every command checks
+    its name options through this before it reads or writes anything else. `quote=False`
+    shows the names bare (the wording `fill --tasks` has always had); `more` ends the list of
+    valid values (what else the option takes)."""
+    given = list(given or [])
+    values = list(dict.fromkeys(known))
+    valid = set(values)
+    unknown = [g for g in dict.fromkeys(given) if g not in valid]
+    if not unknown:
+        return given
+    parts = []
+    for name in unknown:
+        close = suggestions(name, values, aliases)
+        parts.append((repr(name) if quote else name)
+                     + (f" (did you mean {', '.join(close)}?)" if close else ""))
+    if not values:
+        hint = listing or f"there is no {kind} to choose from"
+    elif len(values) <= LIST_UP_TO or not listing:
+        hint = f"choose from {', '.join(values)}"
+    else:
+        hint = listing
+    where = f"{option}: " if option else ""
+    raise GenebError(f"{where}unknown {kind} {' and '.join(parts)}; {hint}{more}")

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from engine.registry import resolve_model
-from store.catalog import CATEGORY_ORDER, ModelMeta
-from store.did_you_mean import suggestions
+from store.catalog import ModelMeta, TaskMeta
+from store.did_you_mean import check_names, suggestions
 from store.paths import StorePaths, absent_store, store_named
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
+from store.vocab.scopes import SCOPE_FIELDS, Scope
 from store.vocab.sources import SOURCES
 from store.vocab.suites import DEFAULT as SUITE_DEFAULT
 from store.vocab.suites import NAMED as NAMED_SUITES
@@ -31,9 +32,6 @@ console = Console(soft_wrap=True)  # messages stay one line (commands in them co
 err_console = Console(stderr=True)
 
 OUTPUT_WIDTH = 200  # columns of the tables when stdout is not a terminal and $COLUMNS is unset
-
-LIST_UP_TO = 16     # an error lists the valid values when there are at most this many
-
 
 def output_width() -> int:
     """The width tables are laid out for: the terminal's when stdout is one (rich's own rule,
@@ -137,6 +135,33 @@ def add_suite_args(p, *, from_store: bool = False, subsample: bool = True) -> No
                             "the data revision; off for geneb-v1 unless asked)")
 
 
+def add_scope_args(p, *, aliases: Mapping[str, str] | None = None) -> None:
+    """The scope options, one per `store.vocab.scopes.SCOPE_FIELDS` (`--category`, `--tasks`,
+    `--organism`, `--kingdom`, `--source-benchmark`), each taking several values; `aliases`:
+    an older spelling of an option (`--category` -> `--categories`), taken as well. Read by
+    `scoped_tasks`."""
+    aliases = aliases or {}
+    for f in SCOPE_FIELDS:
+        p.add_argument(f.option, *([aliases[f.option]] if f.option in aliases else []),
+                       dest=f.name, nargs="+", metavar=f.what.replace(" ", "_").upper(),
+                       help=f"only the tasks of this {f.what} (several: any of them); the "
+                            "scope options combine (a task in every one given)")
+
+
+def scoped_tasks(args, paths: StorePaths, suite) -> tuple[tuple[TaskMeta, ...], str | None]:
+    """(the tasks of `suite` in the scope the options of `add_scope_args` give, the line that
+    says how many: None for the whole suite), by `store.scopes.scope_tasks` (its GenebError
+    for a scope that names no task)."""
+    from store.scopes import scope_tasks  # lazy: polars
+
+    scope = Scope(**{f.name: tuple(getattr(args, f.name) or ()) for f in SCOPE_FIELDS})
+    tasks = scope_tasks(paths, suite.tasks, scope, suite=suite.name)
+    if scope.whole:
+        return tasks, None
+    return tasks, (f"scope: {len(tasks)} of the {len(suite.tasks)} tasks of suite {suite.name} "
+                   f"({scope.describe()})")
+
+
 def suite_of(args, paths: StorePaths, *, write: bool = False):
     """The suite of `--suite`; `write`: the command writes the store (see `resolve_suite`).
     What reading it found worth a warning (its manifest's) goes to stderr, one line each."""
@@ -194,38 +219,6 @@ def _exists(path: str) -> bool:
 
 # --- names: one rule for every option that takes names ------------------------------------
 
-def check_names(kind: str, given: Sequence[str] | None, known: Iterable[str], *,
-                option: str | None = None, listing: str | None = None,
-                aliases: Mapping[str, str] | None = None, quote: bool = True,
-                more: str = "") -> list[str]:
-    """`given` (every name matched exactly: ids are case-sensitive) when each is in `known`;
-    else one GenebError naming the option, every unknown name with the closest known ones
-    ("did you mean"; a case-only difference is suggested first) and the valid values (listed
-    when there are at most LIST_UP_TO, else `listing`: what lists them). Every command checks
-    its name options through this before it reads or writes anything else. `quote=False`
-    shows the names bare (the wording `fill --tasks` has always had); `more` ends the list of
-    valid values (what else the option takes)."""
-    given = list(given or [])
-    values = list(dict.fromkeys(known))
-    valid = set(values)
-    unknown = [g for g in dict.fromkeys(given) if g not in valid]
-    if not unknown:
-        return given
-    parts = []
-    for name in unknown:
-        close = suggestions(name, values, aliases)
-        parts.append((repr(name) if quote else name)
-                     + (f" (did you mean {', '.join(close)}?)" if close else ""))
-    if not values:
-        hint = listing or f"there is no {kind} to choose from"
-    elif len(values) <= LIST_UP_TO or not listing:
-        hint = f"choose from {', '.join(values)}"
-    else:
-        hint = listing
-    where = f"{option}: " if option else ""
-    raise GenebError(f"{where}unknown {kind} {' and '.join(parts)}; {hint}{more}")
-
-
 def choice_of(kind: str, values: Sequence[str]):
     """argparse `type=` for an option with a closed set of values (regimes, metrics, scale
     bands, provenances): an unknown value is the usage error of `check_names`."""
@@ -240,8 +233,8 @@ def choice_of(kind: str, values: Sequence[str]):
 
 class StoreNames:
     """The names a store knows, from where the project keeps them: the model catalog (built-in
-    and the user's) and the store's, the suites' tasks and categories (geneb-v1, the store's
-    task catalog, the materialised suites), and the models, tasks and sources of its rows."""
+    and the user's) and the store's, and the models and sources of its rows (tasks and
+    categories: the scope, `scoped_tasks`)."""
 
     def __init__(self, paths: StorePaths, snap: Snapshot | None = None):
         self.paths = paths
@@ -255,22 +248,14 @@ class StoreNames:
 
     @cached_property
     def _rows(self):
-        """The distinct (model, task, source, protocol) of the store's rows."""
-        return self.snap.query("SELECT DISTINCT model, task, source, protocol FROM results_all")
+        """The distinct (model, source) of the store's rows."""
+        return self.snap.query("SELECT DISTINCT model, source FROM results_all")
 
     @cached_property
     def _catalog_models(self):
         from store.tables.catalogs import read_catalog  # lazy: polars, pyarrow, filelock
 
         return read_catalog(self.paths, "models")
-
-    @cached_property
-    def _catalog_tasks(self):
-        """(task id, category) of every task the store knows (`known_tasks`)."""
-        # lazy: polars, pyarrow, filelock
-        from store.tables.catalogs import known_tasks
-
-        return list(known_tasks(self.paths).select("task_id", "category").iter_rows())
 
     @cached_property
     def catalog(self) -> dict[str, ModelMeta]:
@@ -301,16 +286,6 @@ class StoreNames:
         return {k: v for k, v in out.items() if v}
 
     @cached_property
-    def tasks(self) -> list[str]:
-        return list(dict.fromkeys([*(t for t, _ in self._catalog_tasks),
-                                   *sorted(self._rows["task"].unique())]))
-
-    @cached_property
-    def categories(self) -> list[str]:
-        return list(dict.fromkeys([*CATEGORY_ORDER,
-                                   *(c for _, c in self._catalog_tasks if c)]))
-
-    @cached_property
     def sources(self) -> list[str]:
         """local, the provenances of imported submissions, then any other of the store's."""
         return list(dict.fromkeys([*SOURCES,
@@ -321,15 +296,6 @@ class StoreNames:
                            aliases=self.model_aliases,
                            listing=f"`geneb-engine models` lists the {len(self.catalog)} "
                                    "catalog models")
-
-    def check_tasks(self, given, option: str = "--tasks") -> list[str]:
-        return check_names("task", given, self.tasks, option=option,
-                           listing="`geneb-engine tasks --suite SUITE` lists a suite's tasks")
-
-    def check_categories(self, given, option: str = "--categories") -> list[str]:
-        return check_names("category", given, self.categories, option=option,
-                           listing="`geneb-engine tasks --suite SUITE` shows each task's "
-                                   "category")
 
     def check_sources(self, given, option: str = "--sources") -> list[str]:
         return check_names("source", given, self.sources, option=option)

@@ -21,7 +21,6 @@ from rich.markup import escape
 from engine.commands.common import (
     StoreNames,
     add_protocol_arg,
-    check_names,
     console,
     emit_json,
     one_protocol,
@@ -38,6 +37,7 @@ from store.compare_cells import (
     submission_cells,
 )
 from store.db import Snapshot
+from store.did_you_mean import check_names
 from store.official.formats import Submission, expand_paths, read_official_file
 from store.paths import StorePaths, check_store, resolve_store
 from store.vocab.errors import GenebError

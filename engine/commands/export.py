@@ -7,20 +7,25 @@ import argparse
 import json
 from pathlib import Path
 
+from rich.markup import escape
+
 from engine import __version__
 from engine.commands.common import (
     StoreNames,
+    add_scope_args,
     add_suite_arg,
     choice_of,
     console,
     emit_json,
     reading_suite,
+    scoped_tasks,
     store_of,
 )
 from store.csv_out import write_csv
 from store.folders import folder_problem
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
+from store.vocab.scopes import SCOPE_FIELDS
 from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
@@ -72,8 +77,7 @@ def register(sub, common) -> None:
     add_suite_arg(p, from_store=True)
     p.add_argument("--per-seed", action="store_true", help="one row per seed")
     p.add_argument("--models", nargs="+", metavar="MODEL")
-    p.add_argument("--tasks", nargs="+", metavar="TASK")
-    p.add_argument("--categories", nargs="+", metavar="CATEGORY")
+    add_scope_args(p, aliases={"--category": "--categories"})
     p.add_argument("--regimes", nargs="+", choices=REGIMES, type=choice_of("regime", REGIMES))
     p.add_argument("--sources", nargs="+", metavar="SOURCE",
                    help="local, official, verified, reproduced, self-reported")
@@ -97,32 +101,39 @@ def run(args) -> int:
             raise GenebError(f"--provenance verified: {problem}; nothing written")
         return _submission(paths, args)
     names.check_models(args.models)
-    names.check_tasks(args.tasks)
-    names.check_categories(args.categories)
     names.check_sources(args.sources)
     out = _csv_path(args.csv)
     sources = args.sources[0] if args.sources and len(args.sources) == 1 else None
     suite, chosen = reading_suite(args, snap, sources)
-    on_suite = [t.task_id for t in suite.tasks]
-    filters = {"model": args.models, "task": args.tasks, "category": args.categories,
-               "regime": args.regimes, "source": args.sources}
+    tasks, scope = scoped_tasks(args, paths, suite)
+    filters = {"model": args.models, "regime": args.regimes, "source": args.sources}
     frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
-    frame = frame.filter(frame["task"].is_in(on_suite))
-    frame = _described(frame, snap, names, filters, pair_domains(paths))
+    frame = frame.filter(frame["task"].is_in([t.task_id for t in tasks]))
+    frame = _described(frame, snap, names, {**filters, **_scope_options(args)},
+                       pair_domains(paths))
     try:    # the dashboard's writer: full precision, formula-like text escaped, atomic
         write_csv(out, frame.columns, frame.iter_rows())
     except OSError as exc:
         raise GenebError(f"--csv {out}: cannot write ({exc.strerror or exc})") from None
     if args.json:
         emit_json({"path": str(out), "rows": frame.height, "suite": suite.name,
-                   "suite_chosen": chosen, "per_seed": args.per_seed,
-                   "table_version": snap.version})
-    elif frame.height:
+                   "suite_chosen": chosen, "tasks": [t.task_id for t in tasks],
+                   "per_seed": args.per_seed, "table_version": snap.version})
+        return 0
+    if scope:
+        console.print(escape(scope))
+    if frame.height:
         console.print(f"wrote {frame.height} rows of suite {suite.name} to {out} (results "
                       f"{snap.label}){'; ' + chosen if chosen else ''}")
     else:
-        console.print(f"wrote 0 rows to {out} (header only): {_why_empty(snap, filters)}")
+        console.print(f"wrote 0 rows to {out} (header only): "
+                      f"{_why_empty(snap, filters, scope)}")
     return 0
+
+
+def _scope_options(args) -> dict[str, list[str] | None]:
+    """The scope options given, by option name without its dashes (the `filters` column)."""
+    return {f.option.removeprefix("--"): getattr(args, f.name) for f in SCOPE_FIELDS}
 
 
 def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
@@ -134,9 +145,9 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
 
     display = names.displays
     suites = snap.query("SELECT task_id AS task, suite FROM tasks")
-    option = {"model": "models", "task": "tasks", "category": "categories",
-              "regime": "regimes", "source": "sources"}
-    asked = "; ".join(f"{option[k]}={','.join(v)}" for k, v in filters.items() if v) or "none"
+    option = {"model": "models", "regime": "regimes", "source": "sources"}
+    asked = "; ".join(f"{option.get(k, k)}={','.join(v)}"
+                      for k, v in filters.items() if v) or "none"
     return (frame.join(suites.unique("task", keep="first"), on="task", how="left",
                        maintain_order="left")
             .with_columns(pl.col("model").replace_strict(display, default=pl.col("model"),
@@ -150,15 +161,15 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
             .select(*(c for c in frame.columns if c not in EXTRA_COLUMNS), *EXTRA_COLUMNS))
 
 
-def _why_empty(snap, filters: dict) -> str:
+def _why_empty(snap, filters: dict, scope: str | None) -> str:
     """Why no row matches although every name is known: which filter matches nothing in the
-    store (and how to get those results), or that the filters together match nothing."""
+    store (and how to get those results), or that the filters together (in the scope, the
+    line of `scoped_tasks`) match nothing."""
     if snap.version is None or snap.query("SELECT count(*) AS n FROM results")["n"][0] == 0:
         return (f"the store {snap.paths.root} holds no results; compute some with "
                 "`geneb-engine fill --suite geneb-mini --models kmer-3` or import the official "
                 "ones with `geneb-engine import --official`")
-    have = snap.query("SELECT DISTINCT r.model, r.task, t.category, r.regime, r.source "
-                      "FROM results r LEFT JOIN tasks t ON t.task_id = r.task")
+    have = snap.query("SELECT DISTINCT r.model, r.regime, r.source FROM results r")
     alone = [c for c, values in filters.items()
              if values and not have.filter(have[c].is_in(list(values))).height]
     if alone:
@@ -170,9 +181,11 @@ def _why_empty(snap, filters: dict) -> str:
                    f"{' '.join(filters['model'])}`")
         what = " and of ".join(f"{c} {', '.join(filters[c])}" for c in alone)
         return f"no results of {what} in {snap.paths.root}{fix}"
-    given = " with ".join(f"{c} {', '.join(v)}" for c, v in filters.items() if v)
-    return (f"the store {snap.paths.root} has results of each filter, but none of {given} "
-            "together; `geneb-engine status` shows what is there")
+    given = [f"{c} {', '.join(v)}" for c, v in filters.items() if v]
+    if scope:
+        given.append(f"the {scope.removeprefix('scope: ')}")
+    return (f"the store {snap.paths.root} has results of each filter, but none of "
+            f"{' with '.join(given)} together; `geneb-engine status` shows what is there")
 
 
 def _csv_path(given: str) -> Path:

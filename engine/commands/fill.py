@@ -21,7 +21,6 @@ from engine.cluster import ClusterOptions, require_ray
 from engine.commands.common import (
     add_protocol_arg,
     add_suite_args,
-    check_names,
     choice_of,
     console,
     duration,
@@ -39,6 +38,7 @@ from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions
 from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta
+from store.did_you_mean import check_names
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address

@@ -9,7 +9,6 @@ from pathlib import Path
 from rich.markup import escape
 
 from engine.commands.common import (
-    check_names,
     choice_of,
     console,
     emit_json,
@@ -19,6 +18,7 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.encoders.hub import cache_folder, local_checkpoint
 from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, param_count
+from store.did_you_mean import check_names
 from store.vocab.encoder_kinds import KINDS, split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")

@@ -28,11 +28,13 @@ from engine.commands.common import (
     OUTPUT_WIDTH,
     UNREGISTERED,
     StoreNames,
+    add_scope_args,
     add_suite_args,
     choice_of,
     emit_json,
     one_protocol,
     reading_suite,
+    scoped_tasks,
     store_of,
     suites_with_results,
     table_console,
@@ -101,6 +103,7 @@ def register(sub, common) -> None:
                    help="only this source (local, official, verified, reproduced, "
                         "self-reported); default: all, entries keyed by model and source")
     add_suite_args(p, from_store=True)
+    add_scope_args(p)
     p.add_argument("--versus", metavar="PROTOCOL",
                    help="also compare the rankings of your local geneb-v1 results with those of "
                         "a variant protocol you filled (e.g. mlp-h256: linear vs MLP stability)")
@@ -149,9 +152,12 @@ def _models(paths) -> pl.DataFrame:
 
 def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
             tasks: tuple[TaskMeta, ...] | None = None, resamples: int = 0,
-            level: float = LEVEL, bootstrap_seed: int = 0) -> dict[str, pl.DataFrame]:
+            level: float = LEVEL, bootstrap_seed: int = 0,
+            published: bool = True) -> dict[str, pl.DataFrame]:
     """Every analysis frame of the report, by name, from one snapshot of `store` (a
-    `StorePaths` or a `store.db.Snapshot`); empty when the store has no results.
+    `StorePaths` or a `store.db.Snapshot`); empty when the store has no results. `published`:
+    the aggregates are compared with the imported leaderboard (not on a scope narrower than
+    the suite, whose macro and micro the leaderboard has not).
 
     With `resamples` > 0 also the significance frames: the rank tests (`rank_test_frames`,
     alpha = 1 - `level`) and the bootstrap ones (`uncertainty_frames`, seeded with
@@ -175,7 +181,8 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
         return {}
     scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=source is None)
               for r in REGIMES}
-    frames = _analyses(snap, scores, models, regime=regime, metric=metric, tasks=tasks)
+    frames = _analyses(snap, scores, models, regime=regime, metric=metric, tasks=tasks,
+                       published=published)
     if resamples:
         frames |= rank_test_frames(scores, tasks=tasks, level=level)
         frames |= uncertainty_frames(scores, models, regime=regime, metric=metric,
@@ -228,12 +235,12 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
                        with_source: bool = True) -> dict[str, pl.DataFrame]:
     """The bootstrap frames: ONE `uncertainty.draw` per regime (of `metric`), shared by all.
 
-    Of `regime`: `score_intervals`, `rank_intervals` (every scope), `win_probabilities` and
-    `leader_tie_group` (macro), `scale_rho_intervals`, `controlled_pair_intervals`. Across the
-    regimes: `leader_change_significance` (full -> 10shot, full -> 1shot),
-    `smaller_beats_larger` (with a regime column) and its summary. `bootstrap` says how
-    ([regime, metric, resamples, seed, level, unit, seeds_resampled, n_entries]). Regimes
-    without a complete entry (every task) are left out."""
+    Of `regime`: `score_intervals`, `rank_intervals` (every scope), `win_probabilities`,
+    `leader_tie_group` and `leader_margin` (macro), `scale_rho_intervals`,
+    `controlled_pair_intervals`. Across the regimes: `leader_change_significance` (full ->
+    10shot, full -> 1shot), `smaller_beats_larger` (with a regime column) and its summary.
+    `bootstrap` says how ([regime, metric, resamples, seed, level, unit, seeds_resampled,
+    n_entries]). Regimes without a complete entry (every task) are left out."""
     import polars as pl  # lazy: polars
 
     from store.analyses import claims as C  # lazy: polars, duckdb, pyarrow
@@ -260,11 +267,13 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
                                            else ""),
                     "seeds_resampled": d.seeds_resampled, "n_entries": d.entries.height})
         if r == regime:
+            group = U.leader_tie_group(d, scope="macro", level=level)
             out |= {
                 "score_intervals": U.score_intervals(d, level),
                 "rank_intervals": U.rank_intervals(d, level),
                 "win_probabilities": U.win_probabilities(d, scope="macro"),
-                "leader_tie_group": U.leader_tie_group(d, scope="macro", level=level),
+                "leader_tie_group": group,
+                "leader_margin": C.leader_margin(d, group, scope="macro", level=level),
                 "scale_rho_intervals": C.scale_rho_intervals(d, models, level=level),
                 "controlled_pair_intervals": C.controlled_pair_intervals(d, models,
                                                                          level=level),
@@ -285,7 +294,8 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
 
 
 def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, regime: str,
-              metric: str, tasks: tuple[TaskMeta, ...] | None) -> dict[str, pl.DataFrame]:
+              metric: str, tasks: tuple[TaskMeta, ...] | None,
+              published: bool = True) -> dict[str, pl.DataFrame]:
     """The point analyses (no resampling), from the scores of every regime."""
     from store import analyses as A  # lazy: polars, duckdb, pyarrow
 
@@ -298,6 +308,8 @@ def _analyses(snap, scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, re
     leaders = A.category_leaders(aggs)
     degradation = A.degradation(aggs)
     board = read_leaderboard(snap.paths, regime=regime, metric=metric)
+    if not published:
+        board = board.clear()
     return {
         "aggregates": agg,
         "leaderboard_differences": leaderboard_differences(agg, board),
@@ -460,6 +472,20 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     elif any(iv["low"] is None for iv in score_iv.values()):
         console.print(f"[dim]— in place of an interval: {ONE_TASK_NOTE}[/]", soft_wrap=False)
 
+    top = agg.filter(pl.col("macro").is_not_null()).head(2).to_dicts()   # agg: best first
+    if len(top) == 2:
+        margin = frames.get("leader_margin", pl.DataFrame()).to_dicts()
+        paired = (f" {interval_text(margin[0]['low'], margin[0]['high'], 2)}, P(leader > "
+                  f"runner-up) = {_p(margin[0]['p_leader_beats'])}"
+                  if margin and margin[0]["low"] is not None else "")
+        console.print(Text.from_markup(
+            f"Leader of the scope (macro, {where}): {names(top[0])} {scored(top[0], 'macro')}"
+            + "".join(f", rank {x}" for x in rank_range(top[0]))
+            + f"; runner-up: {names(top[1])} {scored(top[1], 'macro')}"
+            + "".join(f", rank {x}" for x in rank_range(top[1]))
+            + f"; margin {_f(top[0]['macro'] - top[1]['macro'])}{escape(paired)}",
+            overflow="fold"), soft_wrap=False)                  # wrapped at the width
+
     if "leader_tie_group" in frames:
         group = frames["leader_tie_group"].filter("tied_with_leader")
         t = _table(f"Tie group of the macro leader ({where}, {pct}): the models whose macro "
@@ -467,7 +493,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                    "where it ranks first",
                    [("model", "left"), ("macro", "right"), ("P(best)", "right"),
                     ("rank interval", "right")],
-                   empty=f"none: {ONE_TASK_NOTE} (every category has one task)")
+                   empty=f"{ONE_TASK_NOTE} (every category has one task)")
         macro = {_key(r): r for r in agg.iter_rows(named=True)}
         for r in group.iter_rows(named=True):
             t.add_row(names(r) + (" (leader)" if r["leader"] else ""),
@@ -703,7 +729,7 @@ def run(args) -> int:
         one_protocol(args.versus, "--versus", why="rankings are compared with one")
     models = _models(paths)
     suite, chosen = reading_suite(args, snap, args.source)
-    tasks = suite.tasks
+    tasks, scope = scoped_tasks(args, paths, suite)
     # Why a report would be empty, asked first: the same decode of the snapshot as `compute`'s
     # (which then frees it), and no analyses computed for nothing.
     why = None if args.json else _nothing_on_suite(snap, args, tasks)
@@ -712,7 +738,7 @@ def run(args) -> int:
         return 1
     frames = compute(snap, models, regime=args.regime, metric=args.metric, source=args.source,
                      tasks=tasks, resamples=args.resamples, level=args.level,
-                     bootstrap_seed=args.bootstrap_seed)
+                     bootstrap_seed=args.bootstrap_seed, published=scope is None)
     if frames and args.versus:
         frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
     if frames and args.examples:
@@ -728,6 +754,7 @@ def run(args) -> int:
     if args.json:
         emit_json({"store": str(paths.root), "table_version": snap.version,
                    "as_of": snap.label, "suite": suite.name, "suite_chosen": chosen,
+                   "scope": scope, "tasks": [t.task_id for t in tasks],
                    "protocol": GENEB_V1.name,
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
                    "source": args.source, "resamples": args.resamples, "level": args.level,
@@ -737,6 +764,8 @@ def run(args) -> int:
     console = table_console()
     if chosen:
         console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
+    if scope:
+        console.print(escape(scope))
     mixed = args.source is None and frames["aggregates"]["source"].n_unique() > 1
     render(console, frames, _Names(models, mixed), regime=args.regime,
            metric=args.metric, level=args.level)

@@ -6,11 +6,13 @@ from rich.markup import escape
 
 from engine.commands.common import (
     StoreNames,
+    add_scope_args,
     add_suite_args,
     choice_of,
     console,
     emit_json,
     reading_suite,
+    scoped_tasks,
     store_of,
     suites_with_results,
     table_console,
@@ -26,6 +28,7 @@ def register(sub, common) -> None:
                        description="Cells (task, regime) done and missing per model and "
                                    "category for a suite, protocol geneb-v1.")
     add_suite_args(p, from_store=True)
+    add_scope_args(p)
     p.add_argument("--models", nargs="+", metavar="MODEL",
                    help="these models (default: every model with results on the suite)")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
@@ -107,7 +110,7 @@ def run(args) -> int:
     if args.models:
         names.check_models(args.models)
     suite, chosen = reading_suite(args, snap, args.source)
-    tasks = suite.tasks
+    tasks, scope = scoped_tasks(args, paths, suite)
     hashes, unread = _suite_hashes(suite, tasks)
     revisions = _revisions(paths, snap, args.models) if args.source == LOCAL else None
     frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes,
@@ -116,7 +119,7 @@ def run(args) -> int:
                  f"the store's current data (task files not read: {unread})")
     if args.json:
         emit_json({"suite": args.suite, "suite_chosen": chosen, "source": args.source,
-                   "protocol": GENEB_V1.name,
+                   "protocol": GENEB_V1.name, "tasks": [t.task_id for t in tasks],
                    "table_version": snap.version, "data": data_note, "rows": frame.to_dicts()})
         return 0
     if frame.is_empty():
@@ -125,6 +128,8 @@ def run(args) -> int:
         return 0
     if chosen:
         console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
+    if scope:
+        console.print(escape(scope))
     stale_any = frame["stale"].sum() > 0
     table = FitTable(f"{args.suite}: cells (task × regime) done ({args.source}, "
                      f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {snap.label})",

@@ -13,7 +13,6 @@ from rich.markup import escape
 
 from engine.commands.common import (
     add_suite_args,
-    check_names,
     console,
     emit_json,
     store_of,
@@ -22,6 +21,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from store.catalog import LetterCounts, TaskMeta, TaskProfile
+from store.did_you_mean import check_names
 
 
 def register(sub, common) -> None:

@@ -282,6 +282,41 @@ def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
     return pl.DataFrame(out, schema=schema)
 
 
+# --- the leader's margin --------------------------------------------------------------------
+
+def leader_margin(draws: Draws, tie_group: pl.DataFrame, *, scope: str = "macro",
+                  level: float = 0.95) -> pl.DataFrame:
+    """[model, (source), value, runner_up, (runner_up_source), runner_up_value, margin, low,
+    high, p_leader_beats]: one row, the leader of `scope` and the runner-up, the first two
+    rows of its `uncertainty.leader_tie_group` frame `tie_group` (best point score first, ties
+    in key order). margin = leader - runner-up; low/high its percentile interval at `level`
+    and p_leader_beats the share of resamples where the leader scores strictly higher, both
+    over the paired differences on the same resamples (NULL in a scope resampling cannot
+    move). No row with fewer than two entries."""
+    keys = entry_keys(tie_group)
+    with_source = "source" in keys
+    schema = {"model": pl.String, **({"source": pl.String} if with_source else {}),
+              "value": pl.Float64, "runner_up": pl.String,
+              **({"runner_up_source": pl.String} if with_source else {}),
+              "runner_up_value": pl.Float64, "margin": pl.Float64, "low": pl.Float64,
+              "high": pl.Float64, "p_leader_beats": pl.Float64}
+    if tie_group.height < 2:
+        return pl.DataFrame(schema=schema)
+    j = draws.scopes.index(scope)
+    at = _positions(draws)
+    lead, second = (_key(r) for r in tie_group.head(2).iter_rows(named=True))
+    ia, ib = at[lead], at[second]
+    low, high, above, _ = _pair_differences(draws, np.array([ia]), np.array([ib]), level)[j]
+    moves = draws.resampled(j)
+    value, runner_up_value = float(draws.point[ia, j]), float(draws.point[ib, j])
+    row = {"model": lead[0], **({"source": lead[1]} if with_source else {}), "value": value,
+           "runner_up": second[0], **({"runner_up_source": second[1]} if with_source else {}),
+           "runner_up_value": runner_up_value, "margin": value - runner_up_value,
+           "low": _null(low[0]) if moves else None, "high": _null(high[0]) if moves else None,
+           "p_leader_beats": float(above[0]) if moves else None}
+    return pl.DataFrame([row], schema=schema)
+
+
 # --- smaller beats larger -------------------------------------------------------------------
 
 def smaller_beats_larger(draws: Draws, models_df: pl.DataFrame, *, ratio: float = RATIO,

@@ -166,7 +166,7 @@ _BY_HASH = {p.hash: p for p in _BY_NAME.values()}
 
 def protocols_named(names: Iterable[str]) -> tuple[Protocol, ...]:
     """The protocols of `names` (a group: each of its members), each once, in order. The names
-    are known ones (`engine.commands.common.check_names` refuses the others first)."""
+    are known ones (`store.did_you_mean.check_names` refuses the others first)."""
     out: dict[str, Protocol] = {}
     for name in names:
         out.update({p.hash: p for p in NAMED[name]})

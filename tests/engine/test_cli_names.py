@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from engine.cli import main
-from engine.commands.common import StoreNames, check_names, suggestions
+from engine.commands.common import StoreNames
+from store.did_you_mean import check_names, suggestions
 from store.paths import resolve_store
 from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
@@ -74,6 +75,8 @@ def test_fill_names(filled, capsys, argv, close):
     (("--models", "GENERator-eukaryote-3b"), "GENERator-eukaryote-3b-base"),   # its display
     (("--source", "offical"), "official"),
     (("--regimes", "1shoot"), "1shot"),
+    (("--category", "enhancer"), "Enhancers"),
+    (("--tasks", "bin-task"), "bin_task"),
 ])
 def test_status_names(filled, capsys, argv, close):
     store, suite = filled
@@ -104,7 +107,7 @@ def test_export_csv_names(filled, tmp_path, capsys, argv, close):
     out = tmp_path / "x.csv"
     line = refused(capsys, store, "export", "--csv", str(out), *argv, close=close)
     assert not out.exists()                # never a header-only file for a typo
-    assert argv[0] in line
+    assert {"--categories": "--category"}.get(argv[0], argv[0]) in line   # the one spelling
 
 
 @pytest.mark.parametrize("argv, close", [
@@ -123,6 +126,8 @@ def test_export_submission_names(filled, tmp_path, capsys, argv, close):
     (("--metric", "MCC"), "mcc"),
     (("--metric", "f1"), "f1_macro"),
     (("--versus", "mlp"), "mlp-h256"),
+    (("--category", "promoter"), "Promoters"),
+    (("--tasks", "tri-task"), "tri_task"),
 ])
 def test_report_names(filled, capsys, argv, close):
     store, suite = filled

@@ -19,6 +19,7 @@ from tests.store.local_rows import local_rows, local_store
 
 SCOPES = 15                                   # micro, macro, 13 categories
 BOOTSTRAP = ("score_intervals", "rank_intervals", "win_probabilities", "leader_tie_group",
+             "leader_margin",
              "scale_rho_intervals", "controlled_pair_intervals", "leader_change_significance",
              "smaller_beats_larger", "smaller_beats_larger_summary", "bootstrap")
 

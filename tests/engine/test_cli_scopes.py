@@ -1,0 +1,201 @@
+"""Scopes on `report`, `status` and `export` (`--category`, `--tasks`, `--organism`, `--kingdom`,
+`--source-benchmark`): the task set `store.scopes.scope_tasks` makes of them, its one-line
+refusals, and the scope's leader, runner-up and margin in `report`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from contextlib import redirect_stdout
+
+import polars as pl
+import pytest
+
+from engine.cli import main
+from store.catalog import TaskMeta, geneb_v1_tasks
+from store.paths import resolve_store
+from store.scopes import scope_tasks
+from store.tables.catalogs import read_catalog, register_tasks
+from store.tables.results import append_rows
+from store.vocab.protocol import GENEB_V1, SEEDS
+from store.vocab.scopes import SCOPE_FIELDS, Scope
+from tests.engine.test_cli_names import state
+
+T1, T2, T3, T4 = "prom_a", "prom_b", "prom_c", "enh_a"
+# The suite `mine` as a `fill` of its folder registers it (the task catalog's rows), and the
+# (organism, kingdom) its catalog records; yeast_task is of another suite.
+MINE = tuple(TaskMeta(t, t.upper(), c, "mine", "other")
+             for t, c in ((T1, "Promoters"), (T2, "Promoters"), (T3, "Promoters"),
+                          (T4, "Enhancers")))
+META = {T1: ("human", "Animalia"), T2: ("human", "Animalia"),
+        T3: ("Arabidopsis thaliana", "Plantae"), T4: ("human", "Animalia"),
+        "yeast_task": ("Saccharomyces cerevisiae", "Fungi")}
+# Full-regime MCC per model and task (T1-T3 Promoters, T4 Enhancers).
+MCC = {"kmer-3": {T1: 0.8, T2: 0.2, T3: 0.5, T4: 0.6},
+       "kmer-4": {T1: 0.3, T2: 0.5, T3: 0.9, T4: 0.5},
+       "kmer-5": {T1: 0.1, T2: 0.1, T3: 0.1, T4: 0.1}}
+
+
+@pytest.fixture(scope="module")
+def scoped(tmp_path_factory):
+    """A store of local full-regime results of three models on the four tasks of suite `mine`,
+    whose task catalog has organism and kingdom columns (and a task of another suite)."""
+    paths = resolve_store(tmp_path_factory.mktemp("scopes") / "store")
+    register_tasks(paths, [*MINE, TaskMeta("yeast_task", "Yeast", "Promoters", "other",
+                                           "other")])
+    append_rows(paths, [{"model": model, "task": task, "regime": "full", "seed": seed,
+                         "probe": "logreg", "protocol": GENEB_V1.name,
+                         "protocol_hash": GENEB_V1.hash, "mcc": mcc, "acc": 0.7,
+                         "f1_macro": 0.6, "source": "local", "shared_fit": True}
+                        for model, scores in MCC.items() for task, mcc in scores.items()
+                        for seed in SEEDS])
+    catalog = read_catalog(paths, "tasks")
+    catalog.with_columns(
+        pl.col("task_id").replace_strict({t: o for t, (o, _) in META.items()},
+                                         return_dtype=pl.String).alias("organism"),
+        pl.col("task_id").replace_strict({t: k for t, (_, k) in META.items()},
+                                         return_dtype=pl.String).alias("kingdom"),
+    ).write_parquet(paths.catalog_table("tasks"))
+    return paths
+
+
+def _json(*argv: str) -> dict:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main([*argv, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_a_scope_is_the_tasks_of_every_option_given(scoped):
+    def ids(of=MINE, name="mine", **given):
+        return [t.task_id for t in scope_tasks(scoped, of, Scope(**given), suite=name)]
+
+    assert ids(organisms=("human",)) == [T1, T2, T4]
+    assert ids(organisms=("human",), categories=("Promoters",)) == [T1, T2]
+    assert ids(kingdoms=("Plantae", "Animalia"), tasks=(T3, T4)) == [T3, T4]
+    assert ids() == [T1, T2, T3, T4]
+    v1 = geneb_v1_tasks()           # a built-in suite, with the source benchmark of each task
+    assert len(ids(v1, "geneb-v1", source_benchmarks=("NT",))) == len(
+        [t for t in v1 if t.source_benchmark == "NT"]) > 4
+    assert [f.name for f in SCOPE_FIELDS] == list(Scope.__dataclass_fields__)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--organism", "hmuan"), "--organism: unknown organism 'hmuan' (did you mean human?)"),
+    (("--kingdom", "plantae"), "--kingdom: unknown kingdom 'plantae' (did you mean Plantae?)"),
+    (("--category", "Enhancer"), "--category: unknown category 'Enhancer' (did you mean "
+                                 "Enhancers?)"),
+    (("--organism", "Saccharomyces cerevisiae"),
+     "--organism: no task of suite mine has organism Saccharomyces cerevisiae; its "
+     "organism values: human, Arabidopsis thaliana"),
+    (("--tasks", "yeast_task"), "--tasks: suite mine has no task yeast_task; "
+                                "`geneb-engine tasks --suite mine` lists its tasks"),
+    (("--organism", "Arabidopsis thaliana", "--category", "Enhancers"),
+     "no task of suite mine is in the scope category Enhancers; organism Arabidopsis "
+     "thaliana (each option matches tasks, but not together)"),
+])
+@pytest.mark.parametrize("command", ["report", "status", "export"])
+def test_a_scope_that_names_nothing_is_one_line(scoped, capsys, tmp_path, command, argv,
+                                                message):
+    before = state(scoped.root)
+    out = tmp_path / "x.csv"
+    extra = ("--csv", str(out)) if command == "export" else ()
+    assert main([command, "--store", str(scoped.root), *extra, *argv]) == 2
+    printed, err = capsys.readouterr()
+    assert err.splitlines() == [err.strip()] and printed == ""
+    assert err.startswith(f"geneb-engine {command}: {message}"), err
+    assert state(scoped.root) == before and not out.exists()
+
+
+def test_a_store_without_the_metadata_says_so(official_store, capsys):
+    assert main(["report", "--store", str(official_store.root), "--kingdom", "Plantae"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "geneb-engine report: --kingdom: no task of suite geneb-v1 has kingdom metadata (task "
+        "catalog column kingdom); `geneb-engine tasks --suite geneb-v1` shows what its tasks "
+        "have")
+
+
+def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
+    # organism human: Promoters T1, T2 and Enhancers T4. macro = (Promoters + Enhancers) / 2:
+    # kmer-3 (0.5 + 0.6) / 2 = 0.55, kmer-4 (0.4 + 0.5) / 2 = 0.45, kmer-5 0.1. The margin
+    # kmer-3 - kmer-4 over a resample of Promoters' two tasks: T1 twice (0.5 + 0.1) / 2 = 0.3,
+    # T2 twice (-0.3 + 0.1) / 2 = -0.1, one of each 0.1; so P = P(not T2 twice) = 3/4 and the
+    # 95 % interval is [-0.1, 0.3] (each extreme holds a quarter of the resamples).
+    doc = _json("report", "--store", str(scoped.root), "--organism", "human",
+                "--resamples", "4000")
+    assert doc["scope"] == "scope: 3 of the 4 tasks of suite mine (organism human)"
+    assert doc["tasks"] == [T1, T2, T4]
+    assert [(r["model"], round(r["macro"], 12)) for r in doc["aggregates"]] == [
+        ("kmer-3", 0.55), ("kmer-4", 0.45), ("kmer-5", 0.1)]
+    [margin] = doc["leader_margin"]
+    assert (margin["model"], margin["runner_up"]) == ("kmer-3", "kmer-4")
+    assert margin["margin"] == pytest.approx(0.1)
+    assert (margin["low"], margin["high"]) == (pytest.approx(-0.1), pytest.approx(0.3))
+    assert margin["p_leader_beats"] == pytest.approx(0.75, abs=0.03)
+    wins = next(r for r in doc["win_probabilities"]            # the same resamples
+                if (r["model_a"], r["model_b"]) == ("kmer-3", "kmer-4"))
+    assert margin["p_leader_beats"] == wins["p_a_beats_b"]
+    assert doc["leaderboard_differences"] == []            # a narrowed scope: not compared
+
+    assert main(["report", "--store", str(scoped.root), "--organism", "human",
+                 "--resamples", "4000"]) == 0
+    out = capsys.readouterr().out
+    assert "scope: 3 of the 4 tasks of suite mine (organism human)" in out
+    line = " ".join(out[out.index("Leader of the scope"):].split("\n\n")[0].split())
+    assert line.startswith("Leader of the scope (macro, full, mcc): 3-mer spectrum 0.550 "
+                           "[0.40, 0.70], rank [1-2]; runner-up: 4-mer spectrum 0.450 "
+                           "[0.40, 0.50], rank [1-2]")
+    assert line.endswith(f"; margin 0.100 [-0.10, 0.30], P(leader > runner-up) = "
+                         f"{margin['p_leader_beats']:.3f}")
+
+
+def test_a_one_task_scope_has_a_margin_and_no_interval(scoped, capsys):
+    assert main(["report", "--store", str(scoped.root), "--kingdom", "Plantae",
+                 "--resamples", "500"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "scope: 1 of the 4 tasks of suite mine (kingdom Plantae)" in out
+    assert ("Leader of the scope (macro, full, mcc): 4-mer spectrum 0.900 —, rank —; "
+            "runner-up: 3-mer spectrum 0.500 —, rank —; margin 0.400 ") in out
+    assert "a scope of one task has no interval" in out
+    assert "none: a scope of one task" in out and "none: none" not in out   # the tie group
+
+
+def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
+    assert main(["status", "--store", str(scoped.root), "--regimes", "full",
+                 "--organism", "human", "--category", "Promoters"]) == 0
+    out = capsys.readouterr().out
+    assert "scope: 2 of the 4 tasks of suite mine (category Promoters; organism " \
+           "human)" in out
+    assert all(re.search(rf"kmer-{k} │ +2/2 │ none", out) for k in (3, 4, 5)), out
+    doc = _json("status", "--store", str(scoped.root), "--kingdom", "Animalia")
+    assert doc["tasks"] == [T1, T2, T4]
+    assert {(r["model"], r["category"], r["done"]) for r in doc["rows"]} == {
+        (m, c, n) for m in MCC for c, n in (("Promoters", 2), ("Enhancers", 1))}
+
+    out_csv = tmp_path / "human.csv"
+    assert main(["export", "--store", str(scoped.root), "--csv", str(out_csv),
+                 "--categories", "Promoters", "--organism", "human"]) == 0   # the old spelling
+    assert "scope: 2 of the 4 tasks" in capsys.readouterr().out
+    rows = list(csv.DictReader(out_csv.open()))
+    assert sorted((r["model"], r["task"], float(r["mcc"])) for r in rows) == sorted(
+        (m, t, MCC[m][t]) for m in MCC for t in (T1, T2))
+    assert {r["filters"] for r in rows} == {"category=Promoters; organism=human"}
+
+
+def test_a_category_scope_ranks_the_official_models_by_that_category(official_store):
+    root = str(official_store.root)
+    whole = _json("report", "--store", root, "--source", "official", "--resamples", "0")
+    doc = _json("report", "--store", root, "--source", "official", "--category", "Promoters",
+                "--resamples", "300")
+    promoters = {t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"}
+    assert set(doc["tasks"]) == promoters and len(promoters) == 22
+    # the scope's macro is the category's score of the whole report, to the last bit
+    assert {r["model"]: r["macro"] for r in doc["aggregates"]} == {
+        r["model"]: r["Promoters"] for r in whole["aggregates"]}
+    ranked = sorted(whole["aggregates"], key=lambda r: -r["Promoters"])
+    [margin] = doc["leader_margin"]
+    assert (margin["model"], margin["runner_up"]) == (ranked[0]["model"], ranked[1]["model"])
+    assert margin["margin"] == pytest.approx(ranked[0]["Promoters"] - ranked[1]["Promoters"])
+    assert margin["low"] <= margin["margin"] <= margin["high"]
