@@ -10,11 +10,13 @@ import polars as pl
 
 from store.catalog import CATEGORY_ORDER, TaskMeta
 from store.did_you_mean import LIST_UP_TO, check_names
+from store.domains import UNKNOWN
 from store.paths import StorePaths
 from store.tables.catalogs import known_tasks, tasks_frame
 from store.vocab.errors import GenebError
 from store.vocab.scopes import Scope, ScopeField
 
+_DOMAIN_COLUMNS = ("organism", "kingdom")   # `store.domains`: "unknown" is no metadata
 # The values a field may name beyond those the store's tasks have (did you mean).
 _NAMED = {"category": CATEGORY_ORDER}
 
@@ -55,8 +57,9 @@ def scope_tasks(paths: StorePaths, tasks: Sequence[TaskMeta], scope: Scope, *, s
 
 def _with_metadata(tasks: Sequence[TaskMeta], known: pl.DataFrame) -> pl.DataFrame:
     """The suite's tasks as catalog rows, each column completed by `known` where the suite's
-    `TaskMeta` has no value (or no such field)."""
-    frame = tasks_frame(tuple(tasks))
+    `TaskMeta` has no value (or no such field; an organism or kingdom `unknown` is none)."""
+    frame = tasks_frame(tuple(tasks)).with_columns(
+        pl.when(pl.col(c) != UNKNOWN).then(pl.col(c)).alias(c) for c in _DOMAIN_COLUMNS)
     joined = frame.join(known, on="task_id", how="left", suffix="_known", maintain_order="left")
     shared = [c for c in frame.columns if f"{c}_known" in joined.columns]
     return (joined.with_columns(pl.coalesce(c, f"{c}_known").alias(c) for c in shared)
@@ -64,10 +67,12 @@ def _with_metadata(tasks: Sequence[TaskMeta], known: pl.DataFrame) -> pl.DataFra
 
 
 def _values(frame: pl.DataFrame, column: str) -> list[str]:
-    """The distinct values of `column` (none when the frame lacks it), in their order."""
+    """The distinct values of `column` (none when the frame lacks it; `unknown` is none), in
+    their order."""
     if column not in frame.columns:
         return []
-    return [str(v) for v in frame[column].drop_nulls().unique(maintain_order=True)]
+    return [str(v) for v in frame[column].drop_nulls().unique(maintain_order=True)
+            if v != UNKNOWN]
 
 
 def _listing(field: ScopeField, suite: str, have: list[str] | None = None) -> str:

@@ -10,15 +10,15 @@ import json
 import re
 from contextlib import redirect_stdout
 
-import polars as pl
 import pytest
 
 from engine.cli import main
 from store.catalog import TaskMeta, geneb_v1_tasks
 from store.paths import resolve_store
 from store.scopes import scope_tasks
-from store.tables.catalogs import read_catalog, register_tasks
+from store.tables.catalogs import register_tasks, tasks_frame
 from store.tables.results import append_rows
+from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, SEEDS
 from store.vocab.scopes import SCOPE_FIELDS, Scope
 from tests.engine.test_cli_names import state
@@ -26,12 +26,12 @@ from tests.engine.test_cli_names import state
 T1, T2, T3, T4 = "prom_a", "prom_b", "prom_c", "enh_a"
 # The suite `mine` as a `fill` of its folder registers it (the task catalog's rows), and the
 # (organism, kingdom) its catalog records; yeast_task is of another suite.
-MINE = tuple(TaskMeta(t, t.upper(), c, "mine", "other")
+META = {T1: ("human", "animals"), T2: ("human", "animals"),
+        T3: ("Arabidopsis thaliana", "plants"), T4: ("human", "animals"),
+        "yeast_task": ("Saccharomyces cerevisiae", "fungi")}
+MINE = tuple(TaskMeta(t, t.upper(), c, "mine", "other", *META[t])
              for t, c in ((T1, "Promoters"), (T2, "Promoters"), (T3, "Promoters"),
                           (T4, "Enhancers")))
-META = {T1: ("human", "Animalia"), T2: ("human", "Animalia"),
-        T3: ("Arabidopsis thaliana", "Plantae"), T4: ("human", "Animalia"),
-        "yeast_task": ("Saccharomyces cerevisiae", "Fungi")}
 # Full-regime MCC per model and task (T1-T3 Promoters, T4 Enhancers).
 MCC = {"kmer-3": {T1: 0.8, T2: 0.2, T3: 0.5, T4: 0.6},
        "kmer-4": {T1: 0.3, T2: 0.5, T3: 0.9, T4: 0.5},
@@ -44,20 +44,13 @@ def scoped(tmp_path_factory):
     whose task catalog has organism and kingdom columns (and a task of another suite)."""
     paths = resolve_store(tmp_path_factory.mktemp("scopes") / "store")
     register_tasks(paths, [*MINE, TaskMeta("yeast_task", "Yeast", "Promoters", "other",
-                                           "other")])
+                                           "other", *META["yeast_task"])])
     append_rows(paths, [{"model": model, "task": task, "regime": "full", "seed": seed,
                          "probe": "logreg", "protocol": GENEB_V1.name,
                          "protocol_hash": GENEB_V1.hash, "mcc": mcc, "acc": 0.7,
                          "f1_macro": 0.6, "source": "local", "shared_fit": True}
                         for model, scores in MCC.items() for task, mcc in scores.items()
                         for seed in SEEDS])
-    catalog = read_catalog(paths, "tasks")
-    catalog.with_columns(
-        pl.col("task_id").replace_strict({t: o for t, (o, _) in META.items()},
-                                         return_dtype=pl.String).alias("organism"),
-        pl.col("task_id").replace_strict({t: k for t, (_, k) in META.items()},
-                                         return_dtype=pl.String).alias("kingdom"),
-    ).write_parquet(paths.catalog_table("tasks"))
     return paths
 
 
@@ -74,7 +67,7 @@ def test_a_scope_is_the_tasks_of_every_option_given(scoped):
 
     assert ids(organisms=("human",)) == [T1, T2, T4]
     assert ids(organisms=("human",), categories=("Promoters",)) == [T1, T2]
-    assert ids(kingdoms=("Plantae", "Animalia"), tasks=(T3, T4)) == [T3, T4]
+    assert ids(kingdoms=("plants", "animals"), tasks=(T3, T4)) == [T3, T4]
     assert ids() == [T1, T2, T3, T4]
     v1 = geneb_v1_tasks()           # a built-in suite, with the source benchmark of each task
     assert len(ids(v1, "geneb-v1", source_benchmarks=("NT",))) == len(
@@ -84,7 +77,7 @@ def test_a_scope_is_the_tasks_of_every_option_given(scoped):
 
 @pytest.mark.parametrize("argv, message", [
     (("--organism", "hmuan"), "--organism: unknown organism 'hmuan' (did you mean human?)"),
-    (("--kingdom", "plantae"), "--kingdom: unknown kingdom 'plantae' (did you mean Plantae?)"),
+    (("--kingdom", "plantz"), "--kingdom: unknown kingdom 'plantz' (did you mean plants?)"),
     (("--category", "Enhancer"), "--category: unknown category 'Enhancer' (did you mean "
                                  "Enhancers?)"),
     (("--organism", "Saccharomyces cerevisiae"),
@@ -109,12 +102,19 @@ def test_a_scope_that_names_nothing_is_one_line(scoped, capsys, tmp_path, comman
     assert state(scoped.root) == before and not out.exists()
 
 
-def test_a_store_without_the_metadata_says_so(official_store, capsys):
-    assert main(["report", "--store", str(official_store.root), "--kingdom", "Plantae"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        "geneb-engine report: --kingdom: no task of suite geneb-v1 has kingdom metadata (task "
-        "catalog column kingdom); `geneb-engine tasks --suite geneb-v1` shows what its tasks "
-        "have")
+def test_a_suite_without_the_metadata_says_so(scoped):
+    bare = tuple(TaskMeta(t.task_id, t.label, t.category, "bare", "other") for t in MINE)
+    with pytest.raises(GenebError) as caught:     # organism and kingdom "unknown": none
+        scope_tasks(scoped, bare, Scope(kingdoms=("plants",)), suite="bare",
+                    known=tasks_frame(bare))
+    assert str(caught.value) == (
+        "--kingdom: no task of suite bare has kingdom metadata (task catalog column kingdom); "
+        "`geneb-engine tasks --suite bare` shows what its tasks have")
+
+
+def test_the_official_store_scopes_by_the_shipped_task_domains(official_store):
+    doc = _json("status", "--store", str(official_store.root), "--kingdom", "plants")
+    assert len(doc["tasks"]) == 10          # store/catalogs/task_domains.csv: 10 plant tasks
 
 
 def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
@@ -152,10 +152,10 @@ def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
 
 
 def test_a_one_task_scope_has_a_margin_and_no_interval(scoped, capsys):
-    assert main(["report", "--store", str(scoped.root), "--kingdom", "Plantae",
+    assert main(["report", "--store", str(scoped.root), "--kingdom", "plants",
                  "--resamples", "500"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "scope: 1 of the 4 tasks of suite mine (kingdom Plantae)" in out
+    assert "scope: 1 of the 4 tasks of suite mine (kingdom plants)" in out
     assert ("Leader of the scope (macro, full, mcc): 4-mer spectrum 0.900 —, rank —; "
             "runner-up: 3-mer spectrum 0.500 —, rank —; margin 0.400 ") in out
     assert "a scope of one task has no interval" in out
@@ -169,7 +169,7 @@ def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
     assert "scope: 2 of the 4 tasks of suite mine (category Promoters; organism " \
            "human)" in out
     assert all(re.search(rf"kmer-{k} │ +2/2 │ none", out) for k in (3, 4, 5)), out
-    doc = _json("status", "--store", str(scoped.root), "--kingdom", "Animalia")
+    doc = _json("status", "--store", str(scoped.root), "--kingdom", "animals")
     assert doc["tasks"] == [T1, T2, T4]
     assert {(r["model"], r["category"], r["done"]) for r in doc["rows"]} == {
         (m, c, n) for m in MCC for c, n in (("Promoters", 2), ("Enhancers", 1))}
