@@ -93,7 +93,9 @@ async def test_comparison_views(official_store):
         await settle(pilot)
         tasks = screen.query_one("#tasks-table", ViewTable).data
         assert len(tasks.rows) == 100
-        assert {m for r in tasks.rows for m in r[-1].split()} <= {"easy", "hard", "high-var"}
+        marks, kingdom = tasks.header.index("Marks"), tasks.header.index("Kingdom")
+        assert {m for r in tasks.rows for m in r[marks].split()} <= {"easy", "hard", "high-var"}
+        assert sum(r[kingdom] == "plants" for r in tasks.rows) == 10   # task_domains.csv
 
         await pilot.press("7")
         await settle(pilot)
