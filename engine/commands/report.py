@@ -182,6 +182,7 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     import polars as pl  # lazy: polars
 
     from store import analyses as A  # lazy: polars, duckdb, pyarrow
+    from store.analyses.claims import controlled_pairs_in_domain  # lazy: polars, duckdb
     from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
     from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
 
@@ -208,6 +209,10 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
               for r in REGIMES}
     frames = _analyses(snap, scores, models, regime=regime, metric=metric, tasks=tasks,
                        published=published)
+    frames["controlled_pairs_in_domain"] = controlled_pairs_in_domain(
+        scores[regime], frames["aggregates"], models, pair_domains(snap.paths), tasks=tasks,
+        regime=regime, metric=metric, level=level, resamples=resamples, seed=bootstrap_seed,
+        per_seed=per_seed)
     if resamples:
         frames |= rank_test_frames(scores, tasks=tasks, level=level)
         frames |= uncertainty_frames(scores, models, regime=regime, metric=metric,
@@ -434,6 +439,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     import polars as pl  # lazy: polars
 
     from store.analyses.aggregates import category_columns  # lazy: polars, duckdb, pyarrow
+    from store.analyses.claims import MIN_IN_DOMAIN  # lazy: polars, duckdb, pyarrow
     from store.analyses.difficulty import EASY, HARD, HIGH_VAR  # lazy: polars, duckdb, pyarrow
     from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
@@ -655,6 +661,30 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                   *([_p(iv["p_a_beats_b"]) if iv else "—"] if pair_iv else []),
                   f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
     show(t)
+
+    in_domain = frames.get("controlled_pairs_in_domain")
+    if in_domain is not None:
+        with_p = in_domain["p_a_beats_b"].drop_nulls().len() > 0
+        t = _table(f"Controlled pairs on in-domain tasks ({where}): the same pairs over only "
+                   "the tasks in the pretraining domain of both models (the rule: docs, Task "
+                   "and model domains); Δ = a - b, macro over the categories of those tasks"
+                   + (f"; [ ] = {pct} interval of Δ over resamples of those tasks" if with_p
+                      else ""),
+                   [("attribute", "left"), ("model a", "left"), ("model b", "left"),
+                    ("tasks", "right"), ("categories", "right"), ("Δ macro", "right"),
+                    *([("P(a>b)", "right")] if with_p else []), ("wins a-b-ties", "right")],
+                   keys=3, empty="no controlled pairs")
+        for r in in_domain.sort("attribute", "model_a", "model_b").iter_rows(named=True):
+            few = r["macro"] is None
+            t.add_row(escape(r["attribute"]), names(r, "model_a"), names(r, "model_b"),
+                      str(r["n_tasks"]), str(r["n_categories"]),
+                      f"fewer than {MIN_IN_DOMAIN} tasks in both domains" if few else
+                      _f(r["macro"]) + (f" {interval_text(r['low'], r['high'], 2)}"
+                                        if r["low"] is not None else ""),
+                      *([_p(r["p_a_beats_b"]) if r["p_a_beats_b"] is not None else "—"]
+                        if with_p else []),
+                      "—" if few else f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
+        show(t)
 
     if "smaller_beats_larger_summary" in frames:
         counts = "; ".join(f"{r['regime']}: {r['n_hold']} of {r['n_cases']}"
