@@ -29,7 +29,7 @@ from store.analyses.aggregates import aggregates
 from store.analyses.domains import keep_domain
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
-from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta
+from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, TaskProfile
 from store.cells import cell_states
 from store.damage import damage
 from store.db import Snapshot
@@ -212,6 +212,12 @@ def domains_of(snap: StoreSnapshot):
     (`store.tables.catalogs.pair_domains`)."""
     return pair_domains(snap.paths, {m: ModelMeta(**d) for m, d in snap.catalog.items()},
                         snap.tasks)
+
+
+def profiles_of(snap: StoreSnapshot) -> dict[str, TaskProfile]:
+    """The recorded profile of each task of the snapshot's task catalog that has one."""
+    return {r["task_id"]: p for r in snap.tasks.iter_rows(named=True)
+            if (p := TaskProfile.from_row(r)) is not None}
 
 
 def suite_task_metas(snap: StoreSnapshot, suite: str) -> list[TaskMeta]:

@@ -15,8 +15,8 @@ def test_the_task_views_show_kingdom_and_domain(official_store):
     snap = StoreSnapshot.load(official_store)
     filters = Filters()
     tasks = compare.tasks(snap, filters, CompareOptions.for_filters(filters))
-    assert tasks.header[-1] == "Kingdom"
-    kingdoms = dict(zip(tasks.row_keys, (r[-1] for r in tasks.rows), strict=True))
+    at = tasks.header.index("Kingdom")
+    kingdoms = dict(zip(tasks.row_keys, (r[at] for r in tasks.rows), strict=True))
     assert kingdoms[H3] == "fungi"
     assert kingdoms["InstaDeepAI_plant-genomic-benchmark_lncrna.z_mays"] == "plants"
     one = compare.task_values(snap, filters, H3)
@@ -86,3 +86,23 @@ async def test_the_filter_dialog_sets_the_domain(small_store, make_app):
         assert "out-of-domain cells only (other cells blank)" in bar
         assert {k for k, v in _task_cells(app.view).items() if v is not None} == {
             (m, t) for m in ("GROVER", "MutBERT") for t in ENHANCERS_OUT}
+
+
+def test_the_task_views_show_the_recorded_profile(small_store):
+    from store.catalog import TaskProfile, geneb_v1_tasks
+    from store.tables.catalogs import register_tasks
+
+    [h3] = [t for t in geneb_v1_tasks() if t.task_id == H3]
+    register_tasks(small_store, [h3], profiles={H3: TaskProfile(
+        n_train=1000, n_test=250, n_classes=2, min_class_share=0.375, length_min=480,
+        length_median=500.0, length_max=512)})
+    snap = StoreSnapshot.load(small_store)
+    filters = Filters()
+    tasks = compare.tasks(snap, filters, CompareOptions.for_filters(filters))
+    assert tasks.header[-4:] == ["Train/test", "Classes", "Min class", "Length"]
+    rows = dict(zip(tasks.row_keys, tasks.rows, strict=True))
+    assert rows[H3][-4:] == ["1000/250", "2", "38%", "480-500-512"]   # as `tasks` shows it
+    other = next(k for k in rows if k != H3)
+    assert rows[other][-4:] == ["?", "?", "?", "?"]                    # never recorded
+    note = compare.task_values(snap, filters, H3).note
+    assert ("train/test 1000/250, classes 2, min class 38%, length 480-500-512" in note)
