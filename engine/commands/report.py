@@ -169,6 +169,9 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     the aggregates are compared with the imported leaderboard (not on a scope narrower than
     the suite, whose macro and micro the leaderboard has not).
 
+    Also `controlled_pairs_in_domain` (`store.analyses.claims`: the controlled pairs on the
+    tasks in both models' domains; its intervals with `resamples`).
+
     With `resamples` > 0 also the significance frames: the rank tests (`rank_test_frames`,
     alpha = 1 - `level`) and the bootstrap ones (`uncertainty_frames`, seeded with
     `bootstrap_seed`). The CLI's default is RESAMPLES; this function's 0 gives the point

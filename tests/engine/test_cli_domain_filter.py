@@ -6,9 +6,6 @@ refusal when no cell is left, export's `filters` column."""
 from __future__ import annotations
 
 import csv
-import io
-import json
-from contextlib import redirect_stdout
 
 import pytest
 
@@ -17,8 +14,9 @@ from store.catalog import TaskMeta
 from store.paths import resolve_store
 from store.tables.catalogs import register_tasks
 from store.tables.results import append_rows
-from store.vocab.protocol import GENEB_V1, SEEDS
 from tests.engine.test_cli_names import state
+from tests.engine.test_cli_scopes import json_of
+from tests.store.local_rows import full_mcc_rows
 
 T1, T2, T3, T4, T5 = "prom_a", "prom_b", "prom_c", "enh_a", "enh_b"
 META = {T1: ("Promoters", "human", "animals"), T2: ("Promoters", "human", "animals"),
@@ -63,20 +61,8 @@ def store(tmp_path_factory):
     paths = resolve_store(tmp_path_factory.mktemp("domains") / "store")
     register_tasks(paths, SUITE)
     paths.user_models.write_text(USER_MODELS)
-    append_rows(paths, [{"model": model, "task": task, "regime": "full", "seed": seed,
-                         "probe": "logreg", "protocol": GENEB_V1.name,
-                         "protocol_hash": GENEB_V1.hash, "mcc": mcc, "acc": 0.7,
-                         "f1_macro": 0.6, "source": "local", "shared_fit": True}
-                        for model, scores in MCC.items() for task, mcc in scores.items()
-                        for seed in SEEDS])
+    append_rows(paths, full_mcc_rows(MCC))
     return paths
-
-
-def _json(*argv: str) -> dict:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert main([*argv, "--json"]) == 0
-    return json.loads(out.getvalue())
 
 
 def _rounded(rows: list[dict], *columns: str) -> list[tuple]:
@@ -99,7 +85,7 @@ def _rounded(rows: list[dict], *columns: str) -> list[tuple]:
                  ("mul", 0.2, 1, 0.2, 1, None, 0.2), ("pla", 0.7, 1, 0.7, 1, None, 0.7)]),
 ])
 def test_report_aggregates_each_entry_over_its_cells_of_the_domain(store, domain, expected):
-    doc = _json("report", "--store", str(store.root), "--domain", domain)
+    doc = json_of("report", "--store", str(store.root), "--domain", domain)
     assert doc["domain"] == domain
     assert _rounded(doc["domain_aggregates"], "model", "macro", "n_categories", "micro",
                     "n_tasks", "Promoters", "Enhancers") == expected
@@ -115,7 +101,7 @@ def test_report_text_under_a_domain(store, capsys):
 
 
 def test_status_counts_the_pairs_of_the_domain(store):
-    doc = _json("status", "--store", str(store.root), "--domain", "out", "--regimes", "full")
+    doc = json_of("status", "--store", str(store.root), "--domain", "out", "--regimes", "full")
     assert doc["domain"] == "out"
     assert sorted((r["model"], r["category"], r["done"], r["total"]) for r in doc["rows"]) == [
         ("hum", "Promoters", 1, 1), ("pla", "Enhancers", 1, 1), ("pla", "Promoters", 2, 2)]
@@ -158,7 +144,7 @@ def test_report_restates_the_controlled_pairs_on_tasks_in_both_domains(store, ca
     # Promoters tasks (differences -0.2, +0.2) and keeps T4 (+0.3): delta 0.05, 0.15 or 0.25 with
     # probabilities 1/4, 1/2, 1/4, so the 95 % interval is [0.05, 0.25] and P(a > b) = 1.
     # pla and mul share T3 alone; pla and hum no task.
-    doc = _json("report", "--store", str(store.root), "--resamples", "2000")
+    doc = json_of("report", "--store", str(store.root), "--resamples", "2000")
     pairs = {(r["model_a"], r["model_b"]): r for r in doc["controlled_pairs_in_domain"]}
     assert set(pairs) == {("pla", "mul"), ("pla", "hum"), ("mul", "hum")}
     both = pairs[("mul", "hum")]
