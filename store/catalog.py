@@ -111,6 +111,20 @@ class TaskProfile:
         return None if None in values else cls(*values)
 
 
+# A task profile as `geneb-engine tasks` and the dashboard's task views show it
+PROFILE_HEADERS: tuple[str, ...] = ("train/test", "classes", "min class", "length")
+
+
+def profile_cells(profile: TaskProfile | None) -> list[str]:
+    """The PROFILE_HEADERS cells of a profile: train/test rows, classes, the smallest class's
+    share, the lengths "min-median-max"; "?" where not recorded (None)."""
+    if profile is None:
+        return ["?"] * len(PROFILE_HEADERS)
+    return [f"{profile.n_train}/{profile.n_test}", str(profile.n_classes),
+            f"{profile.min_class_share:.0%}",
+            f"{profile.length_min}-{profile.length_median:g}-{profile.length_max}"]
+
+
 @dataclass(frozen=True)
 class LetterCounts:
     """How many of a task's sequences hold letters other than upper-case A, C, G, T, N (one

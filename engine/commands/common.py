@@ -16,6 +16,7 @@ from rich.console import Console
 from engine.registry import resolve_model
 from store.catalog import ModelMeta, TaskMeta
 from store.did_you_mean import check_names, suggestions
+from store.domains import DOMAINS, IN, OUT, UNKNOWN
 from store.paths import StorePaths, absent_store, store_named
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
@@ -160,6 +161,34 @@ def scoped_tasks(args, paths: StorePaths, suite) -> tuple[tuple[TaskMeta, ...], 
         return tasks, None
     return tasks, (f"scope: {len(tasks)} of the {len(suite.tasks)} tasks of suite {suite.name} "
                    f"({scope.describe()})")
+
+
+DOMAIN_WORDS = {IN: "in their model's pretraining domain", OUT: "out of their model's "
+                "pretraining domain", UNKNOWN: "of unknown domain"}
+
+
+def add_domain_arg(p) -> None:
+    """`--domain in|out|unknown`: only the (model, task) cells of that domain (read by
+    `domain_cells`)."""
+    p.add_argument("--domain", choices=DOMAINS, type=choice_of("domain", DOMAINS),
+                   help="only the cells whose (model, task) pair is in (out of, of unknown) the "
+                        "model's pretraining domain (the rule: docs, Task and model domains); "
+                        "default: every cell")
+
+
+def domain_cells(which: str | None, frame, domain_of, *, what: str = "result cells"):
+    """The rows of `frame` (model and task columns) whose pair is of domain `which` (`--domain`;
+    `store.analyses.domains.keep_domain`, every row for None); a GenebError naming the domains
+    its rows have when it had rows and none is of that one."""
+    from store.analyses.domains import domain_flags, keep_domain  # lazy: polars
+
+    kept = keep_domain(frame, domain_of, which)
+    if kept.is_empty() and not frame.is_empty():
+        counts = domain_flags(frame, domain_of).value_counts(sort=True)
+        have = ", ".join(f"{d} ({n})" for d, n in counts.iter_rows())
+        raise GenebError(f"--domain {which}: none of the {frame.height} {what} of the "
+                         f"selection is {DOMAIN_WORDS[which]}; theirs: {have}")
+    return kept
 
 
 def suite_of(args, paths: StorePaths, *, write: bool = False):

@@ -12,10 +12,12 @@ from rich.markup import escape
 from engine import __version__
 from engine.commands.common import (
     StoreNames,
+    add_domain_arg,
     add_scope_args,
     add_suite_arg,
     choice_of,
     console,
+    domain_cells,
     emit_json,
     reading_suite,
     scoped_tasks,
@@ -78,6 +80,7 @@ def register(sub, common) -> None:
     p.add_argument("--per-seed", action="store_true", help="one row per seed")
     p.add_argument("--models", nargs="+", metavar="MODEL")
     add_scope_args(p, aliases={"--category": "--categories"})
+    add_domain_arg(p)
     p.add_argument("--regimes", nargs="+", choices=REGIMES, type=choice_of("regime", REGIMES))
     p.add_argument("--sources", nargs="+", metavar="SOURCE",
                    help="local, official, verified, reproduced, self-reported")
@@ -109,8 +112,11 @@ def run(args) -> int:
     filters = {"model": args.models, "regime": args.regimes, "source": args.sources}
     frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
     frame = frame.filter(frame["task"].is_in([t.task_id for t in tasks]))
-    frame = _described(frame, snap, names, {**filters, **_scope_options(args)},
-                       pair_domains(paths))
+    domain_of = pair_domains(paths)
+    frame = domain_cells(args.domain, frame, domain_of, what="result rows")
+    frame = _described(frame, snap, names, {**filters, **_scope_options(args),
+                                            "domain": [args.domain] if args.domain else None},
+                       domain_of)
     try:    # the dashboard's writer: full precision, formula-like text escaped, atomic
         write_csv(out, frame.columns, frame.iter_rows())
     except OSError as exc:
@@ -143,6 +149,8 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
     filters the export was asked with (`none`: everything)."""
     import polars as pl  # lazy: polars
 
+    from store.analyses.domains import domain_flags  # lazy: polars
+
     display = names.displays
     suites = snap.query("SELECT task_id AS task, suite FROM tasks")
     option = {"model": "models", "regime": "regimes", "source": "sources"}
@@ -153,9 +161,7 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
             .with_columns(pl.col("model").replace_strict(display, default=pl.col("model"),
                                                          return_dtype=pl.String)
                           .alias("display"),
-                          pl.Series("domain", [domain_of(m, t) for m, t in
-                                               zip(frame["model"], frame["task"], strict=True)],
-                                    dtype=pl.String),
+                          domain_flags(frame, domain_of),
                           pl.lit(snap.version, dtype=pl.Int64).alias("table_version"),
                           pl.lit(asked).alias("filters"))
             .select(*(c for c in frame.columns if c not in EXTRA_COLUMNS), *EXTRA_COLUMNS))

@@ -25,12 +25,15 @@ from rich.markup import escape
 from rich.text import Text
 
 from engine.commands.common import (
+    DOMAIN_WORDS,
     OUTPUT_WIDTH,
     UNREGISTERED,
     StoreNames,
+    add_domain_arg,
     add_scope_args,
     add_suite_args,
     choice_of,
+    domain_cells,
     emit_json,
     one_protocol,
     reading_suite,
@@ -63,6 +66,12 @@ REPORT_WIDTH = OUTPUT_WIDTH
 
 MAX_RESAMPLES = 100_000     # (n x entries x 15 scopes float64 per regime: 0.5 GB at 40 models)
 MIN_TASKS = 5               # the rank tests of a category need at least this many tasks
+# What `--domain` leaves out: the analyses that compare entries on one task set (a domain
+# filter leaves each entry its own tasks).
+DOMAIN_SKIPPED = ("the complete-task aggregates and rankings", "Borda", "intervals and tie group",
+                  "rank tests", "rank shifts", "Spearman between regimes", "category agreement",
+                  "few-shot degradation", "scale", "controlled pairs", "task difficulty",
+                  "the in and out of domain split", "category leaders")
 
 
 # argparse `type=` of `--resamples` and `--examples`: 0 (none) to MAX_RESAMPLES.
@@ -104,6 +113,7 @@ def register(sub, common) -> None:
                         "self-reported); default: all, entries keyed by model and source")
     add_suite_args(p, from_store=True)
     add_scope_args(p)
+    add_domain_arg(p)
     p.add_argument("--versus", metavar="PROTOCOL",
                    help="also compare the rankings of your local geneb-v1 results with those of "
                         "a variant protocol you filled (e.g. mlp-h256: linear vs MLP stability)")
@@ -153,25 +163,44 @@ def _models(paths) -> pl.DataFrame:
 def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
             tasks: tuple[TaskMeta, ...] | None = None, resamples: int = 0,
             level: float = LEVEL, bootstrap_seed: int = 0,
-            published: bool = True) -> dict[str, pl.DataFrame]:
+            published: bool = True, domain: str | None = None) -> dict[str, pl.DataFrame]:
     """Every analysis frame of the report, by name, from one snapshot of `store` (a
     `StorePaths` or a `store.db.Snapshot`); empty when the store has no results. `published`:
     the aggregates are compared with the imported leaderboard (not on a scope narrower than
     the suite, whose macro and micro the leaderboard has not).
 
+    Also `controlled_pairs_in_domain` (`store.analyses.claims`: the controlled pairs on the
+    tasks in both models' domains; its intervals with `resamples`).
+
     With `resamples` > 0 also the significance frames: the rank tests (`rank_test_frames`,
     alpha = 1 - `level`) and the bootstrap ones (`uncertainty_frames`, seeded with
     `bootstrap_seed`). The CLI's default is RESAMPLES; this function's 0 gives the point
-    analyses alone (what a caller that does not ask for them gets, as before)."""
+    analyses alone (what a caller that does not ask for them gets, as before).
+
+    With `domain` ("in", "out", "unknown": `--domain`) only the cells whose (model, task) pair
+    is of that domain (`domain_cells`, its GenebError when none is), and only the analyses
+    that hold on a partial matrix, each entry on its own tasks: `domain_aggregates`
+    (`store.analyses.domains.partial_aggregates`); those that need the entries on one task
+    set (DOMAIN_SKIPPED) are not computed."""
     import polars as pl  # lazy: polars
 
     from store import analyses as A  # lazy: polars, duckdb, pyarrow
+    from store.analyses.claims import controlled_pairs_in_domain  # lazy: polars, duckdb
     from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
+    from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
 
     snap = snapshot_of(store)
     means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
     if tasks is not None:   # the entries with results on the suite, and only those
         means = means.filter(pl.col("task").is_in([t.task_id for t in tasks]))
+    if domain is not None:
+        snap.close()
+        means = domain_cells(domain, means, pair_domains(snap.paths))
+        if means.is_empty():
+            return {}
+        return {"domain_aggregates": A.partial_aggregates(
+            A.scores_of(means, regime=regime, metric=metric, with_source=source is None),
+            tasks)}
     # Per-seed rows only where a cell has several seeds (local k-shot runs): the seed level of
     # the bootstrap. Imported results are seed means.
     per_seed = (_per_seed(snap, source) if resamples and not means.is_empty()
@@ -183,6 +212,10 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
               for r in REGIMES}
     frames = _analyses(snap, scores, models, regime=regime, metric=metric, tasks=tasks,
                        published=published)
+    frames["controlled_pairs_in_domain"] = controlled_pairs_in_domain(
+        scores[regime], frames["aggregates"], models, pair_domains(snap.paths), tasks=tasks,
+        regime=regime, metric=metric, level=level, resamples=resamples, seed=bootstrap_seed,
+        per_seed=per_seed)
     if resamples:
         frames |= rank_test_frames(scores, tasks=tasks, level=level)
         frames |= uncertainty_frames(scores, models, regime=regime, metric=metric,
@@ -409,6 +442,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     import polars as pl  # lazy: polars
 
     from store.analyses.aggregates import category_columns  # lazy: polars, duckdb, pyarrow
+    from store.analyses.claims import MIN_IN_DOMAIN  # lazy: polars, duckdb, pyarrow
     from store.analyses.difficulty import EASY, HARD, HIGH_VAR  # lazy: polars, duckdb, pyarrow
     from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
@@ -631,6 +665,30 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                   f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
     show(t)
 
+    in_domain = frames.get("controlled_pairs_in_domain")
+    if in_domain is not None:
+        with_p = in_domain["p_a_beats_b"].drop_nulls().len() > 0
+        t = _table(f"Controlled pairs on in-domain tasks ({where}): the same pairs over only "
+                   "the tasks in the pretraining domain of both models (the rule: docs, Task "
+                   "and model domains); Δ = a - b, macro over the categories of those tasks"
+                   + (f"; [ ] = {pct} interval of Δ over resamples of those tasks" if with_p
+                      else ""),
+                   [("attribute", "left"), ("model a", "left"), ("model b", "left"),
+                    ("tasks", "right"), ("categories", "right"), ("Δ macro", "right"),
+                    *([("P(a>b)", "right")] if with_p else []), ("wins a-b-ties", "right")],
+                   keys=3, empty="no controlled pairs")
+        for r in in_domain.sort("attribute", "model_a", "model_b").iter_rows(named=True):
+            few = r["macro"] is None
+            t.add_row(escape(r["attribute"]), names(r, "model_a"), names(r, "model_b"),
+                      str(r["n_tasks"]), str(r["n_categories"]),
+                      f"fewer than {MIN_IN_DOMAIN} tasks in both domains" if few else
+                      _f(r["macro"]) + (f" {interval_text(r['low'], r['high'], 2)}"
+                                        if r["low"] is not None else ""),
+                      *([_p(r["p_a_beats_b"]) if r["p_a_beats_b"] is not None else "—"]
+                        if with_p else []),
+                      "—" if few else f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
+        show(t)
+
     if "smaller_beats_larger_summary" in frames:
         counts = "; ".join(f"{r['regime']}: {r['n_hold']} of {r['n_cases']}"
                            for r in frames["smaller_beats_larger_summary"].iter_rows(named=True))
@@ -717,6 +775,29 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         show(t)
 
 
+def render_domain(console: Console, agg: pl.DataFrame, names: _Names, *, regime: str,
+                  metric: str, domain: str) -> None:
+    """`--domain`'s report: the aggregates of each entry over its own cells of the domain
+    (`partial_aggregates`), then what is not computed (DOMAIN_SKIPPED) and why."""
+    from store.analyses.aggregates import category_columns  # lazy: polars, duckdb, pyarrow
+
+    cats = category_columns(agg)
+    t = _table(f"Aggregates of the cells {DOMAIN_WORDS[domain]} ({regime}, {metric}): each "
+               "entry over its own tasks of the domain; micro = mean of its tasks, category = "
+               "mean of its tasks there, macro = mean of its categories; not ranked (the "
+               "entries do not share a task set)",
+               [("model", "left"), ("macro", "right"), ("categories", "right"),
+                ("micro", "right"), ("tasks", "right"), *((c, "right") for c in cats)],
+               empty=f"no entry has a {regime} score on a cell of this domain")
+    for r in agg.iter_rows(named=True):
+        t.add_row(names(r), _f(r["macro"]), str(r["n_categories"]), _f(r["micro"]),
+                  str(r["n_tasks"]), *(_f(r[c]) for c in cats))
+    console.print(t)
+    console.print(Text(f"not computed with --domain (they compare entries on one task set): "
+                       f"{', '.join(DOMAIN_SKIPPED)}", no_wrap=False, overflow="fold"),
+                  soft_wrap=False)
+
+
 def run(args) -> int:
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
 
@@ -738,10 +819,11 @@ def run(args) -> int:
         return 1
     frames = compute(snap, models, regime=args.regime, metric=args.metric, source=args.source,
                      tasks=tasks, resamples=args.resamples, level=args.level,
-                     bootstrap_seed=args.bootstrap_seed, published=scope is None)
-    if frames and args.versus:
+                     bootstrap_seed=args.bootstrap_seed, published=scope is None,
+                     domain=args.domain)
+    if frames and args.versus and not args.domain:
         frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
-    if frames and args.examples:
+    if frames and args.examples and not args.domain:
         frames["example_intervals"] = example_frame(paths, regime=args.regime, n=args.examples,
                                                     level=args.level, seed=args.bootstrap_seed)
     if not frames:
@@ -758,7 +840,9 @@ def run(args) -> int:
                    "protocol": GENEB_V1.name,
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
                    "source": args.source, "resamples": args.resamples, "level": args.level,
-                   "bootstrap_seed": args.bootstrap_seed,
+                   "bootstrap_seed": args.bootstrap_seed, "domain": args.domain,
+                   **({"not_computed_under_domain": list(DOMAIN_SKIPPED)} if args.domain
+                      else {}),
                    **{k: f.to_dicts() for k, f in frames.items()}})
         return 0
     console = table_console()
@@ -766,9 +850,14 @@ def run(args) -> int:
         console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
     if scope:
         console.print(escape(scope))
-    mixed = args.source is None and frames["aggregates"]["source"].n_unique() > 1
-    render(console, frames, _Names(models, mixed), regime=args.regime,
-           metric=args.metric, level=args.level)
+    first = frames.get("aggregates", frames.get("domain_aggregates"))
+    names = _Names(models, args.source is None and first["source"].n_unique() > 1)
+    if args.domain:
+        render_domain(console, frames["domain_aggregates"], names, regime=args.regime,
+                      metric=args.metric, domain=args.domain)
+    else:
+        render(console, frames, names, regime=args.regime, metric=args.metric,
+               level=args.level)
     if "example_intervals" in frames:
         import polars as pl  # lazy: polars
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from rich.markup import escape
 
 from engine.commands.common import (
+    DOMAIN_WORDS,
     StoreNames,
+    add_domain_arg,
     add_scope_args,
     add_suite_args,
     choice_of,
     console,
+    domain_cells,
     emit_json,
     reading_suite,
     scoped_tasks,
@@ -29,6 +32,7 @@ def register(sub, common) -> None:
                                    "category for a suite, protocol geneb-v1.")
     add_suite_args(p, from_store=True)
     add_scope_args(p)
+    add_domain_arg(p)
     p.add_argument("--models", nargs="+", metavar="MODEL",
                    help="these models (default: every model with results on the suite)")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
@@ -42,11 +46,12 @@ def register(sub, common) -> None:
 
 
 def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=None,
-                 revisions=None):
+                 revisions=None, pairs=None):
     """Per (model, category): cells done, stale (rows only on other data or of another model
     revision) and total (tasks x regimes), by the rule of `store.cells` (`data_hashes`: the
     suite's files as they are now, `revisions`: the models' as they are now; None: the store's
-    current ones)."""
+    current ones). `pairs`: the (model, task) pairs counted, from the frame of all of them
+    (`--domain`'s `domain_cells`; None: all)."""
     import polars as pl  # lazy: polars
 
     from store.cells import cell_states  # lazy: polars
@@ -65,6 +70,8 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
     grid = pl.DataFrame(
         [(m, t.task_id, t.category) for m in names for t in tasks],
         schema={"model": pl.String, "task": pl.String, "category": pl.String}, orient="row")
+    if pairs is not None:
+        grid = pairs(grid)
     return (grid.join(per_task, on=["model", "task"], how="left")
             .with_columns(pl.col("done", "stale").fill_null(0).cast(pl.Int64))
             .group_by("model", "category", maintain_order=True)
@@ -100,6 +107,7 @@ def _revisions(paths, snap, models: list[str] | None) -> dict[str, str | None]:
 
 def run(args) -> int:
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
+    from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
 
     paths = store_of(args)
     if args.perf:
@@ -113,13 +121,16 @@ def run(args) -> int:
     tasks, scope = scoped_tasks(args, paths, suite)
     hashes, unread = _suite_hashes(suite, tasks)
     revisions = _revisions(paths, snap, args.models) if args.source == LOCAL else None
+    domain_of = pair_domains(paths)
     frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes,
-                         revisions)
+                         revisions, pairs=lambda grid: domain_cells(
+                             args.domain, grid, domain_of, what="(model, task) pairs"))
     data_note = ("the suite's files as they are now" if hashes is not None else
                  f"the store's current data (task files not read: {unread})")
     if args.json:
         emit_json({"suite": args.suite, "suite_chosen": chosen, "source": args.source,
                    "protocol": GENEB_V1.name, "tasks": [t.task_id for t in tasks],
+                   "domain": args.domain,
                    "table_version": snap.version, "data": data_note, "rows": frame.to_dicts()})
         return 0
     if frame.is_empty():
@@ -130,6 +141,8 @@ def run(args) -> int:
         console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
     if scope:
         console.print(escape(scope))
+    if args.domain:
+        console.print(f"domain: only the (model, task) pairs {DOMAIN_WORDS[args.domain]}")
     stale_any = frame["stale"].sum() > 0
     table = FitTable(f"{args.suite}: cells (task × regime) done ({args.source}, "
                      f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {snap.label})",

@@ -20,7 +20,7 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
-from store.catalog import LetterCounts, TaskMeta, TaskProfile
+from store.catalog import PROFILE_HEADERS, LetterCounts, TaskMeta, TaskProfile, profile_cells
 from store.did_you_mean import check_names
 
 
@@ -52,29 +52,21 @@ def run(args) -> int:
         console.print(f"suite {suite.name}: no tasks")
         return 0
     shown = {t: c.summary() for t, c in letters.items() if c.summary()}
+    train_test, classes, min_class, length = PROFILE_HEADERS
     columns = [Col("task", key=True), Col("label", wrap=20, drop=2), Col("category"),
                Col("source", drop=1), Col("organism", wrap=14, drop=3), Col("kingdom"),
-               Col("train/test", justify="right", drop=4), Col("classes", justify="right"),
-               Col("min class", justify="right", drop=4), Col("length", drop=3)]
+               Col(train_test, justify="right", drop=4), Col(classes, justify="right"),
+               Col(min_class, justify="right", drop=4), Col(length, drop=3)]
     if shown:
         columns.append(Col("sequences with", wrap=16, drop=5))
     table = FitTable(f"{suite.name}: {len(tasks)} tasks", columns, max_drop=5)
     for t in tasks:
         cells = [escape(t.task_id), escape(t.label), escape(t.category),
                  escape(t.source_benchmark), escape(t.organism), escape(t.kingdom),
-                 *_profile_cells(profiles.get(t.task_id))]
+                 *profile_cells(profiles.get(t.task_id))]
         table.add_row(*cells, *([shown.get(t.task_id, "")] if shown else []))
     table_console().print(table)
     return 0
-
-
-def _profile_cells(profile: TaskProfile | None) -> list[str]:
-    """train/test, classes, min class, length ("min-median-max"); "?" where not recorded."""
-    if profile is None:
-        return ["?"] * 4
-    return [f"{profile.n_train}/{profile.n_test}", str(profile.n_classes),
-            f"{profile.min_class_share:.0%}",
-            f"{profile.length_min}-{profile.length_median:g}-{profile.length_max}"]
 
 
 def recorded(paths, tasks: list[TaskMeta], kind):

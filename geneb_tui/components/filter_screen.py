@@ -19,6 +19,7 @@ from textual.widgets import Button, Input, Label, Select
 from geneb_tui.actions import FILTER_KEYS, bindings
 from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.core.filters import (
+    DOMAIN_LABELS,
     METRIC_LABELS,
     SCALE_BANDS,
     Filters,
@@ -42,6 +43,7 @@ def _options(ch: FilterChoices) -> dict[str, tuple[tuple, dict, bool]]:
         "scale_band": (SCALE_BANDS, {}, True),
         "pretraining_data": (ch.pretraining_data, {}, True),
         "source": (ch.sources, {}, True),
+        "domain": (tuple(DOMAIN_LABELS), DOMAIN_LABELS, True),
     }
 
 
@@ -104,6 +106,8 @@ class FilterScreen(ModalScreen[Filters | None]):
                 yield select("pretraining_data")
                 yield Label("Source")
                 yield select("source")
+                yield Label("Domain")
+                yield select("domain")
                 yield Label("Model name")
                 yield Input(shown["search"], placeholder="substring of id or name", id="search",
                             compact=True)
@@ -164,6 +168,7 @@ class FilterScreen(ModalScreen[Filters | None]):
             pretraining_data=self._value("pretraining_data"),
             source=self._value("source"),
             search=self.query_one("#search", Input).value.strip(),
+            domain=self._value("domain"),
         )
 
     def action_apply(self) -> None:

@@ -15,6 +15,7 @@ from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.query import (
     StoreSnapshot,
     domains_of,
+    profiles_of,
     selection_aggregates,
     selection_scores,
     suite_task_metas,
@@ -31,6 +32,7 @@ from store.analyses import (
     task_difficulty,
 )
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
+from store.catalog import PROFILE_HEADERS, profile_cells
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
 
 VIEWS: tuple[tuple[str, str], ...] = (
@@ -207,7 +209,9 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
         metas = [t for t in metas if t.category == filters.category]
     frame = task_difficulty(long, tasks=metas)
     kingdom = {t.task_id: t.kingdom for t in metas}
-    header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks", "Kingdom"]
+    profile = profiles_of(snap)
+    header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks", "Kingdom",
+              *(h.capitalize() for h in PROFILE_HEADERS)]
     rows, keys = [], []
     for r in frame.iter_rows(named=True):
         keys.append(r["task"])
@@ -216,11 +220,13 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
         best = r.get("best_model")
         best = (snap.model_meta(best).get("display") or best) if best else ""
         rows.append([r["label"], r["category"], r["n_models"], r["mean"], r["sd"], best,
-                     r["best_value"], marks, kingdom.get(r["task"], "")])
+                     r["best_value"], marks, kingdom.get(r["task"], ""),
+                     *profile_cells(profile.get(r["task"]))])
     note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
             f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > {EASY:.2f}, "
-            f"hard = mean < {HARD:.2f}, high-var = sd > {HIGH_VAR:.2f}. Enter: the task across "
-            "models.")
+            f"hard = mean < {HARD:.2f}, high-var = sd > {HIGH_VAR:.2f}; the task's rows, classes, "
+            "smallest class share and lengths min-median-max (? = not recorded: `geneb-engine "
+            "data verify` records them). Enter: the task across models.")
     means = [r[3] for r in rows if r[3] is not None]
     heat = {3: (min(means), max(means))} if means else {}
     return Table(header, rows, note, heat, row_keys=keys)
@@ -247,6 +253,8 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
                              ("high-variance", stats["high_variance"])) if on]
     sd = "n/a" if stats["sd"] is None else f"{stats['sd']:.3f}"
     where = (f"{meta['organism'][0]}, {meta['kingdom'][0]}; " if meta.height else "")
+    shown = dict(zip(PROFILE_HEADERS, profile_cells(profiles_of(snap).get(task)), strict=True))
+    where += ", ".join(f"{h} {v}" for h, v in shown.items()) + "; "
     note = (f"[b]{label}[/b] ({stats['category']}; {where}domain: the model's pretraining, "
             f"in/out/unknown): mean {stats['mean']:.3f}, sd {sd}, "
             f"{stats['n_models']} models" + (f" — {', '.join(marks)}" if marks else "")

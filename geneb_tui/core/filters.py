@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from store.domains import IN, OUT, UNKNOWN
 from store.vocab.ids import safe_name
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 
 METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "Acc", "f1_macro": "F1"}
 SCALE_BANDS: tuple[str, ...] = ("<100M", "100M-1B", ">1B", "custom")
+# The domain filter's choices (`store.domains.DOMAINS`), as the dialog and the status line say
+DOMAIN_LABELS: dict[str, str] = {IN: "in-domain cells only", OUT: "out-of-domain cells only",
+                                 UNKNOWN: "cells of unknown domain only"}
 
 
 def parse_params(text: str) -> int | None:
@@ -74,6 +78,8 @@ class Filters:
     pretraining_data: str | None = None
     source: str | None = None            # official / verified / self-reported / local ...
     search: str = ""                     # case-insensitive substring of model id or display
+    domain: str | None = None            # only the cells of pairs of this domain (in, out,
+    #                                      unknown: `store.analyses.domains.keep_domain`)
 
     def cleared(self) -> Filters:
         """Back to the defaults, keeping the suite (which store slice we look at)."""
@@ -87,10 +93,11 @@ class Filters:
         return self == self.cleared()
 
     def without_model_filters(self) -> Filters:
-        """The same slice of the store (suite, category, regime, metric) with every model and
-        source filter off: what ranks "among all entries in the store" are taken over."""
+        """The same slice of the store (suite, category, regime, metric, the domain of the
+        cells) with every model and source filter off: what ranks "among all entries in the
+        store" are taken over."""
         return Filters(suite=self.suite, category=self.category, regime=self.regime,
-                       metric=self.metric)
+                       metric=self.metric, domain=self.domain)
 
     @property
     def filters_models(self) -> bool:
@@ -103,6 +110,7 @@ class Filters:
             f"regime {self.regime}",
             f"metric {METRIC_LABELS.get(self.metric, self.metric)}",
             f"category {self.category}" if self.category else "all categories",
+            *([f"{DOMAIN_LABELS[self.domain]} (other cells blank)"] if self.domain else []),
         ]
         model = self.describe_model_filters()
         return " · ".join(parts + ([model] if model else []))

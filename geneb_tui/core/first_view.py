@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import store
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.start import Start
-from geneb_tui.core.table_view import RANK_SCOPES, Column, Row, TableView
+from geneb_tui.core.table_view import DOMAIN_MARKS, RANK_SCOPES, Column, Row, TableView
 from store.atomic import write_text_atomic
 from store.catalog import CATALOG_DIR
 from store.paths import StorePaths, user_cache_dir
@@ -40,7 +40,7 @@ from store.vocab.protocol import GENEB_V1
 if TYPE_CHECKING:
     from geneb_tui.core.query import StoreSnapshot
 
-FORMAT = 2   # bump when the file's layout or what a view holds changes
+FORMAT = 3   # bump when the file's layout or what a view holds changes
 _FILTER_FIELDS = frozenset(f.name for f in fields(Filters))
 
 
@@ -88,7 +88,8 @@ def _to_json(view: TableView) -> dict:
         "columns": [[c.key, c.label, c.kind] for c in view.columns],
         "rows": [{"model": r.model, "source": r.source,
                   "meta": {k: r.meta.get(k) for k in meta_keys},
-                  "values": r.values, "ranks": r.ranks, "overall": r.overall}
+                  "values": r.values, "ranks": r.ranks, "overall": r.overall,
+                  "domains": r.domains}
                  for r in view.rows],
         "sort_key": view.sort_key, "descending": view.descending,
         "n_rows_unfiltered": view.n_rows_unfiltered, "rank_scope": view.rank_scope,
@@ -121,8 +122,11 @@ def _from_json(d: dict) -> TableView:
                and isinstance(r["meta"], dict))
         values = _numbers(r["values"], scores, (int, float))
         _check(all(v is None or math.isfinite(v) for v in values.values()))
+        _check(isinstance(r["domains"], dict) and set(r["domains"]) <= scores
+               and set(r["domains"].values()) <= set(DOMAIN_MARKS))
         rows.append(Row(r["model"], r["source"], r["meta"], values,
-                        _numbers(r["ranks"], scores, int), _numbers(r["overall"], scores, int)))
+                        _numbers(r["ranks"], scores, int), _numbers(r["overall"], scores, int),
+                        r["domains"]))
     _check(d["sort_key"] in {c.key for c in columns} and isinstance(d["descending"], bool)
            and isinstance(d["n_rows_unfiltered"], int) and d["rank_scope"] in RANK_SCOPES
            and isinstance(d["protocol"], str) and isinstance(d["protocol_hash"], str))

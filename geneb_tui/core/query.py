@@ -26,9 +26,10 @@ from geneb_tui.core.table_view import (
     score_field,
 )
 from store.analyses.aggregates import aggregates
+from store.analyses.domains import keep_domain
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
-from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta
+from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, TaskProfile
 from store.cells import cell_states
 from store.damage import damage
 from store.db import Snapshot
@@ -195,7 +196,8 @@ def selection_scores(snap: StoreSnapshot, filters: Filters,
     if filters.source:
         s = s.filter(pl.col("source") == filters.source)
     keep = [m for m in s["model"].unique().to_list() if filters.model_matches(snap.model_meta(m))]
-    return s.filter(pl.col("model").is_in(keep))
+    s = s.filter(pl.col("model").is_in(keep))
+    return keep_domain(s, domains_of(snap), filters.domain) if filters.domain else s
 
 
 def _task_metas(tasks: pl.DataFrame) -> list[TaskMeta]:
@@ -210,6 +212,12 @@ def domains_of(snap: StoreSnapshot):
     (`store.tables.catalogs.pair_domains`)."""
     return pair_domains(snap.paths, {m: ModelMeta(**d) for m, d in snap.catalog.items()},
                         snap.tasks)
+
+
+def profiles_of(snap: StoreSnapshot) -> dict[str, TaskProfile]:
+    """The recorded profile of each task of the snapshot's task catalog that has one."""
+    return {r["task_id"]: p for r in snap.tasks.iter_rows(named=True)
+            if (p := TaskProfile.from_row(r)) is not None}
 
 
 def suite_task_metas(snap: StoreSnapshot, suite: str) -> list[TaskMeta]:
@@ -272,6 +280,7 @@ def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = Non
     n_entries, overall_of = cache_of(snap).get(("every entry", unfiltered, tuple(fields)),
                                                every_entry)
     rows: list[Row] = []
+    domain_of = domains_of(snap) if filters.category else None    # task columns: their flag
     for rec in wide.sort("model", "source").iter_rows(named=True):
         key = (rec["model"], rec["source"])
         rk, ov = rank_of[key], overall_of.get(key, {})
@@ -280,6 +289,8 @@ def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = Non
             row.values[c.key] = rec[f]
             row.ranks[c.key] = rk[f]
             row.overall[c.key] = ov.get(f)
+            if domain_of is not None and c.key.startswith("task:"):
+                row.domains[c.key] = domain_of(rec["model"], f)
         rows.append(row)
     keys = {c.key for c in columns}
     if sort_key not in keys:

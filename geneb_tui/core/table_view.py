@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from geneb_tui.core.filters import METRIC_LABELS, Filters, format_params
 from geneb_tui.core.intervals import CellInterval, Intervals
+from store.domains import IN, OUT, UNKNOWN
 from store.vocab.protocol import GENEB_V1
 
 META_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -25,6 +26,8 @@ TRAILING_META: tuple[tuple[str, str], ...] = (
 
 RANK_SCOPES: tuple[str, ...] = ("store", "shown")
 TIE_MARK = "≈"   # before the rank of an entry in the leader's tie group (rank intervals shown)
+# After a task cell's rank: its (model, task) pair's domain (`store.domains.DOMAINS`)
+DOMAIN_MARKS: dict[str, str] = {IN: " in", OUT: "out", UNKNOWN: "  ?"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class Row:
     values: dict[str, float | None] = field(default_factory=dict)
     ranks: dict[str, int | None] = field(default_factory=dict)     # among the rows shown
     overall: dict[str, int | None] = field(default_factory=dict)   # among all in the store
+    # per task column: the pair's domain ("in", "out", "unknown": `store.domains.domain`)
+    domains: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -106,7 +111,8 @@ class TableView:
             rank = "#" + str(self.rank(row, col))
             iv = self.interval(row, col)
             if iv is None:
-                return f"{v:.3f} {rank:>3}"
+                flag = row.domains.get(col.key)        # task columns: the pair's domain
+                return f"{v:.3f} {rank:>3}" + (f" {DOMAIN_MARKS[flag]}" if flag else "")
             # `0.573  #4 [2-7]`; `≈#1`: in the leader's tie group. Right-justified cells end at
             # the interval, so the padding goes before the rank.
             pad = " " * (self.intervals.width - len(iv.label))

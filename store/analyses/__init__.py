@@ -8,7 +8,7 @@ from store.analyses.aggregates import SCOPES, aggregates, by_regime
 from store.analyses.controlled import ATTRIBUTES, controlled_pairs
 from store.analyses.degradation import degradation, degradation_summary
 from store.analyses.difficulty import task_difficulty
-from store.analyses.domains import domain_split
+from store.analyses.domains import domain_split, partial_aggregates
 from store.analyses.leaders import category_leaders, leader_changes
 from store.analyses.rankings import (
     borda,
@@ -42,7 +42,8 @@ from store.analyses.uncertainty import (
 __all__ = [
     "ATTRIBUTES", "SCOPES", "aggregates", "borda", "by_regime",
     "category_agreement", "category_leaders", "controlled_pairs", "degradation",
-    "degradation_summary", "domain_split", "leader_changes", "protocol_agreement", "rank_shift",
+    "degradation_summary", "domain_split", "leader_changes",
+    "partial_aggregates", "protocol_agreement", "rank_shift",
     "rankings",
     "scale_correlation", "scores", "scores_of", "seed_means", "spearman", "spearman_regimes",
     "task_difficulty",

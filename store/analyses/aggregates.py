@@ -42,6 +42,15 @@ def score_columns(frame: pl.DataFrame) -> list[str]:
     return [c for c in ("micro", "macro") if c in frame.columns] + category_columns(frame)
 
 
+def categories_of(tasks: Iterable[TaskMeta]) -> list[str]:
+    """The categories of a suite's tasks in column order: GENEB's in CATEGORY_ORDER, then a
+    custom suite's own in the order of its tasks."""
+    tasks = list(tasks)
+    categories = [c for c in CATEGORY_ORDER if any(t.category == c for t in tasks)]
+    return categories + list(dict.fromkeys(t.category for t in tasks
+                                           if t.category not in categories))
+
+
 def _complete_mean(values: pl.Expr) -> pl.Expr:
     """The mean, summed left to right in the frame's order (as the official leaderboard
     builder's `sum(values) / len(values)`: the same last bit as the published files, on every
@@ -74,8 +83,7 @@ def aggregates(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = No
     (descending, NULL last), then model.
     """
     expected = list(tasks if tasks is not None else geneb_v1_tasks())
-    categories = [c for c in CATEGORY_ORDER if any(t.category == c for t in expected)]
-    categories += list(dict.fromkeys(t.category for t in expected if t.category not in categories))
+    categories = categories_of(expected)
     keys = entry_keys(scores_df)
     # Orders kept throughout, so every mean sums its values in catalog order (same last bit on
     # every run).

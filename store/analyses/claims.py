@@ -23,24 +23,28 @@ count, per source), `controlled.controlled_pairs` (pairs that differ in exactly 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-from store.analyses.aggregates import entry_keys
+from store.analyses.aggregates import aggregates, entry_keys
 from store.analyses.controlled import controlled_pairs
 from store.analyses.leaders import category_leaders
 from store.analyses.rankings import tie_mean_ranks
 from store.analyses.scale import scale_correlation
 from store.analyses.uncertainty import (
     ROWS_BLOCK,
+    bootstrap,
     percentile_interval,
     planes,
     quantile_bounds,
     threaded,
 )
+from store.catalog import TaskMeta, geneb_v1_tasks
+from store.domains import IN
+from store.vocab.bootstrap import SEED
 
 if TYPE_CHECKING:
     from store.analyses.uncertainty import Draws
@@ -280,6 +284,71 @@ def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
                         "p_a_beats_b": float(pa[p]) if defined else None,
                         "p_b_beats_a": float(pb[p]) if defined else None})
     return pl.DataFrame(out, schema=schema)
+
+
+# --- controlled pairs on the tasks in both models' domain -----------------------------------
+
+MIN_IN_DOMAIN = 2   # a pair compared in domain needs at least this many tasks in both domains
+
+
+def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_df: pl.DataFrame,
+                               domain_of: Callable[[str, str], str], *,
+                               tasks: Iterable[TaskMeta] | None = None, regime: str,
+                               metric: str, level: float = 0.95, resamples: int = 0,
+                               seed: int = SEED, per_seed: pl.DataFrame | None = None
+                               ) -> pl.DataFrame:
+    """[(source), model_a, model_b, attribute, value_a, value_b, n_tasks, n_categories, macro,
+    wins_a, wins_b, ties, low, high, p_a_beats_b, p_b_beats_a]: every controlled pair of the
+    aggregates `agg` (`controlled.controlled_pairs`), compared again on only the tasks of the
+    suite's `tasks` that are in the pretraining domain of BOTH models (`domain_of`:
+    `store.tables.catalogs.pair_domains`) and scored for both: `n_tasks` and `n_categories`
+    count them; `macro` (a - b) and the wins are `controlled_pairs`' on the aggregates of
+    those tasks (macro over the categories they cover); with `resamples`, the interval and
+    P of the macro delta (`controlled_pair_intervals`) from a task bootstrap of those tasks
+    (`uncertainty.bootstrap`, seeded with `seed`; one per task set, shared by its pairs).
+    A pair with fewer than MIN_IN_DOMAIN such tasks keeps its counts and NULL elsewhere."""
+    expected = list(tasks if tasks is not None else geneb_v1_tasks())
+    keys = entry_keys(scores)
+    found = controlled_pairs(agg, models_df)
+    ident = [*(["source"] if "source" in keys else []), "model_a", "model_b", "attribute",
+             "value_a", "value_b"]
+    numbers = ("macro", "low", "high", "p_a_beats_b", "p_b_beats_a")
+    schema = {**{c: pl.String for c in ident}, "n_tasks": pl.Int64, "n_categories": pl.Int64,
+              "macro": pl.Float64, "wins_a": pl.Int64, "wins_b": pl.Int64, "ties": pl.Int64,
+              **{c: pl.Float64 for c in numbers[1:]}}
+    scored = set(scores.select(*keys, "task").iter_rows())
+    rows, groups = [], {}
+    for pair in found.iter_rows(named=True):
+        a, b, source = pair["model_a"], pair["model_b"], pair.get("source")
+        entries = [(m, *([source] if "source" in keys else [])) for m in (a, b)]
+        shared = tuple(t.task_id for t in expected
+                       if all(domain_of(e[0], t.task_id) == IN and (*e, t.task_id) in scored
+                              for e in entries))
+        rows.append({**{c: pair[c] for c in ident}, "n_tasks": len(shared),
+                     "n_categories": len({t.category for t in expected
+                                          if t.task_id in shared})})
+        if len(shared) >= MIN_IN_DOMAIN:    # the pairs of one task set: one aggregate, one draw
+            groups.setdefault((source, shared), []).append(rows[-1])
+    for (source, shared), members in groups.items():
+        on = [t for t in expected if t.task_id in shared]
+        pairs = [(r["model_a"], r["model_b"]) for r in members]
+        sub = scores.filter(pl.col("model").is_in([m for p in pairs for m in p])
+                            & pl.col("task").is_in(shared)
+                            & (pl.col("source") == source if source is not None else True))
+        points = {(r["model_a"], r["model_b"]): r for r in controlled_pairs(
+            aggregates(sub, tasks=on), models_df, pairs).iter_rows(named=True)}
+        if resamples:
+            draws = bootstrap(sub, tasks=on, regime=regime, metric=metric,
+                              per_seed_rows=per_seed, with_source="source" in keys,
+                              n=resamples, seed=seed)
+            intervals = {(r["model_a"], r["model_b"]): r for r in controlled_pair_intervals(
+                draws, models_df, pairs, level=level).filter(pl.col("scope") == "macro")
+                .iter_rows(named=True)}
+        for row, pair in zip(members, pairs, strict=True):
+            row |= {c: points[pair][c] for c in ("macro", "wins_a", "wins_b", "ties")}
+            if resamples:
+                row |= {c: intervals[pair][c] for c in numbers[1:]}
+    return pl.DataFrame(rows, schema=schema)
 
 
 # --- the leader's margin --------------------------------------------------------------------

@@ -19,9 +19,9 @@ from store.scopes import scope_tasks
 from store.tables.catalogs import register_tasks, tasks_frame
 from store.tables.results import append_rows
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, SEEDS
 from store.vocab.scopes import SCOPE_FIELDS, Scope
 from tests.engine.test_cli_names import state
+from tests.store.local_rows import full_mcc_rows
 
 T1, T2, T3, T4 = "prom_a", "prom_b", "prom_c", "enh_a"
 # The suite `mine` as a `fill` of its folder registers it (the task catalog's rows), and the
@@ -45,16 +45,12 @@ def scoped(tmp_path_factory):
     paths = resolve_store(tmp_path_factory.mktemp("scopes") / "store")
     register_tasks(paths, [*MINE, TaskMeta("yeast_task", "Yeast", "Promoters", "other",
                                            "other", *META["yeast_task"])])
-    append_rows(paths, [{"model": model, "task": task, "regime": "full", "seed": seed,
-                         "probe": "logreg", "protocol": GENEB_V1.name,
-                         "protocol_hash": GENEB_V1.hash, "mcc": mcc, "acc": 0.7,
-                         "f1_macro": 0.6, "source": "local", "shared_fit": True}
-                        for model, scores in MCC.items() for task, mcc in scores.items()
-                        for seed in SEEDS])
+    append_rows(paths, full_mcc_rows(MCC))
     return paths
 
 
-def _json(*argv: str) -> dict:
+def json_of(*argv: str) -> dict:
+    """`main`'s --json document of a command that succeeds."""
     out = io.StringIO()
     with redirect_stdout(out):
         assert main([*argv, "--json"]) == 0
@@ -113,7 +109,7 @@ def test_a_suite_without_the_metadata_says_so(scoped):
 
 
 def test_the_official_store_scopes_by_the_shipped_task_domains(official_store):
-    doc = _json("status", "--store", str(official_store.root), "--kingdom", "plants")
+    doc = json_of("status", "--store", str(official_store.root), "--kingdom", "plants")
     assert len(doc["tasks"]) == 10          # store/catalogs/task_domains.csv: 10 plant tasks
 
 
@@ -123,7 +119,7 @@ def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
     # kmer-3 - kmer-4 over a resample of Promoters' two tasks: T1 twice (0.5 + 0.1) / 2 = 0.3,
     # T2 twice (-0.3 + 0.1) / 2 = -0.1, one of each 0.1; so P = P(not T2 twice) = 3/4 and the
     # 95 % interval is [-0.1, 0.3] (each extreme holds a quarter of the resamples).
-    doc = _json("report", "--store", str(scoped.root), "--organism", "human",
+    doc = json_of("report", "--store", str(scoped.root), "--organism", "human",
                 "--resamples", "4000")
     assert doc["scope"] == "scope: 3 of the 4 tasks of suite mine (organism human)"
     assert doc["tasks"] == [T1, T2, T4]
@@ -169,7 +165,7 @@ def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
     assert "scope: 2 of the 4 tasks of suite mine (category Promoters; organism " \
            "human)" in out
     assert all(re.search(rf"kmer-{k} │ +2/2 │ none", out) for k in (3, 4, 5)), out
-    doc = _json("status", "--store", str(scoped.root), "--kingdom", "animals")
+    doc = json_of("status", "--store", str(scoped.root), "--kingdom", "animals")
     assert doc["tasks"] == [T1, T2, T4]
     assert {(r["model"], r["category"], r["done"]) for r in doc["rows"]} == {
         (m, c, n) for m in MCC for c, n in (("Promoters", 2), ("Enhancers", 1))}
@@ -186,8 +182,8 @@ def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):
 
 def test_a_category_scope_ranks_the_official_models_by_that_category(official_store):
     root = str(official_store.root)
-    whole = _json("report", "--store", root, "--source", "official", "--resamples", "0")
-    doc = _json("report", "--store", root, "--source", "official", "--category", "Promoters",
+    whole = json_of("report", "--store", root, "--source", "official", "--resamples", "0")
+    doc = json_of("report", "--store", root, "--source", "official", "--category", "Promoters",
                 "--resamples", "300")
     promoters = {t.task_id for t in geneb_v1_tasks() if t.category == "Promoters"}
     assert set(doc["tasks"]) == promoters and len(promoters) == 22
