@@ -17,7 +17,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.encoders.hub import cache_folder, local_checkpoint
-from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, param_count
+from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, params_text
 from store.did_you_mean import check_names
 from store.vocab.encoder_kinds import KINDS, split_extractor
 
@@ -42,16 +42,6 @@ def register(sub, common) -> None:
                         "Face cache at their pinned revision (`geneb-engine fetch-models` puts "
                         "it there), or at their local path")
     p.set_defaults(handler=run)
-
-
-def _params(n: int) -> str:
-    n = param_count(n)
-    if n is None:
-        return "n/a"
-    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
-            return f"{n / div:.3g}{unit}"
-    return str(n)
 
 
 def _runs(m) -> str:
@@ -139,7 +129,7 @@ def run(args) -> int:
                       Col("runs with", wrap=10, drop=1)],
                      max_drop=4)
     for m in models:
-        table.add_row(escape(m.model_id), _params(m.params), escape(m.architecture_family),
+        table.add_row(escape(m.model_id), params_text(m.params), escape(m.architecture_family),
                       escape(m.tokenization_family), escape(m.pretraining_data), _domain(m),
                       {None: "?", True: "yes", False: "no"}[m.zero_shot], _context(m),
                       _runs(m))
