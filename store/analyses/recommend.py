@@ -51,7 +51,7 @@ from store.runnable import (
     weight_bytes,
 )
 from store.seedmeans import per_seed
-from store.tables.catalogs import pair_domains, store_models
+from store.tables.catalogs import known_tasks, pair_domains, store_models
 from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
 from store.vocab.encoder_kinds import KINDS, UNPUBLISHED
 from store.vocab.errors import GenebError
@@ -181,7 +181,7 @@ class Constraints:
                     if context < self.min_context else [])
         need = weight_bytes(params, self.dtype)      # None: weight-free, fits anywhere
         if self.memory_gb is not None and need is not None and need > self.memory_gb * GIB:
-            out.append(f"{self.dtype} weights {need / GIB:.1f} GB > {self.memory_gb:g} GB")
+            out.append(f"{self.dtype} weights {need / GIB:.2f} GB > {self.memory_gb:g} GB")
         for wanted, have, what in ((self.architecture, meta.architecture_family, "architecture"),
                                    (self.tokenization, meta.tokenization_family, "tokenization"),
                                    (self.pretraining, meta.pretraining_data, "pretraining")):
@@ -338,7 +338,7 @@ class _Facts:
 def _facts(paths, q: Question, installed: Callable[[str], bool],
            extra: Sequence[str]) -> _Facts:
     models = store_models(paths)
-    of = pair_domains(paths, models)
+    of = pair_domains(paths, models, _task_domains(paths, q.tasks))
     ids = list(dict.fromkeys([*models, *extra]))
     domains = {}
     for m in ids:
@@ -349,6 +349,21 @@ def _facts(paths, q: Question, installed: Callable[[str], bool],
                       installed=installed) for m, meta in models.items()}
     reasons = {m: q.constraints.reasons(models.get(m), domains[m], here.get(m)) for m in ids}
     return _Facts(models, domains, here, reasons)
+
+
+def _task_domains(paths, tasks: Sequence[TaskMeta]) -> pl.DataFrame:
+    """[task_id, organism, kingdom] of the scope's tasks: the suite's own (a directory suite's
+    manifest), else the task catalog's (an organism or kingdom `unknown` is none)."""
+    known = {r["task_id"]: r for r in known_tasks(paths).iter_rows(named=True)}
+
+    def of(t: TaskMeta, column: str) -> str | None:
+        value = getattr(t, column)
+        return known.get(t.task_id, {}).get(column) if value in (None, "", UNKNOWN) else value
+
+    return pl.DataFrame([{"task_id": t.task_id, "organism": of(t, "organism"),
+                          "kingdom": of(t, "kingdom")} for t in tasks],
+                        schema={"task_id": pl.String, "organism": pl.String,
+                                "kingdom": pl.String})
 
 
 def _scores(snap: Snapshot, q: Question) -> tuple[pl.DataFrame, pl.DataFrame | None]:
