@@ -179,7 +179,7 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
         return Runnability(model_id, True, needs=f"your extractor {Path(meta['extractor']).name}")
     if kind.imported:               # nothing runs: fill probes the embeddings the store holds
         return Runnability(model_id, True, needs="imported embeddings")
-    if not kind.source:
+    if kind.weight_free:
         return Runnability(model_id, True, needs="weight-free baseline")
     if not source:
         return no("its entry gives neither 'hub_id' nor 'path'")

@@ -212,17 +212,19 @@ def _print(answer, *, regime_how: str | None) -> None:
         console.print(escape(answer.small))
     if answer.picks:
         console.print(f"[dim]{escape(answer.rule)}; P = P(leader > it)[/]")
-        t = FitTable("", [Col("model", key=True), Col("from", drop=3),
+        mixed = len({p.source for p in answer.picks}) > 1
+        t = FitTable("" if mixed else f"results: {escape(answer.picks[0].source)}",
+                     [Col("model", key=True), *([Col("from", drop=3)] if mixed else []),
                           Col("score", justify="right"), Col("interval", drop=2),
-                          Col("rank", justify="right", drop=4), Col("P", justify="right"),
-                          Col("params", justify="right", drop=1),
+                          Col("rank", justify="right", drop=3), Col("P", justify="right"),
+                          Col("params", justify="right"),
                           Col("context", justify="right", drop=1),
-                          Col("in/out/?", justify="right", drop=2),
-                          Col("here", drop=1)], max_drop=4)
+                          Col("in/out/?", justify="right", drop=4),
+                          Col("here")], max_drop=4)
         for p in answer.picks:
             rank = (f"{p.rank_low}-{p.rank_high}" if p.rank_low is not None else str(p.rank))
             d = p.domain
-            t.add_row(escape(p.model), escape(p.source), _num(p.score),
+            t.add_row(escape(p.model), *([escape(p.source)] if mixed else []), _num(p.score),
                       interval_text(p.low, p.high, 3), rank,
                       "lead" if p.p_leader_beats is None and p is answer.picks[0]
                       else _num(p.p_leader_beats, 2),
@@ -233,10 +235,12 @@ def _print(answer, *, regime_how: str | None) -> None:
             console.print(f"run here: {escape(answer.fill)}")
     shown = [x for x in answer.excluded if x.kind != "no results"]
     if shown:
-        t = FitTable("excluded", [Col("model", key=True), Col("from", drop=1),
-                                  Col("why", wrap=30)], max_drop=1)
+        mixed = len({x.source for x in shown if x.source}) > 1
+        t = FitTable("excluded", [Col("model", key=True), *([Col("from")] if mixed else []),
+                                  Col("why", wrap=24)])
         for x in shown:
-            t.add_row(escape(x.model), escape(x.source or "—"), escape("; ".join(x.reasons)))
+            t.add_row(escape(x.model), *([escape(x.source or "—")] if mixed else []),
+                      escape("; ".join(x.reasons)))
         console.print(t)
     if none := [x.model for x in answer.excluded if x.kind == "no results"]:
         console.print(f"no results on the scope at {q.regime}: {escape(', '.join(none))}")

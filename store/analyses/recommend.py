@@ -14,8 +14,10 @@ The rules, each decided here once:
 - Constraints (`Constraints.reasons`): every constraint a model fails is named; a fact the
   catalog does not hold (no parameter count, no context) fails the constraint that needs it.
   The memory a model needs is its weights' at the dtype (`store.runnable.weight_bytes`),
-  activations not counted; GB = 2**30 bytes. "Runs here" is `store.runnable.assess` (the
-  dashboard's missing-evaluations answer, held to the engine's preflight by its test).
+  activations not counted; GB = 2**30 bytes. A weight-free baseline (the k-mer spectra) has
+  no parameters: it satisfies --max-params and --memory-gb. "Runs here" is
+  `store.runnable.assess` (the dashboard's missing-evaluations answer, held to the engine's
+  preflight by its test).
 - The leader: the best point score over the scope (macro over the scope's categories, as
   `report` aggregates it), among the entries (model, source) that satisfy the constraints and
   have a score on every task of the scope.
@@ -170,7 +172,8 @@ class Constraints:
             return ("not in the model catalog",) if self.describe() else ()
         out = []
         params = param_count(meta.params)
-        if self.max_params is not None:
+        weight_free = meta.encoder in KINDS and KINDS[meta.encoder].weight_free
+        if self.max_params is not None and not weight_free:
             out += (["parameter count unknown"] if params is None else
                     [f"{params_text(params)} parameters > {params_text(self.max_params)}"]
                     if params > self.max_params else [])

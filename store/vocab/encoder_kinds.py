@@ -61,6 +61,11 @@ class EncoderKind:
     imported: bool = False              # nothing runs: its embeddings were imported into the
     #                                     store (`geneb-engine import-embeddings`)
 
+    @property
+    def weight_free(self) -> bool:
+        """A baseline with no weights (the k-mer spectra): no parameters, no memory, no source."""
+        return not (self.source or self.user_code or self.imported or self.unavailable)
+
 
 def _no_adapter(name: str, recipe: str) -> EncoderKind:
     return EncoderKind(name, recipe=recipe, unavailable=NO_ADAPTER)

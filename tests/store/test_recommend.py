@@ -3,6 +3,8 @@ its warning, tasks like a task, and the constraints' reasons."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 import pytest
 
@@ -65,7 +67,10 @@ def test_every_constraint_a_model_fails_is_named():
     assert Constraints(memory_gb=14).reasons(metagene, none_in, None) == (
         "auto weights 26.08 GB > 14 GB",)
     assert Constraints(max_params=10, min_context=100).reasons(kmer, none_in, None) == (
-        "parameter count unknown", "context unknown")
+        "context unknown",)                                     # weight-free: no parameters
+    dnabert2 = models["dnabert2-no-flashattention"]
+    assert Constraints(max_params=10).reasons(
+        replace(dnabert2, params=0), none_in, None) == ("parameter count unknown",)
     assert Constraints(max_params=10).reasons(None, none_in, None) == (
         "not in the model catalog",)
     assert Constraints().reasons(None, none_in, None) == ()
