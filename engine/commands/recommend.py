@@ -185,7 +185,7 @@ def run(args) -> int:
                    "as_of": snap.label, "label_budget": args.labels_per_class,
                    **answer.to_dict()})
         return 0
-    _print(answer, regime_how=budget)
+    _print(answer, regime_how=budget, told=warning)
     return 0
 
 
@@ -193,13 +193,15 @@ def _num(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-def _print(answer, *, regime_how: str | None) -> None:
+def _print(answer, *, regime_how: str | None, told: str | None) -> None:
+    """The answer as text; `told`: a note already on stderr (the label budget's warning)."""
     from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
     q = answer.question
     console = table_console()
     for note in q.notes:
-        console.print(escape(note))
+        if note != told:
+            console.print(escape(note))
     how = f" (for {regime_how})" if regime_how else ""
     categories = len({t.category for t in q.tasks})
     console.print(f"{q.regime}{how}; {q.metric}, macro over {categories} categor"
