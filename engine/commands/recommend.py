@@ -15,8 +15,10 @@ from rich.markup import escape
 
 from engine.commands.common import (
     StoreNames,
+    add_family_args,
     add_scope_args,
     add_suite_args,
+    check_families,
     choice_of,
     emit_json,
     positive_int,
@@ -27,8 +29,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.commands.report import level_of, resample_count, seed_of
-from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, params_text
-from store.did_you_mean import check_names
+from store.catalog import params_text
 from store.vocab.bootstrap import LEVEL, RESAMPLES, SEED
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.errors import GenebError
@@ -92,12 +93,7 @@ def register(sub, common) -> None:
     p.add_argument("--dtype", type=choice_of("dtype", DTYPES), default="auto", metavar="DTYPE",
                    help=f"the precision of --memory-gb and the fill line: {', '.join(DTYPES)} "
                         "(default: auto, float32 weights)")
-    p.add_argument("--architecture", metavar="FAMILY",
-                   help=f"architecture family: {', '.join(ARCHITECTURE_FAMILIES)}")
-    p.add_argument("--tokenization", metavar="FAMILY",
-                   help=f"tokenization family: {', '.join(TOKENIZATION_FAMILIES)}")
-    p.add_argument("--pretraining", metavar="DATA",
-                   help="pretraining data, e.g. human, multi-species, plant-genomes")
+    add_family_args(p)
     p.add_argument("--in-domain", action="store_true",
                    help="only models with some of the scope's tasks in their pretraining domain")
     p.add_argument("--runnable-here", action="store_true",
@@ -134,17 +130,7 @@ def _regime(args) -> tuple[str, str | None, str | None]:
 def _constraints(args, names: StoreNames):
     from store.analyses.recommend import Constraints  # lazy: polars, numpy
 
-    entries = list(names.catalog.values())
-    for option, kind, field, vocabulary in (
-            ("--architecture", "architecture family", "architecture_family",
-             ARCHITECTURE_FAMILIES),
-            ("--tokenization", "tokenization family", "tokenization_family",
-             TOKENIZATION_FAMILIES),
-            ("--pretraining", "pretraining data", "pretraining_data", ())):
-        given = getattr(args, option[2:])
-        if given is not None:
-            check_names(kind, [given], vocabulary or sorted({getattr(m, field) for m in entries}),
-                        option=option)
+    check_families(args, list(names.catalog.values()))
     return Constraints(args.max_params, args.min_context, args.memory_gb, args.dtype,
                        args.architecture, args.tokenization, args.pretraining, args.in_domain,
                        args.runnable_here, args.weights_available, args.not_zero_shot)
