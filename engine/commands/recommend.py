@@ -217,7 +217,7 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
                       "lead" if p.p_leader_beats is None and p is answer.picks[0]
                       else _num(p.p_leader_beats, 2),
                       params_text(p.params), f"{p.context:,}" if p.context else "?",
-                      f"{d.in_}/{d.out}/{d.unknown}", "yes" if p.runs_here else "no")
+                      f"{d.inside}/{d.outside}/{d.unknown}", "yes" if p.runs_here else "no")
         console.print(t)
         if answer.fill:
             console.print(f"run here: {escape(answer.fill)}")

@@ -190,7 +190,7 @@ class Constraints:
                                    (self.pretraining, meta.pretraining_data, "pretraining")):
             if wanted and have != wanted:
                 out.append(f"{what} {have or 'unknown'}")
-        if self.in_domain and not domain.in_:
+        if self.in_domain and not domain.inside:
             out.append(f"in domain on none of the scope's tasks ({domain.text})")
         if self.runnable_here and here is not None and not here.runnable:
             out.append("does not run here: " + here.why.split(";")[0])
@@ -207,13 +207,13 @@ class Constraints:
 class DomainCounts:
     """How many of the scope's tasks are in a model's pretraining domain, out of it, unknown."""
 
-    in_: int = 0
-    out: int = 0
+    inside: int = 0
+    outside: int = 0
     unknown: int = 0
 
     @property
     def text(self) -> str:
-        return f"{self.in_} in, {self.out} out, {self.unknown} unknown"
+        return f"{self.inside} in, {self.outside} out, {self.unknown} unknown"
 
 
 @dataclass(frozen=True)
@@ -471,6 +471,13 @@ def _small(q: Question, resampled: bool) -> str | None:
             "tasks every time")
 
 
+def _nobody(q: Question, regime: str) -> str:
+    """The answer when no entry is eligible at `regime`."""
+    wanted = q.constraints.describe()
+    return (f"no model satisfies {wanted} with results on every task of the scope at {regime}"
+            if wanted else f"no model has results on every task of the scope at {regime}")
+
+
 def recommend(source, q: Question, *,
               installed: Callable[[str], bool] = package_installed) -> Answer:
     """The answer to `q` over the results of `source` (a `StorePaths` or a `Snapshot`): the
@@ -491,7 +498,7 @@ def recommend(source, q: Question, *,
         shown = ", ".join(tied[:NAMED_TIED]) + (f" and {len(tied) - NAMED_TIED} more"
                                                  if len(tied) > NAMED_TIED else "")
         line = (f"at {other}: {names[0]} leads" + (f", tied with {shown}" if tied else ", alone")
-                if names else f"at {other}: no model satisfies the question")
+                if names else f"at {other}: {_nobody(q, other)}")
         neighbours.append(Neighbour(other, names[0] if names else None, names[1:], line))
     if main.picks:
         lead = main.picks[0]
@@ -500,10 +507,7 @@ def recommend(source, q: Question, *,
                    + (f"; {others} more not separably worse" if others else
                       "; every other model is separably worse"))
     else:
-        wanted = q.constraints.describe()
-        message = (f"no model satisfies {wanted} with results on every task of the scope at "
-                   f"{q.regime}" if wanted else
-                   f"no model has results on every task of the scope at {q.regime}")
+        message = _nobody(q, q.regime)
     runs = [facts.here[m] for m in dict.fromkeys(p.model for p in main.picks if p.runs_here)]
     return Answer(q, TIE_RULE.format(pct=pct), main.picks,
                   fill_line(runs, q, q.regime) if runs else None, main.excluded,

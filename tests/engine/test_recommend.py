@@ -88,10 +88,10 @@ def test_the_tie_group_and_the_exclusions_are_the_hand_computed_ones(mine):
         (0.2, 0.2))
     assert excluded(a, "partial")["kmer-3"]["reasons"] == ["results on 1 of the 4 tasks at full"]
     # the manifest's domains: MutBERT's human pretraining holds t3, t4; DNABERT-S's is unknown
-    assert lead["domain"] == {"in_": 0, "out": 0, "unknown": 4}
+    assert lead["domain"] == {"inside": 0, "outside": 0, "unknown": 4}
     mutbert = answer("--store", str(store), "--suite", str(suite), "--max-params", "1B")
     assert picks(mutbert) == ["MutBERT", "GROVER"]
-    assert mutbert["picks"][0]["domain"] == {"in_": 2, "out": 2, "unknown": 0}
+    assert mutbert["picks"][0]["domain"] == {"inside": 2, "outside": 2, "unknown": 0}
     assert mutbert["picks"][1]["p_leader_beats"] == pytest.approx(11 / 16, abs=0.015)
     assert (mutbert["picks"][1]["diff_low"], mutbert["picks"][1]["diff_high"]) == \
         pytest.approx((-0.15, 0.2))
@@ -124,6 +124,16 @@ def test_a_one_task_scope_separates_nothing(mine):
     scores = [p["score"] for p in a["picks"]]
     assert scores == sorted(scores, reverse=True)
     assert all(p["p_leader_beats"] is None and p["low"] is None for p in a["picks"])
+
+
+def test_a_two_task_scope_separates_only_a_model_behind_on_both(mine):
+    store, suite = mine
+    a = answer("--store", str(store), "--suite", str(suite), "--tasks", "t1", "t2")
+    assert a["small"] == ("a scope of two tasks: a model is separably worse only when it is "
+                          "behind the leader on both")
+    # METAGENE-1 - GROVER: -0.05 on t1, +0.3 on t2 (tied); MutBERT and DNABERT-S behind on both
+    assert picks(a) == ["METAGENE-1", "GROVER"]
+    assert set(excluded(a, "worse")) == {"MutBERT", "DNABERT-S"}
 
 
 def test_tasks_like_a_task_and_the_scope_of_a_directory_suite(mine):
