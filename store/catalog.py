@@ -289,6 +289,17 @@ def param_count(params: int | None) -> int | None:
     return params if params is not None and params > 0 else None
 
 
+def params_text(params: int | None) -> str:
+    """A parameter count as the command line shows it ('117M', '2.5B'; "n/a" without one)."""
+    n = param_count(params)
+    if n is None:
+        return "n/a"
+    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= div:
+            return f"{n / div:.3g}{unit}"
+    return str(n)
+
+
 def scale_band(params: int | None) -> str:
     """The official leaderboard's size bins."""
     params = param_count(params)

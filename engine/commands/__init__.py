@@ -17,6 +17,7 @@ COMMANDS: tuple[str, ...] = (
     "validate",
     "leaderboard",
     "report",
+    "recommend",
     "compare",
     "data",
     "doctor",

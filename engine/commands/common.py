@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from engine.registry import resolve_model
-from store.catalog import ModelMeta, TaskMeta
+from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, ModelMeta, TaskMeta
 from store.did_you_mean import check_names, suggestions
 from store.domains import DOMAINS, IN, OUT, UNKNOWN
 from store.paths import StorePaths, absent_store, store_named
@@ -134,6 +134,34 @@ def add_suite_args(p, *, from_store: bool = False, subsample: bool = True) -> No
         p.add_argument("--subsample", type=positive_int, metavar="N",
                        help="cap each task at N sequences (deterministic, stratified; changes "
                             "the data revision; off for geneb-v1 unless asked)")
+
+
+# The family options (`models`, `recommend`): option, kind, ModelMeta field, vocabulary (none:
+# the catalog's values).
+FAMILY_OPTIONS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("--architecture", "architecture family", "architecture_family", ARCHITECTURE_FAMILIES),
+    ("--tokenization", "tokenization family", "tokenization_family", TOKENIZATION_FAMILIES),
+    ("--pretraining", "pretraining data", "pretraining_data", ()),
+)
+
+
+def add_family_args(p) -> None:
+    """`--architecture`, `--tokenization`, `--pretraining` (checked by `check_families`)."""
+    p.add_argument("--architecture", metavar="FAMILY",
+                   help=f"architecture family: {', '.join(ARCHITECTURE_FAMILIES)}")
+    p.add_argument("--tokenization", metavar="FAMILY",
+                   help=f"tokenization family: {', '.join(TOKENIZATION_FAMILIES)}")
+    p.add_argument("--pretraining", metavar="DATA",
+                   help="pretraining data, e.g. human, multi-species, plant-genomes")
+
+
+def check_families(args, models: Sequence[ModelMeta]) -> None:
+    """The family options given, each against its vocabulary (did you mean)."""
+    for option, kind, field, vocabulary in FAMILY_OPTIONS:
+        given = getattr(args, option[2:])
+        if given is not None:
+            check_names(kind, [given], vocabulary or sorted({getattr(m, field) for m in models}),
+                        option=option)
 
 
 def add_scope_args(p, *, aliases: Mapping[str, str] | None = None) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from rich.markup import escape
 
 from engine.commands.common import (
+    add_family_args,
+    check_families,
     choice_of,
     console,
     emit_json,
@@ -17,8 +19,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.encoders.hub import cache_folder, local_checkpoint
-from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, param_count
-from store.did_you_mean import check_names
+from store.catalog import params_text
 from store.vocab.encoder_kinds import KINDS, split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")
@@ -29,12 +30,7 @@ def register(sub, common) -> None:
                        description="The models --models can name: the built-in catalog, the "
                                    "entries of <store>/models.toml and the checkpoint folders "
                                    "the store has run (by their model id).")
-    p.add_argument("--architecture", metavar="FAMILY",
-                   help=f"architecture family: {', '.join(ARCHITECTURE_FAMILIES)}")
-    p.add_argument("--tokenization", metavar="FAMILY",
-                   help=f"tokenization family: {', '.join(TOKENIZATION_FAMILIES)}")
-    p.add_argument("--pretraining", metavar="DATA",
-                   help="pretraining data, e.g. human, multi-species, plant-genomes")
+    add_family_args(p)
     p.add_argument("--scale", choices=SCALES, type=choice_of("scale band", SCALES))
     p.add_argument("--search", metavar="TEXT", help="id or display name contains TEXT")
     p.add_argument("--cached", action="store_true",
@@ -42,16 +38,6 @@ def register(sub, common) -> None:
                         "Face cache at their pinned revision (`geneb-engine fetch-models` puts "
                         "it there), or at their local path")
     p.set_defaults(handler=run)
-
-
-def _params(n: int) -> str:
-    n = param_count(n)
-    if n is None:
-        return "n/a"
-    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
-            return f"{n / div:.3g}{unit}"
-    return str(n)
 
 
 def _runs(m) -> str:
@@ -89,16 +75,7 @@ def run(args) -> int:
 
     catalog = store_models(store_of(args))
     entries = list(catalog.values())
-    for option, kind, field, vocabulary in (
-            ("--architecture", "architecture family", "architecture_family",
-             ARCHITECTURE_FAMILIES),
-            ("--tokenization", "tokenization family", "tokenization_family",
-             TOKENIZATION_FAMILIES),
-            ("--pretraining", "pretraining data", "pretraining_data", ())):
-        given = getattr(args, option[2:])
-        if given is not None:
-            known = vocabulary or sorted({getattr(m, field) for m in entries})
-            check_names(kind, [given], known, option=option)
+    check_families(args, entries)
     models = [
         m for m in entries
         if (not args.architecture or m.architecture_family == args.architecture)
@@ -139,7 +116,7 @@ def run(args) -> int:
                       Col("runs with", wrap=10, drop=1)],
                      max_drop=4)
     for m in models:
-        table.add_row(escape(m.model_id), _params(m.params), escape(m.architecture_family),
+        table.add_row(escape(m.model_id), params_text(m.params), escape(m.architecture_family),
                       escape(m.tokenization_family), escape(m.pretraining_data), _domain(m),
                       {None: "?", True: "yes", False: "no"}[m.zero_shot], _context(m),
                       _runs(m))

@@ -1,7 +1,7 @@
 """Missing evaluations: the (model, task, regime) cells the selection lacks, and a fill run.
 
 The models passing the filters are listed in a stable order (runnable ones first, each group by
-name), each with what a run needs or why it cannot run (`core.runnable`: catalog data only, no
+name), each with what a run needs or why it cannot run (`store.runnable`: catalog data only, no
 engine import). Ticks and the run options (regimes, device, precision, batch size, trust remote
 code, executor and Ray address) live in the app's `FillChoices`, so they survive closing and
 reopening the screen (the app keeps the screen itself installed while the snapshot is the same:
@@ -44,10 +44,11 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.components.removed import unless_removed
-from geneb_tui.core import content_cache, fill, perf, runnable, view_cache
+from geneb_tui.core import content_cache, fill, perf, view_cache
 from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady, FillFinished, FillProgress
+from store import runnable
 from store.paths import StorePaths
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.executors import EXECUTORS
@@ -163,7 +164,7 @@ class MissingScreen(Screen[None]):
         """Candidates, their runnability on the chosen device, their missing cells and every
         list: from the cache at once, else from a worker."""
         self._token += 1
-        args = (self.filters, self.regimes, self.choices.device)
+        args = (self.filters, self.regimes, self.choices.device, self.choices.dtype)
         cached = content_cache.cache_of(self.snapshot).peek(content_cache.missing_key(*args))
         if cached is not None:
             self._apply(cached)
@@ -177,9 +178,9 @@ class MissingScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="missing")
     def _compute(self, snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...],
-                 device: str, token: int) -> None:
+                 device: str, dtype: str, token: int) -> None:
         try:
-            data = view_cache.missing_view(snap, filters, regimes, device)
+            data = view_cache.missing_view(snap, filters, regimes, device, dtype)
         except Exception as exc:  # a bug: told, never a traceback over the UI
             data = f"{type(exc).__name__}: {exc}"
         self.post_message(ComparisonReady("missing", data, token))
@@ -378,7 +379,7 @@ class MissingScreen(Screen[None]):
 
     def action_next_dtype(self) -> None:
         self.choices.dtype = _next(DTYPES, self.choices.dtype)
-        self.refresh_all()
+        self.reassess()     # the weights' memory estimate is at the precision
 
     def action_toggle_trust(self) -> None:
         self.choices.trust_remote_code = not self.choices.trust_remote_code

@@ -97,5 +97,6 @@ def pair_key(filters: Filters, a: str, b: str) -> tuple:
     return ("pair", filters, a, b)
 
 
-def missing_key(filters: Filters, regimes: tuple[str, ...], device: str) -> tuple:
-    return ("missing", filters, regimes, device)
+def missing_key(filters: Filters, regimes: tuple[str, ...], device: str,
+                dtype: str = "auto") -> tuple:
+    return ("missing", filters, regimes, device, dtype)

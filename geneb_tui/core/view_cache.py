@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from geneb_tui.core import compare, query, runnable, significance
+from geneb_tui.core import compare, query, significance
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, Table
 from geneb_tui.core.content_cache import (
     cache_of,
@@ -41,8 +41,9 @@ from geneb_tui.core.content_cache import (
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
-from geneb_tui.core.runnable import Runnability
 from geneb_tui.core.table_view import TableView
+from store import runnable
+from store.runnable import Runnability
 from store.vocab.protocol import REGIMES
 
 
@@ -129,21 +130,22 @@ def regimes_of(choice: str) -> tuple[str, ...]:
 
 
 def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...],
-                 device: str) -> MissingData:
-    """The missing-evaluations screen's `MissingData` for a selection, regimes and device."""
+                 device: str, dtype: str = "auto") -> MissingData:
+    """The missing-evaluations screen's `MissingData` for a selection, regimes, device and
+    precision (`--dtype`: the weights' memory estimate)."""
 
     def run() -> MissingData:
         memory = runnable.device_memory(device)
         found = query.candidate_models(snap, filters)
         installed = cache(runnable.package_installed)
         assessed = {m: runnable.assess(snap.catalog.get(m), m, device=device, memory=memory,
-                                       installed=installed) for m in found}
+                                       dtype=dtype, installed=installed) for m in found}
         candidates = ([m for m in found if assessed[m].runnable]
                       + [m for m in found if not assessed[m].runnable])
         cells = query.missing_cells(snap, filters, candidates, regimes)
         return MissingData(tuple(candidates), assessed, memory, tuple(cells))
 
-    return cache_of(snap).get(missing_key(filters, regimes, device), run)
+    return cache_of(snap).get(missing_key(filters, regimes, device, dtype), run)
 
 
 def precompute_tables(snap: StoreSnapshot, requests: Sequence[tuple],
@@ -179,8 +181,8 @@ def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | Non
             pair_view(snap, filters, sig, *pair)
 
     steps.append(significance_and_pair)
-    regimes, device = regimes_of(choices.regimes), choices.device
-    steps.append(lambda: missing_view(snap, filters, regimes, device))
+    regimes, device, dtype = regimes_of(choices.regimes), choices.device, choices.dtype
+    steps.append(lambda: missing_view(snap, filters, regimes, device, dtype))
     steps += [lambda name=name: compare_view(snap, name, filters, options) for name in others]
     for step in steps:
         if not current():

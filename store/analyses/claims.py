@@ -222,7 +222,7 @@ def _sized(draws: Draws, models_df: pl.DataFrame) -> pl.DataFrame:
 
 # --- controlled pairs -----------------------------------------------------------------------
 
-def _pair_differences(draws: Draws, ia: np.ndarray, ib: np.ndarray, level: float):
+def pair_differences(draws: Draws, ia: np.ndarray, ib: np.ndarray, level: float):
     """Per scope of `draws` (in its order): the percentile interval of the paired
     differences a - b (entries `ia`, `ib`) and the shares of resamples where it is > 0 and
     < 0, each an array over the pairs."""
@@ -272,7 +272,7 @@ def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
     rows = found.to_dicts()
     ia = np.array([at[(r["model_a"], r.get("source"))] for r in rows])
     ib = np.array([at[(r["model_b"], r.get("source"))] for r in rows])
-    stats = _pair_differences(draws, ia, ib, level)
+    stats = pair_differences(draws, ia, ib, level)
     out = []
     for scope in scopes:
         low, high, pa, pb = stats[draws.scopes.index(scope)]
@@ -375,7 +375,7 @@ def leader_margin(draws: Draws, tie_group: pl.DataFrame, *, scope: str = "macro"
     at = _positions(draws)
     lead, second = (_key(r) for r in tie_group.head(2).iter_rows(named=True))
     ia, ib = at[lead], at[second]
-    low, high, above, _ = _pair_differences(draws, np.array([ia]), np.array([ib]), level)[j]
+    low, high, above, _ = pair_differences(draws, np.array([ia]), np.array([ib]), level)[j]
     moves = draws.resampled(j)
     value, runner_up_value = float(draws.point[ia, j]), float(draws.point[ib, j])
     row = {"model": lead[0], **({"source": lead[1]} if with_source else {}), "value": value,

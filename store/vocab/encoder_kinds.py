@@ -5,7 +5,7 @@ fields, a hub_id or path, packages and how to install them, a user's own extract
 its official extractor did to a sequence before encoding it (`sequences`) and, for a kind this
 engine cannot run, why.
 Torch-free: `store.catalog` takes its ENCODERS and POOLINGS vocabularies from here, the dashboard
-(`geneb_tui/core/runnable.py`) its runnability rules; the engine adds the builders and the
+(`store/runnable.py`) its runnability rules; the engine adds the builders and the
 checks that need its code (`engine/encoders/__init__.py`).
 """
 
@@ -34,6 +34,10 @@ SEQUENCE_RULES: tuple[str, ...] = (AS_GIVEN, UPPER, UPPER_U_AS_T)
 # `fill --dtype`: the precision of the kinds with weights (what each means on a device:
 # `engine.encoders.device.precision_of`; the runs table's `dtype` column records the result).
 DTYPES: tuple[str, ...] = ("auto", "bfloat16", "float16", "float32")
+# Bytes per parameter of the weights at each `fill --dtype`: auto keeps float32 weights (its
+# autocast on CUDA does not shrink them); bfloat16 and float16 cast them
+# (`engine.encoders.device.precision_of`). `store.runnable.weight_bytes` reads it.
+WEIGHT_BYTES: dict[str, int] = {"auto": 4, "bfloat16": 2, "float16": 2, "float32": 4}
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ class EncoderKind:
     hub_needs_cuda: str = ""            # why its published checkpoints run on CUDA only
     imported: bool = False              # nothing runs: its embeddings were imported into the
     #                                     store (`geneb-engine import-embeddings`)
+
+    @property
+    def weight_free(self) -> bool:
+        """A baseline with no weights (the k-mer spectra): no parameters, no memory, no source."""
+        return not (self.source or self.user_code or self.imported or self.unavailable)
 
 
 def _no_adapter(name: str, recipe: str) -> EncoderKind:

@@ -86,6 +86,8 @@ COMMANDS = [
     (("report", "--suite", "SUITE", "--source", "local"), {0, 1}),
     (("report", "--suite", "SUITE", "--source", "official"), {0, 1}),
     (("tasks", "--suite", "SUITE"), {0}),
+    (("recommend", "--suite", "SUITE"), {0}),
+    (("recommend", "--suite", "SUITE", "--labels-per-class", "1", "--max-params", "1B"), {0}),
     (("models",), {0}),
     (("doctor",), {0, 1}),
 ]
@@ -116,7 +118,7 @@ def test_every_command_on_every_kind_of_store(stores, kind, tmp_path, capsys, mo
             assert header[:2] == ["model", "task"] and header[-5:] == [
                 "display", "suite", "domain", "table_version", "filters"], what
         json_argv = [*argv, "--json"]
-        if argv[0] in ("status", "report", "tasks", "models", "doctor"):
+        if argv[0] in ("status", "report", "tasks", "models", "doctor", "recommend"):
             rc_json, out_json, err_json = run(capsys, *json_argv, "--store", str(store))
             assert rc_json in allowed | {0} and "Traceback" not in err_json, what
             json.loads(out_json)

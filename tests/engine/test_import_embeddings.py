@@ -23,7 +23,6 @@ from threadpoolctl import threadpool_limits
 from engine.cli import main
 from engine.data import read_flat_csv
 from engine.probes.exact import probe_cell
-from geneb_tui.core.runnable import assess
 from store.catalog import geneb_v1_tasks, parse_model_entries
 from store.db import query
 from store.embedding_imports import read_import
@@ -31,6 +30,7 @@ from store.embeddings import EmbeddingStore
 from store.official.data import document_bytes
 from store.official.formats import METRIC_COLUMNS, submission_document
 from store.paths import resolve_store
+from store.runnable import assess
 from store.tables.catalogs import read_catalog
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES

@@ -21,10 +21,10 @@ from engine.cli import main
 from engine.encoders import EncoderOptions, build_encoder, harness_base, preflight
 from engine.encoders.official_extractor import CALL_BATCHES, TRIAL
 from engine.registry import resolve_model
-from geneb_tui.core.runnable import assess
 from store.catalog import load_models
 from store.db import query
 from store.paths import resolve_store
+from store.runnable import assess
 from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import run

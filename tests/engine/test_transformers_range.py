@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from engine.encoders import EncoderOptions, preflight
-from geneb_tui.core.runnable import assess
 from store.catalog import load_models, parse_model_entries, transformers_problem
+from store.runnable import assess
 from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import refused
@@ -128,7 +128,7 @@ def test_fill_refuses_before_touching_the_store(monkeypatch, tmp_path, capsys):
 
 def test_the_dashboard_reads_the_version_without_importing_transformers():
     code = ("import sys\n"
-            "from geneb_tui.core.runnable import assess\n"
+            "from store.runnable import assess\n"
             "meta = {'encoder': 'hf', 'hub_id': 'org/m', 'transformers': '<1'}\n"
             "verdict = assess(meta, 'm', installed=lambda package: True)\n"
             "print(verdict.runnable, 'transformers' in sys.modules)\n")

@@ -18,8 +18,9 @@ from fake_engine import FakeProc, cell, embedded, plan
 from textual.widgets import DataTable, Input, Static
 
 from geneb_tui.components.missing_screen import TICKED, UNTICKED, MissingScreen
-from geneb_tui.core import fill, runnable
-from geneb_tui.core.runnable import GIB, assess
+from geneb_tui.core import fill
+from store import runnable
+from store.runnable import GIB, assess
 
 SIZE = (120, 36)
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -161,6 +162,14 @@ async def test_a_model_too_large_for_the_device_is_offered_with_a_warning(small_
         # an unknown device memory (CUDA, without torch): the estimate only
         assert assess(app.snapshot.catalog["METAGENE-1"], "METAGENE-1", device="cuda",
                       memory=None).needs == "≈26 GiB fp32"
+        # the precision key (p): bfloat16 weights take 2 bytes a parameter, and fit
+        await pilot.press("p")                                # auto -> bfloat16
+        await settle(pilot)
+        a = screen.assessed["METAGENE-1"]
+        assert screen.choices.dtype == "bfloat16" and a.memory == 14_000_000_000
+        assert not a.warning and "≈13 GiB bf16" in a.needs
+        assert assess(app.snapshot.catalog["GROVER"], "GROVER", dtype="float16",
+                      memory=16 * GIB).needs == "≈166 MiB fp16"
 
 
 # -- choices kept, regimes, the command ----------------------------------------------------------

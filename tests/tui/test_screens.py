@@ -254,7 +254,7 @@ def test_startup_imports_no_torch_transformers_or_engine(official_store):
 def test_core_never_imports_textual():
     script = ("import sys; import geneb_tui.core.query, geneb_tui.core.compare, "
               "geneb_tui.core.fill, geneb_tui.core.filters, "
-              "geneb_tui.core.heat, geneb_tui.core.runnable, geneb_tui.core.significance, "
+              "geneb_tui.core.heat, store.runnable, geneb_tui.core.significance, "
               "geneb_tui.core.styles; "
               "print(sorted(m for m in sys.modules if m.split('.')[0] in "
               "('textual', 'textual_plotext', 'torch', 'transformers', 'engine')))")

@@ -85,7 +85,8 @@ def test_empty_store_snapshot(snap_compare, snapshot_store):
 def fixed_machine(monkeypatch):
     """What the missing-evaluations screen reads from the machine, fixed: 16 GiB of memory, no
     GPU, every package installed; and a stub engine (no fill runs)."""
-    from geneb_tui.core import fill, runnable
+    from geneb_tui.core import fill
+    from store import runnable
 
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setattr(runnable, "cuda_visible", lambda: False)

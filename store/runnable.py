@@ -1,4 +1,5 @@
-"""Which catalog models `geneb-engine fill` can run from the dashboard, and what each one needs.
+"""Which catalog models `geneb-engine fill` can run on this machine, and what each one needs: the
+dashboard's missing-evaluations screen and `geneb-engine recommend --runnable-here` ask it.
 
 Decided from catalog data only (the `store.catalog.ModelMeta` fields `encoder`, `remote_code`,
 `revision`, `requires`, `transformers`, `hub_id`/`path`, `extractor`, `params`), the encoder
@@ -6,7 +7,7 @@ kinds' specs (what each kind needs, or why it cannot run: `store.vocab.encoder_k
 engine's `preflight` checks against), which packages are installed (`importlib.util.find_spec`,
 which imports nothing) and the installed transformers' version against an entry's
 `transformers` range (`store.catalog.transformers_problem`, from the package metadata): the
-dashboard never imports the engine, torch or transformers.
+dashboard and this module never import the engine, torch or transformers.
 tests/tui/test_missing.py checks that every model said runnable here passes the engine's
 preflight (at the commit `fill` gives it).
 
@@ -28,9 +29,10 @@ preflight (at the commit `fill` gives it).
   (biofm, space, eccdnamamba) are not part of this engine; `external` models have no
   published weights.
 
-Memory: the engine loads weights in float32 on every device (autocast on CUDA does not shrink
-them), so weights need about 4 bytes per parameter; a model whose weights alone exceed the
-device's memory is offered with a warning.
+Memory: the weights of a model at a `fill --dtype` need `weight_bytes` (the bytes per
+parameter of `store.vocab.encoder_kinds.WEIGHT_BYTES`: 4 for float32 and auto, whose autocast on
+CUDA does not shrink the float32 weights; 2 for bfloat16 and float16, cast); a model whose
+weights alone exceed the device's memory is offered with a warning.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from store.catalog import transformers_problem
 from store.vocab.encoder_kinds import (
     KINDS,
     UNPUBLISHED,
+    WEIGHT_BYTES,
     adapter_of,
     extractor_problem,
     what_to_do,
@@ -53,8 +56,9 @@ from store.vocab.revisions import is_pinned
 
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 COMMIT_SHOWN = 12                # hex digits of a commit shown in the models list
-BYTES_PER_PARAM = 4              # float32 weights (engine/encoders/hf.py loads in float32)
 GIB = 1024 ** 3
+# How a memory estimate names the weights' precision at each `fill --dtype`.
+PRECISION_SHOWN = {"auto": "fp32", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 
 def module_of(package: str) -> str:
@@ -95,6 +99,12 @@ def resolved_device(device: str) -> str:
     return device
 
 
+def weight_bytes(params: int | None, dtype: str = "auto") -> int | None:
+    """The bytes a model's weights take at `dtype` (`fill --dtype`); None for a weight-free or
+    unknown parameter count."""
+    return params * WEIGHT_BYTES[dtype] if params is not None and params > 0 else None
+
+
 def format_bytes(n: int) -> str:
     if n >= GIB:
         return f"{n / GIB:.1f} GiB" if n < 10 * GIB else f"{n / GIB:.0f} GiB"
@@ -111,7 +121,7 @@ class Runnability:
     needs: str = ""                 # runnable: what a run needs (shown beside the model)
     remote_code: bool = False       # the run needs --trust-remote-code
     revision: str | None = None     # the commit passed as id@<commit> (None: fill resolves it)
-    memory: int | None = None       # bytes the float32 weights need (None: weight-free/unknown)
+    memory: int | None = None       # bytes of the weights at the dtype (None: weight-free, unknown)
     warning: str = ""               # e.g. larger than the device's memory
 
     @property
@@ -131,10 +141,11 @@ class Runnability:
 
 
 def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
-           memory: int | None = None,
+           memory: int | None = None, dtype: str = "auto",
            installed: Callable[[str], bool] = package_installed) -> Runnability:
     """The runnability of one catalog entry (`meta`: ModelMeta fields as a mapping; None when
-    the model is not in the engine's catalog)."""
+    the model is not in the engine's catalog) on `device`, whose `memory` its weights at
+    `dtype` should fit (a warning where they do not)."""
     if meta is None:
         return Runnability(model_id, False, "not in the model catalog; add an entry to "
                                             "<store>/models.toml (see geneb-engine models)")
@@ -168,7 +179,7 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
         return Runnability(model_id, True, needs=f"your extractor {Path(meta['extractor']).name}")
     if kind.imported:               # nothing runs: fill probes the embeddings the store holds
         return Runnability(model_id, True, needs="imported embeddings")
-    if not kind.source:
+    if kind.weight_free:
         return Runnability(model_id, True, needs="weight-free baseline")
     if not source:
         return no("its entry gives neither 'hub_id' nor 'path'")
@@ -203,13 +214,14 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
                      f"trusts code at {revision[:COMMIT_SHOWN]}" if pinned else
                      "trusts code, resolves the commit at run")
 
-    weights = params * BYTES_PER_PARAM if params > 0 else None
+    weights = weight_bytes(params, dtype)
+    held = PRECISION_SHOWN[dtype]
     warning = ""
     if weights is not None and memory is not None and weights > memory:
-        warning = (f"⚠ needs ≈{format_bytes(weights)} (fp32 weights), the "
+        warning = (f"⚠ needs ≈{format_bytes(weights)} ({held} weights), the "
                    f"{resolved_device(device)} has {format_bytes(memory)}")
     elif weights is not None:
-        needs.append(f"≈{format_bytes(weights)} fp32")
+        needs.append(f"≈{format_bytes(weights)} {held}")
     return Runnability(model_id, True, needs=" · ".join(needs), remote_code=needs_trust,
                        revision=revision if pinned else None,
                        memory=weights, warning=warning)
