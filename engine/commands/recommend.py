@@ -108,7 +108,7 @@ def register(sub, common) -> None:
                    help=f"level of the intervals and the tie rule (default: {LEVEL})")
     p.add_argument("--resamples", type=resample_count, default=RESAMPLES, metavar="N",
                    help=f"task bootstrap resamples (default: {RESAMPLES:,})")
-    p.add_argument("--seed", type=seed_of, default=SEED, metavar="S",
+    p.add_argument("--bootstrap-seed", type=seed_of, default=SEED, metavar="S",
                    help=f"seed of the resamples (default: {SEED})")
     p.set_defaults(handler=run)
 
@@ -162,7 +162,7 @@ def run(args) -> int:
     if warning:
         print(f"geneb-engine recommend: warning: {warning}", file=sys.stderr)
         notes.append(warning)
-    q = Question(tasks, regime, args.metric, args.level, args.resamples, args.seed,
+    q = Question(tasks, regime, args.metric, args.level, args.resamples, args.bootstrap_seed,
                  constraints, suite.name, len(tasks) == len(suite.tasks), scope or "",
                  tuple(notes))
     answer = recommend(snap, q)
