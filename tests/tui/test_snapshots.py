@@ -74,6 +74,24 @@ def test_significance_view_snapshot(snap_compare, snapshot_store):
                         run_before=run_before)
 
 
+def test_recommend_view_snapshot(snap_compare, snapshot_store, fixed_machine):
+    """The Recommend view on one category at 10shot: the leader, its tie group, the
+    neighbouring regimes and the excluded (what runs here: `fixed_machine`'s)."""
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await pilot.press("c", "c", "c", "c", "c", "r")   # Splice Sites, 10-shot
+        await settle(pilot)
+        await pilot.press("w")
+        for _ in range(80):
+            if getattr(pilot.app.screen, "shown", None) is not None:
+                break
+            await settle(pilot, rounds=1)
+        await settle(pilot)
+
+    assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30),
+                        run_before=run_before)
+
+
 def test_empty_store_snapshot(snap_compare, snapshot_store):
     empty = ROOT / "empty"
     empty.mkdir(exist_ok=True)
@@ -91,6 +109,10 @@ def fixed_machine(monkeypatch):
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setattr(runnable, "cuda_visible", lambda: False)
     monkeypatch.setattr(runnable, "package_installed", lambda package: True)
+    from store.analyses import recommend   # read once there (the Recommend view's answer)
+
+    monkeypatch.setattr(recommend, "device_memory", lambda device: 16 * runnable.GIB)
+    monkeypatch.setitem(recommend.recommend.__kwdefaults__, "installed", lambda package: True)
     monkeypatch.setattr(fill, "start", lambda cmd, cwd=None: FakeProc(
         [plan(3), *(cell(i, 3, task="t") for i in (1, 2, 3)),
          {"event": "done", "computed": 3, "seconds": 2.5}]))
