@@ -105,12 +105,12 @@ def fixed_machine(monkeypatch):
     GPU, every package installed; and a stub engine (no fill runs)."""
     from geneb_tui.core import fill
     from store import runnable
+    from store.analyses import recommend
 
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setattr(runnable, "cuda_visible", lambda: False)
     monkeypatch.setattr(runnable, "package_installed", lambda package: True)
-    from store.analyses import recommend   # read once there (the Recommend view's answer)
-
+    # the Recommend view's answer reads them through its own names
     monkeypatch.setattr(recommend, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setitem(recommend.recommend.__kwdefaults__, "installed", lambda package: True)
     monkeypatch.setattr(fill, "start", lambda cmd, cwd=None: FakeProc(
