@@ -46,6 +46,15 @@ async def _ready(pilot) -> None:
     await settle(pilot)
 
 
+async def _computed(pilot, attribute: str) -> None:
+    """Until the view on top has its content (`attribute` set by its worker's result)."""
+    for _ in range(80):
+        if getattr(pilot.app.screen, attribute, None) is not None:
+            break
+        await settle(pilot, rounds=1)
+    await settle(pilot)
+
+
 def test_main_view_snapshot(snap_compare, snapshot_store):
     assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30), run_before=_ready)
 
@@ -64,11 +73,7 @@ def test_significance_view_snapshot(snap_compare, snapshot_store):
     async def run_before(pilot) -> None:
         await _ready(pilot)
         await pilot.press("d")               # the Significance view: its CD diagram
-        for _ in range(50):
-            if getattr(pilot.app.screen, "sig", None) is not None:
-                break
-            await settle(pilot, rounds=1)
-        await settle(pilot)
+        await _computed(pilot, "sig")
 
     assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30),
                         run_before=run_before)
@@ -82,11 +87,7 @@ def test_recommend_view_snapshot(snap_compare, snapshot_store, fixed_machine):
         await pilot.press("c", "c", "c", "c", "c", "r")   # Splice Sites, 10-shot
         await settle(pilot)
         await pilot.press("w")
-        for _ in range(80):
-            if getattr(pilot.app.screen, "shown", None) is not None:
-                break
-            await settle(pilot, rounds=1)
-        await settle(pilot)
+        await _computed(pilot, "shown")
 
     assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30),
                         run_before=run_before)
