@@ -35,6 +35,9 @@ ACTIONS: tuple[Action, ...] = (
     Action("quit", "q", "Quit", "Leave geneb-tui"),
     Action("significance", "d", "Signif.",
            "Significance: critical-difference diagram, P(A > B) matrix, two-model test"),
+    Action("recommend", "w", "Which model",
+           "Recommend: which models to try for a scope, regime or label budget and "
+           "constraints, and which differences are real"),
     Action("clear_filters", "x", "Clear", "Reset every filter to its default", footer=False),
     Action("sort_column", "s", "Sort", "Sort by the column under the cursor (again: reverse)",
            footer=False),
@@ -55,6 +58,7 @@ PALETTE_TITLES: dict[str, str] = {
     "missing": "Missing evaluations…", "export": "Export CSV…", "clear_filters": "Clear filters",
     "sort_column": "Sort by column", "rank_scope": "Toggle rank scope (store / shown)",
     "significance": "Significance view (which differences are real)",
+    "recommend": "Recommend: which model for my task…",
 }
 
 COMPARE_KEYS: tuple[Action, ...] = (
@@ -82,6 +86,14 @@ SIGNIFICANCE_KEYS: tuple[Action, ...] = (
     Action("model_b", "b", "Model B", "Two models: the next model as B"),
     Action(None, "enter", "Compare", "P(A > B) tab: compare the row's model with the column's"),
     Action(None, "tab", "Focus", "Between the tabs and the view"),
+)
+
+RECOMMEND_KEYS: tuple[Action, ...] = (
+    Action("close", "escape,w", "Back", "Back to the main table"),
+    Action("export_answer", "e", "Export…",
+           "Export the answer to CSV: the leader, the tied and the excluded, with the reasons"),
+    Action(None, "tab", "Next field", "Between the form's fields and the two tables "
+                                      "(shift+tab: back); Enter opens a list, Space ticks"),
 )
 
 MISSING_KEYS: tuple[Action, ...] = (
@@ -130,6 +142,7 @@ SCREENS: tuple[tuple[str, tuple[Action, ...]], ...] = (
     ("Main table", ACTIONS),
     ("Comparison views (v)", COMPARE_KEYS),
     ("Significance (d)", SIGNIFICANCE_KEYS),
+    ("Recommend (w)", RECOMMEND_KEYS),
     ("Task drill-down (Enter in Tasks)", TASK_KEYS),
     ("Missing evaluations (g)", MISSING_KEYS),
     ("Filter dialog (f)", FILTER_KEYS),

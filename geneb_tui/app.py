@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,12 +78,13 @@ if TYPE_CHECKING:
 
 
 REGISTRY = frozenset(a.action for a in ACTIONS)
-# The screens the app keeps installed between openings and prepares in a pause
-# (`_prepare_screens`), the likeliest to be opened first.
+# The screens the app prepares in a pause (`_prepare_screens`), the likeliest to be opened
+# first; these and the Recommend view (its answer computed only when it is asked) are kept
+# installed between openings (`_kept_screen`).
 KEPT = ("compare", "significance", "missing", "filters", "help")
 # Actions that work on the main table only (their widgets live there).
 MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope",
-                       "significance"})
+                       "significance", "recommend"})
 # Selection changes: the main table, and the screens that follow it (comparison views, missing
 # evaluations).
 SELECTION = frozenset({"filters", "clear_filters", "cycle_regime", "cycle_metric",
@@ -681,9 +682,12 @@ class GenebApp(App[None]):
     def action_missing(self) -> None:
         self._open_view("missing")
 
+    def action_recommend(self) -> None:
+        self._open_view("recommend")
+
     def _new_view(self, name: str) -> Screen:
-        """A new view `name` (compare, significance, missing) over the snapshot and the
-        selection."""
+        """A new view `name` (compare, significance, recommend, missing) over the snapshot and
+        the selection."""
         if name == "compare":
             # lazy: polars, duckdb, pyarrow
             from geneb_tui.components.compare_screen import CompareScreen
@@ -694,6 +698,11 @@ class GenebApp(App[None]):
             from geneb_tui.components.significance_screen import SignificanceScreen
 
             return SignificanceScreen(self.snapshot, self.filters)
+        if name == "recommend":
+            # lazy: polars, duckdb, pyarrow
+            from geneb_tui.components.recommend_screen import RecommendScreen
+
+            return RecommendScreen(self.snapshot, self.filters)
         # lazy: polars, duckdb, pyarrow
         from geneb_tui.components.missing_screen import MissingScreen
 
@@ -705,8 +714,8 @@ class GenebApp(App[None]):
 
     # -- screens kept between openings ----------------------------------------------------------
     def _screen_kind(self, name: str) -> tuple[Callable[[Screen], bool], Callable[[], Screen]]:
-        """For kept screen `name` (one of KEPT): whether the one kept still fits the app's
-        state, and how to make a new one."""
+        """For kept screen `name` (one of KEPT, or "recommend"): whether the one kept still
+        fits the app's state, and how to make a new one."""
         if name == "help":
             return (lambda screen: True), HelpScreen
         if name == "filters":
@@ -792,14 +801,17 @@ class GenebApp(App[None]):
 
         def chosen(path: Path | None) -> None:
             if path is not None:
-                self._export(view, path)
+                self.export_csv(path, lambda: (view.export_header(), view.export_rows()))
 
         self.push_screen(ExportScreen(self.default_export_path(), len(view.rows), n_cols), chosen)
 
     @work(thread=True, exclusive=True, group="export")
-    def _export(self, view: TableView, path: Path) -> None:
+    def export_csv(self, path: Path,
+                   table: Callable[[], tuple[Sequence[str], Iterable[Sequence]]]) -> None:
+        """Write `table()` (header, rows: built here, off the UI thread) to `path` and tell
+        the user (`ExportFinished`): the main table's export and the Recommend view's."""
         try:
-            n = write_csv(path, view.export_header(), view.export_rows())
+            n = write_csv(path, *table())
         except (OSError, ValueError) as exc:
             self.post_message(ExportFinished(path, 0, str(exc)))
             return

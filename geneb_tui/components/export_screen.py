@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -18,16 +19,19 @@ from geneb_tui.components.once import dismiss_once
 class ExportScreen(ModalScreen[Path | None]):
     BINDINGS = bindings(EXPORT_KEYS)
 
-    def __init__(self, default: Path, n_rows: int, n_cols: int) -> None:
+    TABLE = ("the table as shown at full precision, model ids, each score's rank among the "
+             "rows shown and in the store, and the selection")
+
+    def __init__(self, default: Path, n_rows: int, n_cols: int, what: str = TABLE) -> None:
         super().__init__()
         self.default = default
         self.n_rows, self.n_cols = n_rows, n_cols
+        self.what = what    # what the file holds (plain text)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog", classes="dialog"):
             yield Label(f"[b]Export to CSV[/b] — {self.n_rows} rows × {self.n_cols} columns: "
-                        "the table as shown at full precision, model ids, each score's rank "
-                        "among the rows shown and in the store, and the selection")
+                        f"{escape(self.what)}")
             yield Input(str(self.default), id="export-path", placeholder="path/to/file.csv")
             yield Label("", id="export-error")
             with Horizontal(classes="buttons"):

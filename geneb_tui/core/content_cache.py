@@ -97,6 +97,12 @@ def pair_key(filters: Filters, a: str, b: str) -> tuple:
     return ("pair", filters, a, b)
 
 
+def recommend_key(filters: Filters, form) -> tuple:
+    """The Recommend view's answer: its form (`core.recommend.Form`) on the selection's suite
+    and metric (all the question depends on besides the snapshot)."""
+    return ("recommend", filters.suite, filters.metric, form)
+
+
 def missing_key(filters: Filters, regimes: tuple[str, ...], device: str,
                 dtype: str = "auto") -> tuple:
     return ("missing", filters, regimes, device, dtype)

@@ -1,8 +1,9 @@
 """The views' computations, cached per snapshot and view key (`core.content_cache`; UI-free).
 
 Every view (the comparison tabs, the Significance view and its two-model pair, the missing
-evaluations, the task drill-down, the main table) computes its content here, once per key: a
-screen and `precompute` call the same functions with the same arguments.
+evaluations, the task drill-down, the Recommend view's answer, the main table) computes its
+content here, once per key: a screen and `precompute` call the same functions with the same
+arguments (`precompute` leaves the Recommend view's answer to its opening).
 
 The main table is cached by request (`table_key`: filters, sort key, descending, rank scope),
 and inside it the ranks among every entry, which a search or a filter shares with the
@@ -27,13 +28,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from geneb_tui.core import compare, query, significance
+from geneb_tui.core import compare, query, recommend, significance
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, Table
 from geneb_tui.core.content_cache import (
     cache_of,
     compare_key,
     missing_key,
     pair_key,
+    recommend_key,
     significance_key,
     table_key,
     task_key,
@@ -44,6 +46,7 @@ from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.core.table_view import TableView
 from store import runnable
 from store.runnable import Runnability
+from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
 
 
@@ -74,6 +77,21 @@ def task_view(snap: StoreSnapshot, filters: Filters, task: str):
             return Failed(f"{type(exc).__name__}: {exc}")
 
     return cache_of(snap).get(task_key(filters, task), run)
+
+
+def recommend_view(snap: StoreSnapshot, filters: Filters, form: recommend.Form):
+    """The Recommend view's `Answer` to `form` (`core.recommend`: `recommend` itself); a
+    question the store refuses: `core.recommend.Refused`; a bug: `Failed`."""
+
+    def run():
+        try:
+            return recommend.answer(snap, recommend.question(snap, filters, form))
+        except GenebError as exc:   # told in the view, as the command line tells it
+            return recommend.Refused(str(exc))
+        except Exception as exc:  # a bug: shown by the screen, never a traceback over the UI
+            return Failed(f"{type(exc).__name__}: {exc}")
+
+    return cache_of(snap).get(recommend_key(filters, form), run)
 
 
 def significance_view(snap: StoreSnapshot, filters: Filters):

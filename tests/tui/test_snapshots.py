@@ -46,6 +46,15 @@ async def _ready(pilot) -> None:
     await settle(pilot)
 
 
+async def _computed(pilot, attribute: str) -> None:
+    """Until the view on top has its content (`attribute` set by its worker's result)."""
+    for _ in range(80):
+        if getattr(pilot.app.screen, attribute, None) is not None:
+            break
+        await settle(pilot, rounds=1)
+    await settle(pilot)
+
+
 def test_main_view_snapshot(snap_compare, snapshot_store):
     assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30), run_before=_ready)
 
@@ -64,11 +73,21 @@ def test_significance_view_snapshot(snap_compare, snapshot_store):
     async def run_before(pilot) -> None:
         await _ready(pilot)
         await pilot.press("d")               # the Significance view: its CD diagram
-        for _ in range(50):
-            if getattr(pilot.app.screen, "sig", None) is not None:
-                break
-            await settle(pilot, rounds=1)
+        await _computed(pilot, "sig")
+
+    assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30),
+                        run_before=run_before)
+
+
+def test_recommend_view_snapshot(snap_compare, snapshot_store, fixed_machine):
+    """The Recommend view on one category at 10shot: the leader, its tie group, the
+    neighbouring regimes and the excluded (what runs here: `fixed_machine`'s)."""
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await pilot.press("c", "c", "c", "c", "c", "r")   # Splice Sites, 10-shot
         await settle(pilot)
+        await pilot.press("w")
+        await _computed(pilot, "shown")
 
     assert snap_compare(GenebApp(snapshot_store), terminal_size=(100, 30),
                         run_before=run_before)
@@ -87,10 +106,14 @@ def fixed_machine(monkeypatch):
     GPU, every package installed; and a stub engine (no fill runs)."""
     from geneb_tui.core import fill
     from store import runnable
+    from store.analyses import recommend
 
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setattr(runnable, "cuda_visible", lambda: False)
     monkeypatch.setattr(runnable, "package_installed", lambda package: True)
+    # the Recommend view's answer reads them through its own names
+    monkeypatch.setattr(recommend, "device_memory", lambda device: 16 * runnable.GIB)
+    monkeypatch.setitem(recommend.recommend.__kwdefaults__, "installed", lambda package: True)
     monkeypatch.setattr(fill, "start", lambda cmd, cwd=None: FakeProc(
         [plan(3), *(cell(i, 3, task="t") for i in (1, 2, 3)),
          {"event": "done", "computed": 3, "seconds": 2.5}]))
