@@ -20,4 +20,5 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "data",
     "doctor",
+    "audit",
 )

@@ -1,0 +1,157 @@
+"""`geneb-engine audit`: the shortcut probes (the geneb-v1 probe on length, GC, composition) on
+generated tasks with a planted shortcut, and geneb-mini audited end to end by the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import matthews_corrcoef
+
+from engine.audit import shortcut_mccs
+from engine.cli import main
+from store.audit.features import shortcut_features
+from store.audit.report import audit_task
+from store.audit.verdict import CLEAN, SHORTCUT, health
+from tests.helpers import digest
+
+RNG = np.random.default_rng(3535)
+
+
+def seqs(n: int, length: int, gc: float = 0.5) -> list[str]:
+    p = [(1 - gc) / 2, gc / 2, gc / 2, (1 - gc) / 2]
+    return ["".join(RNG.choice(list("ACGT"), length, p=p)) for _ in range(n)]
+
+
+def task(kind: str) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """300 train and 100 test rows, label = row % 2: class 1 is shorter (`length`), GC-rich
+    (`gc`), or like class 0 (`clean`)."""
+    def split(n):
+        y = np.arange(n) % 2
+        if kind == "length":
+            return [seqs(1, 300 if c else 400)[0] for c in y], y
+        if kind == "gc":
+            return [seqs(1, 400, 0.65 if c else 0.35)[0] for c in y], y
+        return seqs(n, 400), y
+    return (*split(300), *split(100))
+
+
+def test_features_by_hand():
+    f = shortcut_features(["AACG", "gcNN"])
+    assert f["length"].ravel().tolist() == [4, 4]
+    assert f["gc"].ravel().tolist() == pytest.approx([0.5, 1.0])
+    comp = f["composition"]
+    assert comp[0, :4].tolist() == pytest.approx([0.5, 0.25, 0.25, 0])     # A C G T
+    # AA, AC, CG of 3 pairs; GC of 1 (the Ns break the rest)
+    assert comp[0, 4:][[0, 1, 6]].tolist() == pytest.approx([1 / 3] * 3)
+    assert comp[1, 4:][9] == 1.0 and comp[1, 4:].sum() == 1.0
+
+
+def test_the_probe_is_the_geneb_v1_fit():
+    train, y_train, test, y_test = task("gc")
+    x_train, x_test = shortcut_features(train), shortcut_features(test)
+    direct = LogisticRegression(max_iter=1000, random_state=13).fit(x_train["gc"], y_train)
+    assert shortcut_mccs(train, y_train, test, y_test)["gc"] == \
+        matthews_corrcoef(y_test, direct.predict(x_test["gc"]))
+
+
+@pytest.mark.parametrize(("kind", "verdict", "feature"), [
+    ("length", SHORTCUT, "length"), ("gc", SHORTCUT, "gc"), ("clean", CLEAN, None)])
+def test_planted_shortcuts_are_found(kind, verdict, feature):
+    train, y_train, test, y_test = task(kind)
+    mccs = shortcut_mccs(train, y_train, test, y_test)
+    audit, _, _ = audit_task("t", "h", train, y_train, test, y_test, mccs)
+    h = health(audit)
+    assert h.verdict == verdict
+    if feature is not None:
+        assert h.shortcut == feature and h.shortcut_mcc >= 0.9
+    else:
+        assert max(mccs.values()) < 0.3
+    if kind == "length":
+        assert mccs["length"] == 1.0
+    if kind == "gc":
+        assert mccs["length"] == 0.0        # one length: the probe predicts one class
+
+
+# geneb-mini's verdicts (docs/guide/audit.md): its generators plant composition signals in
+# these four tasks strong enough for the composition probe alone to reach MCC 0.5.
+MINI_SHORTCUTS = {"mini_methyl_cpg", "mini_lncrna_mrna", "mini_species_4way",
+                  "mini_regulatory_utr"}
+
+
+def _audit(*argv: str) -> dict:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["audit", *argv, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_geneb_mini_end_to_end(tmp_path, capsys):
+    store = str(tmp_path / "s")
+    doc = _audit("--store", store, "--suite", "geneb-mini")
+    verdicts = {t["task"]: t["verdict"] for t in doc["tasks"]}
+    assert len(verdicts) == 13 and len(doc["measured"]) == 13
+    assert {t for t, v in verdicts.items() if v != CLEAN} == MINI_SHORTCUTS
+    assert all(verdicts[t] == SHORTCUT for t in MINI_SHORTCUTS)
+    assert all(t["exact"]["across"] == 0 and t["near"]["test_rows"] == 0 for t in doc["tasks"])
+    assert doc["shared"] == []
+    again = _audit("--store", store, "--suite", "geneb-mini", "--tasks", "mini_methyl_cpg")
+    assert again["measured"] == [] and again["tasks"][0]["verdict"] == SHORTCUT
+    refreshed = _audit("--store", store, "--suite", "geneb-mini", "--tasks", "mini_methyl_cpg",
+                       "--refresh")
+    assert refreshed["measured"] == ["mini_methyl_cpg"]
+    assert refreshed["tasks"] == again["tasks"]
+    capsys.readouterr()
+    assert main(["audit", "--store", store, "--suite", "geneb-mini"]) == 0
+    text = capsys.readouterr().out
+    assert "mini_methyl_cpg" in text and "shortcut" in text and "13 task(s) reused" in text
+
+
+def _flat(folder, rows) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "a.csv").write_text("text,label,split\n" + "".join(
+        f"{s},{y},{sp}\n" for s, y, sp in rows))
+
+
+def test_leaks_shared_across_tasks_of_a_folder(tmp_path):
+    suite = tmp_path / "suite"
+    train, y_train, test, y_test = task("clean")
+    test[0] = train[0]
+    rows = [(s, y, "train") for s, y in zip(train, y_train, strict=True)] + \
+           [(s, y, "test") for s, y in zip(test, y_test, strict=True)]
+    _flat(suite, rows)
+    other = seqs(300, 400)
+    (suite / "b.csv").write_text("text,label,split\n" + "".join(
+        f"{s},{i % 2},{'train' if i < 200 else 'test'}\n"
+        for i, s in enumerate(test[1:4] + other[3:]))) 
+    doc = _audit("--store", str(tmp_path / "s"), "--suite", str(suite))
+    by_task = {t["task"]: t for t in doc["tasks"]}
+    assert by_task["a"]["exact"]["across"] == 1 and by_task["a"]["leak_share"] == 0.01
+    assert by_task["a"]["verdict"] == "leaky"
+    assert doc["shared"] == [{"task": "a", "other": "b", "shared": 3}]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (("--suite", "geneb-mini", "--tasks", "mini_methyl"),
+     "did you mean mini_methyl_cpg"),
+    (("--suite", "{missing}",), "no such folder"),
+    (("--suite", "{bad}",), "label 'x' is not an integer"),
+])
+def test_bad_input_is_one_line_and_leaves_the_store(tmp_path, capsys, argv, message):
+    store = tmp_path / "s"
+    bad = tmp_path / "bad"
+    _flat(bad, [("ACGT", "x", "train"), ("ACGA", "1", "test")])
+    assert main(["audit", "--store", str(store), "--suite", "geneb-mini", "--tasks",
+                 "mini_methyl_cpg"]) == 0
+    before = digest(store)
+    capsys.readouterr()
+    argv = [a.format(missing=tmp_path / "nope", bad=bad) for a in argv]
+    assert main(["audit", "--store", str(store), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("geneb-engine audit: ")
+    assert message in err
+    assert digest(store) == before
