@@ -6,12 +6,12 @@ train split, the protocol's first seed, test MCC by `engine.probes.exact.evaluat
 shortcut feature (`store.audit.features`). An audit is stored per data hash
 (`store.tables.audit`) and reused unless `refresh`; the verdicts are derived when read, with the
 best model's geneb-v1 full-regime MCC on that data where the store has results
-(`best_model_mccs`).
+(`store.task_health.best_model_mccs`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,22 +46,6 @@ def measure(data: TaskData) -> tuple[TaskAudit, np.ndarray, np.ndarray]:
                       shortcut_mccs(train.sequences, train.labels, test.sequences, test.labels))
 
 
-def best_model_mccs(paths: StorePaths, hashes: Mapping[str, str]) -> dict[str, float]:
-    """Task -> the best model's geneb-v1 full-regime MCC (mean over seeds) on the data of hash
-    `hashes[task]`, for the tasks the store has such results on."""
-    from store.seedmeans import seed_means  # lazy: polars, duckdb
-
-    if not hashes or not paths.results.exists():
-        return {}
-    cells = seed_means(paths, task=list(hashes), regime=["full"],
-                       protocol_hash=[GENEB_V1.hash])
-    best: dict[str, float] = {}
-    for task, data_hash, mcc in cells.select("task", "data_hash", "mcc").iter_rows():
-        if data_hash == hashes[task] and mcc is not None:
-            best[task] = max(best.get(task, mcc), mcc)
-    return best
-
-
 @dataclass(frozen=True)
 class SuiteAudit:
     audits: dict[str, TaskAudit]          # task -> its audit, in the order asked
@@ -79,6 +63,7 @@ def audit_suite(paths: StorePaths, tasks: Sequence[TaskData], *, refresh: bool =
         stored_audits,
         stored_keys,
     )
+    from store.task_health import best_model_mccs  # lazy: polars, duckdb
 
     hashes = {t.task_id: t.data_hash for t in tasks}
     stored = {} if refresh else stored_audits(paths, set(hashes.values()))
@@ -90,7 +75,7 @@ def audit_suite(paths: StorePaths, tasks: Sequence[TaskData], *, refresh: bool =
     for audit, train, test in new:
         stored[audit.data_hash] = audit
         keys[audit.data_hash] = (train, test)
-    best = best_model_mccs(paths, hashes)
+    best = best_model_mccs(paths, hashes)   # on the data read now
     audits = {task: stored[h] for task, h in hashes.items()}
     return SuiteAudit(audits, {task: health(a, best.get(task)) for task, a in audits.items()},
                       shared({task: keys[h][0] for task, h in hashes.items()},

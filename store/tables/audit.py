@@ -9,7 +9,8 @@ the other catalog tables (read-modify-write under the catalog lock, atomically:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from datetime import UTC, datetime
 
 import numpy as np
 import polars as pl
@@ -50,6 +51,20 @@ def stored_audits(paths: StorePaths, hashes: Collection[str] | None = None
     return {h: TaskAudit.from_json(a) for h, a in frame.select("data_hash", "audit").iter_rows()}
 
 
+def audits_of_tasks(paths: StorePaths, tasks: Sequence[str], current: Mapping[str, str]
+                    ) -> dict[str, TaskAudit]:
+    """Task -> the audit of its data hash in `current`, else (a task of no known data) its
+    newest audit; tasks without one are left out."""
+    frame = _read(paths, ["data_hash", "task_id", "version", "audit", "audited_at"])
+    if frame is None:
+        return {}
+    frame = frame.filter(pl.col("version") == AUDIT_VERSION).sort("audited_at")
+    by_hash = dict(frame.select("data_hash", "audit").iter_rows())
+    newest = dict(frame.select("task_id", "audit").iter_rows())   # the last row wins
+    found = {t: by_hash.get(current[t]) if t in current else newest.get(t) for t in tasks}
+    return {t: TaskAudit.from_json(a) for t, a in found.items() if a is not None}
+
+
 def stored_keys(paths: StorePaths, hashes: Collection[str]
                 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Data hash -> (train keys, test keys) of the stored audits of `hashes`."""
@@ -74,5 +89,6 @@ def record_audits(paths: StorePaths,
         "audit": [a.to_json() for a, _, _ in audits],
         "train_keys": pl.Series([tr for _, tr, _ in audits], dtype=_KEYS),
         "test_keys": pl.Series([te for _, _, te in audits], dtype=_KEYS),
+        "audited_at": [datetime.now(UTC)] * len(audits),
     }, schema_overrides={"version": pl.Int64})
     upsert(paths, TABLE, frame, "data_hash")

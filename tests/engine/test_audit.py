@@ -14,9 +14,14 @@ from sklearn.metrics import matthews_corrcoef
 
 from engine.audit import shortcut_mccs
 from engine.cli import main
+from engine.mini import TASKS
 from store.audit.features import shortcut_features
 from store.audit.report import audit_task
 from store.audit.verdict import CLEAN, SHORTCUT, health
+from store.paths import resolve_store
+from store.tables.catalogs import register_tasks
+from store.tables.results import append_rows
+from store.vocab.protocol import GENEB_V1, SEEDS
 from tests.helpers import digest
 
 RNG = np.random.default_rng(3535)
@@ -155,3 +160,67 @@ def test_bad_input_is_one_line_and_leaves_the_store(tmp_path, capsys, argv, mess
     assert len(err.splitlines()) == 1 and err.startswith("geneb-engine audit: ")
     assert message in err
     assert digest(store) == before
+
+
+# Report: model "wide" scores 1.0 on the four flagged geneb-mini tasks and 0.65 on the others,
+# "even" 0.7 everywhere: with the flagged tasks "wide" leads (micro (4 + 9 * 0.65) / 13 =
+# 0.758), without them "even" does (0.7 against 0.65). 0.7 keeps the clean tasks clean: their
+# best shortcut (0.48) is below 80% of it.
+def _mcc(model: str, task: str) -> float:
+    return 0.7 if model == "even" else 1.0 if task in MINI_SHORTCUTS else 0.65
+
+
+@pytest.fixture(scope="module")
+def audited_mini(tmp_path_factory):
+    store = tmp_path_factory.mktemp("audited") / "store"
+    doc = _audit("--store", str(store), "--suite", "geneb-mini")
+    hashes = {t["task"]: t["data_hash"] for t in doc["tasks"]}
+    paths = resolve_store(store)
+    register_tasks(paths, TASKS, hashes)
+    append_rows(paths, [{"model": model, "task": t.task_id, "regime": "full", "seed": seed,
+                         "probe": "logreg", "protocol": GENEB_V1.name,
+                         "protocol_hash": GENEB_V1.hash, "mcc": _mcc(model, t.task_id),
+                         "acc": 0.7, "f1_macro": 0.6, "source": "local", "shared_fit": True,
+                         "data_hash": hashes[t.task_id]}
+                        for model in ("wide", "even") for t in TASKS for seed in SEEDS])
+    return store
+
+
+def _report(store, *argv: str) -> dict:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["report", "--store", str(store), "--suite", "geneb-mini", "--resamples",
+                     "0", *argv, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_report_task_health_and_exclude_flagged(audited_mini, capsys):
+    whole = _report(audited_mini)
+    health = {r["task"]: r for r in whole["task_health"]}
+    assert {t for t, r in health.items() if r["verdict"] != CLEAN} == MINI_SHORTCUTS
+    assert health["mini_methyl_cpg"]["best_model_mcc"] == 1.0
+    assert health["mini_phage_host"]["shortcut_share"] == pytest.approx(
+        health["mini_phage_host"]["shortcut_mcc"] / 0.7)
+    assert whole["excluded_flagged"] == []
+    micro = {r["model"]: r["micro"] for r in whole["aggregates"]}
+    assert micro == pytest.approx({"wide": (4 + 9 * 0.65) / 13, "even": 0.7})
+    kept = _report(audited_mini, "--exclude-flagged")
+    assert sorted(kept["excluded_flagged"]) == sorted(MINI_SHORTCUTS)
+    assert len(kept["tasks"]) == 9
+    micro = {r["model"]: r["micro"] for r in kept["aggregates"]}
+    assert micro == pytest.approx({"wide": 0.65, "even": 0.7})
+    capsys.readouterr()
+    assert main(["report", "--store", str(audited_mini), "--suite", "geneb-mini",
+                 "--resamples", "0", "--exclude-flagged"]) == 0
+    out = capsys.readouterr().out
+    assert "--exclude-flagged: left out 4 flagged task(s): " in out
+    assert "Task health: 4 of 13 audited task(s) flagged (0 not audited)" in out
+
+
+def test_exclude_flagged_needs_an_audit(tmp_path, capsys):
+    (tmp_path / "s").mkdir()
+    assert main(["report", "--store", str(tmp_path / "s"), "--suite", "geneb-mini",
+                 "--exclude-flagged"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("geneb-engine report: --exclude-flagged: no task of suite geneb-mini has "
+                   "been audited; run `geneb-engine audit --suite geneb-mini` first")
