@@ -3,6 +3,7 @@ generated tasks with a planted shortcut, and geneb-mini audited end to end by th
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from contextlib import redirect_stdout
@@ -224,3 +225,14 @@ def test_exclude_flagged_needs_an_audit(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == ("geneb-engine report: --exclude-flagged: no task of suite geneb-mini has "
                    "been audited; run `geneb-engine audit --suite geneb-mini` first")
+
+
+def test_export_csv_has_each_task_s_verdict(audited_mini, tmp_path):
+    out = tmp_path / "x.csv"
+    assert main(["export", "--store", str(audited_mini), "--suite", "geneb-mini", "--csv",
+                 str(out)]) == 0
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * 13
+    assert {r["task"]: r["task_health"] for r in rows} == {
+        t.task_id: SHORTCUT if t.task_id in MINI_SHORTCUTS else CLEAN for t in TASKS}
