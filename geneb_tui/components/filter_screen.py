@@ -42,6 +42,7 @@ def _options(ch: FilterChoices) -> dict[str, tuple[tuple, dict, bool]]:
         "scale_band": (SCALE_BANDS, {}, True),
         "pretraining_data": (ch.pretraining_data, {}, True),
         "source": (ch.sources, {}, True),
+        "exclude_flagged": ((False, True), {False: "all", True: "leave out flagged"}, False),
     }
 
 
@@ -107,6 +108,8 @@ class FilterScreen(ModalScreen[Filters | None]):
                 yield Label("Model name")
                 yield Input(shown["search"], placeholder="substring of id or name", id="search",
                             compact=True)
+                yield Label("Tasks")
+                yield select("exclude_flagged")
             yield Label("", id="filter-error")
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
@@ -164,6 +167,7 @@ class FilterScreen(ModalScreen[Filters | None]):
             pretraining_data=self._value("pretraining_data"),
             source=self._value("source"),
             search=self.query_one("#search", Input).value.strip(),
+            exclude_flagged=bool(self._value("exclude_flagged")),
         )
 
     def action_apply(self) -> None:

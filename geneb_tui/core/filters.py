@@ -74,6 +74,7 @@ class Filters:
     pretraining_data: str | None = None
     source: str | None = None            # official / verified / self-reported / local ...
     search: str = ""                     # case-insensitive substring of model id or display
+    exclude_flagged: bool = False        # leave out the tasks their audit flags
 
     def cleared(self) -> Filters:
         """Back to the defaults, keeping the suite (which store slice we look at)."""
@@ -90,7 +91,7 @@ class Filters:
         """The same slice of the store (suite, category, regime, metric) with every model and
         source filter off: what ranks "among all entries in the store" are taken over."""
         return Filters(suite=self.suite, category=self.category, regime=self.regime,
-                       metric=self.metric)
+                       metric=self.metric, exclude_flagged=self.exclude_flagged)
 
     @property
     def filters_models(self) -> bool:
@@ -103,6 +104,7 @@ class Filters:
             f"regime {self.regime}",
             f"metric {METRIC_LABELS.get(self.metric, self.metric)}",
             f"category {self.category}" if self.category else "all categories",
+            *(["flagged tasks left out"] if self.exclude_flagged else []),
         ]
         model = self.describe_model_filters()
         return " · ".join(parts + ([model] if model else []))
