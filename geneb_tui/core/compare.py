@@ -13,6 +13,7 @@ import polars as pl
 
 from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.query import (
+    FLAG,
     StoreSnapshot,
     domains_of,
     selection_aggregates,
@@ -287,9 +288,6 @@ BUILDERS = {"leaders": leaders, "shift": shift, "agreement": agreement, "scale":
 
 def compute(name: str, snap: StoreSnapshot, filters: Filters, opts: CompareOptions):
     return BUILDERS[name](snap, filters, opts)
-
-
-FLAG = "⚑"
 
 
 def health_mark(h: Health | None) -> str:

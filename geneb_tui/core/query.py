@@ -49,6 +49,8 @@ from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 from store.vocab.suites import generated_suites
 
+FLAG = "⚑"   # before a flagged task (its audit's flags: `store.audit.verdict`) in a task list
+
 
 @dataclass
 class StoreSnapshot:
@@ -196,7 +198,8 @@ def score_columns(snap: StoreSnapshot, filters: Filters) -> tuple[list[Column], 
     tasks = snap.shown_tasks(filters, filters.category)
     if filters.category:
         cols = [Column(f"cat:{filters.category}", filters.category, "score")]
-        cols += [Column(f"task:{t}", lbl, "score")
+        flagged = set(snap.flagged())
+        cols += [Column(f"task:{t}", f"{FLAG} {lbl}" if t in flagged else lbl, "score")
                  for t, lbl in zip(tasks["task_id"], tasks["label"], strict=True)]
     else:
         cols = [Column("macro", "Macro", "score"), Column("micro", "Micro", "score")]

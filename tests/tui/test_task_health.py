@@ -81,3 +81,12 @@ async def test_the_filter_dialog_leaves_flagged_tasks_out(health_store):
         await apply_filters(pilot, exclude_flagged=True)
         assert app.view.filters.exclude_flagged and app.view.flagged_left_out == 1
         assert "1 flagged task(s) left out" in str(app.query_one("FilterBar").render())
+
+
+def test_the_main_table_flags_a_flagged_task_s_column(health_store):
+    snap = StoreSnapshot.load(health_store)
+    view = build_view(snap, Filters(suite="mine", category="Promoters"))
+    labels = {c.key: c.label for c in view.columns if c.key.startswith("task:")}
+    assert labels == {"task:t1": "⚑ T1", "task:t2": "T2"}
+    kept = build_view(snap, Filters(suite="mine", category="Promoters", exclude_flagged=True))
+    assert [c.key for c in kept.columns if c.key.startswith("task:")] == ["task:t2"]
