@@ -11,7 +11,7 @@ best model's geneb-v1 full-regime MCC on that data where the store has results
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,10 +54,11 @@ class SuiteAudit:
     measured: tuple[str, ...]             # the tasks audited now (the rest were stored)
 
 
-def audit_suite(paths: StorePaths, tasks: Sequence[TaskData], *, refresh: bool = False,
-                write: bool = True) -> SuiteAudit:
-    """Audit `tasks` (their data read already), reusing the stored audits of their data hashes
-    unless `refresh`; the new ones are stored where `write`."""
+def audit_suite(paths: StorePaths, tasks: Iterable[TaskData], *,
+                refresh: bool = False) -> SuiteAudit:
+    """Audit `tasks`, read one at a time (an iterator keeps one task's data in memory), reusing
+    the stored audits of their data hashes unless `refresh`. The new audits are stored after
+    the last task was read, so a task that cannot be read leaves the store as it was."""
     from store.tables.audit import (  # lazy: polars
         record_audits,
         stored_audits,
@@ -65,16 +66,19 @@ def audit_suite(paths: StorePaths, tasks: Sequence[TaskData], *, refresh: bool =
     )
     from store.task_health import best_model_mccs  # lazy: polars, duckdb
 
-    hashes = {t.task_id: t.data_hash for t in tasks}
-    stored = {} if refresh else stored_audits(paths, set(hashes.values()))
-    keys = {} if refresh else stored_keys(paths, set(stored))
-    todo = {t.data_hash: t for t in tasks if t.data_hash not in stored}   # one per data hash
-    new = [measure(t) for t in todo.values()]
-    if write:
-        record_audits(paths, new)
-    for audit, train, test in new:
-        stored[audit.data_hash] = audit
-        keys[audit.data_hash] = (train, test)
+    stored = {} if refresh else stored_audits(paths)
+    hashes: dict[str, str] = {}
+    keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    new = []
+    for data in tasks:
+        hashes[data.task_id] = data.data_hash
+        if data.data_hash not in stored:                 # one audit per data hash
+            audit, train, test = found = measure(data)
+            new.append(found)
+            stored[audit.data_hash] = audit
+            keys[audit.data_hash] = (train, test)
+    record_audits(paths, new)
+    keys |= stored_keys(paths, set(hashes.values()) - set(keys))
     best = best_model_mccs(paths, hashes)   # on the data read now
     audits = {task: stored[h] for task, h in hashes.items()}
     return SuiteAudit(audits, {task: health(a, best.get(task)) for task, a in audits.items()},

@@ -41,15 +41,15 @@ def run(args) -> int:
 
     paths = store_of(args, write=True)
     suite = suite_of(args, paths, write=True)
-    data = [suite.load(t.task_id) for t in tasks_of(args, suite)]   # every file read first
-    result = audit_suite(paths, data, refresh=args.refresh)
+    tasks = tasks_of(args, suite)
+    result = audit_suite(paths, (suite.load(t.task_id) for t in tasks), refresh=args.refresh)
     if args.json:
         emit_json({"suite": suite.name, "measured": list(result.measured),
                    "tasks": [{"task": t, **asdict(result.health[t]), **asdict(a)}
                              for t, a in result.audits.items()],
                    "shared": result.shared})
         return 0
-    table = FitTable(f"{suite.name}: task health of {len(data)} task(s)", [
+    table = FitTable(f"{suite.name}: task health of {len(tasks)} task(s)", [
         Col("task", key=True), Col("verdict", wrap=12), Col("train/test", justify="right"),
         Col("min class", drop=4), Col("exact", drop=2), Col("revcomp", drop=2),
         Col("near", justify="right", drop=3), Col("leak", justify="right"),

@@ -39,15 +39,12 @@ def _read(paths: StorePaths, columns: list[str]) -> pl.DataFrame | None:
         return None
 
 
-def stored_audits(paths: StorePaths, hashes: Collection[str] | None = None
-                  ) -> dict[str, TaskAudit]:
-    """Data hash -> its stored audit of the current `AUDIT_VERSION` (only `hashes`, if given)."""
+def stored_audits(paths: StorePaths) -> dict[str, TaskAudit]:
+    """Data hash -> its stored audit of the current `AUDIT_VERSION`."""
     frame = _read(paths, ["data_hash", "version", "audit"])
     if frame is None:
         return {}
     frame = frame.filter(pl.col("version") == AUDIT_VERSION)
-    if hashes is not None:
-        frame = frame.filter(pl.col("data_hash").is_in(list(hashes)))
     return {h: TaskAudit.from_json(a) for h, a in frame.select("data_hash", "audit").iter_rows()}
 
 

@@ -149,8 +149,10 @@ def test_leaks_shared_across_tasks_of_a_folder(tmp_path):
 ])
 def test_bad_input_is_one_line_and_leaves_the_store(tmp_path, capsys, argv, message):
     store = tmp_path / "s"
-    bad = tmp_path / "bad"
-    _flat(bad, [("ACGT", "x", "train"), ("ACGA", "1", "test")])
+    bad = tmp_path / "bad"         # task a reads (and would be measured), task b cannot
+    _flat(bad, [(s, i % 2, sp) for sp, n in (("train", 20), ("test", 10))
+                for i, s in enumerate(seqs(n, 50))])
+    (bad / "b.csv").write_text("text,label,split\nACGT,x,train\nACGA,1,test\n")
     assert main(["audit", "--store", str(store), "--suite", "geneb-mini", "--tasks",
                  "mini_methyl_cpg"]) == 0
     before = digest(store)
