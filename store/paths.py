@@ -21,7 +21,7 @@ class StorePaths:
         return self.root / "catalog"
 
     def catalog_table(self, name: str) -> Path:
-        """One catalog table (`tasks`, `models`)."""
+        """One catalog table (`tasks`, `models`, `audit`)."""
         return self.catalog / f"{name}.parquet"
 
     @property

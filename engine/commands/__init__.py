@@ -21,4 +21,5 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "data",
     "doctor",
+    "audit",
 )

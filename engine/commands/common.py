@@ -19,6 +19,7 @@ from store.did_you_mean import check_names, suggestions
 from store.domains import DOMAINS, IN, OUT, UNKNOWN
 from store.paths import StorePaths, absent_store, store_named
 from store.vocab.errors import GenebError
+from store.vocab.ids import check_id
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
 from store.vocab.scopes import SCOPE_FIELDS, Scope
 from store.vocab.sources import SOURCES
@@ -233,6 +234,18 @@ def suite_of(args, paths: StorePaths, *, write: bool = False):
     for message in suite.warnings:
         print(f"geneb-engine {args.command}: warning: {message}", file=sys.stderr)
     return suite
+
+
+def tasks_of(args, suite) -> tuple[TaskMeta, ...]:
+    """The tasks of `suite` that `--tasks` names (all without it), each name checked (its id
+    rule, then against the suite, did-you-mean)."""
+    if args.tasks:
+        for t in args.tasks:
+            check_id("task", t, "--tasks")      # an unusable id is its own message
+        check_names("task(s)", args.tasks, [t.task_id for t in suite.tasks],
+                    option=f"suite {suite.name}", quote=False,
+                    listing=f"`geneb-engine tasks --suite {args.suite}` lists them")
+    return suite.select(args.tasks)
 
 
 def reading_suite(args, snap: Snapshot, source: str | None):

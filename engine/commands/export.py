@@ -32,7 +32,7 @@ from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
-EXTRA_COLUMNS = ("display", "suite", "domain", "table_version", "filters")
+EXTRA_COLUMNS = ("display", "suite", "domain", "task_health", "table_version", "filters")
 
 
 def register(sub, common) -> None:
@@ -92,6 +92,7 @@ def run(args) -> int:
     from store.official.verified import VERIFIED, verified_problem  # lazy: polars, duckdb
     from store.seedmeans import per_seed, seed_means  # lazy: polars, duckdb, pyarrow
     from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
+    from store.task_health import task_health  # lazy: polars, duckdb
 
     paths = store_of(args)
     snap = Snapshot(paths)
@@ -114,9 +115,11 @@ def run(args) -> int:
     frame = frame.filter(frame["task"].is_in([t.task_id for t in tasks]))
     domain_of = pair_domains(paths)
     frame = domain_cells(args.domain, frame, domain_of, what="result rows")
+    verdicts = {t: h.verdict for t, (_, h) in
+                task_health(snap, [t.task_id for t in tasks]).items()}
     frame = _described(frame, snap, names, {**filters, **_scope_options(args),
                                             "domain": [args.domain] if args.domain else None},
-                       domain_of)
+                       domain_of, verdicts)
     try:    # the dashboard's writer: full precision, formula-like text escaped, atomic
         write_csv(out, frame.columns, frame.iter_rows())
     except OSError as exc:
@@ -142,10 +145,11 @@ def _scope_options(args) -> dict[str, list[str] | None]:
     return {f.option.removeprefix("--"): getattr(args, f.name) for f in SCOPE_FIELDS}
 
 
-def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
+def _described(frame, snap, names: StoreNames, filters: dict, domain_of, verdicts: dict):
     """The export's frame with EXTRA_COLUMNS appended: the model's display name (catalog),
     the suite its task belongs to (task catalog), whether the task is in the model's domain
-    (`domain_of`: `store.tables.catalogs.pair_domains`), the results' table version and the
+    (`domain_of`: `store.tables.catalogs.pair_domains`), its task's audit verdict (`verdicts`:
+    `store.task_health`; empty where not audited), the results' table version and the
     filters the export was asked with (`none`: everything)."""
     import polars as pl  # lazy: polars
 
@@ -162,6 +166,9 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of):
                                                          return_dtype=pl.String)
                           .alias("display"),
                           domain_flags(frame, domain_of),
+                          pl.col("task").replace_strict(verdicts, default=None,
+                                                        return_dtype=pl.String)
+                          .alias("task_health"),
                           pl.lit(snap.version, dtype=pl.Int64).alias("table_version"),
                           pl.lit(asked).alias("filters"))
             .select(*(c for c in frame.columns if c not in EXTRA_COLUMNS), *EXTRA_COLUMNS))

@@ -32,17 +32,16 @@ from engine.commands.common import (
     store_of,
     suite_of,
     table_console,
+    tasks_of,
     whole_number,
 )
 from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions
 from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta
-from store.did_you_mean import check_names
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
-from store.vocab.ids import check_id
 from store.vocab.protocol import REGIMES, Protocol, Solver
 
 
@@ -215,13 +214,7 @@ def run(args) -> int:
     if cluster is not None:
         require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths, write=not args.dry_run)
-    if args.tasks:
-        for t in args.tasks:
-            check_id("task", t, "--tasks")      # an unusable id is its own message
-        check_names("task(s)", args.tasks, [t.task_id for t in suite.tasks],
-                    option=f"suite {suite.name}", quote=False,
-                    listing=f"`geneb-engine tasks --suite {args.suite}` lists them")
-    tasks = list(suite.select(args.tasks))[:args.limit]
+    tasks = list(tasks_of(args, suite))[:args.limit]
     options = FillOptions(protocols=protocols, jobs=args.jobs,
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,

@@ -126,6 +126,9 @@ def register(sub, common) -> None:
                         "the rank tests use alpha = 1 - L")
     p.add_argument("--bootstrap-seed", type=seed_of, default=SEED, metavar="S",
                    help="seed of the resamples (default: 0; the same seed, the same report)")
+    p.add_argument("--exclude-flagged", action="store_true",
+                   help="leave out the tasks `geneb-engine audit` flags (leaky, noisy labels, "
+                        "shortcut): aggregates, ranks and intervals without them")
     p.add_argument("--examples", type=resample_count, default=0, metavar="N",
                    help="also the MCC interval of every local cell of --regime over N "
                         "resamples of its test examples, from the stored predictions "
@@ -800,6 +803,7 @@ def render_domain(console: Console, agg: pl.DataFrame, names: _Names, *, regime:
 
 def run(args) -> int:
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
+    from store.task_health import health_row, task_health  # lazy: polars, duckdb
 
     paths = store_of(args)
     snap = Snapshot(paths)   # every analysis reads this one version of the results
@@ -811,6 +815,9 @@ def run(args) -> int:
     models = _models(paths)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
+    health = task_health(snap, [t.task_id for t in tasks])
+    tasks, excluded = _without_flagged(tasks, health, suite.name) if args.exclude_flagged \
+        else (tasks, [])
     # Why a report would be empty, asked first: the same decode of the snapshot as `compute`'s
     # (which then frees it), and no analyses computed for nothing.
     why = None if args.json else _nothing_on_suite(snap, args, tasks)
@@ -819,8 +826,8 @@ def run(args) -> int:
         return 1
     frames = compute(snap, models, regime=args.regime, metric=args.metric, source=args.source,
                      tasks=tasks, resamples=args.resamples, level=args.level,
-                     bootstrap_seed=args.bootstrap_seed, published=scope is None,
-                     domain=args.domain)
+                     bootstrap_seed=args.bootstrap_seed,
+                     published=scope is None and not excluded, domain=args.domain)
     if frames and args.versus and not args.domain:
         frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
     if frames and args.examples and not args.domain:
@@ -843,6 +850,8 @@ def run(args) -> int:
                    "bootstrap_seed": args.bootstrap_seed, "domain": args.domain,
                    **({"not_computed_under_domain": list(DOMAIN_SKIPPED)} if args.domain
                       else {}),
+                   "task_health": [health_row(t, h) for t, (_, h) in health.items()],
+                   "excluded_flagged": excluded,
                    **{k: f.to_dicts() for k, f in frames.items()}})
         return 0
     console = table_console()
@@ -850,6 +859,8 @@ def run(args) -> int:
         console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
     if scope:
         console.print(escape(scope))
+    if excluded:
+        console.print(escape(_excluded_line(excluded, health)))
     first = frames.get("aggregates", frames.get("domain_aggregates"))
     names = _Names(models, args.source is None and first["source"].n_unique() > 1)
     if args.domain:
@@ -868,8 +879,53 @@ def run(args) -> int:
                       "in --json (example_intervals)" if cells else
                       f"per-example MCC intervals: no local predictions of {args.regime}; "
                       f"{NO_PREDICTIONS}")
+    _render_health(console, health, len(tasks) + len(excluded), suite.name)
     console.print(f"[dim]results {snap.label} of {paths.results}[/]")
     return 0
+
+
+def _without_flagged(tasks: tuple[TaskMeta, ...], health: dict,
+                     suite: str) -> tuple[tuple[TaskMeta, ...], list[str]]:
+    """(`tasks` without the flagged ones, the flagged ones left out); a GenebError where no
+    task is audited or every one is flagged."""
+    if not health:
+        raise GenebError(f"--exclude-flagged: no task of suite {suite} has been audited; run "
+                         f"`geneb-engine audit --suite {suite}` first")
+    excluded = [t.task_id for t in tasks if t.task_id in health and health[t.task_id][1].flagged]
+    kept = tuple(t for t in tasks if t.task_id not in excluded)
+    if not kept:
+        raise GenebError(f"--exclude-flagged: all {len(tasks)} task(s) in the scope are "
+                         "flagged; nothing left to report (`geneb-engine audit` says why)")
+    return kept, excluded
+
+
+def _excluded_line(excluded: list[str], health: dict) -> str:
+    return (f"--exclude-flagged: left out {len(excluded)} flagged task(s): "
+            + ", ".join(f"{t} ({health[t][1].verdict})" for t in excluded))
+
+
+def _render_health(console: Console, health: dict, n_tasks: int, suite: str) -> None:
+    """The task-health section: the flagged tasks of the scope, and how many were audited."""
+    if not health:
+        console.print(f"[dim]task health: no task of the report audited (`geneb-engine audit "
+                      f"--suite {escape(suite)}` checks them)[/]")
+        return
+    flagged = {t: h for t, (_, h) in health.items() if h.flagged}
+    table = FitTable(f"Task health: {len(flagged)} of {len(health)} audited task(s) flagged "
+                     f"({n_tasks - len(health)} not audited); `geneb-engine audit` for details",
+                     [Col("task", key=True), Col("verdict", wrap=14), Col("leak", justify="right"),
+                      Col("label conflicts", justify="right"), Col("shortcut", wrap=12),
+                      Col("of best model", justify="right")])
+    for t, h in flagged.items():
+        table.add_row(escape(t), ", ".join(h.flags), f"{h.leak_share:.1%}",
+                      f"{h.conflict_share:.1%}",
+                      f"{h.shortcut} {h.shortcut_mcc:.2f}" if h.shortcut else "-",
+                      "-" if h.shortcut_share is None else f"{h.shortcut_share:.0%}")
+    if flagged:
+        console.print(table)
+    else:
+        console.print(f"task health: all {len(health)} audited task(s) clean "
+                      f"({n_tasks - len(health)} not audited)")
 
 
 def example_frame(paths, *, regime: str, n: int, level: float, seed: int) -> pl.DataFrame:

@@ -30,4 +30,6 @@ class FilterBar(Static):
             hint += "  [b]no results here[/b]: g lists the missing evaluations"
         note = rank_note(view)
         note = f" · [i]{escape(note)}[/i]" if note else ""
+        if view.flagged_left_out:
+            note += f" · {view.flagged_left_out} flagged task(s) left out"
         self.update(f"[b]{escape(f.describe())}[/b] · {shown}/{total} rows{note}{hint}")

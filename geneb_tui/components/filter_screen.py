@@ -44,6 +44,7 @@ def _options(ch: FilterChoices) -> dict[str, tuple[tuple, dict, bool]]:
         "pretraining_data": (ch.pretraining_data, {}, True),
         "source": (ch.sources, {}, True),
         "domain": (tuple(DOMAIN_LABELS), DOMAIN_LABELS, True),
+        "exclude_flagged": ((False, True), {False: "all", True: "leave out flagged"}, False),
     }
 
 
@@ -111,6 +112,8 @@ class FilterScreen(ModalScreen[Filters | None]):
                 yield Label("Model name")
                 yield Input(shown["search"], placeholder="substring of id or name", id="search",
                             compact=True)
+                yield Label("Tasks")
+                yield select("exclude_flagged")
             yield Label("", id="filter-error")
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
@@ -169,6 +172,7 @@ class FilterScreen(ModalScreen[Filters | None]):
             source=self._value("source"),
             search=self.query_one("#search", Input).value.strip(),
             domain=self._value("domain"),
+            exclude_flagged=bool(self._value("exclude_flagged")),
         )
 
     def action_apply(self) -> None:

@@ -13,6 +13,7 @@ import polars as pl
 
 from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.query import (
+    FLAG,
     StoreSnapshot,
     domains_of,
     profiles_of,
@@ -32,6 +33,7 @@ from store.analyses import (
     task_difficulty,
 )
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
+from store.audit.verdict import Health
 from store.catalog import PROFILE_HEADERS, profile_cells
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
 
@@ -204,14 +206,14 @@ def few_shot(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Tab
 
 def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
     long = selection_scores(snap, filters)
-    metas = suite_task_metas(snap, filters.suite)
+    metas = suite_task_metas(snap, filters)
     if filters.category:
         metas = [t for t in metas if t.category == filters.category]
     frame = task_difficulty(long, tasks=metas)
     kingdom = {t.task_id: t.kingdom for t in metas}
     profile = profiles_of(snap)
-    header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks", "Kingdom",
-              *(h.capitalize() for h in PROFILE_HEADERS)]
+    header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks", "Health",
+              "Kingdom", *(h.capitalize() for h in PROFILE_HEADERS)]
     rows, keys = [], []
     for r in frame.iter_rows(named=True):
         keys.append(r["task"])
@@ -220,13 +222,14 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
         best = r.get("best_model")
         best = (snap.model_meta(best).get("display") or best) if best else ""
         rows.append([r["label"], r["category"], r["n_models"], r["mean"], r["sd"], best,
-                     r["best_value"], marks, kingdom.get(r["task"], ""),
-                     *profile_cells(profile.get(r["task"]))])
+                     r["best_value"], marks, health_mark(snap.health.get(r["task"])),
+                     kingdom.get(r["task"], ""), *profile_cells(profile.get(r["task"]))])
     note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
             f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > {EASY:.2f}, "
-            f"hard = mean < {HARD:.2f}, high-var = sd > {HIGH_VAR:.2f}; the task's rows, classes, "
-            "smallest class share and lengths min-median-max (? = not recorded: `geneb-engine "
-            "data verify` records them). Enter: the task across models.")
+            f"hard = mean < {HARD:.2f}, high-var = sd > {HIGH_VAR:.2f}; health: the audit's "
+            f"verdict, {FLAG} flagged (geneb-engine audit); the task's rows, classes, smallest "
+            "class share and lengths min-median-max (? = not recorded: `geneb-engine data "
+            "verify` records them). Enter: the task across models.")
     means = [r[3] for r in rows if r[3] is not None]
     heat = {3: (min(means), max(means))} if means else {}
     return Table(header, rows, note, heat, row_keys=keys)
@@ -240,7 +243,7 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
     header = ["Model", "Source", "Value", "Rank", "vs mean", "Domain"]
     if long.is_empty():
         return Table(header, [], f"{label}: no results in this selection.")
-    stats = task_difficulty(long, tasks=suite_task_metas(snap, filters.suite)).filter(
+    stats = task_difficulty(long, tasks=suite_task_metas(snap, filters)).filter(
         pl.col("task") == task).row(0, named=True)
     wide = long.select("model", "source", "value")
     ranked = wide.join(rankings(wide, ["value"]).rename({"value": "rank"}),
@@ -258,7 +261,8 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
     note = (f"[b]{label}[/b] ({stats['category']}; {where}domain: the model's pretraining, "
             f"in/out/unknown): mean {stats['mean']:.3f}, sd {sd}, "
             f"{stats['n_models']} models" + (f" — {', '.join(marks)}" if marks else "")
-            + f"; {filters.regime}, {METRIC_LABELS[filters.metric]}.")
+            + f"; {filters.regime}, {METRIC_LABELS[filters.metric]}.\n"
+            + health_text(snap.health.get(task)))
     vals = [r[2] for r in rows]
     return Table(header, rows, note, heat={2: (min(vals), max(vals))})
 
@@ -291,3 +295,24 @@ BUILDERS = {"leaders": leaders, "shift": shift, "agreement": agreement, "scale":
 
 def compute(name: str, snap: StoreSnapshot, filters: Filters, opts: CompareOptions):
     return BUILDERS[name](snap, filters, opts)
+
+
+def health_mark(h: Health | None) -> str:
+    """A task list's health cell: the flags after a mark, "clean", or "" (not audited)."""
+    if h is None:
+        return ""
+    return f"{FLAG} {', '.join(h.flags)}" if h.flagged else h.verdict
+
+
+def health_text(h: Health | None) -> str:
+    """The task drill-down's health line (`store.audit.verdict`)."""
+    if h is None:
+        return "Health: not audited (geneb-engine audit --suite SUITE checks it)."
+    shortcut = ("no shortcut probe" if h.shortcut is None else
+                f"best shortcut {h.shortcut} (MCC {h.shortcut_mcc:.2f}"
+                + (f", {h.shortcut_share:.0%} of the best model's" if h.shortcut_share
+                   is not None else "") + ")")
+    verdict = f"{FLAG} {', '.join(h.flags)}" if h.flagged else h.verdict
+    return (f"Health: {verdict} — test rows with a copy in train {h.leak_share:.1%}, rows with "
+            f"conflicting labels {h.conflict_share:.1%}, {shortcut}.")
+

@@ -80,6 +80,7 @@ class Filters:
     search: str = ""                     # case-insensitive substring of model id or display
     domain: str | None = None            # only the cells of pairs of this domain (in, out,
     #                                      unknown: `store.analyses.domains.keep_domain`)
+    exclude_flagged: bool = False        # leave out the tasks their audit flags
 
     def cleared(self) -> Filters:
         """Back to the defaults, keeping the suite (which store slice we look at)."""
@@ -97,7 +98,8 @@ class Filters:
         cells) with every model and source filter off: what ranks "among all entries in the
         store" are taken over."""
         return Filters(suite=self.suite, category=self.category, regime=self.regime,
-                       metric=self.metric, domain=self.domain)
+                       metric=self.metric, domain=self.domain,
+                       exclude_flagged=self.exclude_flagged)
 
     @property
     def filters_models(self) -> bool:
@@ -111,6 +113,7 @@ class Filters:
             f"metric {METRIC_LABELS.get(self.metric, self.metric)}",
             f"category {self.category}" if self.category else "all categories",
             *([f"{DOMAIN_LABELS[self.domain]} (other cells blank)"] if self.domain else []),
+            *(["flagged tasks left out"] if self.exclude_flagged else []),
         ]
         model = self.describe_model_filters()
         return " · ".join(parts + ([model] if model else []))

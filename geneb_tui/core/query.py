@@ -29,6 +29,7 @@ from store.analyses.aggregates import aggregates
 from store.analyses.domains import keep_domain
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
+from store.audit.verdict import Health
 from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, TaskProfile
 from store.cells import cell_states
 from store.damage import damage
@@ -43,10 +44,13 @@ from store.tables.catalogs import (
     pair_domains,
     store_models,
 )
+from store.task_health import task_health
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 from store.vocab.suites import generated_suites
+
+FLAG = "⚑"   # before a flagged task (its audit's flags: `store.audit.verdict`) in a task list
 
 
 @dataclass
@@ -68,6 +72,8 @@ class StoreSnapshot:
     catalog_error: str | None = None
     protocol: str = GENEB_V1.name
     protocol_hash: str = GENEB_V1.hash
+    # task -> its health (`store.task_health`), for the audited tasks
+    health: dict[str, Health] = field(default_factory=dict)
     _meta: dict[str, dict] | None = field(default=None, init=False, repr=False, compare=False)
     _choices: dict[str, FilterChoices] = field(default_factory=dict, init=False, repr=False,
                                                compare=False)
@@ -87,11 +93,14 @@ class StoreSnapshot:
             known, pins = store_models(paths, user=False), {}
             catalog_error = str(exc)
         models = models_with_builtins(paths, known)
+        health = task_health(snap, tasks["task_id"].to_list(),
+                             scores if protocol_hash == GENEB_V1.hash else None)
         snap.close()
         return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()),
                    catalog={mid: asdict(pinned(m, pins)) for mid, m in known.items()},
                    catalog_error=catalog_error, protocol=name_of(protocol_hash),
-                   protocol_hash=protocol_hash)
+                   protocol_hash=protocol_hash,
+                   health={t: h for t, (_, h) in health.items()})
 
     @property
     def paths(self) -> StorePaths:
@@ -136,13 +145,28 @@ class StoreSnapshot:
         ordered = [c for c in CATEGORY_ORDER if c in present]
         return ordered + sorted(present - set(ordered))
 
-    def suite_tasks(self, suite: str, category: str | None = None) -> pl.DataFrame:
+    def suite_tasks(self, suite: str, category: str | None = None, *,
+                    exclude_flagged: bool = False) -> pl.DataFrame:
+        """The tasks of `suite` (of `category`; without the flagged ones: `flagged`), in
+        category order."""
         t = self.tasks.filter(pl.col("suite") == suite)
         if category:
             t = t.filter(pl.col("category") == category)
+        if exclude_flagged:
+            t = t.filter(~pl.col("task_id").is_in(self.flagged()))
         order = {c: i for i, c in enumerate(self.categories(suite))}
         return (t.with_columns(pl.col("category").replace_strict(order, default=99).alias("_o"))
                 .with_row_index("_i").sort(["_o", "_i"]).drop(["_o", "_i"]))
+
+    def flagged(self) -> list[str]:
+        """The tasks whose audit flags them (`store.audit.verdict`)."""
+        return sorted(t for t, h in self.health.items() if h.flagged)
+
+    def shown_tasks(self, filters: Filters, category: str | None = None) -> pl.DataFrame:
+        """The tasks a selection covers: its suite's (of `category`), without the flagged
+        ones where it leaves them out."""
+        return self.suite_tasks(filters.suite, category,
+                                exclude_flagged=filters.exclude_flagged)
 
     def sources(self) -> list[str]:
         return sorted(set(self.scores["source"].to_list()))
@@ -172,10 +196,11 @@ class StoreSnapshot:
 
 def score_columns(snap: StoreSnapshot, filters: Filters) -> tuple[list[Column], pl.DataFrame]:
     """The score columns of a selection and the tasks behind them."""
-    tasks = snap.suite_tasks(filters.suite, filters.category)
+    tasks = snap.shown_tasks(filters, filters.category)
     if filters.category:
         cols = [Column(f"cat:{filters.category}", filters.category, "score")]
-        cols += [Column(f"task:{t}", lbl, "score")
+        flagged = set(snap.flagged())
+        cols += [Column(f"task:{t}", f"{FLAG} {lbl}" if t in flagged else lbl, "score")
                  for t, lbl in zip(tasks["task_id"], tasks["label"], strict=True)]
     else:
         cols = [Column("macro", "Macro", "score"), Column("micro", "Micro", "score")]
@@ -189,7 +214,7 @@ def selection_scores(snap: StoreSnapshot, filters: Filters,
     category, value, source] for the regime and metric, suite tasks only, model and source
     filters applied, NULL values left out (they count as missing downstream)."""
     regime = regime or filters.regime
-    tasks = snap.suite_tasks(filters.suite).select(pl.col("task_id").alias("task"), "category")
+    tasks = snap.shown_tasks(filters).select(pl.col("task_id").alias("task"), "category")
     s = (scores_of(snap.scores, regime=regime, metric=filters.metric).drop("category")
          .join(tasks, on="task", how="inner")
          .select("model", "task", "category", "value", "source"))
@@ -220,8 +245,9 @@ def profiles_of(snap: StoreSnapshot) -> dict[str, TaskProfile]:
             if (p := TaskProfile.from_row(r)) is not None}
 
 
-def suite_task_metas(snap: StoreSnapshot, suite: str) -> list[TaskMeta]:
-    return _task_metas(snap.suite_tasks(suite))
+def suite_task_metas(snap: StoreSnapshot, filters: Filters) -> list[TaskMeta]:
+    """The tasks of a selection (`StoreSnapshot.shown_tasks`) as `TaskMeta`."""
+    return _task_metas(snap.shown_tasks(filters))
 
 
 def selection_aggregates(snap: StoreSnapshot, filters: Filters,
@@ -230,7 +256,7 @@ def selection_aggregates(snap: StoreSnapshot, filters: Filters,
     """`store.analyses.aggregates` of the selection (entries keyed by model and source)."""
     if long is None:
         long = selection_scores(snap, filters, regime)
-    return aggregates(long, tasks=suite_task_metas(snap, filters.suite))
+    return aggregates(long, tasks=suite_task_metas(snap, filters))
 
 
 def _wide(snap: StoreSnapshot, filters: Filters, fields: list[str]) -> pl.DataFrame:
@@ -295,10 +321,13 @@ def build_view(snap: StoreSnapshot, filters: Filters, sort_key: str | None = Non
     keys = {c.key for c in columns}
     if sort_key not in keys:
         sort_key, descending = cols[0].key, True
+    left_out = len(snap.suite_tasks(filters.suite, filters.category)) - len(
+        snap.shown_tasks(filters, filters.category))
     view = TableView(filters, tuple(columns), rows, sort_key, descending,
                      n_rows_unfiltered=n_entries,
                      rank_scope=rank_scope if rank_scope in RANK_SCOPES else "store",
-                     protocol=snap.protocol, protocol_hash=snap.protocol_hash)
+                     protocol=snap.protocol, protocol_hash=snap.protocol_hash,
+                     flagged_left_out=left_out)
     view.rows = sort_rows(view, sort_key, descending)
     return view
 

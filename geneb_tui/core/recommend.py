@@ -121,7 +121,7 @@ def parse_field(name: str, text: str):
 def question(snap: StoreSnapshot, filters: Filters, form: Form) -> Question:
     """The `Question` of `form` on the selection's suite and metric. A category the suite does
     not have is the store's one GenebError (`store.scopes.scope_tasks`)."""
-    tasks = suite_task_metas(snap, filters.suite)
+    tasks = suite_task_metas(snap, filters)
     scope = Scope(categories=(form.category,)) if form.category else Scope()
     chosen = scope_tasks(snap.paths, tasks, scope, suite=filters.suite, known=snap.tasks)
     notes = []

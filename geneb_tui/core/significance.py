@@ -128,7 +128,7 @@ def table_intervals(snap: StoreSnapshot, filters: Filters, *, n: int = TABLE_RES
     than in the whole suite (partial local runs) is drawn again over its own tasks, so its
     ranks are over the same entries as the table's rank of that column."""
     long = selection_scores(snap, filters)
-    tasks = suite_task_metas(snap, filters.suite)
+    tasks = suite_task_metas(snap, filters)
     empty = Intervals(pl.DataFrame(schema=_INTERVAL_SCHEMA), n, seed, level)
     if long.is_empty() or not tasks:
         return empty
@@ -222,7 +222,7 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     metric = METRIC_LABELS.get(filters.metric, filters.metric)
     scope = filters.category or "macro"
     scope_label = f"{scope} {metric}, {filters.regime}"
-    tasks = suite_task_metas(snap, filters.suite)
+    tasks = suite_task_metas(snap, filters)
     if filters.category:
         tasks = [t for t in tasks if t.category == filters.category]
     long = selection_scores(snap, filters)

@@ -70,6 +70,7 @@ class TableView:
     # The rank intervals and tie groups (`geneb_tui.core.significance.table_intervals`) over
     # the entries the ranks are taken among; None until the app's worker has computed them.
     intervals: Intervals | None = None
+    flagged_left_out: int = 0      # tasks the selection leaves out as flagged (`Filters`)
 
     @property
     def is_filtered(self) -> bool:

@@ -122,7 +122,7 @@ def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFram
     return pl.DataFrame(rows, schema=schema)
 
 
-def _upsert(paths, name: str, new: pl.DataFrame, key: str, keep: tuple[str, ...] = ()) -> None:
+def upsert(paths, name: str, new: pl.DataFrame, key: str, keep: tuple[str, ...] = ()) -> None:
     """Replace the rows of catalog `name` with the same key and keep the rest (columns in
     `keep` keep their stored value where the new one is NULL); read-modify-write under the
     catalog lock, written atomically."""
@@ -152,7 +152,7 @@ def register_tasks(paths, tasks, data_hashes: Mapping[str, str] | None = None,
     their current data, its letter counts and its profile where given (a task keeps its
     recorded ones otherwise)."""
     if tasks:
-        _upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters, profiles),
+        upsert(paths, "tasks", tasks_frame(list(tasks), data_hashes, letters, profiles),
                 "task_id", keep=("data_hash", *MEASURED))
 
 
@@ -165,7 +165,7 @@ def register_models(paths, models, revisions: Mapping[str, str | None] | None = 
         frame = models_frame(list(models)).with_columns(pl.Series(
             REVISION, [revision_text(revisions[m.model_id]) if m.model_id in revisions
                        else None for m in models], dtype=pl.String))
-        _upsert(paths, "models", frame, "model_id", keep=(REVISION,))
+        upsert(paths, "models", frame, "model_id", keep=(REVISION,))
 
 
 def built_in_tasks(paths: StorePaths) -> list[TaskMeta]:

@@ -115,8 +115,8 @@ def test_every_command_on_every_kind_of_store(stores, kind, tmp_path, capsys, mo
             assert "Aggregates (" in out and "Category leaders" in out, what
         if argv[0] == "export" and "--csv" in argv:
             header = (tmp_path / "x.csv").read_text().splitlines()[0].split(",")
-            assert header[:2] == ["model", "task"] and header[-5:] == [
-                "display", "suite", "domain", "table_version", "filters"], what
+            assert header[:2] == ["model", "task"] and header[-6:] == [
+                "display", "suite", "domain", "task_health", "table_version", "filters"], what
         json_argv = [*argv, "--json"]
         if argv[0] in ("status", "report", "tasks", "models", "doctor", "recommend"):
             rc_json, out_json, err_json = run(capsys, *json_argv, "--store", str(store))

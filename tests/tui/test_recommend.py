@@ -52,7 +52,7 @@ def direct(paths, **ask):
     """`recommend` called directly on the geneb-v1 tasks of a category."""
     category = ask.pop("category")
     snap = StoreSnapshot.load(paths)
-    tasks = tuple(t for t in suite_task_metas(snap, "geneb-v1") if t.category == category)
+    tasks = tuple(t for t in suite_task_metas(snap, Filters()) if t.category == category)
     return recommend(paths, Question(tasks, whole_suite=False, scope=f"category {category}",
                                      **ask))
 

@@ -55,7 +55,7 @@ async def until(pilot, condition, rounds: int = 60) -> None:
 
 def expected_draws(app, filters: Filters, n: int = sig_core.TABLE_RESAMPLES):
     snap = app.snapshot
-    return draw(selection_scores(snap, filters), tasks=suite_task_metas(snap, filters.suite),
+    return draw(selection_scores(snap, filters), tasks=suite_task_metas(snap, filters),
                 n=n, seed=sig_core.SEED)
 
 
@@ -170,7 +170,7 @@ async def test_a_category_complete_in_more_entries_is_drawn_over_its_own_tasks(t
         await settle(pilot)
         await until(pilot, lambda: app.view.intervals is not None)
         long = selection_scores(app.snapshot, app.filters)
-        whole = draw(long, tasks=suite_task_metas(app.snapshot, "geneb-v1"),
+        whole = draw(long, tasks=suite_task_metas(app.snapshot, Filters()),
                      n=sig_core.TABLE_RESAMPLES, seed=sig_core.SEED)
         assert len(whole.entries) == 2
         own = draw(long, tasks=promoters, n=sig_core.TABLE_RESAMPLES, seed=sig_core.SEED)
@@ -198,12 +198,12 @@ async def test_local_few_shot_seeds_are_resampled_too(tmp_path):
                     and app.view.intervals is not None)
         assert app.view.intervals.seeds_resampled
         long = selection_scores(app.snapshot, app.filters)
-        want = draw(long, tasks=suite_task_metas(app.snapshot, "geneb-v1"),
+        want = draw(long, tasks=suite_task_metas(app.snapshot, Filters()),
                     n=sig_core.TABLE_RESAMPLES, seed=sig_core.SEED,
                     seed_rows=seed_rows(paths, regime="10shot"))
         assert want.seeds_resampled and len(want.entries) == 3
         assert check_cells_against(app, want) == 3 * 15
-        plain = draw(long, tasks=suite_task_metas(app.snapshot, "geneb-v1"),
+        plain = draw(long, tasks=suite_task_metas(app.snapshot, Filters()),
                      n=sig_core.TABLE_RESAMPLES, seed=sig_core.SEED)
         of_local = (pl.col("model") == "kmer-3") & pl.col("scope").is_in(["micro", "macro"])
         wide = score_intervals(want).filter(of_local)
@@ -266,7 +266,7 @@ async def test_significance_view_matches_the_rank_tests_and_the_draws(official_s
         await until(pilot, lambda: screen.sig is not None and screen.shown_pair is not None)
         sig = screen.sig
         frame = selection_scores(app.snapshot, app.filters).drop("source")
-        tasks = suite_task_metas(app.snapshot, "geneb-v1")
+        tasks = suite_task_metas(app.snapshot, Filters())
         test = friedman(frame, tasks=tasks).row(0, named=True)
         # the critical difference and the Friedman statistic are ranktests'
         assert sig.critical_difference == test["critical_difference"]
