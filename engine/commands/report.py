@@ -670,7 +670,8 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
 
     in_domain = frames.get("controlled_pairs_in_domain")
     if in_domain is not None:
-        with_p = in_domain["p_a_beats_b"].drop_nulls().len() > 0
+        with_p = ("p_a_beats_b" in in_domain.columns
+                  and in_domain["p_a_beats_b"].drop_nulls().len() > 0)
         t = _table(f"Controlled pairs on in-domain tasks ({where}): the same pairs over only "
                    "the tasks in the pretraining domain of both models (the rule: docs, Task "
                    "and model domains); Δ = a - b, macro over the categories of those tasks"
@@ -686,7 +687,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                       str(r["n_tasks"]), str(r["n_categories"]),
                       f"fewer than {MIN_IN_DOMAIN} tasks in both domains" if few else
                       _f(r["macro"]) + (f" {interval_text(r['low'], r['high'], 2)}"
-                                        if r["low"] is not None else ""),
+                                        if r.get("low") is not None else ""),
                       *([_p(r["p_a_beats_b"]) if r["p_a_beats_b"] is not None else "—"]
                         if with_p else []),
                       "—" if few else f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
@@ -906,9 +907,10 @@ def _excluded_line(excluded: list[str], health: dict) -> str:
 
 def _render_health(console: Console, health: dict, n_tasks: int, suite: str) -> None:
     """The task-health section: the flagged tasks of the scope, and how many were audited."""
-    if not health:
-        console.print(f"[dim]task health: no task of the report audited (`geneb-engine audit "
-                      f"--suite {escape(suite)}` checks them)[/]")
+    if not health:     # wrapped at the width (the console's prints are not)
+        console.print(Text(f"task health: no task of the report audited (`geneb-engine audit "
+                           f"--suite {suite}` checks them)", style="dim", no_wrap=False,
+                           overflow="fold"), soft_wrap=False)
         return
     flagged = {t: h for t, (_, h) in health.items() if h.flagged}
     table = FitTable(f"Task health: {len(flagged)} of {len(health)} audited task(s) flagged "
@@ -924,8 +926,9 @@ def _render_health(console: Console, health: dict, n_tasks: int, suite: str) -> 
     if flagged:
         console.print(table)
     else:
-        console.print(f"task health: all {len(health)} audited task(s) clean "
-                      f"({n_tasks - len(health)} not audited)")
+        console.print(Text(f"task health: all {len(health)} audited task(s) clean "
+                           f"({n_tasks - len(health)} not audited)", no_wrap=False,
+                           overflow="fold"), soft_wrap=False)
 
 
 def example_frame(paths, *, regime: str, n: int, level: float, seed: int) -> pl.DataFrame:

@@ -306,7 +306,9 @@ def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_d
     those tasks (macro over the categories they cover); with `resamples`, the interval and
     P of the macro delta (`controlled_pair_intervals`) from a task bootstrap of those tasks
     (`uncertainty.bootstrap`, seeded with `seed`; one per task set, shared by its pairs).
-    A pair with fewer than MIN_IN_DOMAIN such tasks keeps its counts and NULL elsewhere."""
+    A pair with fewer than MIN_IN_DOMAIN such tasks keeps its counts and NULL elsewhere.
+    Without resamples the frame has no interval columns (low, high, P), like every point
+    analysis of `report --resamples 0`."""
     expected = list(tasks if tasks is not None else geneb_v1_tasks())
     keys = entry_keys(scores)
     found = controlled_pairs(agg, models_df)
@@ -315,7 +317,7 @@ def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_d
     numbers = ("macro", "low", "high", "p_a_beats_b", "p_b_beats_a")
     schema = {**{c: pl.String for c in ident}, "n_tasks": pl.Int64, "n_categories": pl.Int64,
               "macro": pl.Float64, "wins_a": pl.Int64, "wins_b": pl.Int64, "ties": pl.Int64,
-              **{c: pl.Float64 for c in numbers[1:]}}
+              **{c: pl.Float64 for c in (numbers[1:] if resamples else ())}}
     scored = set(scores.select(*keys, "task").iter_rows())
     rows, groups = [], {}
     for pair in found.iter_rows(named=True):

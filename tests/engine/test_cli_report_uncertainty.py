@@ -164,7 +164,14 @@ def test_resamples_0_leaves_every_new_field_out(doc, plain):
     new = {*BOOTSTRAP, "rank_tests", "average_ranks"}
     assert new <= set(doc) and not new & set(plain)
     assert set(doc) - new == set(plain)                 # the point analyses, unchanged
-    assert all(plain[k] == doc[k] for k in plain if k != "resamples")
+    # the in-domain pairs carry their interval columns only with resamples
+    interval = {"low", "high", "p_a_beats_b", "p_b_beats_a"}
+    in_domain = [{c: v for c, v in r.items() if c not in interval}
+                 for r in doc["controlled_pairs_in_domain"]]
+    assert plain["controlled_pairs_in_domain"] == in_domain
+    assert not interval & {c for r in plain["controlled_pairs_in_domain"] for c in r}
+    assert all(plain[k] == doc[k] for k in plain
+               if k not in ("resamples", "controlled_pairs_in_domain"))
 
 
 @pytest.mark.parametrize("argv, said", [
