@@ -201,10 +201,7 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
         return {"domain_aggregates": A.partial_aggregates(
             A.scores_of(means, regime=regime, metric=metric, with_source=source is None),
             tasks)}
-    # Per-seed rows only where a cell has several seeds (local k-shot runs): the seed level of
-    # the bootstrap. Imported results are seed means.
-    per_seed = (_per_seed(snap, source) if resamples and not means.is_empty()
-                and (means["n_seeds"].max() or 0) > 1 else None)
+    per_seed = seed_level_rows(snap, means, source) if resamples else None
     snap.close()   # the analyses need no DuckDB: free its memory (a later query reopens it)
     if means.is_empty():
         return {}
@@ -225,7 +222,11 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     return frames
 
 
-def _per_seed(snap, source: str | None) -> pl.DataFrame:
+def seed_level_rows(snap, means: pl.DataFrame, source: str | None) -> pl.DataFrame | None:
+    """The per-seed rows of the bootstrap's seed level, only where a cell of `means` has
+    several seeds (local k-shot runs); None where none has (imported results are seed means)."""
+    if means.is_empty() or (means["n_seeds"].max() or 0) <= 1:
+        return None
     from store.seedmeans import per_seed  # lazy: polars, duckdb, pyarrow
 
     filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES)}
@@ -262,6 +263,18 @@ def rank_test_frames(scores: dict[str, pl.DataFrame], *,
     return {"rank_tests": pl.concat(tests), "average_ranks": pl.concat(ranks)} if tests else {}
 
 
+def regime_draws(scores: pl.DataFrame, *, tasks: tuple[TaskMeta, ...] | None, regime: str,
+                 metric: str, per_seed: pl.DataFrame | None, with_source: bool, resamples: int,
+                 seed: int):
+    """One regime's task bootstrap (`store.analyses.uncertainty.bootstrap`) as the report
+    draws it; None when no entry is complete (every task)."""
+    from store.analyses import uncertainty as U  # lazy: polars, duckdb, pyarrow
+
+    d = U.bootstrap(scores, tasks=tasks, regime=regime, metric=metric, per_seed_rows=per_seed,
+                    with_source=with_source, n=resamples, seed=seed)
+    return d if d.entries.height else None
+
+
 def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, regime: str,
                        metric: str, tasks: tuple[TaskMeta, ...] | None, resamples: int,
                        level: float, seed: int, per_seed: pl.DataFrame | None = None,
@@ -280,9 +293,8 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
     from store.analyses import uncertainty as U  # lazy: polars, duckdb, pyarrow
 
     def drawn(r: str):
-        d = U.bootstrap(scores[r], tasks=tasks, regime=r, metric=metric, per_seed_rows=per_seed,
-                        with_source=with_source, n=resamples, seed=seed)
-        return d if d.entries.height else None
+        return regime_draws(scores[r], tasks=tasks, regime=r, metric=metric, per_seed=per_seed,
+                            with_source=with_source, resamples=resamples, seed=seed)
 
     # One regime's draws at a time beside full's (each is n x entries x scopes float64): the
     # consumers of --regime, full -> r leader changes and r's cases, then they are freed.
