@@ -44,7 +44,9 @@ from engine.commands.common import (
     whole_number,
 )
 from engine.commands.layout import Col, FitTable
+from engine.figures import FIGURES, FIGURES_JSON, figure_data, missing, write_figures
 from store.catalog import TaskMeta
+from store.folders import named_folder
 from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
 from store.vocab.errors import GenebError
 from store.vocab.protocol import (
@@ -130,7 +132,38 @@ def register(sub, common) -> None:
                    help="also the MCC interval of every local cell of --regime over N "
                         "resamples of its test examples, from the stored predictions "
                         "(default: 0, none; imported results have no predictions)")
+    p.add_argument("--figures", metavar="DIR",
+                   help="also draw the paper's figures (rank-shift heatmap, few-shot "
+                        "degradation, scale scatter, critical-difference diagram, controlled "
+                        "pairs) into DIR as SVG and PNG, with the values each draws in "
+                        "DIR/figures.json (needs the figures extra: matplotlib)")
     p.set_defaults(handler=run)
+
+
+def figures_folder(args):
+    """`--figures DIR` as a path (None without it), checked before anything is computed:
+    a folder that is or can be created, matplotlib installed, no `--domain`."""
+    if args.figures is None:
+        return None
+    if args.domain:
+        raise GenebError("--figures: the figures are of the analyses --domain leaves out; give "
+                         "one or the other")
+    if (why := missing()) is not None:
+        raise GenebError(f"--figures: {why}")
+    return named_folder("--figures", args.figures, "give the folder to write the figures into",
+                        may_be_missing=True)
+
+
+def write_report_figures(folder, frames, models, *, regime: str) -> list[str]:
+    """The figures of `frames` into `folder` (`engine.figures`), before anything is printed (a
+    folder that cannot be written is the one line of a refused command); the lines to print:
+    what was written, and each figure not written (its analysis empty on the store)."""
+    data = figure_data(frames, models, regime=regime)
+    written = write_figures(folder, "--figures", data)
+    return [f"figures: {len(written)} of {len(FIGURES)} in {folder} (SVG and PNG), their "
+            f"values in {FIGURES_JSON}",
+            *(f"figures: {name} not written: the {FIGURES[name]}"
+              for name, d in data.items() if d is None)]
 
 
 def versus(snap, name: str, *, regime: str, metric: str,
@@ -820,6 +853,7 @@ def run(args) -> int:
         names.check_sources([args.source], option="--source")
     if args.versus is not None:
         one_protocol(args.versus, "--versus", why="rankings are compared with one")
+    figures = figures_folder(args)
     models = _models(paths)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
@@ -845,6 +879,8 @@ def run(args) -> int:
         else:
             print(message, file=sys.stderr)
         return 1
+    figure_lines = ([] if figures is None else
+                    write_report_figures(figures, frames, models, regime=args.regime))
     if args.json:
         emit_json({"store": str(paths.root), "table_version": snap.version,
                    "as_of": snap.label, "suite": suite.name, "suite_chosen": chosen,
@@ -856,6 +892,8 @@ def run(args) -> int:
                    **({"not_computed_under_domain": list(DOMAIN_SKIPPED)} if args.domain
                       else {}),
                    **{k: f.to_dicts() for k, f in frames.items()}})
+        for line in figure_lines:
+            print(line, file=sys.stderr)
         return 0
     console = table_console()
     if chosen:
@@ -881,6 +919,8 @@ def run(args) -> int:
                       f"per-example MCC intervals: no local predictions of {args.regime}; "
                       f"{NO_PREDICTIONS}")
     console.print(f"[dim]results {snap.label} of {paths.results}[/]")
+    for line in figure_lines:
+        console.print(escape(line), soft_wrap=True)
     return 0
 
 
