@@ -25,7 +25,7 @@ TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q $(TORCH)
-	$(BIN)/pip install -q $(TORCH) -e ".[models,adapters,cluster,test,docs]"
+	$(BIN)/pip install -q $(TORCH) -e ".[models,adapters,cluster,figures,test,docs]"
 	# The Evo-1 adapter's packages without their declared flash-attn and triton (CUDA builds;
 	# the Hyena code imports without them): pip has no per-package --no-deps in an extra.
 	$(BIN)/pip install -q --no-deps evo-model==0.5 stripedhyena==0.2.2
@@ -41,8 +41,13 @@ demo: $(STAMP)
 	$(BIN)/geneb-engine demo
 	$(BIN)/geneb-tui
 
+# The site's browser tests (tests/engine/test_site_browser.py, one xdist group) need Debian's
+# chromium and chromium-driver; GENEB_NO_BROWSER=1 skips them, saying so.
 test: $(STAMP) test-tf4 docs
 	$(BIN)/ruff check engine store geneb_tui tests bench
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \
+		|| [ -n "$$GENEB_NO_BROWSER" ] \
+		|| { echo "make test: Chromium is missing (apt-get install chromium chromium-driver), or set GENEB_NO_BROWSER=1 to skip the browser tests" >&2; exit 1; }
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 test-tf4: $(STAMP_TF4)
@@ -59,6 +64,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/tui_startup.py
 	$(BIN)/python bench/uncertainty.py
 	$(BIN)/python bench/cluster.py
+	$(BIN)/python bench/site.py
 
 clean:
 	rm -rf $(VENV) $(VENV_TF4) .pytest_cache

@@ -16,6 +16,7 @@ COMMANDS: tuple[str, ...] = (
     "import_embeddings",
     "validate",
     "leaderboard",
+    "site",
     "report",
     "recommend",
     "compare",

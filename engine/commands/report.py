@@ -44,7 +44,9 @@ from engine.commands.common import (
     whole_number,
 )
 from engine.commands.layout import Col, FitTable
+from engine.figures import FIGURES, FIGURES_JSON, figure_data, missing, write_figures
 from store.catalog import TaskMeta
+from store.folders import named_folder
 from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
 from store.vocab.errors import GenebError
 from store.vocab.protocol import (
@@ -133,7 +135,38 @@ def register(sub, common) -> None:
                    help="also the MCC interval of every local cell of --regime over N "
                         "resamples of its test examples, from the stored predictions "
                         "(default: 0, none; imported results have no predictions)")
+    p.add_argument("--figures", metavar="DIR",
+                   help="also draw the paper's figures (rank-shift heatmap, few-shot "
+                        "degradation, scale scatter, critical-difference diagram, controlled "
+                        "pairs) into DIR as SVG and PNG, with the values each draws in "
+                        "DIR/figures.json (needs the figures extra: matplotlib)")
     p.set_defaults(handler=run)
+
+
+def figures_folder(args):
+    """`--figures DIR` as a path (None without it), checked before anything is computed:
+    a folder that is or can be created, matplotlib installed, no `--domain`."""
+    if args.figures is None:
+        return None
+    if args.domain:
+        raise GenebError("--figures: the figures are of the analyses --domain leaves out; give "
+                         "one or the other")
+    if (why := missing()) is not None:
+        raise GenebError(f"--figures: {why}")
+    return named_folder("--figures", args.figures, "give the folder to write the figures into",
+                        may_be_missing=True)
+
+
+def write_report_figures(folder, frames, models, *, regime: str) -> list[str]:
+    """The figures of `frames` into `folder` (`engine.figures`), before anything is printed (a
+    folder that cannot be written is the one line of a refused command); the lines to print:
+    what was written, and each figure not written (its analysis empty on the store)."""
+    data = figure_data(frames, models, regime=regime)
+    written = write_figures(folder, "--figures", data)
+    return [f"figures: {len(written)} of {len(FIGURES)} in {folder} (SVG and PNG), their "
+            f"values in {FIGURES_JSON}",
+            *(f"figures: {name} not written: the {FIGURES[name]}"
+              for name, d in data.items() if d is None)]
 
 
 def versus(snap, name: str, *, regime: str, metric: str,
@@ -204,10 +237,7 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
         return {"domain_aggregates": A.partial_aggregates(
             A.scores_of(means, regime=regime, metric=metric, with_source=source is None),
             tasks)}
-    # Per-seed rows only where a cell has several seeds (local k-shot runs): the seed level of
-    # the bootstrap. Imported results are seed means.
-    per_seed = (_per_seed(snap, source) if resamples and not means.is_empty()
-                and (means["n_seeds"].max() or 0) > 1 else None)
+    per_seed = seed_level_rows(snap, means, source) if resamples else None
     snap.close()   # the analyses need no DuckDB: free its memory (a later query reopens it)
     if means.is_empty():
         return {}
@@ -228,7 +258,11 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     return frames
 
 
-def _per_seed(snap, source: str | None) -> pl.DataFrame:
+def seed_level_rows(snap, means: pl.DataFrame, source: str | None) -> pl.DataFrame | None:
+    """The per-seed rows of the bootstrap's seed level, only where a cell of `means` has
+    several seeds (local k-shot runs); None where none has (imported results are seed means)."""
+    if means.is_empty() or (means["n_seeds"].max() or 0) <= 1:
+        return None
     from store.seedmeans import per_seed  # lazy: polars, duckdb, pyarrow
 
     filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES)}
@@ -265,6 +299,18 @@ def rank_test_frames(scores: dict[str, pl.DataFrame], *,
     return {"rank_tests": pl.concat(tests), "average_ranks": pl.concat(ranks)} if tests else {}
 
 
+def regime_draws(scores: pl.DataFrame, *, tasks: tuple[TaskMeta, ...] | None, regime: str,
+                 metric: str, per_seed: pl.DataFrame | None, with_source: bool, resamples: int,
+                 seed: int):
+    """One regime's task bootstrap (`store.analyses.uncertainty.bootstrap`) as the report
+    draws it; None when no entry is complete (every task)."""
+    from store.analyses import uncertainty as U  # lazy: polars, duckdb, pyarrow
+
+    d = U.bootstrap(scores, tasks=tasks, regime=regime, metric=metric, per_seed_rows=per_seed,
+                    with_source=with_source, n=resamples, seed=seed)
+    return d if d.entries.height else None
+
+
 def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *, regime: str,
                        metric: str, tasks: tuple[TaskMeta, ...] | None, resamples: int,
                        level: float, seed: int, per_seed: pl.DataFrame | None = None,
@@ -283,9 +329,8 @@ def uncertainty_frames(scores: dict[str, pl.DataFrame], models: pl.DataFrame, *,
     from store.analyses import uncertainty as U  # lazy: polars, duckdb, pyarrow
 
     def drawn(r: str):
-        d = U.bootstrap(scores[r], tasks=tasks, regime=r, metric=metric, per_seed_rows=per_seed,
-                        with_source=with_source, n=resamples, seed=seed)
-        return d if d.entries.height else None
+        return regime_draws(scores[r], tasks=tasks, regime=r, metric=metric, per_seed=per_seed,
+                            with_source=with_source, resamples=resamples, seed=seed)
 
     # One regime's draws at a time beside full's (each is n x entries x scopes float64): the
     # consumers of --regime, full -> r leader changes and r's cases, then they are freed.
@@ -813,6 +858,7 @@ def run(args) -> int:
         names.check_sources([args.source], option="--source")
     if args.versus is not None:
         one_protocol(args.versus, "--versus", why="rankings are compared with one")
+    figures = figures_folder(args)
     models = _models(paths)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
@@ -841,6 +887,8 @@ def run(args) -> int:
         else:
             print(message, file=sys.stderr)
         return 1
+    figure_lines = ([] if figures is None else
+                    write_report_figures(figures, frames, models, regime=args.regime))
     if args.json:
         emit_json({"store": str(paths.root), "table_version": snap.version,
                    "as_of": snap.label, "suite": suite.name, "suite_chosen": chosen,
@@ -854,6 +902,8 @@ def run(args) -> int:
                    "task_health": [health_row(t, h) for t, (_, h) in health.items()],
                    "excluded_flagged": excluded,
                    **{k: f.to_dicts() for k, f in frames.items()}})
+        for line in figure_lines:
+            print(line, file=sys.stderr)
         return 0
     console = table_console()
     if chosen:
@@ -882,6 +932,8 @@ def run(args) -> int:
                       f"{NO_PREDICTIONS}")
     _render_health(console, health, len(tasks) + len(excluded), suite.name)
     console.print(f"[dim]results {snap.label} of {paths.results}[/]")
+    for line in figure_lines:
+        console.print(escape(line), soft_wrap=True)
     return 0
 
 

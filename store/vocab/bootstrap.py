@@ -10,3 +10,5 @@ LEVEL = 0.95          # their intervals' level (report --level)
 MIN_SCOPE_TASKS = 2   # a scope of fewer tasks has no task-level interval
 ONE_TASK_NOTE = ("a scope of one task has no interval: the bootstrap resamples tasks, and it "
                  "would draw that one task every time")
+SITE_RESAMPLES = 1_000   # `geneb-engine site`'s default (--resamples): 9 bootstraps (3 metrics x
+#                         3 regimes) in a few seconds; `report --resamples 1000` gives its values

@@ -12,3 +12,8 @@ SUBMISSION_PROVENANCES: tuple[str, ...] = ("official", "verified", "reproduced",
 """An official submission's `meta.provenance` (schema 1.0), and the source of its imported rows."""
 SOURCES: tuple[str, ...] = (LOCAL, *SUBMISSION_PROVENANCES)
 """Every source a result row may have, local first."""
+
+BADGES: dict[str, str] = {LOCAL: "Local", "official": "Official", "verified": "Verified",
+                          "reproduced": "Reproduced", "self-reported": "Self-reported"}
+"""How a source is named on a web page (the official leaderboard's provenance badges, and
+Local for this tool's own rows)."""

@@ -1,0 +1,90 @@
+"""`geneb-engine site -o DIR`: a static leaderboard site built from the store (HTML, CSS,
+JavaScript and JSON; no server, no network request; works from file:// and any static host).
+The data is `engine.site.data.site_data` (the report's functions, every metric and regime), the
+folder is written by `engine.site.build.write_site` (whole or not at all)."""
+
+from __future__ import annotations
+
+from engine.commands.common import (
+    StoreNames,
+    add_suite_args,
+    console,
+    emit_json,
+    reading_suite,
+    store_of,
+)
+from engine.commands.report import level_of, resample_count, seed_of
+from store.folders import named_folder
+from store.vocab.bootstrap import LEVEL, SEED, SITE_RESAMPLES
+from store.vocab.errors import GenebError
+from store.vocab.protocol import GENEB_V1
+
+DEFAULT_TITLE = "GENEB leaderboard"
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser(
+        "site", parents=[common], help="build a static leaderboard site from the store",
+        description="Write a self-contained static site (HTML, CSS, JavaScript, JSON) of the "
+                    "store's geneb-v1 results into a folder: regime, metric, size, "
+                    "architecture, tokenization and pretraining filters, search, category and "
+                    "per-task tabs, provenance badges, sortable columns, score and rank "
+                    "intervals, the leader's tie group, the critical-difference diagram, rank "
+                    "shifts, a page per model and per task. It opens from file:// and any "
+                    "static host (GitHub Pages, a Hugging Face static Space). Its numbers are "
+                    "those of `geneb-engine report --json` with the same --resamples.")
+    p.add_argument("-o", "--output", metavar="DIR", required=True,
+                   help="the folder to write the site into: new, empty or a previous GENEB "
+                        "site (replaced whole)")
+    p.add_argument("--title", metavar="T", default=DEFAULT_TITLE,
+                   help=f"the page's title (default: {DEFAULT_TITLE})")
+    add_suite_args(p, from_store=True)
+    p.add_argument("--resamples", type=resample_count, default=SITE_RESAMPLES, metavar="N",
+                   help="task bootstrap resamples of the intervals and the tie group, per "
+                        f"metric and regime (default: {SITE_RESAMPLES:,}; 0: no intervals, "
+                        "tie group nor CD diagram)")
+    p.add_argument("--level", type=level_of, default=LEVEL, metavar="L",
+                   help=f"level of the intervals (default: {LEVEL})")
+    p.add_argument("--bootstrap-seed", type=seed_of, default=SEED, metavar="S",
+                   help=f"seed of the resamples (default: {SEED})")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from engine.site.build import site_problem, write_site  # lazy: polars, duckdb, pyarrow
+    from engine.site.data import site_data  # lazy: polars, duckdb, pyarrow
+    from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
+    from store.official.leaderboard import (  # lazy: polars, duckdb, pyarrow
+        leaderboard_documents,
+        source_order,
+        store_submissions,
+    )
+    from store.tables.catalogs import models_with_builtins  # lazy: polars, pyarrow, filelock
+
+    paths = store_of(args)
+    out = named_folder("-o", args.output, "give the folder to write the site into",
+                       may_be_missing=True)
+    if (problem := site_problem(out)) is not None:
+        raise GenebError(f"-o {args.output}: {problem}")
+    snap = Snapshot(paths)
+    suite, _ = reading_suite(args, snap, None)
+    entries, _ = store_submissions(snap, sources=source_order(StoreNames(paths, snap).sources),
+                                   protocol_hash=GENEB_V1.hash)
+    data = site_data(snap, models_with_builtins(paths), suite.tasks, suite=suite.name,
+                     title=args.title, resamples=args.resamples, level=args.level,
+                     seed=args.bootstrap_seed)
+    if data is None:
+        raise GenebError(f"no geneb-v1 results on suite {suite.name} in {paths.root}; nothing "
+                         "written (fill the store with `geneb-engine fill --models MODEL`, or "
+                         "import the official results with `geneb-engine import --official`)")
+    board = leaderboard_documents(s for _, s in entries) if entries else None
+    size = write_site(out, data, board)
+    if args.json:
+        emit_json({"folder": str(out), "bytes": size, "table_version": data["table_version"],
+                   "models": len(data["models"]), "tasks": len(data["tasks"]),
+                   "leaderboard_files": board is not None})
+        return 0
+    console.print(f"site of {len(data['models'])} models and {len(data['tasks'])} tasks "
+                  f"written to {out} ({size / 1e6:.1f} MB); open {out / 'index.html'}",
+                  markup=False, highlight=False)
+    return 0

@@ -1,0 +1,287 @@
+"""The paper's figures of `geneb-engine report --figures DIR`: each analysis drawn with matplotlib
+(Agg, a `Figure` of its own, no pyplot state) as `<name>.svg` and `<name>.png`, and the values
+each one draws in `figures.json` (figure name -> its data).
+
+The data is taken from the report's frames (`engine.commands.report.compute`, what `report
+--json` prints), never recomputed: rows of those frames as they are, filtered to what the figure
+shows. The only values a figure adds are the scatter's parameter counts (the model catalog's
+`params`, the x of the scale analysis) and the critical-difference diagram's groups (runs of
+entries whose average ranks differ by less than the CD, Demšar's bars).
+
+Text from the store (model ids, sources) is drawn literally: no mathtext (`text.parse_math`
+off, no TeX) and SVG text kept as text (`svg.fonttype` none, escaped by matplotlib's writer).
+The same frames give the same bytes: no date in the SVG, a fixed `svg.hashsalt`."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from store.vocab.errors import GenebError
+from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES
+
+if TYPE_CHECKING:
+    import polars as pl
+
+FIGURES_JSON = "figures.json"
+FORMATS = ("svg", "png")
+# Figure name -> what its analysis is, in the line saying it was not written.
+FIGURES = {
+    "rank_shift": "rank shifts between regimes (no few-shot results)",
+    "degradation": "few-shot degradation (no few-shot results)",
+    "scale": "scale analysis (no entry with a known parameter count)",
+    "critical_difference": "critical-difference diagram (no rank tests: --resamples 0, or no "
+                           "entry with every task)",
+    "controlled_pairs": "controlled pairs (no two entries that differ in one attribute)",
+}
+STYLE = {"svg.hashsalt": "geneb", "svg.fonttype": "none", "text.usetex": False,
+         "text.parse_math": False, "font.size": 9, "figure.dpi": 100}
+PNG_DPI = 110
+
+
+def missing() -> str | None:
+    """Why figures cannot be drawn here (matplotlib not installed), or None."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return "matplotlib is not installed; install the figures extra (pip install " \
+               "'geneb[figures]')"
+    return None
+
+
+def _rows(frames: Mapping[str, pl.DataFrame], name: str, **equal) -> list[dict]:
+    """The rows of frame `name` (none when the report has no such frame) whose columns have
+    the given values."""
+    import polars as pl  # lazy: polars
+
+    frame = frames.get(name)
+    if frame is None:
+        return []
+    for column, value in equal.items():
+        frame = frame.filter(pl.col(column) == value)
+    return frame.to_dicts()
+
+
+def cd_groups(ranks: list[float], cd: float) -> list[list[int]]:
+    """The CD diagram's bars: maximal runs (first, last index into `ranks`, sorted ascending)
+    of two or more entries whose average ranks differ by less than `cd`."""
+    groups: list[list[int]] = []
+    reach = -1
+    for i, rank in enumerate(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] - rank < cd:
+            j += 1
+        if j > reach and j > i:
+            groups.append([i, j])
+        reach = max(reach, j)
+    return groups
+
+
+def figure_data(frames: Mapping[str, pl.DataFrame], models: pl.DataFrame, *,
+                regime: str) -> dict[str, dict | None]:
+    """Figure name -> the values it draws (None: its analysis is empty on this store)."""
+    shifts = {f"rank_shift_full_{r}": rows for r in FEW_SHOT_REGIMES
+              if (rows := _rows(frames, f"rank_shift_full_{r}"))}
+    summary = [r for r in _rows(frames, "degradation_summary")
+               if any(r[x] is not None for x in FEW_SHOT_REGIMES)]
+    params = dict(zip(models["model_id"], models["params"], strict=True))
+    points = [{"model": r["model"], "source": r.get("source"), "params": params.get(r["model"]),
+               "macro": r["macro"]}
+              for r in _rows(frames, "aggregates")
+              if (params.get(r["model"]) or 0) > 0 and r["macro"] is not None]
+    rho = _rows(frames, "scale_rho_intervals", scope="macro") or _rows(frames, "scale",
+                                                                        scope="macro")
+    test = _rows(frames, "rank_tests", regime=regime, scope="all")
+    ranks = sorted(_rows(frames, "average_ranks", regime=regime, scope="all"),
+                   key=lambda r: r["average_rank"])
+    cd = test[0]["critical_difference"] if test else None
+    pairs = _rows(frames, "controlled_pairs")
+    return {
+        "rank_shift": shifts or None,
+        "degradation": {"degradation_summary": summary} if summary else None,
+        "scale": {"points": points, "rho": rho} if points and rho else None,
+        "critical_difference": {
+            "rank_test": test[0], "average_ranks": ranks,
+            "groups": cd_groups([r["average_rank"] for r in ranks], cd)}
+        if ranks and cd is not None else None,
+        "controlled_pairs": {"controlled_pairs": pairs,
+                             "intervals": _rows(frames, "controlled_pair_intervals",
+                                                scope="macro")} if pairs else None,
+    }
+
+
+def _entry(row: dict, key: str = "model", source: str = "source") -> str:
+    """An entry's label: the model id, with its source when the rows carry one."""
+    return f"{row[key]} ({row[source]})" if row.get(source) else row[key]
+
+
+def _rank_shift(fig, data: dict) -> None:
+    names = sorted(data)
+    regimes = [n.removeprefix("rank_shift_full_") for n in names]
+    first = sorted(data[names[0]], key=lambda r: r["rank_a"])
+    entries = [_entry(r) for r in first]
+    shift = {(_entry(r), n): r["shift"] for n in names for r in data[n]}
+    values = [[shift.get((e, n)) for n in names] for e in entries]
+    grid = [[float("nan") if v is None else v for v in row] for row in values]
+    fig.set_size_inches(5.5 + 0.9 * len(names), 1.2 + 0.2 * len(entries))
+    ax = fig.add_subplot()
+    top = max((abs(v) for row in values for v in row if v is not None), default=1) or 1
+    image = ax.imshow(grid, cmap="RdBu", vmin=-top, vmax=top, aspect="auto")
+    for i, row in enumerate(values):
+        for j, v in enumerate(row):
+            if v is not None:
+                ax.text(j, i, f"{v:+d}" if v else "0", ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(names)), [f"full → {r}" for r in regimes])
+    ax.set_yticks(range(len(entries)), entries, fontsize=7)
+    ax.set_title("Rank shift from full")
+    fig.colorbar(image, ax=ax, label="rank shift (+: climbs)", shrink=0.5)
+
+
+def _degradation(fig, data: dict) -> None:
+    rows = data["degradation_summary"]
+    fig.set_size_inches(1.2 + 0.55 * len(rows), 3.8)
+    ax = fig.add_subplot()
+    width = 0.8 / len(REGIMES)
+    for k, regime in enumerate(REGIMES):
+        heights = [float("nan") if r[regime] is None else r[regime] for r in rows]
+        ax.bar([i + (k - 1) * width for i in range(len(rows))], heights, width, label=regime)
+    ax.set_xticks(range(len(rows)), [r["scope"] for r in rows], rotation=45, ha="right")
+    ax.set_ylabel("mean score over entries")
+    ax.set_title("Few-shot degradation per category")
+    ax.legend(title="regime")
+
+
+def _scale(fig, data: dict) -> None:
+    fig.set_size_inches(6.4, 4.4)
+    ax = fig.add_subplot()
+    by_source: dict[str | None, list[dict]] = {}
+    for p in data["points"]:
+        by_source.setdefault(p["source"], []).append(p)
+    rho = {r.get("source"): r for r in data["rho"]}
+    for source, points in by_source.items():
+        r = rho.get(source)
+        label = [source] if source else []
+        if r is not None and r["rho"] is not None:
+            label.append(f"ρ = {r['rho']:.2f}")
+            if r.get("low") is not None:
+                label.append(f"[{r['low']:.2f}, {r['high']:.2f}]")
+        ax.scatter([p["params"] for p in points], [p["macro"] for p in points], s=14,
+                   label=" ".join(label) or None)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(_count)
+    ax.set_xlabel("parameters")
+    ax.set_ylabel("macro score")
+    ax.set_title("Scale: Spearman's ρ between size and macro score")
+    ax.legend(loc="lower right")
+
+
+def _count(value: float, _position=None) -> str:
+    """A parameter count as the size bins write it (10M, 1.5B): the log axis's own labels
+    are mathtext, which the figures turn off."""
+    for unit, scale in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if value >= scale:
+            return f"{value / scale:g}{unit}"
+    return f"{value:g}"
+
+
+def _critical_difference(fig, data: dict) -> None:
+    ranks = data["average_ranks"]
+    cd = data["rank_test"]["critical_difference"]
+    n = len(ranks)
+    fig.set_size_inches(8.5, 1.2 + 0.07 * len(data["groups"]) + 0.17 * ((n + 1) // 2))
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    low, high = 1, max(n, 2)
+    ax.set_xlim(low - 0.5, high + 0.5)
+    ax.set_ylim(-(1.1 + 0.3 * len(data["groups"]) + (n + 1) // 2), 2.2)
+    ax.hlines(0, low, high, color="black")
+    for tick in range(low, high + 1):
+        ax.vlines(tick, 0, 0.25, color="black", lw=0.6)
+        if tick in (low, high) or tick % 5 == 0:
+            ax.text(tick, 0.5, str(tick), ha="center", fontsize=7)
+    ax.hlines(1.6, low, low + cd, color="black", lw=2)
+    ax.text(low + cd / 2, 1.8, f"CD = {cd:.2f}", ha="center", fontsize=7)
+    groups = data["groups"]
+    for k, (first, last) in enumerate(groups):   # the bars just below the axis
+        ax.hlines(-0.35 - 0.3 * k, ranks[first]["average_rank"] - 0.1,
+                  ranks[last]["average_rank"] + 0.1, lw=2, color="black")
+    top = 0.6 + 0.3 * len(groups)                  # the labels below the bars
+    half = (n + 1) // 2
+    for i, r in enumerate(ranks):
+        left = i < half
+        y = -(top + (i if left else n - 1 - i))
+        end = low - 0.4 if left else high + 0.4
+        ax.plot([r["average_rank"], r["average_rank"], end], [0, y, y], color="grey", lw=0.5,
+                zorder=0)
+        ax.text(end, y, f"{_entry(r)} {r['average_rank']:.2f}" if left
+                else f"{r['average_rank']:.2f} {_entry(r)}", ha="right" if left else "left",
+                va="center", fontsize=6)
+    test = data["rank_test"]
+    ax.set_title(f"Critical difference ({test['regime']}, {test['n_tasks']} tasks, Nemenyi "
+                 f"alpha = {test['alpha']})", fontsize=9)
+
+
+def _controlled_pairs(fig, data: dict) -> None:
+    pairs = data["controlled_pairs"]
+    ci = {(r["model_a"], r["model_b"], r.get("source")): r for r in data["intervals"]}
+    fig.set_size_inches(11, 1.2 + 0.18 * len(pairs))
+    ax = fig.add_subplot()
+    ys = range(len(pairs))
+    delta = [p["macro"] for p in pairs]
+    span = [ci.get((p["model_a"], p["model_b"], p.get("source"))) for p in pairs]
+    err = [[0 if s is None else d - s["low"] for d, s in zip(delta, span, strict=True)],
+           [0 if s is None else s["high"] - d for d, s in zip(delta, span, strict=True)]]
+    ax.errorbar(delta, ys, xerr=err if data["intervals"] else None, fmt="o", ms=3, lw=0.8)
+    ax.axvline(0, color="grey", lw=0.6)
+    ax.set_yticks(ys, [f"{p['model_a']} − {p['model_b']} ({p['attribute']}: {p['value_a']} vs "
+                       f"{p['value_b']})" for p in pairs], fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel("macro score difference A − B" + (" (interval: bootstrap)"
+                                                   if data["intervals"] else ""))
+    ax.set_title("Controlled pairs")
+
+
+DRAW: dict[str, Callable] = {"rank_shift": _rank_shift, "degradation": _degradation,
+                             "scale": _scale, "critical_difference": _critical_difference,
+                             "controlled_pairs": _controlled_pairs}
+
+
+def draw(name: str, data: dict) -> dict[str, bytes]:
+    """Figure `name` of `data` as the bytes of each format in FORMATS."""
+    import matplotlib  # lazy: matplotlib
+    from matplotlib.figure import Figure  # lazy: matplotlib
+
+    with matplotlib.rc_context(STYLE):
+        fig = Figure(layout="constrained")
+        DRAW[name](fig, data)
+        out = {}
+        for fmt in FORMATS:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, dpi=PNG_DPI,
+                        metadata={"Date": None} if fmt == "svg" else {"Software": None})
+            out[fmt] = buffer.getvalue()
+    return out
+
+
+def write_figures(folder: Path, option: str, data: Mapping[str, dict | None]) -> list[str]:
+    """Draw every figure with data into `folder` (created if missing; a previous run's file of
+    a figure now empty removed) and write `figures.json`; the names of the figures written.
+    Any write that fails is one GenebError naming `option`."""
+    files = {f"{name}.{fmt}": blob for name, d in data.items() if d is not None
+             for fmt, blob in draw(name, d).items()}
+    # As `report --json` writes its frames (`emit_json`), so the values read back equal.
+    text = json.dumps({k: v for k, v in data.items() if v is not None}, default=str, indent=1)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in data:
+            for fmt in FORMATS:
+                if f"{name}.{fmt}" not in files:
+                    (folder / f"{name}.{fmt}").unlink(missing_ok=True)
+        for name, blob in files.items():
+            (folder / name).write_bytes(blob)
+        (folder / FIGURES_JSON).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise GenebError(f"{option} {folder}: cannot write ({exc.strerror or exc})") from None
+    return [name for name, d in data.items() if d is not None]

@@ -1,0 +1,193 @@
+"""The static site's data: one plain document (JSON-ready) from one snapshot of a store.
+
+Every number comes from the functions `geneb-engine report` computes with
+(`engine.commands.report`: `seed_level_rows`, `regime_draws`, `rank_test_frames`, and the
+analyses of `store.analyses`), called with the same arguments, so the site shows the values
+`report --json --metric M --regime R --resamples N` prints: per metric and regime the
+aggregates, the point ranks of every scope, the macro score and rank intervals, the leader and
+its tie group, the Friedman test with the Nemenyi critical difference and the average ranks
+(the CD diagram), the rank shift from full, and the few-shot degradation.
+
+Entries are keyed by (model, source), as the report keys them when it reads every source; an
+entry refers to its model by index. A task's `health` is None until an audit gives one (the
+`health` argument: task id -> verdict text).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import polars as pl
+
+from engine.commands.report import rank_test_frames, regime_draws, seed_level_rows
+from engine.site.build import GENERATOR
+from store import __version__
+from store import analyses as A
+from store.analyses import uncertainty as U
+from store.analyses.aggregates import categories_of
+from store.catalog import ModelMeta, TaskMeta, scale_band
+from store.official.submission import entry_provenance
+from store.vocab.ids import path_part
+from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, METRICS, REGIMES
+from store.vocab.sources import BADGES, LOCAL
+
+SCOPES_FIXED = ("micro", "macro")
+# The degradation frame's columns a model page shows (its drops follow from them).
+DEGRADATION_COLUMNS = ("scope", *REGIMES, *(f"retention_{r}" for r in FEW_SHOT_REGIMES))
+# The per-task scores' decimals (the pages show 3; the exact values are in
+# leaderboard_tasks.json and `export`): half the site's size. Every other number is exact.
+TASK_DIGITS = 6
+SHIFT_COLUMNS = ("rank_a", "rank_b", "shift")
+MODEL_FACTS = ("architecture", "architecture_family", "tokenization", "tokenization_family",
+               "pretraining_data")
+
+
+def _num(value):
+    """A JSON number: NaN and infinities (no JSON for them) become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _badge(model: str, source: str) -> str:
+    """The provenance badge of an entry: Local for this tool's rows, else its provenance's."""
+    provenance = source if source == LOCAL else entry_provenance(source, model)
+    return BADGES.get(provenance, provenance)
+
+
+def _models(entries: list[tuple[str, str]], catalog: pl.DataFrame) -> list[dict]:
+    """Each model of the entries once: its catalog facts (a model the catalog lacks: known in
+    part, `ModelMeta.one_off`), size bin and page."""
+    rows = {r["model_id"]: r for r in catalog.iter_rows(named=True)}
+    out = []
+    for model in dict.fromkeys(m for m, _ in entries):
+        meta = rows.get(model) or vars(ModelMeta.one_off(model))
+        out.append({"id": model, "display": meta["display"] or model,
+                    "params": meta["params"] or None, "size": scale_band(meta["params"]),
+                    **{k: meta[k] for k in MODEL_FACTS},
+                    "page": f"models/{path_part(model)}.html"})
+    return out
+
+
+def _board(agg: pl.DataFrame, index: Mapping[tuple[str, str], int], scopes: list[str],
+           draws, level: float) -> dict:
+    """One regime and metric: a row per entry (scores and point ranks of every scope, and
+    with `draws` the macro score interval and rank interval and the tie-group mark), the
+    leader (macro) and its tie group."""
+    ranks = {(r["model"], r["source"]): r for r in A.rankings(agg).iter_rows(named=True)}
+    macro = {}
+    group = None
+    if draws is not None:
+        scored = U.score_intervals(draws, level).filter(pl.col("scope") == "macro")
+        ranked = U.rank_intervals(draws, level).filter(pl.col("scope") == "macro")
+        for r in scored.iter_rows(named=True):
+            macro[r["model"], r["source"]] = {"low": _num(r["low"]), "high": _num(r["high"])}
+        for r in ranked.iter_rows(named=True):
+            macro[r["model"], r["source"]] |= {"rank_low": r["rank_low"],
+                                              "rank_high": r["rank_high"]}
+        group = U.leader_tie_group(draws, scope="macro", level=level)
+    rows = []
+    for r in agg.iter_rows(named=True):
+        key = (r["model"], r["source"])
+        rows.append({"entry": index[key], "scores": [_num(r[s]) for s in scopes],
+                     "ranks": [ranks[key][s] for s in scopes],
+                     "n_missing": r["n_missing"], **macro.get(key, {})})
+    board = {"rows": rows, "leader": None, "tie_group": []}
+    if group is not None and group.height:
+        board["leader"] = index[next((r["model"], r["source"]) for r in
+                                     group.filter(pl.col("leader")).iter_rows(named=True))]
+        board["tie_group"] = [index[r["model"], r["source"]] for r in
+                              group.filter(pl.col("tied_with_leader")).iter_rows(named=True)]
+        tied = set(board["tie_group"])
+        for row in rows:
+            row["tied"] = row["entry"] in tied
+    return board
+
+
+def _cd(frames: Mapping[str, pl.DataFrame], regime: str,
+        index: Mapping[tuple[str, str], int]) -> dict | None:
+    """The CD diagram of a regime (all tasks): Friedman's P, the Nemenyi critical difference
+    and each entry's average rank."""
+    if "rank_tests" not in frames:
+        return None
+    test = frames["rank_tests"].filter((pl.col("regime") == regime) & (pl.col("scope") == "all"))
+    if not test.height:
+        return None
+    t = test.row(0, named=True)
+    ranks = frames["average_ranks"].filter((pl.col("regime") == regime)
+                                           & (pl.col("scope") == "all"))
+    return {"critical_difference": _num(t["critical_difference"]), "p_value": _num(t["p_value"]),
+            "alpha": t["alpha"], "n_tasks": t["n_tasks"], "n_models": t["n_models"],
+            "ranks": [[index[r["model"], r["source"]], r["average_rank"]]
+                      for r in ranks.sort("average_rank").iter_rows(named=True)]}
+
+
+def _keyed(frame: pl.DataFrame, index, columns: tuple[str, ...]) -> list[list]:
+    """The rows of a frame keyed by entry, as [entry, *columns] (the columns named once, in
+    the document: a list per row keeps the site small)."""
+    return [[index[r["model"], r["source"]], *(_num(r[c]) for c in columns)]
+            for r in frame.iter_rows(named=True)]
+
+
+def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite: str,
+              title: str, resamples: int, level: float, seed: int,
+              health: Mapping[str, str] | None = None) -> dict | None:
+    """The site's document from the snapshot `snap` (closed here) over `tasks`; None when the
+    store has no geneb-v1 result on them. `catalog`: the model catalog
+    (`store.tables.catalogs.models_with_builtins`)."""
+    ids = [t.task_id for t in tasks]
+    means = A.seed_means(snap, protocol_hash=GENEB_V1.hash).filter(pl.col("task").is_in(ids))
+    per_seed = seed_level_rows(snap, means, None) if resamples else None
+    version = snap.version
+    snap.close()
+    if means.is_empty():
+        return None
+    entries = sorted({(r["model"], r["source"])
+                      for r in means.select("model", "source").iter_rows(named=True)})
+    index = {key: i for i, key in enumerate(entries)}
+    models = _models(entries, catalog)
+    model_index = {m["id"]: i for i, m in enumerate(models)}
+    categories = categories_of(tasks)
+    scopes = [*SCOPES_FIXED, *categories]
+    boards, shifts, degradation, cd = {}, {}, {}, {}
+    task_scores: dict[str, dict] = {t: {} for t in ids}
+    for metric in METRICS:
+        scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=True)
+                  for r in REGIMES}
+        aggs = {r: A.aggregates(s, tasks=tasks) for r, s in scores.items()}
+        tests = rank_test_frames(scores, tasks=tasks, level=level) if resamples else {}
+        boards[metric], cd[metric] = {}, {}
+        for r in REGIMES:
+            draws = (regime_draws(scores[r], tasks=tasks, regime=r, metric=metric,
+                                  per_seed=per_seed, with_source=True, resamples=resamples,
+                                  seed=seed) if resamples else None)
+            boards[metric][r] = _board(aggs[r], index, scopes, draws, level)
+            cd[metric][r] = _cd(tests, r, index)
+        shifts[metric] = {r: _keyed(A.rank_shift(aggs["full"], aggs[r]), index,
+                                    SHIFT_COLUMNS)
+                          for r in FEW_SHOT_REGIMES}
+        degradation[metric] = _keyed(A.degradation(aggs), index, DEGRADATION_COLUMNS)
+        for r, frame in scores.items():
+            for row in frame.iter_rows(named=True):
+                cell = task_scores[row["task"]].setdefault(metric, {}).setdefault(
+                    r, [None] * len(entries))
+                value = _num(row["value"])
+                cell[index[row["model"], row["source"]]] = (
+                    None if value is None else round(value, TASK_DIGITS))
+    return {
+        "generator": GENERATOR, "version": __version__, "table_version": version,
+        "title": title, "suite": suite, "protocol": GENEB_V1.name,
+        "resamples": resamples, "level": level, "bootstrap_seed": seed,
+        "regimes": list(REGIMES), "metrics": list(METRICS), "categories": categories,
+        "scopes": scopes, "shift_columns": list(SHIFT_COLUMNS),
+        "degradation_columns": list(DEGRADATION_COLUMNS),
+        "models": models,
+        "entries": [{"model": model_index[m], "source": s, "badge": _badge(m, s)}
+                    for m, s in entries],
+        "boards": boards, "cd": cd, "rank_shift": shifts, "degradation": degradation,
+        "tasks": [{"id": t.task_id, "label": t.label, "category": t.category,
+                   "page": f"tasks/{path_part(t.task_id)}.html",
+                   "health": (health or {}).get(t.task_id), "scores": task_scores[t.task_id]}
+                  for t in tasks],
+    }

@@ -1,0 +1,194 @@
+"""The static site in a real browser: headless Chromium (Debian's `chromium` and
+`chromium-driver`), driven by Selenium, opens the site of the official store from file://.
+
+Without Chromium these tests fail with one line saying so, unless GENEB_NO_BROWSER=1 is set
+(then they are skipped, with that reason). With GENEB_SCREENSHOTS=1 they also write the docs'
+screenshots (docs/assets/site-index.png, site-model.png)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import polars as pl
+import pytest
+
+from store.paths import resolve_store
+from store.tables.catalogs import models_with_builtins
+from store.tables.results import append_rows
+from tests.engine.site_build import build_site, report, site_document
+from tests.store.local_rows import local_rows
+
+pytestmark = pytest.mark.xdist_group("browser")   # one worker, one browser per module
+
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+NO_BROWSER = "GENEB_NO_BROWSER"
+DOCS_ASSETS = Path(__file__).resolve().parents[2] / "docs" / "assets"
+# A model id that would run if a page parsed store text as HTML (a valid hub id org/name).
+HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
+
+if CHROMIUM is None or DRIVER is None:
+    WHY = ("Chromium and its driver are missing (apt-get install chromium chromium-driver); "
+           f"set {NO_BROWSER}=1 to skip the browser tests")
+    if os.environ.get(NO_BROWSER):
+        pytest.skip(f"browser tests skipped: {NO_BROWSER} is set and {WHY.split(';')[0]}",
+                    allow_module_level=True)
+    pytest.fail(WHY, pytrace=False)
+
+from selenium import webdriver  # noqa: E402  (only where Chromium is)
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def driver():
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.binary_location = CHROMIUM
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield d
+    d.quit()
+
+
+@pytest.fixture(scope="module")
+def site(official_store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("browser") / "site"
+    build_site(official_store.root, out)
+    return out, site_document(out)
+
+
+def _open(driver, path: Path):
+    """Load the page afresh (the same address again reloads it) and wait for its script."""
+    driver.get("about:blank")
+    driver.get(path.as_uri())
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script(
+        "return document.readyState === 'complete' && !!window.GENEB_SITE"))
+    return driver
+
+
+def _errors(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _shown(driver) -> list[str]:
+    return [tr.get_attribute("data-model")
+            for tr in driver.find_elements(By.CSS_SELECTOR, "#board tbody tr")]
+
+
+def _leader(rep: dict) -> str:
+    return next(r["model"] for r in rep["leader_tie_group"] if r["leader"])
+
+
+def test_regime_and_metric_switch_the_leader_to_the_reports(driver, site, official_store):
+    out, _ = site
+    _open(driver, out / "index.html")
+    leader = driver.find_element(By.ID, "leader")
+    assert leader.get_attribute("data-model") == _leader(
+        report(official_store.root, metric="mcc", regime="full"))
+    for metric, regime in (("acc", "10shot"), ("f1_macro", "1shot")):
+        Select(driver.find_element(By.ID, "regime")).select_by_value(regime)
+        Select(driver.find_element(By.ID, "metric")).select_by_value(metric)
+        assert leader.get_attribute("data-model") == _leader(
+            report(official_store.root, metric=metric, regime=regime))
+    assert _errors(driver) == []
+
+
+def test_size_and_architecture_filters_leave_exactly_their_rows(driver, site, official_store):
+    out, _ = site
+    _open(driver, out / "index.html")
+    catalog = models_with_builtins(official_store).filter(
+        pl.col("model_id").is_in(_shown(driver)))      # the store's 40 models
+    assert catalog.height == 40
+
+    def expected(**match) -> list[str]:
+        return sorted(catalog.filter(**match)["model_id"])
+
+    Select(driver.find_element(By.ID, "size")).select_by_value("<100M")
+    assert sorted(_shown(driver)) == expected(scale_band="<100M") and len(_shown(driver)) == 11
+    Select(driver.find_element(By.ID, "architecture")).select_by_value("Transformer encoder")
+    both = expected(scale_band="<100M", architecture_family="Transformer encoder")
+    assert sorted(_shown(driver)) == both and len(both) == 5
+    Select(driver.find_element(By.ID, "size")).select_by_value("")
+    assert sorted(_shown(driver)) == expected(architecture_family="Transformer encoder")
+
+
+def test_sorting_orders_the_rows(driver, site, official_store):
+    out, _ = site
+    _open(driver, out / "index.html")
+    micro = {r["model"]: r["micro"] for r in
+             report(official_store.root, metric="mcc", regime="full")["aggregates"]}
+    by_micro = sorted(micro, key=lambda m: -micro[m])
+    assert _shown(driver) != by_micro                          # macro order first
+    driver.find_element(By.CSS_SELECTOR, '#board th[data-col="micro"]').click()
+    assert _shown(driver) == by_micro
+    driver.find_element(By.CSS_SELECTOR, '#board th[data-col="micro"]').click()
+    assert _shown(driver) == by_micro[::-1]
+
+
+def _links(driver) -> set[str]:
+    return set(driver.execute_script(
+        "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"))
+
+
+def test_every_internal_link_resolves(driver, site):
+    out, doc = site
+    _open(driver, out / "index.html")
+    found = _links(driver)
+    driver.find_element(By.ID, "tab-tasks").click()
+    for category in doc["categories"]:
+        Select(driver.find_element(By.ID, "task-category")).select_by_visible_text(category)
+        found |= _links(driver)
+    seen, todo = set(), sorted(found)
+    while todo:
+        url = todo.pop()
+        if url in seen:
+            continue
+        seen.add(url)
+        parsed = urlparse(url)
+        assert parsed.scheme == "file", url                      # no external link
+        path = Path(unquote(parsed.path))
+        assert path.is_file() and out in path.parents, url
+        _open(driver, path)
+        assert driver.find_element(By.TAG_NAME, "h1").text, url
+        todo += sorted(_links(driver) - seen)
+    pages = {p for p in out.rglob("*.html")}
+    assert {Path(unquote(urlparse(u).path)) for u in seen} == pages
+    assert _errors(driver) == []
+
+
+def test_a_model_id_carrying_markup_is_shown_as_text(driver, official_store, tmp_path):
+    store = tmp_path / "store"
+    shutil.copytree(official_store.root, store)
+    append_rows(resolve_store(store), local_rows(HOSTILE, regimes=("full",)))
+    out = tmp_path / "site"
+    build_site(store, out, "--resamples", "0")
+    doc = site_document(out)
+    _open(driver, out / "index.html")
+    cells = {tr.get_attribute("data-model"): tr
+             for tr in driver.find_elements(By.CSS_SELECTOR, "#board tbody tr")}
+    assert HOSTILE in cells
+    assert cells[HOSTILE].find_element(By.CSS_SELECTOR, "td a").text == HOSTILE
+    assert cells[HOSTILE].find_element(By.CSS_SELECTOR, ".badge").text == "Local"
+    page = next(m["page"] for m in doc["models"] if m["id"] == HOSTILE)
+    _open(driver, out / page)
+    assert driver.find_element(By.ID, "title").text == HOSTILE
+    assert driver.execute_script("return window.pwned === undefined")
+    assert _errors(driver) == []
+
+
+def test_screenshots_for_the_docs(driver, site):
+    if not os.environ.get("GENEB_SCREENSHOTS"):
+        pytest.skip("GENEB_SCREENSHOTS is not set: the docs' screenshots are not rewritten")
+    out, doc = site
+    DOCS_ASSETS.mkdir(exist_ok=True)
+    driver.set_window_size(1280, 800)
+    _open(driver, out / "index.html").save_screenshot(str(DOCS_ASSETS / "site-index.png"))
+    model = next(m for m in doc["models"] if m["id"] == "GROVER")
+    _open(driver, out / model["page"]).save_screenshot(str(DOCS_ASSETS / "site-model.png"))
+    assert (DOCS_ASSETS / "site-model.png").stat().st_size < 400_000
