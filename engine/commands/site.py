@@ -60,6 +60,7 @@ def run(args) -> int:
         store_submissions,
     )
     from store.tables.catalogs import models_with_builtins  # lazy: polars, pyarrow, filelock
+    from store.task_health import task_health  # lazy: polars, duckdb
 
     paths = store_of(args)
     out = named_folder("-o", args.output, "give the folder to write the site into",
@@ -70,9 +71,11 @@ def run(args) -> int:
     suite, _ = reading_suite(args, snap, None)
     entries, _ = store_submissions(snap, sources=source_order(StoreNames(paths, snap).sources),
                                    protocol_hash=GENEB_V1.hash)
+    health = {t: h.verdict for t, (_, h) in
+              task_health(snap, [t.task_id for t in suite.tasks]).items()}   # audited tasks
     data = site_data(snap, models_with_builtins(paths), suite.tasks, suite=suite.name,
                      title=args.title, resamples=args.resamples, level=args.level,
-                     seed=args.bootstrap_seed)
+                     seed=args.bootstrap_seed, health=health)
     if data is None:
         raise GenebError(f"no geneb-v1 results on suite {suite.name} in {paths.root}; nothing "
                          "written (fill the store with `geneb-engine fill --models MODEL`, or "

@@ -23,6 +23,7 @@ from store.paths import resolve_store
 from store.tables.catalogs import register_tasks
 from store.tables.results import append_rows
 from store.vocab.protocol import GENEB_V1, SEEDS
+from tests.engine.site_build import build_site, site_document
 from tests.helpers import digest
 
 RNG = np.random.default_rng(3535)
@@ -238,3 +239,11 @@ def test_export_csv_has_each_task_s_verdict(audited_mini, tmp_path):
     assert len(rows) == 2 * 13
     assert {r["task"]: r["task_health"] for r in rows} == {
         t.task_id: SHORTCUT if t.task_id in MINI_SHORTCUTS else CLEAN for t in TASKS}
+
+
+def test_the_site_shows_each_audited_tasks_verdict(audited_mini, tmp_path):
+    out = tmp_path / "site"
+    build_site(audited_mini, out, "--suite", "geneb-mini", "--resamples", "0")
+    shown = {t["id"]: t["health"] for t in site_document(out)["tasks"]}
+    assert {t for t, v in shown.items() if v != CLEAN} == MINI_SHORTCUTS
+    assert all(shown[t] == SHORTCUT for t in MINI_SHORTCUTS) and len(shown) == 13
