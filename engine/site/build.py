@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from store.official.leaderboard import LEADERBOARD_FILES
@@ -45,24 +46,31 @@ def site_problem(folder: Path) -> str | None:
             "folder (nothing was written)")
 
 
-def _page(template: str, key: str) -> str:
-    """A model or task page: the template with its key (a `path_part`, letters, digits,
-    `._-` only) in `data-key`."""
-    return (TEMPLATES / template).read_text(encoding="utf-8").replace("{{key}}", key)
+def _template(name: str) -> str:
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def _pages(kind: str) -> Callable[[str], str]:
+    """The model or task pages: `detail.html`, the shell both share, with the sections of
+    `<kind>.html`, read once; each page its key (a `path_part`, letters, digits, `._-` only)
+    in `data-key`."""
+    page = (_template("detail.html").replace("{{sections}}", _template(f"{kind}.html").rstrip("\n"))
+            .replace("{{kind}}", kind))
+    return lambda key: page.replace("{{key}}", key)
 
 
 def _files(data: dict, leaderboard: tuple[dict, dict] | None) -> dict[str, str]:
     """Every file of the site: relative path -> text."""
-    files = {"index.html": (TEMPLATES / "index.html").read_text(encoding="utf-8"),
-             **{f"assets/{name}": (TEMPLATES / name).read_text(encoding="utf-8")
-                for name in ASSETS},
+    files = {"index.html": _template("index.html"),
+             **{f"assets/{name}": _template(name) for name in ASSETS},
              DATA_JS: embedded(data),
              SITE_JSON: json.dumps(data, ensure_ascii=False, allow_nan=False,
                                    separators=(",", ":")),
              ".nojekyll": ""}   # GitHub Pages: serve the files as they are
     for kind, items in (("model", data["models"]), ("task", data["tasks"])):
+        page = _pages(kind)
         for item in items:
-            files[item["page"]] = _page(f"{kind}.html", Path(item["page"]).stem)
+            files[item["page"]] = page(Path(item["page"]).stem)
     if leaderboard is not None:
         files |= {name: json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
                   for name, doc in zip(LEADERBOARD_FILES, leaderboard, strict=True)}
