@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +59,20 @@ def store_of(args, *, write: bool = False) -> StorePaths:
     if not write and (note := absent_store(paths, args.store)):
         print(f"geneb-engine {args.command}: warning: {note}", file=sys.stderr)
     return paths
+
+
+def real_number(ok: Callable[[float], bool], *, give: str, bad: str) -> Callable[[str], float]:
+    """An argparse `type=` that takes a finite number for which `ok` holds: "{text!r} is not a
+    number; {give}" for text that is no number, "{text} is {bad}" for one `ok` refuses."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number; {give}") from None
+        if not (math.isfinite(value) and ok(value)):
+            raise argparse.ArgumentTypeError(f"{text} is {bad}")
+        return value
+    return parse
 
 
 def whole_number(minimum: int, *, of: str = "", note: str = "", maximum: int | None = None,

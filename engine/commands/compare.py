@@ -10,8 +10,6 @@ of the store folder STORE; else a source of the `--store` store. The comparison 
 
 from __future__ import annotations
 
-import argparse
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +23,7 @@ from engine.commands.common import (
     emit_json,
     one_protocol,
     positive_int,
+    real_number,
     store_of,
     table_console,
 )
@@ -53,17 +52,9 @@ ROWS = 50       # differing cells shown by default (--json lists every one)
 _SHOWN = 5      # models named in an only-in line before "..."
 
 
-def tolerance(text: str) -> float:
-    """argparse `type=` of `--tol`: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give one >= 0, such as "
-                                         "1e-12 or 0") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0; give one such "
-                                         "as 1e-12 or 0")
-    return value
+# argparse `type=` of `--tol`: a finite number >= 0.
+tolerance = real_number(lambda v: v >= 0, give="give one >= 0, such as 1e-12 or 0",
+                        bad="not a finite number >= 0; give one such as 1e-12 or 0")
 
 
 def register(sub, common) -> None:

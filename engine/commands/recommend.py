@@ -23,6 +23,7 @@ from engine.commands.common import (
     emit_json,
     positive_int,
     reading_suite,
+    real_number,
     scoped_tasks,
     store_of,
     table_console,
@@ -54,17 +55,9 @@ def param_limit(text: str) -> int:
     return int(value)
 
 
-def gigabytes(text: str) -> float:
-    """argparse `type=` of `--memory-gb`: a positive number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give the memory in GB, "
-                                         "such as 24") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text} is not a positive size; give the memory in "
-                                         "GB, such as 24")
-    return value
+# argparse `type=` of `--memory-gb`: a positive number.
+gigabytes = real_number(lambda v: v > 0, give="give the memory in GB, such as 24",
+                        bad="not a positive size; give the memory in GB, such as 24")
 
 
 def register(sub, common) -> None:

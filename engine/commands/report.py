@@ -15,8 +15,6 @@ the point analyses alone, as fast as before.
 
 from __future__ import annotations
 
-import argparse
-import math
 import sys
 from typing import TYPE_CHECKING
 
@@ -37,6 +35,7 @@ from engine.commands.common import (
     emit_json,
     one_protocol,
     reading_suite,
+    real_number,
     scoped_tasks,
     store_of,
     suites_with_results,
@@ -83,17 +82,9 @@ resample_count = whole_number(
           "percentiles to about 0.005)")
 
 
-def level_of(text: str) -> float:
-    """argparse `type=` of `--level`: a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a level between 0 "
-                                         "and 1, such as 0.95") from None
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1 (exclusive); give a "
-                                         "level such as 0.95 or 0.9")
-    return value
+# argparse `type=` of `--level`: a number strictly between 0 and 1.
+level_of = real_number(lambda v: 0 < v < 1, give="give a level between 0 and 1, such as 0.95",
+                       bad="not between 0 and 1 (exclusive); give a level such as 0.95 or 0.9")
 
 
 # argparse `type=` of `--bootstrap-seed` (`numpy.random.default_rng`).
