@@ -32,7 +32,7 @@ def scope_tasks(paths: StorePaths, tasks: Sequence[TaskMeta], scope: Scope, *, s
     if scope.whole:
         return tuple(tasks)
     known = known_tasks(paths) if known is None else known
-    frame = _with_metadata(tasks, known)
+    frame = with_metadata(tasks, known)
     keep = pl.lit(True)
     for field, values in scope.given():
         have = _values(frame, field.column)
@@ -55,9 +55,11 @@ def scope_tasks(paths: StorePaths, tasks: Sequence[TaskMeta], scope: Scope, *, s
     return tuple(t for t in tasks if t.task_id in chosen)
 
 
-def _with_metadata(tasks: Sequence[TaskMeta], known: pl.DataFrame) -> pl.DataFrame:
-    """The suite's tasks as catalog rows, each column completed by `known` where the suite's
-    `TaskMeta` has no value (or no such field; an organism or kingdom `unknown` is none)."""
+def with_metadata(tasks: Sequence[TaskMeta], known: pl.DataFrame) -> pl.DataFrame:
+    """The suite's tasks as catalog rows, each column completed by `known` (`known_tasks`)
+    where the suite's `TaskMeta` has no value (or no such field; an organism or kingdom
+    `unknown` is none): the one rule by which a scope, `recommend --like` and its domain
+    counts read a task's metadata."""
     frame = tasks_frame(tuple(tasks)).with_columns(
         pl.when(pl.col(c) != UNKNOWN).then(pl.col(c)).alias(c) for c in _DOMAIN_COLUMNS)
     joined = frame.join(known, on="task_id", how="left", suffix="_known", maintain_order="left")

@@ -52,6 +52,7 @@ from store.runnable import (
     package_installed,
     weight_bytes,
 )
+from store.scopes import with_metadata
 from store.seedmeans import per_seed
 from store.tables.catalogs import known_tasks, pair_domains, store_models
 from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
@@ -98,9 +99,9 @@ def like_tasks(task_id: str, tasks: Sequence[TaskMeta],
     """(the tasks of `tasks` like `task_id`, the line saying which rule picked which) by the
     module's rule, over the task catalog's columns (`known`: `known_tasks`). A GenebError when
     `task_id` is not among `tasks` or its kingdom is not known."""
-    rows = {r["task_id"]: r for r in known.iter_rows(named=True)}
-    kingdom = {t.task_id: (rows.get(t.task_id, {}).get("kingdom") or t.kingdom) for t in tasks}
-    length = {t.task_id: rows.get(t.task_id, {}).get("length_median") for t in tasks}
+    rows = with_metadata(tasks, known)
+    kingdom = dict(rows.select("task_id", "kingdom").iter_rows())
+    length = dict(rows.select("task_id", "length_median").iter_rows())
     if task_id not in kingdom:
         raise GenebError(f"--like {task_id}: not a task of the suite; `geneb-engine tasks` "
                          "lists them")
@@ -356,17 +357,8 @@ def _facts(paths, q: Question, installed: Callable[[str], bool],
 
 def _task_domains(paths, tasks: Sequence[TaskMeta]) -> pl.DataFrame:
     """[task_id, organism, kingdom] of the scope's tasks: the suite's own (a directory suite's
-    manifest), else the task catalog's (an organism or kingdom `unknown` is none)."""
-    known = {r["task_id"]: r for r in known_tasks(paths).iter_rows(named=True)}
-
-    def of(t: TaskMeta, column: str) -> str | None:
-        value = getattr(t, column)
-        return known.get(t.task_id, {}).get(column) if value in (None, "", UNKNOWN) else value
-
-    return pl.DataFrame([{"task_id": t.task_id, "organism": of(t, "organism"),
-                          "kingdom": of(t, "kingdom")} for t in tasks],
-                        schema={"task_id": pl.String, "organism": pl.String,
-                                "kingdom": pl.String})
+    manifest), else the task catalog's (`store.scopes.with_metadata`)."""
+    return with_metadata(tasks, known_tasks(paths)).select("task_id", "organism", "kingdom")
 
 
 def _scores(snap: Snapshot, q: Question) -> tuple[pl.DataFrame, pl.DataFrame | None]:
