@@ -20,7 +20,7 @@ TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 	tests/engine/test_quiet_model_load.py tests/engine/test_remote_pins.py \
 	tests/engine/test_recipe_parity.py tests/engine/test_splicebert_adapter.py
 
-.PHONY: demo test test-tf4 docs lint clean bench
+.PHONY: demo test browser-check test-tf4 docs lint clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -43,12 +43,15 @@ demo: $(STAMP)
 
 # The site's browser tests (tests/engine/test_site_browser.py, one xdist group) need Debian's
 # chromium and chromium-driver; GENEB_NO_BROWSER=1 skips them, saying so.
-test: $(STAMP) test-tf4 docs
+# Checked first: a machine without them is told in one line before anything installs or runs.
+test: browser-check $(STAMP) test-tf4 docs
 	$(BIN)/ruff check engine store geneb_tui tests bench
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+browser-check:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \
 		|| [ -n "$$GENEB_NO_BROWSER" ] \
 		|| { echo "make test: Chromium is missing (apt-get install chromium chromium-driver), or set GENEB_NO_BROWSER=1 to skip the browser tests" >&2; exit 1; }
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 test-tf4: $(STAMP_TF4)
 	$(BIN_TF4)/python -m pytest -q -n 2 --dist loadgroup $(TF4_TESTS)
