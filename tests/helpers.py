@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -55,3 +56,13 @@ def unimportable(names, why: str) -> None:
     """From now on in this process, importing any of `names` fails with a message that ends
     in `why`: a child process made to run as a machine without those packages would."""
     sys.meta_path.insert(0, _Unimportable(frozenset(names), why))
+
+
+# `make test` runs each random sweep (kills at random moments, random key presses) on a fixed
+# sample; `make test-full` (GENEB_TEST_FULL=1) runs it whole.
+FULL = os.environ.get("GENEB_TEST_FULL") == "1"
+
+
+def sweep_size(full: int, sampled: int) -> int:
+    """How many rounds a random sweep runs: `full` under `make test-full`, else `sampled`."""
+    return full if FULL else sampled
