@@ -49,7 +49,7 @@ from engine.pairs import embeddings_identity
 from engine.planner import PairWork, plan
 from engine.probes import PROBE_THREADS, probe_rows
 from engine.suites import Suite
-from engine.workers import auto_jobs
+from engine.workers import probe_jobs
 from store.catalog import ModelMeta, TaskMeta
 from store.db import query
 from store.embeddings import EmbeddingStore
@@ -182,10 +182,8 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder)
     check_imported(paths, the_plan.work, checks.hashes)
-    if options.jobs is None:
-        jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
-    else:
-        jobs, why = options.jobs, f"--jobs {options.jobs}"
+    jobs, line = probe_jobs(options.jobs, max(checks.sizes.values(), default=0))
+    why = line or f"--jobs {options.jobs}"
     measured = Measured(paths, counts, checks.hashes)
     out = []
     for model in models:

@@ -60,8 +60,9 @@ def register(sub, common) -> None:
                    help="only the first N tasks of the suite (a smoke run; complete results are "
                         "never overwritten)")
     p.add_argument("--jobs", type=jobs_count, default=1, metavar="N",
-                   help="probe N (model, task) pairs in parallel worker processes; auto: one "
-                        "per core less one, as many as the available memory holds")
+                   help="probe N (model, task) pairs in parallel worker processes, at most "
+                        "one per core this process may use and as many as the available memory "
+                        "holds (a larger N is capped, saying so); auto: one per core less one")
     p.add_argument("--dry-run", action="store_true",
                    help="write nothing: show the plan (per model: tasks and cells to compute, "
                         "embeddings to compute and to reuse, tokens to embed) and its estimated "
@@ -143,7 +144,8 @@ def gpu_share(text: str) -> float:
 
 
 def jobs_count(text: str) -> int | None:
-    """A whole number of probe workers, or `auto` (None: `engine.workers.auto_jobs` decides)."""
+    """A whole number of probe workers, or `auto` (None); `engine.workers.probe_jobs` decides
+    how many run."""
     if text == "auto":
         return None
     try:
@@ -275,7 +277,7 @@ def run(args) -> int:
         elif event["event"] == "remote_code":   # which code at which commit it runs
             console.print(escape(event["message"]), highlight=False)
         elif event["event"] == "jobs":
-            console.print(f"--jobs auto: {event['jobs']} probe worker(s) ({event['reason']})")
+            console.print(escape(event["message"]), highlight=False)
         elif event["event"] == "executor":
             console.print(f"Ray cluster ({event['address']}): {event['nodes']} node(s), "
                           f"{event['cpus']:g} CPUs, {event['gpus']:g} GPUs")
@@ -355,5 +357,5 @@ def _dry_run(args, paths, suite, models, tasks, options) -> int:
                           f"({p.cells} cells, {p.examples:,} training examples): "
                           f"{escape(p.note)}")
     console.print(f"total ≈ {duration(found.seconds)} with {found.jobs} probe worker(s) "
-                  f"({escape(found.jobs_reason)})")
+                  f"({escape(found.jobs_reason)})", highlight=False)
     return 0
