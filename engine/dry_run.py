@@ -247,11 +247,16 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
     jobs, line = probe_jobs(options.jobs, max(rows.values(), default=0))
     measured = Measured(paths, counts, hashes)
+    unfetched = _Calibration(None, options, counts.sample, "cpu")   # shared: the same rows
+    unfetched.stored = lambda: np.random.RandomState(0).standard_normal(
+        (CALIBRATION_SEQUENCES, ASSUMED_WIDTH)).astype(np.float32)
+    unfetched.rows = (f"{CALIBRATION_SEQUENCES} random rows of {ASSUMED_WIDTH:,} dimensions "
+                      "(the model's embeddings cannot be made without its weights)")
     out = []
     for model in models:
         work = [w for w in the_plan.work if w.model.model_id == model.model_id]
         out.append(_model_plan(paths, model, work, counts, measured, options, jobs,
-                               the_plan.revisions, profile))
+                               the_plan.revisions, profile, unfetched))
     device = f"the {profile.name} profile ({profile.label}, {profile.basis})" if profile \
         else "this machine"
     return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs,
@@ -391,8 +396,8 @@ def fit_rate(rows: pl.DataFrame) -> tuple[float, int] | None:
 
 def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], counts: Counts,
                 measured: Measured, options: FillOptions, jobs: int,
-                revisions: Mapping[str, str | None],
-                profile: DeviceProfile | None) -> ModelPlan:
+                revisions: Mapping[str, str | None], profile: DeviceProfile | None,
+                unfetched: _Calibration) -> ModelPlan:
     kind = KINDS[model.encoder]
     on_profile = profile is not None and bool(kind.source or kind.user_code)
     device = profile.name if on_profile else run_device(model, options)
@@ -412,10 +417,7 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
                                                      expect)[0][:CALIBRATION_SEQUENCES]
     here = weights_here(model)
     if not here:                   # the dry run never downloads: probes fit random rows
-        calibration.stored = lambda: np.random.RandomState(0).standard_normal(
-            (CALIBRATION_SEQUENCES, ASSUMED_WIDTH)).astype(np.float32)
-        calibration.rows = (f"{CALIBRATION_SEQUENCES} random rows of {ASSUMED_WIDTH:,} "
-                            "dimensions (its embeddings cannot be made without its weights)")
+        calibration = unfetched
     rate = (Rate(profile.flops, profile.basis_text) if on_profile else
             None if here else _machine_rate(model, options, device))
     embedding, tokens = _embedding(model, options, sequences, nucleotides, measured,
@@ -441,10 +443,12 @@ def _machine_rate(model: ModelMeta, options: FillOptions, device: str) -> Rate:
 class _Calibration:
     """The model's calibration, run at the first need and once."""
 
-    def __init__(self, model: ModelMeta, options: FillOptions, sample: Sample, device: str):
+    def __init__(self, model: ModelMeta | None, options: FillOptions, sample: Sample,
+                 device: str):
         self.model, self.options, self.sample, self.device = model, options, sample, device
         self.stored: Callable[[], np.ndarray] | None = None   # embeddings to use instead
         self.rows = "the embedded calibration sample"          # how a probe note names them
+        self.fits: dict[tuple[str, str], tuple[float, str]] = {}   # (protocol hash, regime)
 
     @cached_property
     def result(self) -> Calibrated:
@@ -563,8 +567,15 @@ def stored_fit_rate(measured: Measured, model: str, protocol: Protocol,
 def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
                      options: FillOptions) -> tuple[float, str]:
     """Seconds per training example of `protocol` in `regime`, fitted on the calibration
-    sample's embeddings (three quarters to train, labels alternating), timed."""
+    sample's embeddings (three quarters to train, labels alternating), timed once."""
+    key = (protocol.hash, regime)
+    if key not in calibration.fits:
+        calibration.fits[key] = _fit_calibration(calibration, protocol, regime, options)
+    return calibration.fits[key]
 
+
+def _fit_calibration(calibration: _Calibration, protocol: Protocol, regime: str,
+                     options: FillOptions) -> tuple[float, str]:
     X = calibration.result.embeddings
     y = np.arange(len(X)) % 2
     cut = len(X) * 3 // 4

@@ -22,6 +22,7 @@ from fractions import Fraction
 from functools import cache
 
 from store.catalog import TaskProfile
+from store.official.data import score_columns
 from store.vocab.errors import GenebError
 
 ASSUMED_TRAIN_PER_TEST = 4      # an 80/20 split
@@ -49,8 +50,6 @@ class TaskSize:
 def official_test_rows() -> dict[str, int]:
     """geneb-v1 task -> its test rows, derived from the shipped official accuracies (see the
     module)."""
-    from store.official.data import score_columns  # lazy: pyarrow
-
     scores = score_columns()
     rows: dict[str, int] = {}
     for regime, task, acc in zip(scores["regime"], scores["task"], scores["Acc"], strict=True):

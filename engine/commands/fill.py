@@ -39,7 +39,7 @@ from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions
 from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta
-from store.devices import DeviceProfile, device_profile
+from store.devices import DeviceProfile, device_profile, device_profiles
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
@@ -74,8 +74,8 @@ def register(sub, common) -> None:
                         "here estimated from its parameter count, each basis printed")
     p.add_argument("--device-profile", metavar="NAME", type=str.strip,
                    help="with --dry-run: estimate the embedding on the device NAME of the device "
-                        "table (h200, h100, h100-pcie, a100, l40s, l4, v100: measured or "
-                        "datasheet throughputs, docs Reference: Devices) instead of this machine")
+                        f"table ({', '.join(device_profiles())}: measured or datasheet "
+                        "throughputs, docs Reference: Devices) instead of this machine")
     add_protocol_arg(p, many=True,
                      help="the probe protocols to compute: geneb-v1 (the official probe), "
                           "geneb-v1-array-api (its lbfgs on torch tensors, on the GPU), "
