@@ -168,7 +168,7 @@ def hub_reach(now: float | None = None) -> HubReach:
     if age is None or not 0 <= age <= REACH_FRESH_S or not (problem is None
                                                             or isinstance(problem, str)):
         return HubReach(None, f"no geneb-engine run has asked the hub at {url} in the last "
-                              f"{REACH_FRESH_S / 3600:g} hour")
+                              f"{REACH_FRESH_S / 60:g} minutes")
     when = time.strftime("%H:%M", time.localtime(now - age))
     if problem is None:
         return HubReach(True, f"the hub at {url} answered at {when}")
