@@ -12,7 +12,7 @@ non-blocking copies (`--compile` adds torch.compile). Printed:
 
 - sequences/s, tokens/s, achieved TFLOP/s (2 x parameters x tokens/s, the forward pass) and,
   on CUDA with 16-bit autocast, MFU against the device's dense peak
-  (`engine.encoders.streaming.PEAK_TFLOPS`); the same figures the runs table records
+  (the device table, `store/catalogs/devices.toml`); the same figures the runs table records
   (`status --perf`);
 - pipeline/forward: the same model, sequences and dtype through a plain loop of the encoder's
   `forward` over the encoder's own batches (its windows, plan and collation), every batch on

@@ -8,21 +8,38 @@ stored to reuse (`store.embeddings.EmbeddingStore.stored`: a complete split of t
 same data made with the revision the plan has for it, which fill reuses once it verifies and
 was made with the same settings); the sequences, nucleotides and tokens to embed.
 
+Tasks whose data is not here (geneb-v1 before `geneb-engine data download`) are sized without
+it (`store.task_sizes`: the store's recorded profile, else geneb-v1's test rows derived from the
+official accuracies and the rest assumed, every basis printed), and planned on the data the
+store last recorded for them (a task without a recorded data hash: every cell missing).
+
 Each estimate says where it came from:
 
+- embedding on a named device (`--device-profile NAME`, the device table
+  `store.devices`) of a model with weights: params x tokens, 2 x parameters FLOPs per token at
+  the share of the device's 16-bit peak the table gives (measured there, or the datasheet's
+  peak with an assumed utilisation); tokens: the runs table's tokens per nucleotide of the model
+  where it counted them on these tasks' data, else one a nucleotide (the most a tokenizer
+  makes). The same on this machine for a model whose weights are not here (a hub model without
+  a whole cached snapshot: the dry run never downloads), at this machine's GPU's row of the
+  table, else at the FLOP/s of a matrix product measured here (`matmul_flops`; a forward
+  reaches less, so that time is a lower bound); a model without a parameter count is not
+  estimated (said so). A weight-free kind runs on the CPU: calibrated here, also for a profile.
 - embedding, on the device the model would run on (a weight-free kind on the CPU, else
   `--device`'s rule): the runs table's measured throughput of that model on that device
   (`store.tables.telemetry.perf_summary`): tokens to embed over tokens per second, the tokens being
   the nucleotides to embed times the model's tokens per nucleotide where the runs table
   measured it on these tasks' data; else sequences over sequences per second. A model the
   runs table has not seen on that device is calibrated: `CALIBRATION_SEQUENCES` sequences
-  drawn from the suite (every sequence equally likely, the same draw every time) embedded once
+  drawn from the suite (every sequence equally likely, the same draw every time; random
+  sequences of the sized tasks' median length when no task's data is here) embedded once
   after a warm-up, timed: nucleotides over nucleotides per second, tokens per nucleotide
   from what the encoder counted.
 - probes, per protocol and regime: seconds per training example fitted, as the store's local
   result rows measured them (`fit_seconds` over `n_train`, a shared full-regime fit counted
   once): this model's rows where it has some, else every model's; else a calibration, the
-  protocol fitted on the calibration sample's embeddings (labels alternating), timed. A cell's
+  protocol fitted on the calibration sample's embeddings (labels alternating; random rows of
+  ASSUMED_WIDTH dimensions for a model whose weights are not here), timed. A cell's
   examples: the training split once per fit (one fit for a shared full-regime fit, one per
   seed otherwise), k per class and seed for a k-shot regime.
 - the total of a model: embedding, plus probes over the probe workers (`--jobs`), which fit
@@ -43,24 +60,30 @@ from threadpoolctl import threadpool_limits
 from engine.data import TaskData
 from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight
+from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
 from engine.pairs import embeddings_identity
 from engine.planner import PairWork, plan
 from engine.probes import PROBE_THREADS, probe_rows
 from engine.suites import Suite
-from engine.workers import auto_jobs
-from store.catalog import ModelMeta, TaskMeta
+from engine.workers import probe_jobs
+from store.catalog import ModelMeta, TaskMeta, TaskProfile, params_text
 from store.db import query
+from store.devices import DeviceProfile, profile_of
 from store.embeddings import EmbeddingStore
 from store.paths import StorePaths
+from store.tables.catalogs import known_tasks
 from store.tables.telemetry import perf_summary, read_runs
+from store.task_sizes import TaskSize, basis_lines, task_sizes
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.protocol import REGIME_K, Protocol
 from store.vocab.sources import LOCAL
 
 CALIBRATION_SEQUENCES = 256     # sequences of the suite a calibration embeds
 WARM_UP = 8                     # embedded first, untimed (allocations, first-batch costs)
+ASSUMED_WIDTH = 1024            # dimensions of the rows a probe calibration without weights fits
+MATMUL = (1024, 1024, 4096)     # the matrix product `matmul_flops` times (m x k @ k x n)
 _SPLITS = ("train", "test")
 
 
@@ -73,6 +96,14 @@ class Sample:
         self.size, self.rng = size, np.random.RandomState(seed)
         self.keys = np.empty(0)
         self.sequences: list[str] = []
+        self.origin = "sequences of the suite"   # how the calibration's note names them
+
+    def random(self, length: int) -> None:
+        """`size` random sequences of `length` nucleotides (A, C, G, T equally likely): the
+        draw where no task's data is here."""
+        letters = np.array(list("ACGT"))[self.rng.randint(0, 4, (self.size, length))]
+        self.sequences = ["".join(row) for row in letters]
+        self.origin = f"random sequences of {length} nucleotides (no task's data is here)"
 
     def add(self, sequences) -> None:
         keys = self.rng.random_sample(len(sequences))
@@ -90,6 +121,14 @@ class Counts:
     splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     classes: dict[str, np.ndarray] = field(default_factory=dict)   # train rows per class
     sample: Sample = field(default_factory=Sample)
+    sized: dict[str, TaskSize] = field(default_factory=dict)       # the tasks without data
+
+    def size(self, task_id: str, size: TaskSize) -> None:
+        """A task without data here, by its size (`store.task_sizes`): classes of equal size."""
+        self.sized[task_id] = size
+        for name, rows in (("train", size.n_train), ("test", size.n_test)):
+            self.splits[task_id, name] = (rows, round(rows * size.length))
+        self.classes[task_id] = np.full(size.n_classes, size.n_train // size.n_classes)
 
     def see(self, data: TaskData) -> None:
         for name in _SPLITS:
@@ -110,8 +149,8 @@ class Counts:
 
 @dataclass(frozen=True)
 class Estimate:
-    seconds: float
-    source: str         # runs | store | calibration | none
+    seconds: float | None   # None: cannot be estimated (the note says why)
+    source: str         # runs | store | calibration | params | none
     note: str           # where it came from, in words
 
 
@@ -144,7 +183,10 @@ class ModelPlan:
         return sum(p.seconds for p in self.probes)
 
     @property
-    def seconds(self) -> float:
+    def seconds(self) -> float | None:
+        """None where the embedding cannot be estimated."""
+        if self.embedding.seconds is None:
+            return None
         return self.embedding.seconds + self.probe_seconds / self.jobs
 
 
@@ -155,10 +197,25 @@ class DryRun:
     jobs: int
     jobs_reason: str
     models: tuple[ModelPlan, ...]
+    device: str                     # what it estimates for: this machine, or a profile's row
+    sizes: tuple[str, ...] = ()     # where the sizes of the tasks without data come from
 
     @property
     def seconds(self) -> float:
-        return sum(m.seconds for m in self.models)
+        """Over the models that could be estimated (`unestimated` names the others)."""
+        return sum(m.seconds for m in self.models if m.seconds is not None)
+
+    @property
+    def unestimated(self) -> tuple[str, ...]:
+        return tuple(m.model for m in self.models if m.seconds is None)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """The FLOP/s an estimate from params x tokens divides by, and what it rests on."""
+
+    flops: float
+    text: str
 
 
 @dataclass(frozen=True)
@@ -173,26 +230,90 @@ class Calibrated:
 
 
 def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: list[TaskMeta],
-            regimes: list[str], options: FillOptions, on_event: Event) -> DryRun:
-    """The plan and its estimates (see the module); reads the store, writes nothing."""
+            regimes: list[str], options: FillOptions, on_event: Event,
+            profile: DeviceProfile | None = None) -> DryRun:
+    """The plan and its estimates (see the module), on this machine or, given `profile`, with
+    each model's embedding on that device; reads the store, writes nothing."""
     counts = Counts()
-    checks = validate_tasks(suite, tasks, on_event, counts.see)
+    here = [t for t in tasks if suite.has_data(t.task_id)]
+    checks = validate_tasks(suite, here, on_event, counts.see)
+    hashes, rows = dict(checks.hashes), dict(checks.sizes)
+    if len(here) < len(tasks):
+        _size_without_data(paths, [t for t in tasks if t not in here], counts, hashes, rows)
     models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
-    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
+    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
-        preflight(model, options.encoder)
-    check_imported(paths, the_plan.work, checks.hashes)
-    if options.jobs is None:
-        jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
-    else:
-        jobs, why = options.jobs, f"--jobs {options.jobs}"
-    measured = Measured(paths, counts, checks.hashes)
+        preflight(model, options.encoder, device=profile is None)
+    check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
+    jobs, line = probe_jobs(options.jobs, max(rows.values(), default=0))
+    measured = Measured(paths, counts, hashes)
+    unfetched = _Calibration(None, options, counts.sample, "cpu")   # shared: the same rows
+    unfetched.stored = lambda: np.random.RandomState(0).standard_normal(
+        (CALIBRATION_SEQUENCES, ASSUMED_WIDTH)).astype(np.float32)
+    unfetched.rows = (f"{CALIBRATION_SEQUENCES} random rows of {ASSUMED_WIDTH:,} dimensions "
+                      "(the model's embeddings cannot be made without its weights)")
     out = []
     for model in models:
         work = [w for w in the_plan.work if w.model.model_id == model.model_id]
         out.append(_model_plan(paths, model, work, counts, measured, options, jobs,
-                               the_plan.revisions))
-    return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs, why, tuple(out))
+                               the_plan.revisions, profile, unfetched))
+    device = f"the {profile.name} profile ({profile.label}, {profile.basis})" if profile \
+        else "this machine"
+    return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs,
+                  line or f"--jobs {options.jobs}", tuple(out), device,
+                  tuple(basis_lines(counts.sized)))
+
+
+def _size_without_data(paths: StorePaths, tasks: list[TaskMeta], counts: Counts,
+                       hashes: dict[str, str], rows: dict[str, int]) -> None:
+    """Size the tasks whose data is not here (`store.task_sizes`) into `counts` and `rows`, and
+    plan them on the data hash the store last recorded for them, where it has one."""
+    ids = [t.task_id for t in tasks]
+    known = known_tasks(paths).filter(pl.col("task_id").is_in(ids)).iter_rows(named=True)
+    recorded: dict[str, TaskProfile] = {}
+    for row in known:
+        if (profile := TaskProfile.from_row(row)) is not None:
+            recorded[row["task_id"]] = profile
+        if row["data_hash"]:
+            hashes[row["task_id"]] = row["data_hash"]
+    for task_id, size in task_sizes(ids, recorded).items():
+        counts.size(task_id, size)
+        rows[task_id] = size.n_train + size.n_test
+    if not counts.sample.sequences:
+        lengths = [s.length for s in counts.sized.values()]
+        counts.sample.random(max(1, round(float(np.median(lengths)))))
+
+
+def weights_here(model: ModelMeta) -> bool:
+    """Whether the dry run can load the model's weights without downloading them: a kind that
+    loads none, a folder that exists, or a whole cached snapshot of its hub id
+    (`engine.encoders.hub.local_checkpoint`)."""
+    if not KINDS[model.encoder].source:
+        return True
+    source = model.path or model.hub_id
+    return bool(source) and local_checkpoint(source, model.revision) is not None
+
+
+def matmul_flops(device: str, precision: str | None) -> float:
+    """FLOP/s of a `MATMUL` matrix product on `device` at the run's `precision` (16-bit where
+    it names one, else float32), the best of three after a warm-up."""
+    import torch  # lazy: torch
+
+    dtype = (torch.bfloat16 if precision and "bfloat16" in precision else
+             torch.float16 if precision and "float16" in precision else torch.float32)
+    on = "cuda" if device != "cpu" else "cpu"
+    m, k, n = MATMUL
+    a = torch.ones(m, k, dtype=dtype, device=on)
+    b = torch.ones(k, n, dtype=dtype, device=on)
+    best = float("inf")
+    for i in range(4):
+        start = time.perf_counter()
+        torch.matmul(a, b)
+        if on == "cuda":
+            torch.cuda.synchronize()
+        if i:
+            best = min(best, time.perf_counter() - start)
+    return 2.0 * m * k * n / max(best, 1e-9)
 
 
 def run_device(model: ModelMeta, options: FillOptions) -> str:
@@ -251,7 +372,8 @@ class Measured:
         for r in self.runs.filter(pl.col("model") == model,
                                   pl.col("tokens").is_not_null()).iter_rows(named=True):
             known = self.counts.splits.get((r["task"], r["split"]))
-            if known is not None and self.hashes.get(r["task"]) == r["data_hash"]:
+            if known is not None and r["task"] not in self.counts.sized \
+                    and self.hashes.get(r["task"]) == r["data_hash"]:
                 tokens, nucleotides = tokens + r["tokens"], nucleotides + known[1]
         return tokens / nucleotides if tokens and nucleotides else None
 
@@ -274,35 +396,59 @@ def fit_rate(rows: pl.DataFrame) -> tuple[float, int] | None:
 
 def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], counts: Counts,
                 measured: Measured, options: FillOptions, jobs: int,
-                revisions: Mapping[str, str | None]) -> ModelPlan:
-    device = run_device(model, options)
+                revisions: Mapping[str, str | None], profile: DeviceProfile | None,
+                unfetched: _Calibration) -> ModelPlan:
+    kind = KINDS[model.encoder]
+    on_profile = profile is not None and bool(kind.source or kind.user_code)
+    device = profile.name if on_profile else run_device(model, options)
     embeddings = EmbeddingStore(paths)
     to_embed = [(w.task.task_id, name) for w in work for name in _SPLITS
                 if not embeddings.stored(model.model_id, w.task.task_id, name,
-                                         measured.hashes[w.task.task_id],
+                                         measured.hashes.get(w.task.task_id),
                                          revisions.get(model.model_id))]
     sequences = sum(counts.splits[s][0] for s in to_embed)
     nucleotides = sum(counts.splits[s][1] for s in to_embed)
     calibration = _Calibration(model, options, counts.sample, device)
-    if KINDS[model.encoder].imported and work:   # nothing embeds: its stored rows stand in
-        task = work[0].task.task_id
+    hashed = [w.task.task_id for w in work if w.task.task_id in measured.hashes]
+    if kind.imported and hashed:   # nothing embeds: its stored rows stand in
+        task = hashed[0]
         expect = embeddings_identity(model, build_encoder(model), measured.hashes[task])
         calibration.stored = lambda: embeddings.load(model.model_id, task, "train",
                                                      expect)[0][:CALIBRATION_SEQUENCES]
+    here = weights_here(model)
+    if not here:                   # the dry run never downloads: probes fit random rows
+        calibration = unfetched
+    rate = (Rate(profile.flops, profile.basis_text) if on_profile else
+            None if here else _machine_rate(model, options, device))
     embedding, tokens = _embedding(model, options, sequences, nucleotides, measured,
-                                   calibration)
+                                   calibration, rate)
     probes = _probes(model.model_id, work, counts, measured, calibration, options)
     return ModelPlan(model.model_id, device, len(work), sum(w.cells for w in work),
                      len(to_embed), 2 * len(work) - len(to_embed), sequences, nucleotides,
                      tokens, embedding, probes, jobs)
 
 
+def _machine_rate(model: ModelMeta, options: FillOptions, device: str) -> Rate:
+    """The FLOP/s of this machine for a model whose weights are not here: its GPU's row of the
+    device table, else a matrix product timed here (see the module)."""
+    if (row := profile_of(device)) is not None and device != "cpu":
+        return Rate(row.flops, f"{row.basis_text}; this machine's {device}")
+    precision = run_precision(model, options)
+    flops = matmul_flops(device, precision)
+    return Rate(flops, f"the {flops / 1e9:,.1f} GFLOP/s of a {precision or 'float32'} "
+                       f"{'x'.join(map(str, MATMUL))} matrix product measured on this {device} "
+                       "now (a forward reaches less: the time is a lower bound)")
+
+
 class _Calibration:
     """The model's calibration, run at the first need and once."""
 
-    def __init__(self, model: ModelMeta, options: FillOptions, sample: Sample, device: str):
+    def __init__(self, model: ModelMeta | None, options: FillOptions, sample: Sample,
+                 device: str):
         self.model, self.options, self.sample, self.device = model, options, sample, device
         self.stored: Callable[[], np.ndarray] | None = None   # embeddings to use instead
+        self.rows = "the embedded calibration sample"          # how a probe note names them
+        self.fits: dict[tuple[str, str], tuple[float, str]] = {}   # (protocol hash, regime)
 
     @cached_property
     def result(self) -> Calibrated:
@@ -324,8 +470,8 @@ class _Calibration:
     @property
     def note(self) -> str:
         r = self.result
-        return (f"calibration: {r.sequences} sequences of the suite embedded on {self.device} "
-                f"in {r.seconds:.2f} s")
+        return (f"calibration: {r.sequences} {self.sample.origin} embedded on "
+                f"{self.device} in {r.seconds:.2f} s")
 
 
 def from_runs(model: ModelMeta, options: FillOptions, sequences: int, nucleotides: int,
@@ -352,16 +498,34 @@ def from_runs(model: ModelMeta, options: FillOptions, sequences: int, nucleotide
 
 
 def _embedding(model: ModelMeta, options: FillOptions, sequences: int, nucleotides: int,
-               measured: Measured, calibration: _Calibration
+               measured: Measured, calibration: _Calibration, rate: Rate | None
                ) -> tuple[Estimate, int | None]:
     if not sequences:
         return Estimate(0.0, "none", "nothing to embed: every split is stored"), 0
+    if rate is not None:
+        return _from_params(model, nucleotides, measured, rate)
     if (known := from_runs(model, options, sequences, nucleotides, measured)) is not None:
         return known
     r = calibration.result
     tokens = round(nucleotides * r.tokens / r.nucleotides) if r.tokens else None
     return (Estimate(nucleotides * r.seconds / r.nucleotides, "calibration", calibration.note),
             tokens)
+
+
+def _from_params(model: ModelMeta, nucleotides: int, measured: Measured,
+                 rate: Rate) -> tuple[Estimate, int | None]:
+    """Params x tokens at `rate` (see the module)."""
+    per_nucleotide = measured.tokens_per_nucleotide(model.model_id)
+    tokens = round(nucleotides * (per_nucleotide or 1.0))
+    if not model.params:
+        return Estimate(None, "none", f"not estimated: the catalog gives no parameter count "
+                                      f"for {model.model_id} (give 'params' in its entry)"), \
+            tokens
+    counted = ("tokens per nucleotide from the runs table" if per_nucleotide else
+               "one a nucleotide assumed, the most a tokenizer makes")
+    note = (f"estimated from params x tokens: 2 x {params_text(model.params)} parameters x "
+            f"{tokens:,} tokens ({counted}) at {rate.text}")
+    return Estimate(2.0 * model.params * tokens / rate.flops, "params", note), tokens
 
 
 def _probes(model: str, work: list[PairWork], counts: Counts, measured: Measured,
@@ -403,8 +567,15 @@ def stored_fit_rate(measured: Measured, model: str, protocol: Protocol,
 def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
                      options: FillOptions) -> tuple[float, str]:
     """Seconds per training example of `protocol` in `regime`, fitted on the calibration
-    sample's embeddings (three quarters to train, labels alternating), timed."""
+    sample's embeddings (three quarters to train, labels alternating), timed once."""
+    key = (protocol.hash, regime)
+    if key not in calibration.fits:
+        calibration.fits[key] = _fit_calibration(calibration, protocol, regime, options)
+    return calibration.fits[key]
 
+
+def _fit_calibration(calibration: _Calibration, protocol: Protocol, regime: str,
+                     options: FillOptions) -> tuple[float, str]:
     X = calibration.result.embeddings
     y = np.arange(len(X)) % 2
     cut = len(X) * 3 // 4
@@ -416,5 +587,5 @@ def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
                            "fit_seconds": r["fit_seconds"], "shared_fit": r["shared_fit"]}
                           for r in rows])
     rate, _ = fit_rate(frame)
-    return rate, (f"calibration: {protocol.name} fitted on the {cut} training rows of the "
-                  f"embedded calibration sample")
+    return rate, (f"calibration: {protocol.name} fitted on the {cut} training rows of "
+                  f"{calibration.rows}")

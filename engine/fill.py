@@ -50,7 +50,7 @@ from engine.pairs import (
 )
 from engine.planner import PairWork, Plan, plan
 from engine.suites import Suite
-from engine.workers import auto_jobs, init_probe_worker
+from engine.workers import init_probe_worker, probe_jobs
 from store.catalog import LetterCounts, ModelMeta, TaskMeta, TaskProfile
 from store.csv_in import RowProblems
 from store.embeddings import EmbeddingStore
@@ -84,7 +84,7 @@ _WAIT_S = 0.2   # how long to wait for a busy pair or a probe worker before look
 @dataclass(frozen=True)
 class FillOptions:
     protocols: tuple[Protocol, ...] = (GENEB_V1,)
-    jobs: int | None = 1                                  # None: `--jobs auto` (auto_jobs)
+    jobs: int | None = 1                        # None: `--jobs auto` (engine.workers.probe_jobs)
     probe_device: str | None = None                       # batched solvers: cuda or cpu
     encoder: EncoderOptions = EncoderOptions()           # device, batch size, remote-code opt-in
     cluster: ClusterOptions | None = None                # set: the Ray executor (engine.cluster)
@@ -144,9 +144,10 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors
         preflight(model, options.encoder, device=options.cluster is None)
-    if options.jobs is None and options.cluster is None:
-        jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
-        on_event({"event": "jobs", "jobs": jobs, "reason": why})
+    if options.cluster is None:             # the Ray executor has rules of its own
+        jobs, line = probe_jobs(options.jobs, max(checks.sizes.values(), default=0))
+        if line is not None:
+            on_event({"event": "jobs", "jobs": jobs, "message": line})
         options = replace(options, jobs=jobs)
     if watch is not None:
         watch.planned(paths, the_plan, checks.hashes, options)

@@ -51,6 +51,9 @@ class Suite:
     load: Callable[[str], TaskData]
     subsample: int | None = None   # tasks capped at this many sequences (not the suite's data)
     warnings: tuple[str, ...] = ()  # what the commands print when they read it (its manifest's)
+    # whether a task's data is at hand without downloading (geneb-v1 before `data download`,
+    # a suite the store knows by name alone: not; `fill --dry-run` then estimates its size)
+    has_data: Callable[[str], bool] = lambda task_id: True
 
     def select(self, task_ids: list[str] | None) -> tuple[TaskMeta, ...]:
         if not task_ids:
@@ -108,20 +111,25 @@ def geneb_v1_suite(paths: StorePaths, data_dir: str | os.PathLike | None = None,
         revision if root == paths.data_dir(revision) else "unverified")
     sources: dict[str, Callable[[], TaskData]] = {}
 
-    def load(task_id: str) -> TaskData:
-        # The task list needs no data (listing, planning); the first load looks for the files.
+    def found() -> dict[str, Callable[[], TaskData]]:
+        # The task list needs no data (listing, planning); the first look finds the files.
         if not sources:
+            if not root.is_dir():
+                data_dir_for(paths, data_dir, revision, check="folder")   # a named one: why
             sources.update(task_sources(root) if root.is_dir() else {})
-            if not sources:
-                data_dir_for(paths, data_dir, revision, check="folder")  # a named one: why
-                raise GenebError(missing_data_message(root, revision))
+        return sources
+
+    def load(task_id: str) -> TaskData:
+        if not found():
+            raise GenebError(missing_data_message(root, revision))
         if task_id not in sources:
             raise GenebError(f"task {task_id}: no data in {root} (neither tasks/{task_id}/"
                              f"train.csv nor {task_id}.csv); run `geneb-engine data download` "
                              "again or add the file")
         return sources[task_id]()
 
-    return Suite(GENEB_V1_SUITE.name, data_revision, geneb_v1_tasks(), load)
+    return Suite(GENEB_V1_SUITE.name, data_revision, geneb_v1_tasks(), load,
+                 has_data=lambda task_id: task_id in found())
 
 
 def stored_suite(name: str, paths: StorePaths) -> Suite | None:
@@ -139,7 +147,7 @@ def stored_suite(name: str, paths: StorePaths) -> Suite | None:
         raise GenebError(f"suite {name}: the store knows its tasks but not where their files "
                          "are; give --suite the folder of its task files")
 
-    return Suite(name, None, tasks, load)
+    return Suite(name, None, tasks, load, has_data=lambda task_id: False)
 
 
 def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = None,

@@ -29,6 +29,13 @@ preflight (at the commit `fill` gives it).
   (biofm, space, eccdnamamba) are not part of this engine; `external` models have no
   published weights.
 
+Weights from the hub (a `hub_id`, no `path`): a whole snapshot in the local Hugging Face cache
+runs anywhere; without one the run downloads it, which it cannot while the hub is offline
+(`store.hf_cache.hub_reach`: HF_HUB_OFFLINE, or the engine's last answer from the hub): then
+the model does not run here ("no cached snapshot and the hub is offline"); where it cannot be
+told whether the hub answers (no recent answer recorded), it is offered with the doubt
+(`Runnability.unsure`; "runs here" says "?", never yes). Nothing here asks the network.
+
 Memory: the weights of a model at a `fill --dtype` need `weight_bytes` (the bytes per
 parameter of `store.vocab.encoder_kinds.WEIGHT_BYTES`: 4 for float32 and auto, whose autocast on
 CUDA does not shrink the float32 weights; 2 for bfloat16 and float16, cast); a model whose
@@ -44,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from store.catalog import transformers_problem
+from store.hf_cache import hub_reach, is_cached
 from store.vocab.encoder_kinds import (
     KINDS,
     UNPUBLISHED,
@@ -105,6 +113,11 @@ def weight_bytes(params: int | None, dtype: str = "auto") -> int | None:
     return params * WEIGHT_BYTES[dtype] if params is not None and params > 0 else None
 
 
+def here_text(runs_here: bool | None) -> str:
+    """How a "runs here" column shows `Runnability.runs_here`: yes, no, ? (cannot be told)."""
+    return {True: "yes", False: "no", None: "?"}[runs_here]
+
+
 def format_bytes(n: int) -> str:
     if n >= GIB:
         return f"{n / GIB:.1f} GiB" if n < 10 * GIB else f"{n / GIB:.0f} GiB"
@@ -123,6 +136,12 @@ class Runnability:
     revision: str | None = None     # the commit passed as id@<commit> (None: fill resolves it)
     memory: int | None = None       # bytes of the weights at the dtype (None: weight-free, unknown)
     warning: str = ""               # e.g. larger than the device's memory
+    unsure: str = ""                # runnable, unless what this says (the hub) stands in the way
+
+    @property
+    def runs_here(self) -> bool | None:
+        """Whether it runs here: None where that cannot be told (`unsure`)."""
+        return None if self.runnable and self.unsure else self.runnable
 
     @property
     def spec(self) -> str:
@@ -136,7 +155,8 @@ class Runnability:
         """One cell of the models list."""
         if not self.runnable:
             return "not runnable: " + self.why.split(";")[0]
-        parts = [p for p in (self.needs, self.warning) if p]
+        parts = [p for p in (self.needs, self.warning, self.unsure and "? " + self.unsure)
+                 if p]
         return " · ".join(parts) if parts else "ready"
 
 
@@ -145,7 +165,8 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
            installed: Callable[[str], bool] = package_installed) -> Runnability:
     """The runnability of one catalog entry (`meta`: ModelMeta fields as a mapping; None when
     the model is not in the engine's catalog) on `device`, whose `memory` its weights at
-    `dtype` should fit (a warning where they do not)."""
+    `dtype` should fit (a warning where they do not); a hub model's weights by `is_cached`
+    and `hub_reach` (see the module)."""
     if meta is None:
         return Runnability(model_id, False, "not in the model catalog; add an entry to "
                                             "<store>/models.toml (see geneb-engine models)")
@@ -207,6 +228,18 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
         if missing:
             return no(f"needs {' and '.join(missing)}, not installed: {kind.install}")
 
+    unsure = ""
+    if not path and not is_cached(str(source), revision):
+        hub = hub_reach()
+        at = f" at {revision}" if revision else ""
+        if hub.reachable is False:
+            return no(f"no cached snapshot of {source}{at} and the hub is offline ({hub.why}); "
+                      f"`geneb-engine fetch-models {model_id}` on a machine that reaches the "
+                      "hub, then copy its Hugging Face cache here")
+        if hub.reachable is None:
+            unsure = (f"no cached snapshot of {source}{at}, and whether the hub can be reached "
+                      f"is not known ({hub.why})")
+
     needs_trust = remote == "required" and kind.checkpoint_code
     pinned = needs_trust and not path and is_pinned(revision)
     if needs_trust:
@@ -224,4 +257,4 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
         needs.append(f"≈{format_bytes(weights)} {held}")
     return Runnability(model_id, True, needs=" · ".join(needs), remote_code=needs_trust,
                        revision=revision if pinned else None,
-                       memory=weights, warning=warning)
+                       memory=weights, warning=warning, unsure=unsure)

@@ -10,7 +10,9 @@ A page asks for a table with a marker line, `<!-- geneb:NAME -->`, replaced at b
   (`store.vocab.protocol.NAMED`), with each protocol's fields and hash;
 - `result-columns`: the columns of a result row, its key and partitions (`store.tables.schema`);
 - `recipes`: the recipe table, each official extractor's recipe beside our catalog entry's
-  (`store.official.recipes`, from `store/catalogs/recipes.toml`).
+  (`store.official.recipes`, from `store/catalogs/recipes.toml`);
+- `devices`: the device table of `fill --dry-run --device-profile` and the MFU's peaks, each
+  row's figure with its basis (`store.devices`, from `store/catalogs/devices.toml`).
 
 What a field or column means is prose, kept here beside the code it explains; the build fails
 when a field or column has no meaning or a meaning names none (so neither can drift), and when
@@ -236,8 +238,21 @@ def recipes() -> str:
     return "\n".join([*rows, "", "### The differences found", "", *notes])
 
 
+def devices() -> str:
+    from store.devices import BASES, device_profiles
+
+    rows = ["| `--device-profile` | device | CUDA name contains | 16-bit peak, TFLOP/s | "
+            "utilisation | basis | what it rests on |", "|---" * 7 + "|"]
+    for p in device_profiles().values():
+        rows.append(f"| `{p.name}` | {p.label} | `{p.match}` | {p.peak_tflops:g} | "
+                    f"{p.utilisation * 100:.1f} % | {p.basis}: {BASES[p.basis]} | peak: "
+                    f"{p.peak_source}; utilisation: {p.utilisation_source} |")
+    return "\n".join(rows)
+
+
 TABLES = {"model-fields": model_fields, "encoder-kinds": encoder_kinds,
-          "protocols": protocols, "result-columns": result_columns, "recipes": recipes}
+          "protocols": protocols, "result-columns": result_columns, "recipes": recipes,
+          "devices": devices}
 _used: set[str] = set()
 
 

@@ -39,6 +39,7 @@ from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions
 from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta
+from store.devices import DeviceProfile, device_profile, device_profiles
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
@@ -60,14 +61,21 @@ def register(sub, common) -> None:
                    help="only the first N tasks of the suite (a smoke run; complete results are "
                         "never overwritten)")
     p.add_argument("--jobs", type=jobs_count, default=1, metavar="N",
-                   help="probe N (model, task) pairs in parallel worker processes; auto: one "
-                        "per core less one, as many as the available memory holds")
+                   help="probe N (model, task) pairs in parallel worker processes, at most "
+                        "one per core this process may use and as many as the available memory "
+                        "holds (a larger N is capped, saying so); auto: one per core less one")
     p.add_argument("--dry-run", action="store_true",
                    help="write nothing: show the plan (per model: tasks and cells to compute, "
                         "embeddings to compute and to reuse, tokens to embed) and its estimated "
                         "time on this machine, from the store's measured throughput and fit "
                         "times where it has them, else from a short calibration (a few hundred "
-                        "sequences of the suite embedded, timed)")
+                        "sequences of the suite embedded, timed); a suite whose data is not "
+                        "here is sized from the task catalog and a model whose weights are not "
+                        "here estimated from its parameter count, each basis printed")
+    p.add_argument("--device-profile", metavar="NAME", type=str.strip,
+                   help="with --dry-run: estimate the embedding on the device NAME of the device "
+                        f"table ({', '.join(device_profiles())}: measured or datasheet "
+                        "throughputs, docs Reference: Devices) instead of this machine")
     add_protocol_arg(p, many=True,
                      help="the probe protocols to compute: geneb-v1 (the official probe), "
                           "geneb-v1-array-api (its lbfgs on torch tensors, on the GPU), "
@@ -143,7 +151,8 @@ def gpu_share(text: str) -> float:
 
 
 def jobs_count(text: str) -> int | None:
-    """A whole number of probe workers, or `auto` (None: `engine.workers.auto_jobs` decides)."""
+    """A whole number of probe workers, or `auto` (None); `engine.workers.probe_jobs` decides
+    how many run."""
     if text == "auto":
         return None
     try:
@@ -179,6 +188,23 @@ def cluster_of(args) -> ClusterOptions | None:
                           probe_cpus=args.probe_cpus or 1)
 
 
+def device_profile_of(args) -> DeviceProfile | None:
+    """The row of the device table `--device-profile` names (one line with the closest names
+    for an unknown one); refused without --dry-run, and with --dtype float32 (the table holds
+    16-bit peaks)."""
+    if args.device_profile is None:
+        return None
+    if not args.dry_run:
+        raise GenebError("--device-profile: only with --dry-run (it estimates a run on another "
+                         "device; a fill runs here)")
+    profile = device_profile(args.device_profile)
+    if args.dtype == "float32":
+        raise GenebError("--device-profile estimates 16-bit runs (--dtype auto, bfloat16 or "
+                         "float16): the device table holds each device's 16-bit peak, not its "
+                         "float32 one")
+    return profile
+
+
 def fill_protocols(names: list[str]) -> tuple[Protocol, ...]:
     """The protocols of `--protocol` (`common.protocols_of`), refused where the run cannot fit
     them (geneb-v1-array-api without scipy's array-API switch)."""
@@ -208,6 +234,7 @@ def run(args) -> int:
         models = randomised(models, args.random_init)
     protocols = fill_protocols(args.protocol)
     cluster = cluster_of(args)
+    profile = device_profile_of(args)
     if cluster is not None and args.dry_run:
         raise GenebError("--dry-run estimates a run of the local executor; leave out "
                          "--executor ray")
@@ -225,7 +252,7 @@ def run(args) -> int:
                           cluster=cluster)
     if args.dry_run:
         args.changes_store = False              # nothing written: no listener to tell
-        return _dry_run(args, paths, suite, models, tasks, options)
+        return _dry_run(args, paths, suite, models, tasks, options, profile)
     start = time.perf_counter()
     computed = 0    # cells this run computed (the others were finished by another process)
     watch = EtaWatch()
@@ -275,7 +302,7 @@ def run(args) -> int:
         elif event["event"] == "remote_code":   # which code at which commit it runs
             console.print(escape(event["message"]), highlight=False)
         elif event["event"] == "jobs":
-            console.print(f"--jobs auto: {event['jobs']} probe worker(s) ({event['reason']})")
+            console.print(escape(event["message"]), highlight=False)
         elif event["event"] == "executor":
             console.print(f"Ray cluster ({event['address']}): {event['nodes']} node(s), "
                           f"{event['cpus']:g} CPUs, {event['gpus']:g} GPUs")
@@ -306,7 +333,7 @@ def run(args) -> int:
     return 0
 
 
-def _dry_run(args, paths, suite, models, tasks, options) -> int:
+def _dry_run(args, paths, suite, models, tasks, options, profile) -> int:
     """`--dry-run`: the plan and its estimates (`engine.dry_run`), nothing written."""
     from engine.dry_run import dry_run  # lazy: polars, duckdb, pyarrow
 
@@ -318,12 +345,14 @@ def _dry_run(args, paths, suite, models, tasks, options) -> int:
             if not args.json:
                 err_console.print(f"[yellow]warning:[/] {escape(event['message'])}")
 
-    found = dry_run(paths, suite, models, tasks, args.regimes, options, on_event)
+    found = dry_run(paths, suite, models, tasks, args.regimes, options, on_event, profile)
     if args.json:
         emit_json({"event": "dry_run", "suite": suite.name, "store": str(paths.root),
                    "cells_total": found.cells_total, "cells_missing": found.cells_missing,
                    "jobs": found.jobs, "jobs_reason": found.jobs_reason,
-                   "seconds": found.seconds, "warnings": warnings,
+                   "device": found.device, "sizes": list(found.sizes),
+                   "seconds": found.seconds, "unestimated": list(found.unestimated),
+                   "warnings": warnings,
                    "models": [{**asdict(m), "probe_seconds": m.probe_seconds,
                                "seconds": m.seconds} for m in found.models]})
         return 0
@@ -331,7 +360,10 @@ def _dry_run(args, paths, suite, models, tasks, options) -> int:
     console.print(f"dry run, nothing written: suite [bold]{escape(suite.name)}[/]: {len(tasks)} "
                   f"tasks × {len(models)} models × {len(args.regimes)} regimes{per} = "
                   f"{found.cells_total} cells; {found.cells_total - found.cells_missing} in "
-                  f"the store, {found.cells_missing} to compute")
+                  f"the store, {found.cells_missing} to compute; estimated for "
+                  f"{escape(found.device)}")
+    for line in found.sizes:
+        console.print(f"task sizes: {escape(line)}", highlight=False)
     table = FitTable("the plan and its estimated time",
                      [Col("model", key=True, style="bold"), Col("device"),
                       Col("tasks", justify="right"), Col("cells", justify="right"),
@@ -343,8 +375,8 @@ def _dry_run(args, paths, suite, models, tasks, options) -> int:
         table.add_row(escape(m.model), escape(m.device), str(m.tasks), str(m.cells),
                       str(m.splits_to_embed), str(m.splits_stored), f"{m.sequences:,}",
                       "-" if m.tokens is None else f"~{m.tokens:,}" if m.tokens else "0",
-                      duration(m.embedding.seconds), duration(m.probe_seconds),
-                      duration(m.seconds))
+                      _seconds(m.embedding.seconds), duration(m.probe_seconds),
+                      _seconds(m.seconds))
     table_console().print(table)
     console.print("embed / reuse: splits (train, test) to embed, and stored to reuse; tokens: "
                   "estimated, - where the encoder counts none; where each estimate comes from:")
@@ -355,5 +387,11 @@ def _dry_run(args, paths, suite, models, tasks, options) -> int:
                           f"({p.cells} cells, {p.examples:,} training examples): "
                           f"{escape(p.note)}")
     console.print(f"total ≈ {duration(found.seconds)} with {found.jobs} probe worker(s) "
-                  f"({escape(found.jobs_reason)})")
+                  f"({escape(found.jobs_reason)})"
+                  + (f"; not counted: {escape(', '.join(found.unestimated))} (see above)"
+                     if found.unestimated else ""), highlight=False)
     return 0
+
+
+def _seconds(seconds: float | None) -> str:
+    return "?" if seconds is None else duration(seconds)

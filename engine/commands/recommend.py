@@ -31,6 +31,7 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.commands.report import level_of, resample_count, seed_of
 from store.catalog import params_text
+from store.runnable import here_text
 from store.vocab.bootstrap import LEVEL, RESAMPLES, SEED
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.errors import GenebError
@@ -90,7 +91,9 @@ def register(sub, common) -> None:
     p.add_argument("--in-domain", action="store_true",
                    help="only models with some of the scope's tasks in their pretraining domain")
     p.add_argument("--runnable-here", action="store_true",
-                   help="only models `fill` can run on this machine")
+                   help="only models `fill` can run on this machine (a hub model without a "
+                        "cached snapshot stays, its here column ?, while it cannot be told "
+                        "whether the hub answers; it is left out when the hub is offline)")
     p.add_argument("--weights-available", action="store_true",
                    help="only models with published weights")
     p.add_argument("--not-zero-shot", action="store_true",
@@ -210,7 +213,7 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
                       "lead" if p.p_leader_beats is None and p is answer.picks[0]
                       else _num(p.p_leader_beats, 2),
                       params_text(p.params), f"{p.context:,}" if p.context else "?",
-                      f"{d.inside}/{d.outside}/{d.unknown}", "yes" if p.runs_here else "no")
+                      f"{d.inside}/{d.outside}/{d.unknown}", here_text(p.runs_here))
         console.print(t)
         if answer.fill:
             console.print(f"run here: {escape(answer.fill)}")

@@ -67,7 +67,7 @@ CONFIG_SUFFIXES = (".yml", ".yaml")
 INDEX, SINGLE = "model.safetensors.index.json", "model.safetensors"
 PREFIX = "backbone."            # the hub checkpoint wraps the StripedHyena in `backbone`
 # What a download from the hub takes: the weights, and the config.json that makes a cached
-# snapshot whole for later offline runs (`engine.encoders.hub.missing_files`).
+# snapshot whole for later offline runs (`store.hf_cache.missing_files`).
 HUB_FILES = ("config.json", "*.safetensors", "*.safetensors.index.json")
 
 

@@ -19,11 +19,13 @@ snapshot's ref.
 A snapshot counts as cached when every file its fetch manifest lists is there (written by
 `geneb-engine fetch-models` beside the snapshot, `<repo folder>/geneb-fetched/<commit>.json`, so
 it travels with a copied cache), or, without a manifest, when it holds a config.json and weights
-(every shard an index names). Whether the hub may be asked is decided once per process: not with
-HF_HUB_OFFLINE, else one HEAD request to huggingface_hub's endpoint (HF_ENDPOINT) that must
-answer within REACH_TIMEOUT_S; a hub that may not be asked switches huggingface_hub's offline
-mode on for the rest of the process and its children, so that later hub calls (transformers',
-an extractor's own) read the cache at once instead of retrying for tens of seconds.
+(every shard an index names): the rules of `store.hf_cache`, which the dashboard reads too.
+Whether the hub may be asked is decided once per process: not with HF_HUB_OFFLINE, else one
+HEAD request to huggingface_hub's endpoint (HF_ENDPOINT) that must answer within
+REACH_TIMEOUT_S, its answer recorded for the dashboard's "runs here" (`store.hf_cache.
+record_reach`); a hub that may not be asked switches huggingface_hub's offline mode on for the
+rest of the process and its children, so that later hub calls (transformers', an extractor's
+own) read the cache at once instead of retrying for tens of seconds.
 """
 
 from __future__ import annotations
@@ -36,14 +38,14 @@ import threading
 from functools import cache
 from pathlib import Path
 
+from store import hf_cache
 from store.atomic import write_text_atomic
+from store.hf_cache import manifest_path
 from store.paths import user_cache_dir
 from store.vocab.errors import GenebError
 from store.vocab.revisions import commit_of, is_pinned
 
 REACH_TIMEOUT_S = 2.0              # the one reachability request of a run
-MANIFEST_DIR = "geneb-fetched"     # <repo folder>/geneb-fetched/<commit>.json
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -63,24 +65,9 @@ def cache_folder() -> Path:
 
 
 def snapshot_folder(repo_id: str, revision: str | None) -> Path | None:
-    """The cache's snapshot folder of `repo_id` at `revision` (a branch or tag through its
-    refs/ file, `main` when None; a commit as is), whatever it holds; None when absent."""
-    cache = cache_folder()
-    from huggingface_hub.file_download import repo_folder_name  # lazy: huggingface_hub
-
-    try:
-        repo = cache / repo_folder_name(repo_id=repo_id, repo_type="model")
-        ref = repo / "refs" / (revision or "main")
-        commit = commit_of(ref.read_text().strip() if ref.is_file() else revision)
-        folder = repo / "snapshots" / commit if commit else None
-    except (OSError, ValueError):        # an unreadable ref, a name no folder can have
-        return None
-    return folder if folder is not None and folder.is_dir() else None
-
-
-def manifest_path(snapshot: Path) -> Path:
-    """The fetch manifest of a snapshot folder (see the module)."""
-    return snapshot.parent.parent / MANIFEST_DIR / f"{snapshot.name}.json"
+    """The cache's snapshot folder of `repo_id` at `revision` (`store.hf_cache.
+    snapshot_folder` in huggingface_hub's cache folder), whatever it holds; None when absent."""
+    return hf_cache.snapshot_folder(cache_folder(), repo_id, revision)
 
 
 def write_manifest(snapshot: Path, about: dict) -> dict:
@@ -96,38 +83,9 @@ def write_manifest(snapshot: Path, about: dict) -> dict:
     return manifest
 
 
-def _listed(snapshot: Path) -> dict[str, int] | None:
-    """File -> bytes of the snapshot's fetch manifest; None without a readable one."""
-    try:
-        files = json.loads(manifest_path(snapshot).read_text(encoding="utf-8"))["files"]
-        return {str(name): int(info["bytes"]) for name, info in files.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-def missing_files(snapshot: Path) -> list[str]:
-    """What the snapshot lacks to be a whole checkpoint (empty: cached; see the module)."""
-    listed = _listed(snapshot)
-    if listed is not None:
-        return [name for name, size in listed.items()
-                if not (file := snapshot / name).is_file() or file.stat().st_size != size]
-    missing = [] if (snapshot / "config.json").is_file() else ["config.json"]
-    weights = [p for p in snapshot.iterdir() if p.suffix in WEIGHT_SUFFIXES and p.is_file()]
-    for index in snapshot.glob("*.index.json"):
-        try:
-            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return [*missing, index.name]
-        missing += sorted(s for s in shards if not (snapshot / s).is_file())
-    if not weights:
-        missing.append(f"weights (*{', *'.join(WEIGHT_SUFFIXES)})")
-    return missing
-
-
 def cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
     """The snapshot of `repo_id` at `revision` when the cache holds it whole, else None."""
-    folder = snapshot_folder(repo_id, revision)
-    return folder if folder is not None and not missing_files(folder) else None
+    return hf_cache.whole_snapshot(cache_folder(), repo_id, revision)
 
 
 def local_checkpoint(source: str, revision: str | None) -> Path | None:
@@ -259,6 +217,7 @@ def hub_problem() -> str | None:
     if constants.HF_HUB_OFFLINE:
         return "HF_HUB_OFFLINE is set"
     problem = _ask(constants.ENDPOINT)
+    hf_cache.record_reach(constants.ENDPOINT, problem)
     if problem is not None:        # every later hub call of this process reads the cache
         os.environ["HF_HUB_OFFLINE"] = "1"
         constants.HF_HUB_OFFLINE = True

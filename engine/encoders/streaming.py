@@ -60,6 +60,7 @@ from engine.encoders.batching import (
 )
 from engine.encoders.device import device_name, pick_device, precision_name, precision_of
 from engine.encoders.hub import checkpoint_revision
+from store.devices import peak_tflops
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 
@@ -69,14 +70,6 @@ if TYPE_CHECKING:
     from store.embeddings import SplitWriter
 
 DEFAULT_FLUSH_ROWS = 1024
-# Dense (no sparsity) 16-bit tensor-core peaks in TFLOP/s from NVIDIA's datasheets, by a part
-# of the name torch reports (the first that matches): the model FLOPs utilisation of a 16-bit
-# autocast run is its achieved TFLOP/s over this; NULL for other devices and for float32.
-PEAK_TFLOPS: tuple[tuple[str, float], ...] = (
-    ("H200", 989.4), ("H100 PCIe", 756.5), ("H100", 989.4), ("A100", 312.0),
-    ("L40S", 362.1), ("L4", 121.0), ("V100", 125.0))
-
-
 def forward_tflops(params: int | None, tokens_per_s: float | None) -> float | None:
     """Achieved TFLOP/s of the forward pass: 2 x parameters x tokens per second."""
     if not params or not tokens_per_s:
@@ -85,11 +78,12 @@ def forward_tflops(params: int | None, tokens_per_s: float | None) -> float | No
 
 
 def utilisation(device: str, precision: str, tflops: float | None) -> float | None:
-    """Model FLOPs utilisation: `tflops` over the device's 16-bit peak (`PEAK_TFLOPS`); None
-    for a float32 run or a device whose peak is not listed."""
+    """Model FLOPs utilisation: `tflops` over the device's dense 16-bit peak (the device table,
+    `store.devices.peak_tflops`); None for a float32 run or a device the table does not
+    list."""
     if tflops is None or precision == "float32":
         return None
-    peak = next((p for name, p in PEAK_TFLOPS if name in device), None)
+    peak = peak_tflops(device)
     return tflops / peak if peak else None
 
 

@@ -237,7 +237,7 @@ class MissingScreen(Screen[None]):
         text = a.short
         if a.remote_code and not self.choices.trust_remote_code:
             text += " (t: off)"
-        return Text(text, style="bold yellow" if a.warning else "")
+        return Text(text, style="bold yellow" if a.warning or a.unsure else "")
 
     def _fill_models(self) -> None:
         table = self.query_one("#missing-models", DataTable)
@@ -320,7 +320,8 @@ class MissingScreen(Screen[None]):
         if not a.runnable:
             body = f"[b]not runnable here[/b]: {escape(a.why)}"
         else:
-            parts = [p for p in (a.needs, a.warning) if p]
+            parts = [p for p in (a.needs, a.warning, a.unsure and "may not run: " + a.unsure)
+                     if p]
             if a.remote_code:
                 parts.append(f"runs as --models {a.spec} with --trust-remote-code")
             body = escape("; ".join(parts) or "ready to run")

@@ -28,6 +28,7 @@ from store.analyses.recommend import (
 )
 from store.analyses.uncertainty import interval_text
 from store.domains import IN
+from store.runnable import here_text
 from store.scopes import scope_tasks
 from store.vocab.ids import safe_name
 from store.vocab.scopes import Scope
@@ -187,7 +188,7 @@ def picks_table(a: Answer) -> Table:
              _rank(p), p.p_leader_beats, format_params(p.params),
              f"{p.context:,}" if p.context else "?",
              f"{p.domain.inside}/{p.domain.outside}/{p.domain.unknown}",
-             "yes" if p.runs_here else "no"] for p in a.picks]
+             here_text(p.runs_here)] for p in a.picks]
     return Table(PICK_HEADER, rows, row_keys=[p.model for p in a.picks])
 
 

@@ -258,8 +258,8 @@ class Pick:
     params: int | None
     context: int | None
     domain: DomainCounts
-    runs_here: bool | None              # None: not in the catalog
-    runs_why: str                       # what a run needs, or why it cannot run here
+    runs_here: bool | None              # None: cannot be told (`Runnability.runs_here`)
+    runs_why: str                       # what a run needs, or why it cannot (or may not) run
     fill: str | None                    # the command that computes it here
 
 
@@ -439,8 +439,8 @@ def _at_regime(q: Question, regime: str, means: pl.DataFrame, seed_rows: pl.Data
             None if i == lead or not moves else float(high[i]),
             param_count(meta.params) if meta else None,
             (meta.context or meta.max_tokens) if meta else None,
-            facts.domains[key[0]], here.runnable if here else None,
-            (here.needs or "ready") if here and here.runnable else
+            facts.domains[key[0]], here.runs_here if here else False,
+            (here.unsure or here.needs or "ready") if here and here.runnable else
             (here.why if here else "not in the model catalog"),
             fill_line([here], q, regime) if meta and here and here.runnable else None))
     return _AtRegime(tuple(picks), _ordered([*worse, *excluded]), moves)
@@ -500,7 +500,8 @@ def recommend(source, q: Question, *,
                       "; every other model is separably worse"))
     else:
         message = _nobody(q, q.regime)
-    runs = [facts.here[m] for m in dict.fromkeys(p.model for p in main.picks if p.runs_here)]
+    runs = [facts.here[m] for m in dict.fromkeys(p.model for p in main.picks
+                                                 if p.runs_here is not False)]
     return Answer(q, TIE_RULE.format(pct=pct), main.picks,
                   fill_line(runs, q, q.regime) if runs else None, main.excluded,
                   tuple(neighbours),

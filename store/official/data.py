@@ -72,7 +72,9 @@ def _headers(folder: Path = REFERENCE_DATA) -> dict:
 
 
 @lru_cache(maxsize=4)
-def _score_columns(folder: Path = REFERENCE_DATA) -> dict[str, tuple]:
+def score_columns(folder: Path = REFERENCE_DATA) -> dict[str, tuple]:
+    """Every shipped score by column (file, model_id, regime, task, MCC, Acc, F1), in the
+    files' order."""
     import pyarrow.parquet as pq  # lazy: pyarrow
 
     table = pq.read_table(folder / SCORES_FILE)
@@ -94,7 +96,7 @@ def submission_documents(provenance: str | None = None,
                          folder: Path = REFERENCE_DATA) -> dict[str, dict]:
     """{file name: document} of the shipped submissions (of one `meta.provenance` when given),
     each document equal to what `json.loads` gives for the published file."""
-    cols = _score_columns(folder)
+    cols = score_columns(folder)
     results: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for file, regime, task, *values in zip(cols["file"], cols["regime"], cols["task"],
                                            *(cols[m] for m in METRICS), strict=True):
@@ -361,7 +363,7 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
     written.append(write_text_atomic(out_dir / NOTICE_FILE,
                                      _notice(repository, commit, headers, copied)))
     _headers.cache_clear()
-    _score_columns.cache_clear()
+    score_columns.cache_clear()
     for name, doc in submission_documents(folder=out_dir).items():   # read back: exact?
         if document_bytes(doc) != published[name]:
             raise GenebError(f"{source_dir}: {name} is not written back byte for byte from the "

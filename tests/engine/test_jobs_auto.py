@@ -1,4 +1,5 @@
-"""`fill --jobs auto`: probe workers from the cores and the memory the largest pair needs."""
+"""`fill --jobs`: probe workers from the cores and the memory the largest pair needs (`auto`),
+and a larger number than the machine can run capped at what it can, saying so."""
 
 from __future__ import annotations
 
@@ -42,7 +43,45 @@ def test_fill_jobs_auto_reports_its_choice_and_gives_the_same_results(tmp_path, 
     assert main([*argv, "--store", str(tmp_path / "auto"), "--jobs", "auto"]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     chosen = [e for e in events if e["event"] == "jobs"]
-    assert len(chosen) == 1 and chosen[0]["jobs"] >= 1 and "cores" in chosen[0]["reason"]
+    assert len(chosen) == 1 and chosen[0]["jobs"] >= 1 and "cores" in chosen[0]["message"]
     assert results_of(tmp_path / "auto").equals(results_of(tmp_path / "one"))
     refused(capsys, tmp_path / "auto", *argv, "--store", str(tmp_path / "auto"), "--jobs",
             "autoo", names=("--jobs", "'autoo' is not an integer", "or auto"))
+
+
+@pytest.mark.parametrize("cores, memory, requested, jobs, line", [
+    (2, 64 * GIB, 1_000_000_000, 2, "--jobs 1000000000: capped at 2, the cores this process "
+                                    "may use"),
+    (2, 64 * GIB, 2, 2, None),                   # what the machine can run: as asked
+    (2, 64 * GIB, 1, 1, None),
+    (16, 16 * GIB, 8, 3, "--jobs 8: capped at 3, what the available memory holds (16.0 GiB "
+                         "available, up to 4.58 GiB per worker for the largest pair, "
+                         "100,000 rows)"),
+    (16, 2 * GIB, 4, 1, "--jobs 4: capped at 1, what the available memory holds"),
+    (16, 2 * GIB, 1, 1, None),                   # one worker whatever the memory
+    (4, None, 9, 4, "--jobs 9: capped at 4, the cores this process may use"),
+])
+def test_a_jobs_count_is_capped_at_what_the_machine_can_run(monkeypatch, cores, memory,
+                                                            requested, jobs, line):
+    """The cores are the process's affinity (2 here of the 13 workers the finding saw start);
+    the memory bound is `auto`'s estimate per worker for the largest pair (100,000 rows x
+    4,096 float32 dimensions x 3 copies = 4.58 GiB)."""
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(workers, "available_memory", lambda: memory)
+    got, said = workers.probe_jobs(requested, 100_000)
+    assert got == jobs
+    assert said == line if line is None or line.endswith(")") else said.startswith(line)
+
+
+def test_the_dry_run_uses_the_capped_count_and_says_so(tmp_path, capsys, monkeypatch):
+    """No worker starts: the dry run plans with the capped count and prints why."""
+    from engine.cli import main
+
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert main(["fill", "--store", str(tmp_path / "s"), "--suite", "geneb-mini", "--models",
+                 "kmer-3", "--tasks", "mini_methyl_cpg", "--regimes", "full", "--dry-run",
+                 "--jobs", "1000000000"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "with 2 probe worker(s) (--jobs 1000000000: capped at 2, the cores this process " \
+           "may use)" in out
+    assert not (tmp_path / "s").exists()

@@ -28,6 +28,7 @@ from engine.commands.fetch_models import SKIPPED
 from engine.encoders import EncoderOptions, build_encoder, code_reference
 from engine.encoders import hub as hub_module
 from engine.registry import resolve_model
+from store import hf_cache
 from store.catalog import load_models
 from store.paths import resolve_store
 from store.pins import read_pins
@@ -135,6 +136,30 @@ def test_fill_says_it_in_one_line(hub, tmp_path, capsys):
             in err and f"`geneb-engine fetch-models {REPO}@{COMMIT}`" in err), err
 
 
+def test_after_a_run_found_the_hub_unreachable_the_dashboard_says_it_does_not_run_here(
+        hub, tmp_path, capsys, monkeypatch):
+    """What the run found is recorded (`store.hf_cache.record_reach`): "runs here" then says no
+    with the reason, where before it could not tell (?); nothing asks the network."""
+    from dataclasses import asdict
+
+    from store.catalog import ModelMeta
+    from store.runnable import assess
+
+    monkeypatch.setenv("HF_ENDPOINT", constants.ENDPOINT)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    entry = asdict(ModelMeta.one_off(REPO, hub_id=REPO, revision=COMMIT, params=1000))
+    before = assess(entry, REPO, installed=lambda package: True)
+    assert before.runs_here is None and before.runnable
+    assert "whether the hub can be reached is not known" in before.unsure
+    test_fill_says_it_in_one_line(hub, tmp_path, capsys)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")   # the run's switch for itself, not a reader's
+    after = assess(entry, REPO, installed=lambda package: True)
+    assert after.runs_here is False
+    assert after.why.startswith(f"no cached snapshot of {REPO} at {COMMIT} and the hub is "
+                                f"offline (the hub at {constants.ENDPOINT} cannot be reached (")
+    assert f"`geneb-engine fetch-models {REPO}`" in after.why
+
+
 # 2. cached: loads from the cache
 
 def test_a_cached_pinned_model_loads_without_any_network_call(hub, listener, tiny_bert):
@@ -166,14 +191,14 @@ def test_a_snapshot_is_whole_with_its_weights_and_every_shard(tmp_path):
     snapshot = tmp_path / "snap"
     snapshot.mkdir()
     (snapshot / "config.json").write_text("{}")
-    assert hub_module.missing_files(snapshot) == [
+    assert hf_cache.missing_files(snapshot) == [
         "weights (*.safetensors, *.bin, *.pt, *.pth, *.ckpt)"]
     (snapshot / "model.safetensors.index.json").write_text(json.dumps(
         {"weight_map": {"a": "model-1.safetensors", "b": "model-2.safetensors"}}))
     (snapshot / "model-1.safetensors").write_bytes(b"x")
-    assert hub_module.missing_files(snapshot) == ["model-2.safetensors"]
+    assert hf_cache.missing_files(snapshot) == ["model-2.safetensors"]
     (snapshot / "model-2.safetensors").write_bytes(b"y")
-    assert hub_module.missing_files(snapshot) == []
+    assert hf_cache.missing_files(snapshot) == []
 
 
 # 3. fetch-models and models --cached

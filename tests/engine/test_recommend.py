@@ -115,6 +115,45 @@ def test_a_constraint_that_excludes_every_model_is_an_answer(mine, capsys):
     assert "no model satisfies at most 1K parameters" in out and "87.1M parameters > 1K" in out
 
 
+def test_runs_here_is_no_offline_without_a_cached_snapshot_and_unknown_where_untold(
+        mine, capsys, monkeypatch, tmp_path):
+    """An empty Hugging Face cache: offline, each hub model's here is no with the reason and
+    `--runnable-here` leaves them out; with the hub's reachability untold, ? (null), never yes;
+    the fill line keeps them (a run is how it is found out)."""
+    store, suite = mine
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-recorded-answer"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    a = answer("--store", str(store), "--suite", str(suite))
+    assert [(p["model"], p["runs_here"]) for p in a["picks"]] == [("METAGENE-1", False),
+                                                                  ("GROVER", False)]
+    assert a["picks"][1]["runs_why"].startswith(
+        "no cached snapshot of PoetschLab/GROVER and the hub is offline (HF_HUB_OFFLINE is "
+        "set);")
+    assert a["fill"] is None and a["picks"][1]["fill"] is None
+    here = answer("--store", str(store), "--suite", str(suite), "--runnable-here")
+    assert here["picks"] == []
+    assert excluded(here, "constraint")["GROVER"]["reasons"] == [
+        "does not run here: no cached snapshot of PoetschLab/GROVER and the hub is offline "
+        "(HF_HUB_OFFLINE is set)"]
+    assert run("recommend", "--store", str(store), "--suite", str(suite)) == 0
+    assert here_column(capsys.readouterr().out) == ["no", "no"]
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    a = answer("--store", str(store), "--suite", str(suite))
+    assert [p["runs_here"] for p in a["picks"]] == [None, None]
+    assert "whether the hub can be reached is not known" in a["picks"][1]["runs_why"]
+    assert a["fill"].startswith("geneb-engine fill --models METAGENE-1 GROVER ")
+    assert run("recommend", "--store", str(store), "--suite", str(suite)) == 0
+    assert here_column(capsys.readouterr().out) == ["?", "?"]
+
+
+def here_column(out: str) -> list[str]:
+    """The here cells of the picks' table (its last column)."""
+    rows = [[c.strip() for c in line.split("│")] for line in out.splitlines()]
+    return [r[-2] for r in rows if len(r) > 2 and r[1] in ("METAGENE-1", "GROVER")]
+
+
 def test_a_one_task_scope_separates_nothing(mine):
     store, suite = mine
     a = answer("--store", str(store), "--suite", str(suite), "--tasks", "t1")
@@ -208,9 +247,16 @@ QUESTIONS = {
 
 @pytest.mark.parametrize("question", list(QUESTIONS))
 def test_the_leader_is_reports_best_model_that_satisfies_the_constraints(official_store,
-                                                                          question):
+                                                                          question,
+                                                                          monkeypatch):
+    from store import runnable
+    from store.hf_cache import HubReach
     from store.runnable import assess
     from store.tables.catalogs import store_models
+
+    # the hub answers (offline, no hub model runs here without a cached snapshot: the test of
+    # runs here above)
+    monkeypatch.setattr(runnable, "hub_reach", lambda: HubReach(True, "the hub answered"))
 
     ask, same_scope = QUESTIONS[question]
     a = answer("--store", str(official_store.root), *ask)

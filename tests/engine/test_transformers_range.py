@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from engine.encoders import EncoderOptions, preflight
+from store import runnable
 from store.catalog import load_models, parse_model_entries, transformers_problem
+from store.hf_cache import HubReach
 from store.runnable import assess
 from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
@@ -24,10 +26,12 @@ ENTRY = '[[model]]\nmodel_id = "old-code"\nhub_id = "org/old-code"\nparams = 100
 
 
 def installed_transformers(monkeypatch, version: str) -> None:
-    """importlib.metadata.version answers `version` for transformers (the rest as installed)."""
+    """importlib.metadata.version answers `version` for transformers (the rest as installed),
+    and the hub answers (the dashboard's other question about a hub model)."""
     real = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version",
                         lambda name: version if name == "transformers" else real(name))
+    monkeypatch.setattr(runnable, "hub_reach", lambda: HubReach(True, "the hub answered"))
 
 
 def entry(spec: str | None):

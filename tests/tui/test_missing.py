@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Input, Static
 from geneb_tui.components.missing_screen import TICKED, UNTICKED, MissingScreen
 from geneb_tui.core import fill
 from store import runnable
+from store.hf_cache import HubReach
 from store.runnable import GIB, assess
 
 SIZE = (120, 36)
@@ -46,6 +47,7 @@ def engine(monkeypatch):
     monkeypatch.setattr(fill, "start", start)
     monkeypatch.setattr(runnable, "package_installed", lambda package: True)
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * GIB)
+    monkeypatch.setattr(runnable, "hub_reach", lambda: HubReach(True, "the hub answered"))
     return Engine
 
 
@@ -530,10 +532,11 @@ def test_fill_command_options(tmp_path):
         fill.parse_batch_size("0")
 
 
-def test_runnable_here_exactly_when_the_engine_preflight_passes():
+def test_runnable_here_exactly_when_the_engine_preflight_passes(monkeypatch):
     """The dashboard's rules (catalog data only, no engine import) agree with the engine's
     refusals for every catalog model: never offered and then refused, never hidden when it
-    would run. (torch/transformers count as installed: preflight does not check them.)"""
+    would run. (torch/transformers count as installed and the hub as answering: preflight
+    checks neither; tests/store/test_runs_here.py holds the hub's part.)"""
     from dataclasses import asdict, replace
 
     from engine.encoders import EncoderOptions, preflight
@@ -544,6 +547,7 @@ def test_runnable_here_exactly_when_the_engine_preflight_passes():
     def installed(package: str) -> bool:
         return package in KINDS["hf"].packages or runnable.package_installed(package)
 
+    monkeypatch.setattr(runnable, "hub_reach", lambda: HubReach(True, "the hub answered"))
     for mid, meta in load_models(None).items():
         a = assess(asdict(meta), mid, installed=installed)
         if a.remote_code and not a.revision and not meta.path:
