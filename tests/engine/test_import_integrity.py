@@ -82,7 +82,7 @@ def one_import(store: Path, arrays: dict) -> str:
     model = imported_models(paths)[MODEL]
     assert model.revision == record.revision
     embeddings = EmbeddingStore(paths)
-    folder = embeddings.root / record.embeddings
+    folder = model_folder(paths)
     assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*")
                   if p.is_dir()) == sorted(
         f"{f.task}/{f.split}" for f in record.files)
@@ -92,6 +92,11 @@ def one_import(store: Path, arrays: dict) -> str:
         assert found is not None, (f.task, f.split)
         np.testing.assert_array_equal(found[0], arrays[record.revision][f.task][f.split])
     return record.revision
+
+
+def model_folder(paths) -> Path:
+    """The folder of the model's splits, as readers find it."""
+    return EmbeddingStore(paths).split_path(MODEL, "bin_task", "train").parent.parent
 
 
 def fills(store: Path, suite: Path) -> None:
@@ -131,15 +136,13 @@ def test_a_reimport_killed_at_a_write_point_leaves_one_import(tmp_path, setup):
 
 
 def test_a_reimport_killed_at_random_moments_leaves_one_import(tmp_path, setup):
-    """Each kill lands at a random moment of the re-import's writes: after its first split's
-    folder appears, within the time an uninterrupted run writes for."""
-    suite, arrays, _, new, _ = setup
-    staging = f"{MODEL}@{list(arrays)[1][:12]}"
+    """Each kill lands at a random moment of the re-import's writes: after its first split
+    is begun, within the time an uninterrupted run writes for."""
 
     def started(store: Path, proc: subprocess.Popen) -> float | None:
-        """When the new import's folder appeared (None: the run ended first)."""
+        """When the run began its first split (None: it ended first)."""
         while proc.poll() is None:
-            if (store / "embeddings.zarr" / staging).exists():
+            if next((store / "embeddings.zarr").glob("*/*/*.partial"), None):
                 return time.perf_counter()
             time.sleep(0.002)
         return None
@@ -252,7 +255,7 @@ def test_doctor_keeps_an_unreadable_import_record_aside_and_the_model_imports_ag
     suite, arrays, _, _, _ = setup
     store, paths = copy_of(setup, tmp_path)
     record = paths.embedding_import(MODEL) / "import.json"
-    splits = paths.embeddings / read_import(paths, MODEL).embeddings
+    splits = model_folder(paths)
     record.write_text(damage(json.loads(record.read_text())))
     [(part, path, problem, repair, _)] = found(paths)
     assert (part, path) == ("imports", f"imports/{MODEL}/import.json") and why in problem
@@ -274,7 +277,7 @@ def test_doctor_keeps_an_unreadable_import_record_aside_and_the_model_imports_ag
 def test_doctor_names_the_import_to_run_again_for_a_missing_split(tmp_path, setup, capsys):
     store, paths = copy_of(setup, tmp_path)
     record = read_import(paths, MODEL)
-    folder = paths.embeddings / record.embeddings
+    folder = model_folder(paths)
     shutil.rmtree(folder / "tri_task" / "test")
     fix = (f"not repaired here; import the embeddings again: `geneb-engine import-embeddings "
            f"{MODEL} {record.folder}` with the --suite of that import (suite)")
@@ -292,7 +295,7 @@ def test_doctor_finds_imported_values_that_are_not_finite(tmp_path, setup, capsy
     doctor finds it, fill refuses it in one line, the repair drops it."""
     suite, arrays, _, _, _ = setup
     store, paths = copy_of(setup, tmp_path)
-    split = paths.embeddings / read_import(paths, MODEL).embeddings / "bin_task" / "train"
+    split = model_folder(paths) / "bin_task" / "train"
     group = zarr.open_group(str(split), mode="r+")
     X = group["embeddings"][:]
     X[4, 2] = np.inf
@@ -324,8 +327,7 @@ def test_doctor_tells_an_imports_partial_split_from_a_fills(tmp_path, setup, cap
     --repair removes it; a fill's is resumed by the next fill, as doctor says."""
     suite, arrays, _, _, _ = setup
     store, paths = copy_of(setup, tmp_path)
-    record = read_import(paths, MODEL)
-    partial = paths.embeddings / record.embeddings / "tri_task" / "train.partial"
+    partial = model_folder(paths) / "tri_task" / "train.partial"
     shutil.copytree(partial.with_name("train"), partial)
     zarr.open_group(str(partial), mode="r+").attrs["complete"] = False
     assert main(["fill", "--models", "kmer-3", "--suite", str(suite), "--tasks", "bin_task",
@@ -349,6 +351,7 @@ def test_doctor_removes_what_an_interrupted_import_left_and_catches_up_the_catal
     suite, arrays, _, new, _ = setup
     store, paths = copy_of(setup, tmp_path)
     old = read_import(paths, MODEL)
+    old_folder = model_folder(paths).name
     proc = killed(tmp_path / "killed", setup, GENEB_FAILPOINT="import-switched")
     proc.communicate(timeout=120)
     killed_paths = resolve_store(tmp_path / "killed")
@@ -357,11 +360,11 @@ def test_doctor_removes_what_an_interrupted_import_left_and_catches_up_the_catal
         ("imports", "catalog/models.parquet", f"model {MODEL}: the catalog records revision "
          f"{old.revision[:12]}, its import {list(arrays)[1][:12]} (an import stopped before "
          "the catalog)", "the catalog row takes the import's revision", True),
-        ("imports", f"embeddings.zarr/{old.embeddings}", "splits of an import that is not "
+        ("imports", f"embeddings.zarr/{old_folder}", "splits of an import that is not "
          "the model's (one that was stopped, or one replaced since)", "removed", True)]
     rc, done, left = repaired(capsys, tmp_path / "killed")
     assert (rc, len(done), left) == (0, 2, [])
-    assert not (killed_paths.embeddings / old.embeddings).exists()
+    assert not (killed_paths.embeddings / old_folder).exists()
     assert examine(killed_paths) == []
     fills(tmp_path / "killed", suite)
 
