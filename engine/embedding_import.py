@@ -355,19 +355,22 @@ def store_import(paths: StorePaths, prepared: Prepared) -> bool:
             write_import(paths, record, prepared.submission)   # the switch
             reach("import-switched")
             register_models(paths, [model], {model_id: record.revision})
-        dropped = drop_other_imports(embeddings, model_id, record.embeddings)
+        dropped = _drop_other_imports(embeddings, model_id, record.embeddings)
     return not same or bool(dropped)
 
 
-def drop_other_imports(embeddings: EmbeddingStore, model_id: str, kept: str) -> list[str]:
+def _drop_other_imports(embeddings: EmbeddingStore, model_id: str, kept: str) -> list[str]:
     """Remove the folders of `model_id`'s splits other than `kept` (the import its record
     names): earlier imports', an interrupted one's, the model's own folder of a record written
     before imports were atomic; the names removed."""
     base = path_part(model_id)
+
+    def of_model(name: str) -> bool:
+        match = SPLITS_FOLDER.match(name)
+        return name == base or (match is not None and match["model"] == base)
+
     gone = [p.name for p in sorted(embeddings.root.glob(f"{glob.escape(base)}*"))
-            if p.name != kept and (p.name == base or (SPLITS_FOLDER.match(p.name)
-                                                      and SPLITS_FOLDER.match(p.name)["model"]
-                                                      == base))]
+            if p.name != kept and of_model(p.name)]
     for name in gone:
         embeddings.drop_folder(name)
         reach("import-dropped")
@@ -428,14 +431,17 @@ def check_imported(paths: StorePaths, work: Iterable[PairWork],
     tasks that lack a split), before the store changes."""
     embeddings = EmbeddingStore(paths)
     lacking: dict[str, list[str]] = {}
+    records: dict[str, EmbeddingImport | None] = {}
     for w in work:
         if not KINDS[w.model.encoder].imported:
             continue
         model = w.model.model_id
-        record = read_import(paths, model)      # a GenebError naming a damaged record
-        if record is not None and record.revision != w.model.revision:
-            raise GenebError(f"model {model}: its embeddings were imported again after this "
-                             "run read the store; run it again")
+        if model not in records:    # read_import: a GenebError naming a damaged record
+            records[model] = record = read_import(paths, model)
+            if record is not None and record.revision != w.model.revision:
+                raise GenebError(f"model {model}: its embeddings were imported again after "
+                                 "this run read the store; run it again")
+        record = records[model]
         data_hash = hashes[w.task.task_id]
         expect = embeddings_identity(w.model, build(w.model), data_hash)
         if record is None or not all(

@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import shutil
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from engine.cli import main
 from engine.data import read_flat_csv
+from engine.embedding_files import not_a_file
 from engine.probes.exact import probe_cell
 from store.catalog import geneb_v1_tasks, parse_model_entries
 from store.db import query
@@ -340,6 +342,21 @@ def test_a_bad_folder_is_one_line_and_the_store_is_unchanged(tmp_path, suite, ca
                           "--suite", str(suite), "--store", str(paths.root), names=(message,))
             assert err.startswith("geneb-engine import-embeddings: ")
     assert opened == []
+
+
+def test_only_a_regular_file_is_opened(tmp_path):
+    """A socket, a device, a folder named like a split: told from their status, unopened."""
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "train.npy"))
+        assert not_a_file(tmp_path / "train.npy") == ("is a socket, not a file of embeddings; "
+                                                      "it is not opened")
+    assert not_a_file(Path("/dev/null")) == ("is a character device, not a file of embeddings; "
+                                             "it is not opened")
+    (tmp_path / "test.npy").mkdir()
+    assert not_a_file(tmp_path / "test.npy") == ("is a folder, not a file of embeddings; it is "
+                                                 "not opened")
+    np.save(tmp_path / "ok.npy", np.zeros((2, 2)))
+    assert not_a_file(tmp_path / "ok.npy") is None
 
 
 def test_every_problem_of_a_folder_is_told_at_once(tmp_path, suite, capsys):

@@ -25,18 +25,21 @@ import zarr
 
 from engine.cli import main
 from engine.encoders.imported import build
+from engine.fill import FillOptions, run_fill
 from engine.pairs import embeddings_identity
+from engine.suites import resolve_suite
 from store.doctor import examine
 from store.embedding_imports import read_import
 from store.embeddings import EmbeddingStore, _crcs
 from store.paths import resolve_store
 from store.tables.catalogs import imported_models
+from store.vocab.errors import GenebError
 from tests.engine.conftest import write_task
 from tests.engine.in_process import refused
 from tests.engine.in_process import run as run_here
 from tests.engine.processes import ROOT, env_of, temp_files
 from tests.engine.test_import_embeddings import embeddings_of, write_folder
-from tests.helpers import sweep_size
+from tests.helpers import digest, sweep_size
 
 MODEL = "byo"
 # Where a re-import of four splits can die: each split's writes (the 1st and 4th time a
@@ -381,3 +384,19 @@ def test_doctor_removes_an_unreadable_audit_table(tmp_path, setup, capsys):
     assert (rc, len(done), left) == (0, 1, []) and not audit.exists()
     assert main(["audit", "--suite", str(setup[0]), "--store", str(store)]) == 0
     assert examine(paths) == []
+
+
+def test_a_fill_planned_before_a_reimport_is_refused(tmp_path, setup):
+    """A fill that read the model before an import replaced it (and took its hold only after)
+    refuses, before the store changes, rather than mixing the two."""
+    suite, _, _, new, _ = setup
+    store, paths = copy_of(setup, tmp_path)
+    stale = imported_models(paths)[MODEL]
+    again(setup, store, new)
+    before = digest(store)
+    tasks = resolve_suite(str(suite), paths)
+    with pytest.raises(GenebError, match=f"^model {MODEL}: its embeddings were imported again "
+                                         "after this run read the store; run it again$"):
+        run_fill(paths, tasks, [stale], list(tasks.tasks), ["full"], FillOptions(),
+                 lambda event: None)
+    assert digest(store) == before
