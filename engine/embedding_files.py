@@ -10,12 +10,16 @@ floating-point numbers per file.
 
 Float16, bfloat16, float32 and float64 are read; the store keeps float32 (what every encoder
 stores). A file of another kind (a pickle, integers, text, nulls, more or fewer than two
-dimensions) is one `GenebError` naming the file and what it holds; a pickle is never loaded.
+dimensions) is one `GenebError` naming the file and what it holds; a pickle is never loaded. A
+`.npy` or `.npz` that does not begin as one is told by its first bytes, and only a regular file
+is opened (`not_a_file`: a named pipe would block its reader).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import struct
 from pathlib import Path
 
@@ -38,9 +42,29 @@ class BadFile(ValueError):
     """What is wrong with one file, in words (the caller names the file)."""
 
 
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why `path` is not read, when it is not a regular file (told from its status, never by
+    opening it); None when it is one."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
+    return f"is {kind}, not a file of embeddings; it is not opened"
+
+
 def read_embeddings(path: Path) -> np.ndarray:
     """The (rows, width) floating-point array of `path`, by its suffix (`FORMATS`); BadFile
     saying what is wrong."""
+    if problem := not_a_file(path):
+        raise BadFile(problem)
     reader = {"npy": _npy, "npz": _npz, "parquet": _parquet,
               "safetensors": _safetensors}[FORMATS[path.suffix]]
     try:
@@ -58,7 +82,28 @@ def read_embeddings(path: Path) -> np.ndarray:
     return array
 
 
+_NPY = b"\x93NUMPY"                    # how a .npy file begins
+_ZIP = (b"PK\x03\x04", b"PK\x05\x06")   # how a zip archive (an .npz) begins
+_BEGINNINGS = ((_NPY, "a .npy file; name it with the suffix .npy"),
+               *((z, "a zip archive (an .npz?); name it with the suffix .npz") for z in _ZIP),
+               (b"\x80", "a pickle, which is never loaded (it can run code)"))
+
+
+def _starts(path: Path, kind: str, expected: tuple[bytes, ...]) -> None:
+    """BadFile saying what `path` is when it does not begin as a `kind` file does."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head.startswith(expected):
+        return
+    for start, what in _BEGINNINGS:
+        if head.startswith(start):
+            raise BadFile(f"is not a {kind} file: it is {what}")
+    why = "it does not begin as one" if head else "it is empty"
+    raise BadFile(f"is not a {kind} file ({why})")
+
+
 def _npy(path: Path) -> np.ndarray:
+    _starts(path, ".npy", (_NPY,))
     try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError as exc:
@@ -81,6 +126,7 @@ def _one(names: list[str], kind: str) -> str:
 
 
 def _npz(path: Path) -> np.ndarray:
+    _starts(path, ".npz", _ZIP)
     with np.load(path, allow_pickle=False) as archive:
         name = _one(list(archive.files), "array")
         try:

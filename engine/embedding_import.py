@@ -9,22 +9,34 @@ order the task file lists them (the rows `fill` reads: those it skips do not cou
 width. Every problem is found before anything is written and reported together, one line
 each (`store.csv_in.RowProblems`): a task the suite lacks, a missing split, a file of another
 format or that cannot be read, a row count that is not the split's, a width that is not the
-others', a NaN or an infinity. Then, under the store lock (shared) and each pair's lock, every
+others', a value that is not a finite number once stored as float32 (NaN, an infinity, a
+float64 beyond float32's range), a symbolic link that leaves DIR (one within DIR is followed),
+a split that is not a regular file (a named pipe, a socket, a device: refused unopened). A
+hidden folder of DIR (its name starts with '.') is not read, and a warning names it.
+
+Then, under the store lock (shared) and the model's import locks (`store.locks`: no other
+import of it and no `fill` of it runs meanwhile; the one that comes second refuses), every
 split is stored as float32 with the identity `fill` expects (`engine.pairs.embeddings_identity`:
 model revision the import's, `store.embedding_imports.revision_of`) and its source (the file,
-its format, sha256 and dtype); the model's splits of an earlier import that this one lacks are
-removed; the import's record (`store.embedding_imports`) and the model's catalog row (encoder
-`imported`, `store.tables.catalogs.imported_models`) are written last.
+its format, sha256 and dtype) in a folder of the new revision's own
+(`store.embedding_imports.splits_folder`), reusing the splits an interrupted import of the same
+files finished there. Replacing the import's record (`import.json`) is the switch, one atomic
+rename: until then readers see the old import whole, after it the new one. The model's catalog
+row (encoder `imported`, `store.tables.catalogs.imported_models`) follows, and the folders of
+other imports of the model (the old one, one a kill interrupted) are removed.
 
-`check_imported` is `fill`'s side: a run that needs a split the import did not store is refused
-before the store changes.
+`check_imported` is `fill`'s side: a run that needs a split the import did not store, or whose
+import record cannot be read, is refused before the store changes.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
+import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +45,7 @@ import numpy as np
 
 from engine import __version__
 from engine.data import SPLITS
-from engine.embedding_files import FORMATS, BadFile, read_embeddings
+from engine.embedding_files import FORMATS, BadFile, not_a_file, read_embeddings
 from engine.encoders.imported import KIND, build
 from engine.pairs import embeddings_identity
 from engine.planner import PairWork
@@ -42,18 +54,22 @@ from store.catalog import RECIPE_DEFAULTS, ModelMeta
 from store.csv_in import RowProblems
 from store.did_you_mean import suggestions
 from store.embedding_imports import (
+    SPLITS_FOLDER,
     EmbeddingImport,
     ImportedFile,
     SubmittedFile,
     read_import,
+    submission_problem,
     write_import,
 )
-from store.embeddings import CHUNK_ROWS, EmbeddingStore
+from store.embeddings import CHUNK_ROWS, EmbeddingStore, non_finite
+from store.failpoints import reach
 from store.folders import named_folder
-from store.locks import StoreSession, pair_lock
+from store.locks import StoreSession, embeddings_use, import_lock, try_acquire
 from store.official.formats import Submission, read_official_file
 from store.official.submission import catalog_entry
 from store.paths import StorePaths
+from store.sweep import sweep
 from store.tables.catalogs import (
     catalog_models,
     models_frame,
@@ -103,8 +119,8 @@ def _sha256(path: Path) -> str:
 
 
 def _read(split: _Split, problems: list[str]) -> np.ndarray | None:
-    """The split's array when it is one the store can take (rows, finite values); else None,
-    what is wrong appended to `problems`."""
+    """The split's array when it is one the store can take (rows, finite values as stored);
+    else None, what is wrong appended to `problems`."""
     try:
         array = read_embeddings(split.path)
     except BadFile as exc:
@@ -116,20 +132,71 @@ def _read(split: _Split, problems: list[str]) -> np.ndarray | None:
                         f"task {split.task} has {n} sequences (one row per sequence, in the "
                         "order of the task file)")
         return None
-    finite = np.isfinite(array).all(axis=1)
-    if not finite.all():
-        problems.append(f"{split.path}: row {int(np.flatnonzero(~finite)[0])} holds NaN or "
-                        f"an infinity ({int((~finite).sum())} such rows)")
+    if problem := _values_problem(array):
+        problems.append(f"{split.path}: {problem}")
         return None
     return array
 
 
-def _files(folder: Path, suite: Suite, problems: list[str]) -> dict[str, dict[str, Path]]:
-    """Task id -> split -> its file, as the folder lays them out (`LAYOUT`)."""
+def _as_stored(block: np.ndarray) -> np.ndarray:
+    """`block` as the store keeps it (float32: a float64 beyond its range becomes an
+    infinity)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(block, dtype=np.float32)
+
+
+def _values_problem(array: np.ndarray) -> str | None:
+    """Where `array` holds a value that is not a finite number once stored as float32, in
+    words (row and column counted from 1, as the row of the split's sequence); None when
+    every value is one."""
+    first, rows = None, 0
+    for start in range(0, len(array), _BLOCK):
+        block = np.asarray(array[start:start + _BLOCK])
+        found = non_finite(_as_stored(block))
+        if found is None:
+            continue
+        row, column, count = found
+        first = first or (start + row, column, float(block[row, column]))
+        rows += count
+    if first is None:
+        return None
+    row, column, value = first
+    what = ("not a finite number" if not np.isfinite(value) else
+            f"beyond the range of float32, which the store keeps (at most "
+            f"{float(np.finfo(np.float32).max):.8g} in magnitude)")
+    more = f" ({rows} rows hold such values)" if rows > 1 else ""
+    return f"row {row + 1}, column {column + 1} holds {value}, {what}{more}"
+
+
+def _outside(path: Path, root: Path) -> str | None:
+    """Why `path` (in DIR, `root` resolved) is not read when it is a symbolic link that
+    leaves DIR, or leads nowhere; None otherwise (a link within DIR is followed)."""
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return (f"a symbolic link to {os.readlink(path)}, which does not exist"
+                if path.is_symlink() else None)
+    if target.is_relative_to(root):
+        return None
+    return (f"a symbolic link to {target}, outside DIR; the import reads only what DIR "
+            "holds (copy the file into DIR, or link to one inside it)")
+
+
+def _files(folder: Path, suite: Suite, problems: list[str],
+           on_warning: Callable[[str], None]) -> dict[str, dict[str, Path]]:
+    """Task id -> split -> its file, as the folder lays them out (`LAYOUT`). A hidden folder
+    (its name starts with '.') is not read, and said; a link that leaves DIR, a file that is
+    not a regular file (a named pipe, a socket, a device) are refused unopened."""
     known = [t.task_id for t in suite.tasks]
     found: dict[str, dict[str, Path]] = {}
     for path in sorted(folder.iterdir()):
         if path.name.startswith("."):
+            if path.is_dir():
+                on_warning(f"{path}: not read: a hidden folder (its name starts with '.'); a "
+                           "task's folder is named by its task id")
+            continue
+        if problem := _outside(path, folder):
+            problems.append(f"{path}: {problem}")
             continue
         if not path.is_dir():
             if path.suffix in FORMATS:
@@ -142,7 +209,7 @@ def _files(folder: Path, suite: Suite, problems: list[str]) -> dict[str, dict[st
                             f"`geneb-engine tasks --suite {suite.name}` lists them")
             continue
         splits = found.setdefault(path.name, {})
-        unread: set[str] = set()      # splits whose file is of a format not read here
+        unread: set[str] = set()      # splits whose file is refused before it is read
         for file in sorted(p for p in path.iterdir() if not p.name.startswith(".")):
             if file.stem not in SPLITS:
                 if file.suffix in FORMATS:
@@ -154,6 +221,9 @@ def _files(folder: Path, suite: Suite, problems: list[str]) -> dict[str, dict[st
                 problems.append(f"{file}: {file.suffix or 'no suffix'} is not a format read "
                                 f"here; save it as one of {', '.join(FORMATS)} (a pickle is "
                                 "never loaded)")
+            elif problem := _outside(file, folder) or not_a_file(file):
+                unread.add(file.stem)
+                problems.append(f"{file}: {problem}")
             elif file.stem in splits:
                 problems.append(f"{path}: two {file.stem} files ({splits[file.stem].name}, "
                                 f"{file.name}); keep one")
@@ -213,7 +283,7 @@ def prepare(paths: StorePaths, model_id: str, folder: str, suite: Suite,
     doc, submitted, data = _submission(submission, model_id) if submission else (None,) * 3
     entry = _entry(paths, model_id, doc)
     problems: list[str] = []
-    found = _files(root, suite, problems)
+    found = _files(root, suite, problems, on_warning)
     splits: list[_Split] = []
     read_errors: list[GenebError] = []
     for task_id, files in found.items():
@@ -257,36 +327,87 @@ def store_import(paths: StorePaths, prepared: Prepared) -> bool:
     """Store a prepared import (see the module); False when the store held it already (the
     same files from the same folder, the same submission), then nothing is written."""
     model, record = prepared.model, prepared.record
-    embeddings = EmbeddingStore(paths)
+    model_id = model.model_id
     encoder = build(model)
-    old = read_import(paths, model.model_id)
-    row = read_catalog(paths, "models").filter(model_id=model.model_id)
-    same = (old is not None and (old.revision, old.submission, old.folder)
-            == (record.revision, record.submission, record.folder)
-            and row.select(models_frame([model]).columns).equals(models_frame([model])))
-    with StoreSession(paths):
+    with StoreSession(paths) as session, _importing(paths, model_id):
+        sweep(paths, session)       # what a killed writer left, an import's included
+        try:
+            old = read_import(paths, model_id)
+        except GenebError:      # a record that cannot be read: this import replaces it
+            old = None
+        embeddings = EmbeddingStore(paths, {model_id: record.embeddings})
+        written = False
         for split in prepared.splits:
             expect = {**embeddings_identity(model, encoder, split.data_hash),
                       "source": {"file": str(split.path), "format": FORMATS[split.path.suffix],
                                  "sha256": split.sha256, "dtype": split.dtype}}
-            if embeddings.stored(model.model_id, split.task, split.name, split.data_hash,
-                                 encoder.revision, expect):
-                continue
-            same = False
-            with pair_lock(paths, model.model_id, split.task):
+            if not embeddings.stored(model_id, split.task, split.name, split.data_hash,
+                                     encoder.revision, expect):
                 _store_split(embeddings, split, expect)
-        kept = {(path_part(s.task), s.name) for s in prepared.splits}
-        for entry in embeddings.splits():       # an earlier import's that this one lacks
-            if entry.model_dir == path_part(model.model_id) and \
-                    (entry.task_dir, entry.split) not in kept:
-                with pair_lock(paths, model.model_id, entry.task_dir):  # path_part: the same
-                    embeddings.drop(entry.path)
-                same = False
-        if same:
-            return False
-        write_import(paths, record, prepared.submission)
-        register_models(paths, [model], {model.model_id: record.revision})
-    return True
+                written = True
+        row = read_catalog(paths, "models").filter(model_id=model_id)
+        same = (not written and old is not None
+                and (old.embeddings, old.submission, old.folder)
+                == (record.embeddings, record.submission, record.folder)
+                and submission_problem(paths, old) is None
+                and row.select(models_frame([model]).columns).equals(models_frame([model])))
+        if not same:
+            write_import(paths, record, prepared.submission)   # the switch
+            reach("import-switched")
+            register_models(paths, [model], {model_id: record.revision})
+        dropped = _drop_other_imports(embeddings, model_id, record.embeddings)
+    return not same or bool(dropped)
+
+
+def _drop_other_imports(embeddings: EmbeddingStore, model_id: str, kept: str) -> list[str]:
+    """Remove the folders of `model_id`'s splits other than `kept` (the import its record
+    names): earlier imports', an interrupted one's, the model's own folder of a record written
+    before imports were atomic; the names removed."""
+    base = path_part(model_id)
+
+    def of_model(name: str) -> bool:
+        match = SPLITS_FOLDER.match(name)
+        return name == base or (match is not None and match["model"] == base)
+
+    gone = [p.name for p in sorted(embeddings.root.glob(f"{glob.escape(base)}*"))
+            if p.name != kept and of_model(p.name)]
+    for name in gone:
+        embeddings.drop_folder(name)
+        reach("import-dropped")
+    return gone
+
+
+@contextmanager
+def _importing(paths: StorePaths, model_id: str) -> Iterator[None]:
+    """An import's hold on the model (`store.locks`: its import lock, and its use lock
+    exclusively); a GenebError naming the other run when another import of it or a fill of
+    it runs."""
+    lock = import_lock(paths, model_id)
+    if not try_acquire(lock):
+        raise GenebError(f"MODEL {model_id}: another `geneb-engine import-embeddings` of it is "
+                         "running; run this one when it has finished")
+    try:
+        with embeddings_use(paths, model_id, exclusive=True) as held:
+            if not held:
+                raise GenebError(f"MODEL {model_id}: a `geneb-engine fill` of it is probing its "
+                                 "imported embeddings; import them when it has finished")
+            yield
+    finally:
+        lock.release()
+
+
+@contextmanager
+def imports_unchanged(paths: StorePaths, models: Iterable[ModelMeta]) -> Iterator[None]:
+    """A `fill`'s hold on the imported embeddings among `models` (`store.locks`: each one's
+    use lock, shared), so that no import replaces them while it runs; a GenebError naming
+    the import when one of them is being imported."""
+    with ExitStack() as held:
+        for m in models:
+            if KINDS[m.encoder].imported and not held.enter_context(
+                    embeddings_use(paths, m.model_id, exclusive=False)):
+                raise GenebError(f"model {m.model_id}: `geneb-engine import-embeddings` is "
+                                 "importing its embeddings now; run fill when it has finished")
+        yield
 
 
 def _store_split(embeddings: EmbeddingStore, split: _Split, expect: dict) -> None:
@@ -305,21 +426,32 @@ def _store_split(embeddings: EmbeddingStore, split: _Split, expect: dict) -> Non
 def check_imported(paths: StorePaths, work: Iterable[PairWork],
                    hashes: Mapping[str, str]) -> None:
     """Every split the planned pairs of imported models need is stored by their import, on
-    the data the run reads (`hashes`: task -> data hash); else one GenebError per model
-    naming the tasks that lack one, before the store changes."""
+    the data the run reads (`hashes`: task -> data hash), and the import is the one the run
+    planned with; else one GenebError per model (naming a record that cannot be read, or the
+    tasks that lack a split), before the store changes."""
     embeddings = EmbeddingStore(paths)
     lacking: dict[str, list[str]] = {}
+    records: dict[str, EmbeddingImport | None] = {}
     for w in work:
         if not KINDS[w.model.encoder].imported:
             continue
+        model = w.model.model_id
+        if model not in records:    # read_import: a GenebError naming a damaged record
+            records[model] = record = read_import(paths, model)
+            if record is not None and record.revision != w.model.revision:
+                raise GenebError(f"model {model}: its embeddings were imported again after "
+                                 "this run read the store; run it again")
+        record = records[model]
         data_hash = hashes[w.task.task_id]
         expect = embeddings_identity(w.model, build(w.model), data_hash)
-        if not all(embeddings.stored(w.model.model_id, w.task.task_id, name, data_hash,
-                                     expect["model_revision"], expect) for name in SPLITS):
-            lacking.setdefault(w.model.model_id, []).append(w.task.task_id)
+        if record is None or not all(
+                embeddings.stored(model, w.task.task_id, name, data_hash,
+                                  expect["model_revision"], expect) for name in SPLITS):
+            lacking.setdefault(model, []).append(w.task.task_id)
     for model, tasks in lacking.items():
         shown = ", ".join(tasks[:5]) + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else "")
         raise GenebError(f"model {model}: its imported embeddings hold no {shown} on the data "
                          f"this run reads; import them (`geneb-engine import-embeddings {model} "
                          "DIR`, with the --suite of this run), or leave those tasks out "
                          "(--tasks)")
+

@@ -14,7 +14,8 @@ The local executor (`_PairRunner`) probes inline (`jobs=1`) or in worker process
 with their parent (`jobs>1`) while the main process embeds the next pair; with
 `FillOptions.cluster` the Ray executor (`engine.cluster`) runs the same steps
 (`engine.pairs`) on a cluster. At the end the touched partitions are compacted and old files
-vacuumed, here and only here.
+vacuumed, here and only here. Imported embeddings are held for the whole run
+(`engine.embedding_import.imports_unchanged`): no import of them runs beside it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from filelock import FileLock
 from engine.cluster import ClusterOptions
 from engine.cluster.executor import RayExecutor
 from engine.data import TaskData
-from engine.embedding_import import check_imported
+from engine.embedding_import import check_imported, imports_unchanged
 from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.encoders.pins import record as record_trust
 from engine.encoders.pins import trusted_commits
@@ -135,6 +136,13 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
     `warning`, `plan`, one `cell` per planned cell (`computed` False when another process
     computed it meanwhile) and, from the caller, `done`. `watch` sees each task and the plan
     (the ETA)."""
+    with imports_unchanged(paths, models):    # no import replaces them while it runs
+        return _run_fill(paths, suite, models, tasks, regimes, options, on_event, watch)
+
+
+def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: list[TaskMeta],
+              regimes: list[str], options: FillOptions, on_event: Event,
+              watch: Watch | None) -> Plan:
     checks = validate_tasks(suite, tasks, on_event, watch.see if watch else None)
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)

@@ -13,6 +13,7 @@ from threadpoolctl import threadpool_limits
 
 from engine import __version__
 from engine.data import TaskData
+from engine.encoders.imported import not_stored
 from engine.planner import PairWork
 from engine.probes import PROBE_THREADS, probe_rows
 from engine.suites import Suite
@@ -23,6 +24,7 @@ from store.tables.catalogs import register_models
 from store.tables.pair_commit import append_pair, done_in_table
 from store.tables.predictions import prediction_rows
 from store.tables.telemetry import record_runs, run_row
+from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS
 from store.vocab.protocol import Protocol, seed_counts
@@ -48,6 +50,9 @@ def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, 
     for name in ("train", "test"):
         if embeddings.load(model.model_id, data.task_id, name, expect) is not None:
             continue
+        if KINDS[model.encoder].imported:     # nothing to embed with: refused, nothing written
+            path = embeddings.split_path(model.model_id, data.task_id, name)
+            raise not_stored(model.model_id, path, embeddings.inspect(path))
         split = getattr(data, name)
         writer = embeddings.writer(model.model_id, data.task_id, name, split.labels, expect)
         start = time.perf_counter()

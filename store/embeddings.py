@@ -1,5 +1,8 @@
 """Embeddings in Zarr v3: `<store>/embeddings.zarr/<model>/<task>/<split>` (`train`, `test`;
-the folders are `store.tables.schema.path_part` of the ids).
+the folders are `store.tables.schema.path_part` of the ids). A model whose embeddings were
+imported keeps them in the folder its import record names instead of `<model>`
+(`store.embedding_imports`: `<model>@<revision>`, one per import, so that an import switches
+atomically); `EmbeddingStore.model_folder` says which.
 
 Each split is a self-contained Zarr v3 group holding `embeddings` (n × d, float32 by default,
 fill value NaN), `labels` (n, int64) and `done` (n, one flag per row), all in chunks of 1,024
@@ -21,6 +24,8 @@ Guarantees:
   check, so they are recomputed and replaced.
 - A damaged or incompatible partial is removed and rebuilt by the next writer, so no crash
   can wedge a (model, task) pair.
+- Every value is a finite number: a split holding NaN or an infinity does not verify, and a
+  writer refuses to finish one (`NotFinite`).
 
 `EmbeddingStore.splits`, `inspect` and `drop` serve maintenance: list what is on disk, say in
 one line what is wrong with a split, remove it. Nothing here imports torch or a UI.
@@ -43,6 +48,7 @@ import numpy as np
 import zarr
 
 from store.atomic import TEMP_NAME, fsync_dir, temp_path, write_text_atomic
+from store.embedding_imports import read_import
 from store.failpoints import reach
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
@@ -61,10 +67,15 @@ class _Corrupt(Exception):
     """Why a split cannot be used, in one line."""
 
 
+class NotFinite(GenebError):
+    """A split's rows hold NaN or an infinity (`SplitWriter.finish` refuses to store them)."""
+
+
 @dataclass(frozen=True)
 class SplitCheck:
     state: str    # "complete", "partial" or "corrupt"
     reason: str
+    resumable: bool = False    # a partial whose written rows the next writer keeps
 
 
 @dataclass(frozen=True)
@@ -189,7 +200,28 @@ def _verified(path: Path, group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
     if not done.all():
         raise _Corrupt(f"{int((~done).sum())} row(s) not done")
     _compare(attrs["checksums"], X, y)
+    if problem := not_finite(X):
+        raise _Corrupt(problem)
     return X, y
+
+
+def non_finite(X: np.ndarray) -> tuple[int, int, int] | None:
+    """(row, column) of the first value of `X` that is not a finite number, and how many rows
+    hold one (counted from 0); None when every value is one."""
+    bad = ~np.isfinite(X)
+    rows = np.flatnonzero(bad.any(axis=1))
+    if rows.size == 0:
+        return None
+    return int(rows[0]), int(np.flatnonzero(bad[rows[0]])[0]), int(rows.size)
+
+
+def not_finite(X: np.ndarray) -> str | None:
+    """`non_finite` in words (rows and columns counted from 1)."""
+    if (found := non_finite(X)) is None:
+        return None
+    row, column, rows = found
+    more = f" ({rows} rows hold such values)" if rows > 1 else ""
+    return f"row {row + 1}, column {column + 1} holds {X[row, column]}, not a finite number{more}"
 
 
 def _remove(path: Path) -> None:
@@ -270,6 +302,9 @@ class SplitWriter:
             if problem := _chunk_problem(self._group[name], self.path / name, name):
                 raise RuntimeError(f"{self.path}: {problem}")
         X, y = self._emb[:], self._group["labels"][:]
+        if problem := not_finite(X):
+            _remove(self.path)
+            raise NotFinite(f"{self.final}: {problem}; nothing of it is stored")
         self._group.attrs.update({
             **self._expect, "shape": list(X.shape),
             "n_truncated": int(stats.get("n_truncated", 0)),
@@ -326,13 +361,29 @@ def _create(path: Path, final: Path, labels: np.ndarray, expect: dict) -> SplitW
 
 
 class EmbeddingStore:
-    def __init__(self, paths: StorePaths):
-        self.root = paths.embeddings
+    def __init__(self, paths: StorePaths, folders: dict[str, str] | None = None):
+        """`folders`: model id -> the folder its splits are read from and written to here,
+        in place of `model_folder`'s (an import writes its new revision's so)."""
+        self.root, self.paths = paths.embeddings, paths
+        self._folders = dict(folders or {})
+
+    def model_folder(self, model: str) -> str:
+        """The folder of `model`'s splits: the one its import record names when its
+        embeddings were imported (`store.embedding_imports`), else `path_part(model)`; a
+        record that cannot be read names none (its model's splits read as missing, and
+        `doctor` says why)."""
+        if model not in self._folders:
+            try:
+                record = read_import(self.paths, model)
+            except GenebError:
+                record = None
+            self._folders[model] = record.embeddings if record else path_part(model)
+        return self._folders[model]
 
     def split_path(self, model: str, task: str, split: str) -> Path:
         if not _SPLIT_NAME.match(split):
             raise ValueError(f"split name {split!r}: letters, digits, '_' and '-' only")
-        return self.root / path_part(model) / path_part(task) / split
+        return self.root / self.model_folder(model) / path_part(task) / split
 
     def load(self, model: str, task: str, split: str,
              expect: dict) -> tuple[np.ndarray, np.ndarray] | None:
@@ -412,16 +463,28 @@ class EmbeddingStore:
             raise GenebError(f"{path} is not a split of the embedding store {self.root}")
         _remove(path)
 
+    def drop_folder(self, name: str) -> None:
+        """Remove a model's folder `name` whole: renamed aside first, so that a kill while it
+        is removed leaves a temporary name for the next writer to sweep (`store.sweep`)."""
+        path = self.root / name
+        if path.parent != self.root or not name or name.startswith("."):
+            raise GenebError(f"{path} is not a model folder of the embedding store {self.root}")
+        if not os.path.lexists(path):
+            return
+        aside = temp_path(path)
+        os.rename(path, aside)
+        fsync_dir(self.root)
+        _remove(aside)
+
 
 def _inspect_partial(path: Path) -> SplitCheck:
     try:
         _open_group(path)
         done = _open_array(path, "done")[:]
         written = int(done.sum()) if (path / "embeddings").is_dir() else 0
-        return SplitCheck("partial", f"{written} of {done.size} rows written; the next fill "
-                                     "resumes it")
+        return SplitCheck("partial", f"{written} of {done.size} rows written", resumable=True)
     except _Corrupt as e:
         why = str(e)
     except Exception as e:
         why = _describe(e)
-    return SplitCheck("partial", f"{why}; the next fill rebuilds it")
+    return SplitCheck("partial", why)

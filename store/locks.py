@@ -10,6 +10,10 @@
   temporary file and finish interrupted work (`store.sweep`).
 - **maintenance locks** (`locks/compact.lock`, `locks/catalog.lock`): one compaction at a time;
   catalog updates are read-modify-write and take turns.
+- **import locks** (`locks/imports/<model>.lock` and `<model>.use.lock`): one
+  `import-embeddings` of a model at a time (`import_lock`), and never beside a `fill` of it:
+  every `fill` of imported embeddings holds the use lock shared for its whole run, an import
+  exclusively (`embeddings_use`); neither waits: the one that comes second refuses.
 
 All are `flock(2)` locks (the `filelock` package for the named locks): the kernel releases them
 when the holder dies, even by SIGKILL, so a crash never leaves a stale lock. On NFS v4 Linux
@@ -54,6 +58,30 @@ def commit_lock(paths: StorePaths, model: str, task: str) -> FileLock:
 
 def named_lock(paths: StorePaths, name: str) -> FileLock:
     return FileLock(_lock_file(paths.locks / f"{name}.lock"), poll_interval=POLL_S)
+
+
+def import_lock(paths: StorePaths, model: str) -> FileLock:
+    """Held by an import of `model`'s embeddings for its whole run."""
+    return FileLock(_lock_file(paths.locks / "imports" / f"{path_part(model)}.lock"),
+                    poll_interval=POLL_S)
+
+
+@contextmanager
+def embeddings_use(paths: StorePaths, model: str, *, exclusive: bool) -> Iterator[bool]:
+    """Take the use lock of `model`'s imported embeddings (see the module) shared or
+    `exclusive`, without waiting; yields whether it is held (False: the other kind holds
+    it, and nothing is taken)."""
+    path = _lock_file(paths.locks / "imports" / f"{path_part(model)}.use.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)    # releases the lock
 
 
 def try_acquire(lock: FileLock) -> bool:

@@ -13,14 +13,19 @@ def register(sub, common) -> None:
     p = sub.add_parser(
         "doctor", parents=[common], help="check the store and repair it",
         description="Check the results table (its log and every data file), every embedding "
-                    "split (completeness, checksums), the catalogs and temporary files: one "
-                    "line per problem and what --repair does about it. Exit 1 when a problem "
-                    "is found (or, with --repair, remains).")
+                    "split (completeness, checksums, finite values), the imported embeddings "
+                    "(their records, splits and submission copies), the catalogs (the audit's "
+                    "too) and temporary files: one line per problem and what --repair does "
+                    "about it, or the command that fixes it where --repair cannot. Exit 1 when "
+                    "a problem is found (or, with --repair, remains).")
     p.add_argument("--repair", action="store_true",
-                   help="repair every problem: broken files leave the table (kept in "
+                   help="repair every problem it can: broken files leave the table (kept in "
                         "<store>/aside/), a damaged log goes back to its last good version, "
-                        "incomplete splits are dropped, catalogs rebuilt, stale temporary "
-                        "files removed; refused while another process writes to the store")
+                        "incomplete splits are dropped, an unreadable import record is kept "
+                        "aside with its splits, splits of an interrupted import removed, "
+                        "catalogs rebuilt (an unreadable audit table removed: `audit` measures "
+                        "again), stale temporary files removed; refused while another process "
+                        "writes to the store")
     p.set_defaults(handler=run, changes_store=True)   # engine.cli: store_changed
 
 

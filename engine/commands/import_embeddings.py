@@ -26,10 +26,13 @@ def register(sub, common) -> None:
                     f"order of the suite's task file, <ext> one of "
                     f"{', '.join(f.lstrip('.') for f in FORMATS)} (read as data: a pickle is "
                     "never loaded). Every file is checked against the suite's task files "
-                    "first (row counts, one width, finite values); every problem is one line "
-                    "and nothing is stored unless all pass. Then `geneb-engine fill --models "
-                    "MODEL` probes them like any model's, embedding nothing. Importing again "
-                    "replaces the model's embeddings.")
+                    "first (row counts, one width, values finite once stored as float32; "
+                    "regular files only, links within DIR only); every problem is one line "
+                    "and nothing is stored unless all pass; a hidden folder of DIR is not "
+                    "read, and named. Then `geneb-engine fill --models MODEL` probes them like "
+                    "any model's, embedding nothing. Importing again replaces the model's "
+                    "embeddings in one step (a kill leaves the old or the new ones); an import "
+                    "and a fill of one model never run together.")
     p.add_argument("model", metavar="MODEL",
                    help="the model id its results get (a new id, or one imported before)")
     p.add_argument("folder", metavar="DIR", help="the folder of the embeddings")

@@ -2,7 +2,8 @@
 
 Every encoder has `settings` (JSON-able, recorded with the embeddings and part of their
 identity), `revision` (the model revision, or None) and `encode_into(sequences, writer)`, which
-writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncated`).
+writes the rows `writer.pending()` names and returns statistics (e.g. `n_truncated`); an
+imported model's has none: it embeds nothing (`engine.pairs.embed_pair`).
 
 The kinds a catalog entry may name are plain data (`store.vocab.encoder_kinds.KINDS`); here they get
 the engine's side: `preflight`, every check that needs no weights (run once per model before

@@ -2,20 +2,21 @@
 it embeds nothing. Its revision is the import's (`store.embedding_imports.revision_of`, the
 entry's `revision` in the store's model catalog), so `fill` reuses the splits that import
 stored and probes them; `engine.embedding_import.check_imported` refuses, before the store
-changes, a run that needs a split the import did not store.
+changes, a run that needs a split the import did not store, and `not_stored` a run that meets
+one that no longer verifies (`engine.pairs.embed_pair`), before anything is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
     from store.catalog import ModelMeta
-    from store.embeddings import SplitWriter
+    from store.embeddings import SplitCheck
 
 KIND = "imported"
 SETTINGS = {"encoder": KIND}
@@ -34,10 +35,13 @@ class ImportedEncoder:
     def settings(self) -> dict:
         return dict(SETTINGS)
 
-    def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict:
-        """Reached only when an imported split went missing or was damaged after `fill`
-        checked it: the split cannot be computed here."""
-        raise GenebError(f"model {self.model_id}: its embeddings are imported and "
-                         f"{writer.final.parent.name}/{writer.final.name} no longer verifies "
-                         f"in the store; import them again (`geneb-engine import-embeddings "
-                         f"{self.model_id} DIR`)")
+
+def not_stored(model_id: str, path: Path, check: SplitCheck) -> GenebError:
+    """The refusal of a run that needs the imported split at `path`, which no longer verifies
+    (`check`: what `store.embeddings.EmbeddingStore.inspect` found): it cannot be computed
+    here."""
+    why = (check.reason if check.state != "complete" else
+           "it holds other embeddings than the import the run planned with")
+    return GenebError(f"model {model_id}: its embeddings are imported and "
+                      f"{path.parent.name}/{path.name} does not verify in the store ({why}); "
+                      f"import them again (`geneb-engine import-embeddings {model_id} DIR`)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from store.compare_cells import compare_cells, store_cells, submission_cells
 from store.db import Snapshot
-from store.embedding_imports import read_import, submission_copy
+from store.embedding_imports import read_import, submission_copy, submission_problem
 from store.official.formats import Submission, read_official_file
 from store.vocab.protocol import GENEB_V1
 from store.vocab.sources import LOCAL
@@ -39,6 +39,8 @@ def verified_problem(snap: Snapshot, model_id: str, source: str) -> str | None:
     if record.submission is None:
         return (f"the embeddings of {model_id} were imported without the submission they came "
                 f"with; import them again with --submission FILE")
+    if problem := submission_problem(paths, record):
+        return f"{problem}; import the embeddings again with --submission FILE"
     revisions = snap.query(
         "SELECT model_revision, count(*) AS n FROM results WHERE model = ? AND source = ? "
         "AND protocol_hash = ? GROUP BY ALL", [model_id, LOCAL, GENEB_V1.hash])

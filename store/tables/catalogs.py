@@ -7,7 +7,7 @@ revision), written by every command that writes results and read by every reader
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, asdict, astuple, fields
+from dataclasses import MISSING, asdict, astuple, fields, replace
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -29,6 +29,7 @@ from store.catalog import (
 from store.cells import revision_text
 from store.damage import REPAIR, note
 from store.domains import domain
+from store.embedding_imports import read_import
 from store.failpoints import reach
 from store.locks import named_lock
 from store.manifest import materialised_suite_tasks
@@ -203,8 +204,18 @@ def path_models(paths: StorePaths) -> dict[str, ModelMeta]:
 def imported_models(paths: StorePaths) -> dict[str, ModelMeta]:
     """The models whose embeddings `geneb-engine import-embeddings` imported (the rows of
     `<store>/catalog/models.parquet` of encoder `imported`, which it records), by model id:
-    `--models ID` names them, and `fill` probes their stored embeddings."""
-    return catalog_models(paths, lambda row: row["encoder"] == "imported")
+    `--models ID` names them, and `fill` probes their stored embeddings. Each has its import
+    record's revision (`store.embedding_imports`: an import switches there first, the catalog
+    follows), the row's where the record cannot be read."""
+    found = catalog_models(paths, lambda row: row["encoder"] == "imported")
+    for model_id, meta in found.items():
+        try:
+            record = read_import(paths, model_id)
+        except GenebError:
+            continue
+        if record is not None and record.revision != meta.revision:
+            found[model_id] = replace(meta, revision=record.revision)
+    return found
 
 
 def catalog_models(paths: StorePaths, keep: Callable[[dict], bool]) -> dict[str, ModelMeta]:

@@ -11,7 +11,13 @@ as verified; one that the recomputation does not reproduce is refused, with the 
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from engine.cli import main
 from engine.data import read_flat_csv
+from engine.embedding_files import not_a_file
 from engine.probes.exact import probe_cell
 from store.catalog import geneb_v1_tasks, parse_model_entries
 from store.db import query
@@ -234,7 +241,56 @@ def _nan(folder: Path, arrays: dict) -> str:
     X = arrays["tri_task"]["train"].copy()
     X[7, 2] = np.nan
     np.save(folder / "tri_task" / "train.npy", X)
-    return "row 7 holds NaN or an infinity"
+    return "train.npy: row 8, column 3 holds nan, not a finite number"    # counted from 1
+
+
+def _beyond_float32(folder: Path, arrays: dict) -> str:
+    """Finite in the file's float64, an infinity once stored as float32."""
+    X = arrays["bin_task"]["train"].astype(np.float64)
+    X[4, 2] = 1e39
+    X[9, 0] = -4e38
+    np.save(folder / "bin_task" / "train.npy", X)
+    return ("train.npy: row 5, column 3 holds 1e+39, beyond the range of float32, which the "
+            "store keeps (at most 3.4028235e+38 in magnitude) (2 rows hold such values)")
+
+
+def _link_outside(folder: Path, arrays: dict) -> str:
+    (folder / "bin_task" / "test.npy").unlink()
+    (folder / "bin_task" / "test.npy").symlink_to("/etc/passwd")
+    return "test.npy: a symbolic link to /etc/passwd, outside DIR"
+
+
+def _task_link_outside(folder: Path, arrays: dict) -> str:
+    elsewhere = folder.parent / "elsewhere"
+    (folder / "tri_task").rename(elsewhere)
+    (folder / "tri_task").symlink_to(elsewhere)
+    return f"emb/tri_task: a symbolic link to {elsewhere}, outside DIR"
+
+
+def _link_to_text(folder: Path, arrays: dict) -> str:
+    """A link within DIR is followed; what it leads to is told by its first bytes."""
+    (folder / "notes.txt").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (folder / "bin_task" / "test.npy").unlink()
+    (folder / "bin_task" / "test.npy").symlink_to(folder / "notes.txt")
+    return "test.npy: is not a .npy file (it does not begin as one)"
+
+
+def _pickle_file(folder: Path, arrays: dict) -> str:
+    (folder / "bin_task" / "test.npy").write_bytes(pickle.dumps(arrays["bin_task"]["test"]))
+    return "test.npy: is not a .npy file: it is a pickle, which is never loaded"
+
+
+def _npz_named_npy(folder: Path, arrays: dict) -> str:
+    (folder / "bin_task" / "test.npy").unlink()
+    save(folder / "bin_task" / "test", arrays["bin_task"]["test"], "npz")
+    (folder / "bin_task" / "test.npz").rename(folder / "bin_task" / "test.npy")
+    return "test.npy: is not a .npy file: it is a zip archive (an .npz?)"
+
+
+def _fifo(folder: Path, arrays: dict) -> str:
+    (folder / "tri_task" / "test.npy").unlink()
+    os.mkfifo(folder / "tri_task" / "test.npy")
+    return "test.npy: is a named pipe (FIFO), not a file of embeddings; it is not opened"
 
 
 def _unknown_task(folder: Path, arrays: dict) -> str:
@@ -242,8 +298,37 @@ def _unknown_task(folder: Path, arrays: dict) -> str:
     return "has no task bin_tsk (did you mean bin_task?)"
 
 
+@contextmanager
+def no_reader_of_fifos(folder: Path) -> Iterator[list[Path]]:
+    """Watch every named pipe under `folder`: one that a reader opens (and would block on) is
+    opened for writing and closed at once, so the reader goes on (a regression fails, never
+    hangs); yields the pipes that were opened."""
+    opened: list[Path] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        fifos = [p for p in folder.rglob("*") if p.is_fifo()]
+        while not stop.wait(0.02):
+            for fifo in fifos:
+                try:
+                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:     # ENXIO: no reader has it open
+                    continue
+                opened.append(fifo)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield opened
+    finally:
+        stop.set()
+        watcher.join()
+
+
 @pytest.mark.parametrize("spoil", [_wrong_rows, _wrong_width, _missing_split, _pickled, _nan,
-                                   _unknown_task])
+                                   _unknown_task, _beyond_float32, _link_outside,
+                                   _task_link_outside, _link_to_text, _pickle_file,
+                                   _npz_named_npy, _fifo])
 def test_a_bad_folder_is_one_line_and_the_store_is_unchanged(tmp_path, suite, capsys, spoil):
     arrays = embeddings_of(suite)
     paths = resolve_store(tmp_path / "store")
@@ -251,10 +336,78 @@ def test_a_bad_folder_is_one_line_and_the_store_is_unchanged(tmp_path, suite, ca
        "--suite", str(suite), "--store", str(paths.root))
     folder = write_folder(tmp_path / "emb", arrays)
     message = spoil(folder, arrays)
-    for model in ("m", "other"):        # replacing an import, or a new one
-        err = refused(capsys, paths.root, "import-embeddings", model, str(folder), "--suite",
-                      str(suite), "--store", str(paths.root), names=(message,))
-        assert err.startswith("geneb-engine import-embeddings: ")
+    with no_reader_of_fifos(folder) as opened:
+        for model in ("m", "other"):        # replacing an import, or a new one
+            err = refused(capsys, paths.root, "import-embeddings", model, str(folder),
+                          "--suite", str(suite), "--store", str(paths.root), names=(message,))
+            assert err.startswith("geneb-engine import-embeddings: ")
+    assert opened == []
+
+
+def test_only_a_regular_file_is_opened(tmp_path):
+    """A socket, a device, a folder named like a split: told from their status, unopened."""
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "train.npy"))
+        assert not_a_file(tmp_path / "train.npy") == ("is a socket, not a file of embeddings; "
+                                                      "it is not opened")
+    assert not_a_file(Path("/dev/null")) == ("is a character device, not a file of embeddings; "
+                                             "it is not opened")
+    (tmp_path / "test.npy").mkdir()
+    assert not_a_file(tmp_path / "test.npy") == ("is a folder, not a file of embeddings; it is "
+                                                 "not opened")
+    np.save(tmp_path / "ok.npy", np.zeros((2, 2)))
+    assert not_a_file(tmp_path / "ok.npy") is None
+
+
+def test_every_problem_of_a_folder_is_told_at_once(tmp_path, suite, capsys):
+    arrays = embeddings_of(suite)
+    folder = write_folder(tmp_path / "emb", arrays)
+    messages = [spoil(folder, arrays) for spoil in (_beyond_float32, _fifo, _link_outside)]
+    store = tmp_path / "store"
+    with no_reader_of_fifos(folder) as opened:
+        refused(capsys, store, "import-embeddings", "m", str(folder), "--suite", str(suite),
+                "--store", str(store), lines=4,
+                names=(f"3 problems in {folder} (nothing imported), each to fix:", *messages))
+    assert opened == []
+    assert not store.exists()
+
+
+def test_a_folder_the_import_does_not_take_is_named(tmp_path, suite, capsys):
+    """Hidden folders are not read, and each is named in a warning; the rest is imported."""
+    arrays = embeddings_of(suite)
+    folder = write_folder(tmp_path / "emb", arrays)
+    for hidden in ("..x", ".bin_task"):
+        write_folder(folder / hidden, arrays)
+    rc, out, err = run(capsys, "import-embeddings", "m", str(folder), "--suite", str(suite),
+                       "--store", str(tmp_path / "store"))
+    assert rc == 0, err
+    said = " ".join(err.split())         # as printed, wrapped at the terminal's width
+    assert said == " ".join(f"warning: {folder / name}: not read: a hidden folder (its name "
+                            "starts with '.'); a task's folder is named by its task id"
+                            for name in ("..x", ".bin_task"))
+    assert "imported 4 splits of 2 tasks" in out
+
+
+def test_a_link_within_the_folder_is_followed(tmp_path, suite, capsys):
+    arrays = embeddings_of(suite)
+    folder = write_folder(tmp_path / "emb", arrays)
+    (folder / "bin_task" / "train.npy").rename(folder / "bin_task" / "train.npy.bak")
+    (folder / "bin_task" / "train.npy").symlink_to("train.npy.bak")     # relative, within DIR
+    (folder / ".versions").mkdir()
+    (folder / "tri_task").rename(folder / ".versions" / "tri_task")
+    (folder / "tri_task").symlink_to(folder / ".versions" / "tri_task")
+    os.mkfifo(folder / "a-pipe-beside")                  # not a task folder: never opened
+    paths = resolve_store(tmp_path / "store")
+    with no_reader_of_fifos(folder) as opened:
+        rc, out, err = run(capsys, "import-embeddings", "m", str(folder), "--suite",
+                           str(suite), "--store", str(paths.root))
+    assert rc == 0 and opened == [], err
+    assert " ".join(err.split()) == (f"warning: {folder / '.versions'}: not read: a hidden "
+                                     "folder (its name starts with '.'); a task's folder is "
+                                     "named by its task id")
+    for task, splits in arrays.items():
+        for name, X in splits.items():
+            np.testing.assert_array_equal(stored(paths, "m", task, name), X)
 
 
 def test_fill_refuses_tasks_the_import_lacks(tmp_path, suite, capsys):

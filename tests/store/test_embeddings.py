@@ -27,7 +27,7 @@ N, D = 2500, 6   # three chunks of rows, the last one partial
 def data(n: int = N, d: int = D, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)).astype(np.float32)
-    X[0, :3] = [-0.0, np.inf, np.float32(1e-42)]   # sign of zero, infinity, a subnormal
+    X[0, :3] = [-0.0, np.finfo(np.float32).max, np.float32(1e-42)]   # sign of zero, extremes
     return X, rng.integers(0, 3, n)
 
 
@@ -192,7 +192,7 @@ def test_partial_left_behind_is_invisible_then_resumed(store):
     [entry] = store.splits()
     assert (entry.split, entry.partial, entry.path.name) == ("train", True, "train.partial")
     assert store.inspect(entry.path) == embeddings.SplitCheck(
-        "partial", f"{CHUNK_ROWS} of {N} rows written; the next fill resumes it")
+        "partial", f"{CHUNK_ROWS} of {N} rows written", resumable=True)
 
     writer = store.writer(MODEL, TASK, "train", y, EXPECT)
     assert writer.pending().size == N - CHUNK_ROWS
@@ -206,13 +206,38 @@ def test_partial_left_behind_is_invisible_then_resumed(store):
     assert same_bits(store.load(MODEL, TASK, "train", EXPECT)[0], X)
 
 
+def test_values_that_are_not_finite_are_never_stored_nor_read(store):
+    """A writer refuses to finish a split holding NaN or an infinity (and drops its partial);
+    one stored so by an older version does not verify, and inspect says where."""
+    X, y = data()
+    X[1200, 4] = np.nan
+    X[2400, 0] = -np.inf
+    writer = store.writer(MODEL, TASK, "train", y, EXPECT)
+    writer.write(writer.pending(), X)
+    with pytest.raises(embeddings.NotFinite, match=r"train: row 1201, column 5 holds nan, not a "
+                                                   r"finite number \(2 rows hold such values\); "
+                                                   "nothing of it is stored"):
+        writer.finish({})
+    assert list(store.splits()) == [] and store.load(MODEL, TASK, "train", EXPECT) is None
+    X[1200, 4], X[2400, 0] = 0.5, 0.25
+    write_all(store, X, y)
+    path = store.split_path(MODEL, TASK, "train")
+    group = zarr.open_group(str(path), mode="r+")
+    X[7, 1] = np.inf
+    group["embeddings"][:] = X
+    group.attrs["checksums"] = {**group.attrs["checksums"], "embeddings": embeddings._crcs(X)}
+    assert store.load(MODEL, TASK, "train", EXPECT) is None
+    assert store.inspect(path) == embeddings.SplitCheck(
+        "corrupt", "row 8, column 2 holds inf, not a finite number")
+
+
 def test_damaged_partial_is_rebuilt(store):
     X, y = data()
     writer = store.writer(MODEL, TASK, "train", y, EXPECT)
     writer.write(np.arange(N), X)
     (writer.path / "zarr.json").write_text("{")
     assert store.inspect(writer.path) == embeddings.SplitCheck(
-        "partial", "zarr.json not valid JSON; the next fill rebuilds it")
+        "partial", "zarr.json not valid JSON")
     writer = store.writer(MODEL, TASK, "train", y, EXPECT)
     assert writer.pending().size == N
     (writer.path / "done" / "zarr.json").unlink()
