@@ -5,8 +5,10 @@ same bytes, a model id drawn literally, and a DIR that cannot be written refused
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
+import os
 import shutil
 import sys
 import xml.etree.ElementTree as ET
@@ -15,10 +17,14 @@ import pytest
 
 from engine.cli import main
 from engine.figures import FIGURES, FORMATS, cd_groups
+from store import output_folder
+from store.output_folder import MARKER
 from store.paths import resolve_store
 from store.tables.catalogs import models_with_builtins
 from store.tables.results import append_rows
 from tests.engine.in_process import outputs, refused
+from tests.engine.site_build import REFUSED_PLACES, refused_place
+from tests.helpers import digest
 from tests.store.local_rows import local_rows
 
 RESAMPLES = "30"
@@ -121,8 +127,10 @@ def test_a_model_id_is_drawn_literally(official_store, tmp_path):
         assert any(f"{MATHY} (local)" in t for t in _svg_text(out / f"{name}.svg")), name
 
 
-def test_an_empty_analysis_is_said_and_not_written(official_store, tmp_path, capsys):
-    (tmp_path / "critical_difference.svg").write_text("stale")   # a previous run's
+def test_an_empty_analysis_is_said_and_not_written(official_store, small_stores, tmp_path,
+                                                   capsys):
+    _figures(small_stores["three"], tmp_path)        # a previous run's, with its CD diagram
+    assert (tmp_path / "critical_difference.svg").exists()
     rc, out, err = outputs(capsys, "report", "--store", str(official_store.root),
                            "--resamples", "0", "--figures", str(tmp_path))
     assert rc == 0, err
@@ -132,6 +140,91 @@ def test_an_empty_analysis_is_said_and_not_written(official_store, tmp_path, cap
     figs = json.loads((tmp_path / "figures.json").read_text(encoding="utf-8"))
     assert sorted(figs) == sorted(set(FIGURES) - {"critical_difference"})
     assert figs["controlled_pairs"]["intervals"] == []
+
+
+def test_one_model_has_no_scale_figure(small_stores, tmp_path, capsys):
+    """Spearman's rho of one point is undefined (`store.analyses.scale`: NULL below 3 models):
+    the figure is not drawn, the report says why, figures.json leaves it out; a previous
+    run's scale figure is removed, the user's own figure beside it kept."""
+    _figures(small_stores["three"], tmp_path)
+    assert (tmp_path / "scale.png").exists()
+    (tmp_path / "notes.png").write_bytes(b"\x89PNG my own")
+    rc, out, err = outputs(capsys, "report", "--store", str(small_stores["one"]),
+                           "--resamples", RESAMPLES, "--figures", str(tmp_path))
+    assert rc == 0, err
+    assert ("figures: scale not written: the scale analysis (fewer than 3 entries with a known "
+            "parameter count: nothing to correlate)") in out
+    assert "scale" not in json.loads((tmp_path / "figures.json").read_text(encoding="utf-8"))
+    assert not (tmp_path / "scale.png").exists() and not (tmp_path / "scale.svg").exists()
+    assert (tmp_path / "notes.png").read_bytes() == b"\x89PNG my own"
+
+
+def test_the_users_files_are_kept_or_the_run_refused(small_stores, tmp_path, capsys):
+    """A folder of the user's: their files beside the figures kept; a figure's name taken by
+    one of theirs (a figures.json, a scale.png) refused, naming it, nothing written."""
+    (tmp_path / "paper.tex").write_text("\\includegraphics{scale.png}")
+    (tmp_path / "figures.json").write_text('{"mine": true}')
+    (tmp_path / "scale.png").write_bytes(b"my own scale figure")
+    before = digest(tmp_path)
+    refused(capsys, small_stores["three"], "report", "--store", str(small_stores["three"]),
+            "--figures", str(tmp_path), "--resamples", "0",
+            names=(f"--figures {tmp_path}: figures.json, scale.png are not what geneb-engine "
+                   "report --figures wrote there", "nothing was written"))
+    assert digest(tmp_path) == before
+    (tmp_path / "figures.json").unlink()
+    (tmp_path / "scale.png").unlink()
+    _figures(small_stores["three"], tmp_path)
+    assert (tmp_path / "paper.tex").read_text() == "\\includegraphics{scale.png}"
+    marker = json.loads((tmp_path / MARKER).read_text(encoding="utf-8"))
+    assert sorted(marker["files"]) == sorted(
+        ["figures.json", *(f"{n}.{f}" for n in ("rank_shift", "degradation", "scale",
+                                                "critical_difference") for f in FORMATS)])
+
+
+def test_figures_of_the_version_before_the_marker_are_replaced(small_stores, tmp_path, capsys):
+    """2dfd362 wrote no marker: its figures.json names the figures it drew; their files are
+    taken as its own, any other file kept."""
+    _figures(small_stores["three"], tmp_path)
+    (tmp_path / MARKER).unlink()
+    (tmp_path / "notes.png").write_bytes(b"mine")
+    rc, _, err = outputs(capsys, "report", "--store", str(small_stores["one"]),
+                         "--resamples", RESAMPLES, "--figures", str(tmp_path))
+    assert rc == 0, err
+    assert not (tmp_path / "scale.png").exists()
+    assert (tmp_path / "notes.png").read_bytes() == b"mine"
+
+
+@pytest.mark.parametrize("where", REFUSED_PLACES)
+def test_a_folder_that_is_not_for_figures_is_refused(small_stores, tmp_path, capsys,
+                                                      monkeypatch, where):
+    store = tmp_path / "store"
+    shutil.copytree(small_stores["one"], store)
+    given, says = refused_place(where, "--figures", store, tmp_path / "home", monkeypatch)
+    before = digest(tmp_path)
+    refused(capsys, store, "report", "--store", str(store), "--resamples", "0",
+            "--figures", given, names=(says,))
+    assert digest(tmp_path) == before
+
+
+def test_a_failed_figure_write_leaves_the_previous_output(small_stores, tmp_path, capsys,
+                                                          monkeypatch):
+    _figures(small_stores["three"], tmp_path)
+    before = digest(tmp_path)
+    calls = []
+
+    def full_disk(path, data):
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data)
+
+    real = output_folder._write_temp
+    monkeypatch.setattr(output_folder, "_write_temp", full_disk)
+    refused(capsys, small_stores["four"], "report", "--store", str(small_stores["four"]),
+            "--resamples", RESAMPLES, "--figures", str(tmp_path),
+            names=(f"--figures {tmp_path}: cannot write (No space left on device); the "
+                   "previous output is as it was",))
+    assert digest(tmp_path) == before            # no temporary file left either
 
 
 @pytest.mark.parametrize("where", ["file", "under-file", "unwritable"])
