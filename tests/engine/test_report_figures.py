@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import itertools
 import json
 import os
 import shutil
@@ -32,11 +33,11 @@ RESAMPLES = "30"
 MATHY = r"$\notacommand{x}^2$ <b>&amp;"
 
 
-def _figures(store, out) -> tuple[dict, dict, str]:
+def _figures(store, out, resamples: str = RESAMPLES) -> tuple[dict, dict, str]:
     """(`report --json`, `figures.json`, stderr) of one run with `--figures out`."""
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        rc = main(["report", "--store", str(store), "--json", "--resamples", RESAMPLES,
+        rc = main(["report", "--store", str(store), "--json", "--resamples", resamples,
                    "--figures", str(out)])
     assert rc == 0, stderr.getvalue()
     return (json.loads(stdout.getvalue()),
@@ -125,6 +126,29 @@ def test_a_model_id_is_drawn_literally(official_store, tmp_path):
     assert MATHY in [r["model"] for r in figs["rank_shift"]["rank_shift_full_1shot"]]
     for name in ("rank_shift", "critical_difference"):
         assert any(f"{MATHY} (local)" in t for t in _svg_text(out / f"{name}.svg")), name
+    cd = figs["critical_difference"]
+    assert len(cd["average_ranks"]) == 41
+    labels = _rank_labels(cd)
+    assert list(labels)[-2:] == ["35", "41"]        # not 40 beside 41
+    assert all(a.x1 < b.x0 for a, b in itertools.pairwise(labels.values())), \
+        "the rank axis's labels overlap"
+
+
+def _rank_labels(data: dict) -> dict:
+    """The CD diagram's rank axis labels, left to right: text -> its box as drawn."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from engine.figures import STYLE, figure
+
+    with matplotlib.rc_context(STYLE):
+        canvas = FigureCanvasAgg(figure("critical_difference", data))
+        canvas.draw()
+        ax = canvas.figure.axes[0]
+        ticks = [t for t in ax.texts if t.get_position()[1] == 0.5]    # above the axis
+        boxes = sorted(((t.get_window_extent(canvas.get_renderer()), t.get_text())
+                        for t in ticks), key=lambda b: b[0].x0)
+    return {text: box for box, text in boxes}
 
 
 def test_an_empty_analysis_is_said_and_not_written(official_store, small_stores, tmp_path,
@@ -146,11 +170,11 @@ def test_one_model_has_no_scale_figure(small_stores, tmp_path, capsys):
     """Spearman's rho of one point is undefined (`store.analyses.scale`: NULL below 3 models):
     the figure is not drawn, the report says why, figures.json leaves it out; a previous
     run's scale figure is removed, the user's own figure beside it kept."""
-    _figures(small_stores["three"], tmp_path)
+    _figures(small_stores["three"], tmp_path, resamples="0")
     assert (tmp_path / "scale.png").exists()
     (tmp_path / "notes.png").write_bytes(b"\x89PNG my own")
     rc, out, err = outputs(capsys, "report", "--store", str(small_stores["one"]),
-                           "--resamples", RESAMPLES, "--figures", str(tmp_path))
+                           "--resamples", "0", "--figures", str(tmp_path))
     assert rc == 0, err
     assert ("figures: scale not written: the scale analysis (fewer than 3 entries with a known "
             "parameter count: nothing to correlate)") in out
@@ -184,11 +208,11 @@ def test_the_users_files_are_kept_or_the_run_refused(small_stores, tmp_path, cap
 def test_figures_of_the_version_before_the_marker_are_replaced(small_stores, tmp_path, capsys):
     """2dfd362 wrote no marker: its figures.json names the figures it drew; their files are
     taken as its own, any other file kept."""
-    _figures(small_stores["three"], tmp_path)
+    _figures(small_stores["three"], tmp_path, resamples="0")
     (tmp_path / MARKER).unlink()
     (tmp_path / "notes.png").write_bytes(b"mine")
     rc, _, err = outputs(capsys, "report", "--store", str(small_stores["one"]),
-                         "--resamples", RESAMPLES, "--figures", str(tmp_path))
+                         "--resamples", "0", "--figures", str(tmp_path))
     assert rc == 0, err
     assert not (tmp_path / "scale.png").exists()
     assert (tmp_path / "notes.png").read_bytes() == b"mine"
@@ -206,24 +230,32 @@ def test_a_folder_that_is_not_for_figures_is_refused(small_stores, tmp_path, cap
     assert digest(tmp_path) == before
 
 
+@pytest.mark.parametrize("failure", ["full-disk", "folder-in-the-way"])
 def test_a_failed_figure_write_leaves_the_previous_output(small_stores, tmp_path, capsys,
-                                                          monkeypatch):
-    _figures(small_stores["three"], tmp_path)
+                                                          monkeypatch, failure):
+    """The third file cannot be written (the disk is full), or a figure's name is now a
+    folder of the user's: the previous run's figures all stay as they were."""
+    _figures(small_stores["three"], tmp_path, resamples="0")
+    if failure == "folder-in-the-way":
+        (tmp_path / "scale.svg").unlink()
+        (tmp_path / "scale.svg").mkdir()
+        says = "scale.svg is not what geneb-engine report --figures wrote there"
+    else:
+        calls = []
+
+        def full_disk(path, data):
+            calls.append(path)
+            if len(calls) == 3:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            real(path, data)
+
+        real = output_folder._write_temp
+        monkeypatch.setattr(output_folder, "_write_temp", full_disk)
+        says = "cannot write (No space left on device); the previous output is as it was"
     before = digest(tmp_path)
-    calls = []
-
-    def full_disk(path, data):
-        calls.append(path)
-        if len(calls) == 3:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real(path, data)
-
-    real = output_folder._write_temp
-    monkeypatch.setattr(output_folder, "_write_temp", full_disk)
     refused(capsys, small_stores["four"], "report", "--store", str(small_stores["four"]),
-            "--resamples", RESAMPLES, "--figures", str(tmp_path),
-            names=(f"--figures {tmp_path}: cannot write (No space left on device); the "
-                   "previous output is as it was",))
+            "--resamples", "0", "--figures", str(tmp_path), names=(f"--figures {tmp_path}: ",
+                                                                   says))
     assert digest(tmp_path) == before            # no temporary file left either
 
 
