@@ -5,12 +5,18 @@ output (`site -o`, `report --figures`) may not be, shared by the site's and the 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
+import os
+import shutil
 from pathlib import Path
 
 from engine.cli import main
+from store import output_folder
 from store.vocab.bootstrap import SITE_RESAMPLES
+from tests.engine.in_process import refused
+from tests.helpers import digest
 
 
 def cli_json(*argv) -> dict:
@@ -41,7 +47,7 @@ def site_document(folder: Path) -> dict:
 REFUSED_PLACES = ["empty", "root", "home", "store", "in-store", "current"]
 
 
-def refused_place(where: str, option: str, store: Path, home: Path, monkeypatch) -> tuple[str, str]:
+def _place(where: str, option: str, store: Path, home: Path, monkeypatch) -> tuple[str, str]:
     """(the path given, what its refusal says) for place `where` of `REFUSED_PLACES`; HOME is
     set to `home`, the current folder to a project folder in it (a file in it)."""
     (home / "project").mkdir(parents=True)
@@ -54,3 +60,30 @@ def refused_place(where: str, option: str, store: Path, home: Path, monkeypatch)
             "store": (str(store), f"is the store {store}, which holds only what geneb keeps"),
             "in-store": (f"{store}/web", f"is inside the store {store}"),
             "current": (".", f"{option} .: is the current folder, which holds files")}[where]
+
+
+def refused_place(capsys, monkeypatch, tmp_path: Path, store: Path, where: str,
+                  *argv: str) -> None:
+    """`geneb-engine argv --store COPY OPTION PLACE` (the option last in `argv`) on a copy of
+    `store` in `tmp_path`, with PLACE the path of `where`: refused in one line saying why, and
+    nothing in `tmp_path` (the store, HOME, the current folder) changed."""
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    *argv, option = argv
+    given, says = _place(where, option, copy, tmp_path / "home", monkeypatch)
+    before = digest(tmp_path)
+    refused(capsys, copy, *argv, "--store", str(copy), option, given, names=(says,))
+    assert digest(tmp_path) == before
+
+
+def fill_the_disk(monkeypatch, at: int) -> None:
+    """From now on the `at`-th file an output folder writes fails: no space left on device."""
+    real, calls = output_folder._write_temp, []
+
+    def full_disk(path, data):
+        calls.append(path)
+        if len(calls) == at:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data)
+
+    monkeypatch.setattr(output_folder, "_write_temp", full_disk)

@@ -5,11 +5,9 @@ same bytes, a model id drawn literally, and a DIR that cannot be written refused
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import itertools
 import json
-import os
 import shutil
 import sys
 import xml.etree.ElementTree as ET
@@ -18,13 +16,12 @@ import pytest
 
 from engine.cli import main
 from engine.figures import FIGURES, FORMATS, cd_groups
-from store import output_folder
 from store.output_folder import MARKER
 from store.paths import resolve_store
 from store.tables.catalogs import models_with_builtins
 from store.tables.results import append_rows
 from tests.engine.in_process import outputs, refused
-from tests.engine.site_build import REFUSED_PLACES, refused_place
+from tests.engine.site_build import REFUSED_PLACES, fill_the_disk, refused_place
 from tests.helpers import digest
 from tests.store.local_rows import local_rows
 
@@ -184,8 +181,9 @@ def test_one_model_has_no_scale_figure(small_stores, tmp_path, capsys):
 
 
 def test_the_users_files_are_kept_or_the_run_refused(small_stores, tmp_path, capsys):
-    """A folder of the user's: their files beside the figures kept; a figure's name taken by
-    one of theirs (a figures.json, a scale.png) refused, naming it, nothing written."""
+    """A folder of the user's: a figure's name taken by one of their files (a figures.json, a
+    scale.png) refused, naming it, nothing written; their files beside the figures kept, a
+    scale.png of theirs too when no scale figure is drawn."""
     (tmp_path / "paper.tex").write_text("\\includegraphics{scale.png}")
     (tmp_path / "figures.json").write_text('{"mine": true}')
     (tmp_path / "scale.png").write_bytes(b"my own scale figure")
@@ -196,13 +194,13 @@ def test_the_users_files_are_kept_or_the_run_refused(small_stores, tmp_path, cap
                    "report --figures wrote there", "nothing was written"))
     assert digest(tmp_path) == before
     (tmp_path / "figures.json").unlink()
-    (tmp_path / "scale.png").unlink()
-    _figures(small_stores["three"], tmp_path)
+    _, figs, _ = _figures(small_stores["one"], tmp_path, resamples="0")    # no scale figure
+    assert "scale" not in figs
     assert (tmp_path / "paper.tex").read_text() == "\\includegraphics{scale.png}"
+    assert (tmp_path / "scale.png").read_bytes() == b"my own scale figure"
     marker = json.loads((tmp_path / MARKER).read_text(encoding="utf-8"))
     assert sorted(marker["files"]) == sorted(
-        ["figures.json", *(f"{n}.{f}" for n in ("rank_shift", "degradation", "scale",
-                                                "critical_difference") for f in FORMATS)])
+        ["figures.json", *(f"{n}.{f}" for n in figs for f in FORMATS)])
 
 
 def test_figures_of_the_version_before_the_marker_are_replaced(small_stores, tmp_path, capsys):
@@ -221,13 +219,8 @@ def test_figures_of_the_version_before_the_marker_are_replaced(small_stores, tmp
 @pytest.mark.parametrize("where", REFUSED_PLACES)
 def test_a_folder_that_is_not_for_figures_is_refused(small_stores, tmp_path, capsys,
                                                       monkeypatch, where):
-    store = tmp_path / "store"
-    shutil.copytree(small_stores["one"], store)
-    given, says = refused_place(where, "--figures", store, tmp_path / "home", monkeypatch)
-    before = digest(tmp_path)
-    refused(capsys, store, "report", "--store", str(store), "--resamples", "0",
-            "--figures", given, names=(says,))
-    assert digest(tmp_path) == before
+    refused_place(capsys, monkeypatch, tmp_path, small_stores["one"], where, "report",
+                  "--resamples", "0", "--figures")
 
 
 @pytest.mark.parametrize("failure", ["full-disk", "folder-in-the-way"])
@@ -241,16 +234,7 @@ def test_a_failed_figure_write_leaves_the_previous_output(small_stores, tmp_path
         (tmp_path / "scale.svg").mkdir()
         says = "scale.svg is not what geneb-engine report --figures wrote there"
     else:
-        calls = []
-
-        def full_disk(path, data):
-            calls.append(path)
-            if len(calls) == 3:
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            real(path, data)
-
-        real = output_folder._write_temp
-        monkeypatch.setattr(output_folder, "_write_temp", full_disk)
+        fill_the_disk(monkeypatch, at=3)
         says = "cannot write (No space left on device); the previous output is as it was"
     before = digest(tmp_path)
     refused(capsys, small_stores["four"], "report", "--store", str(small_stores["four"]),

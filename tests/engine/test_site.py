@@ -4,21 +4,19 @@ replaced, the user's kept, the store, home, root and a busy current folder refus
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from engine.site.build import embedded
-from store import output_folder
 from store.output_folder import MARKER
 from tests.engine.in_process import refused
 from tests.engine.site_build import (
     REFUSED_PLACES,
     build_site,
+    fill_the_disk,
     refused_place,
     report,
     site_document,
@@ -168,12 +166,7 @@ def test_a_site_file_the_user_changed_is_theirs(small_stores, tmp_path, capsys):
 @pytest.mark.parametrize("where", REFUSED_PLACES)
 def test_a_folder_that_is_not_for_a_site_is_refused(small_stores, tmp_path, capsys,
                                                      monkeypatch, where):
-    store = tmp_path / "store"
-    shutil.copytree(small_stores["one"], store)
-    given, says = refused_place(where, "-o", store, tmp_path / "home", monkeypatch)
-    before = digest(tmp_path)
-    refused(capsys, store, "site", "--store", str(store), "-o", given, names=(says,))
-    assert digest(tmp_path) == before
+    refused_place(capsys, monkeypatch, tmp_path, small_stores["one"], where, "site", "-o")
 
 
 def test_the_current_folder_is_taken_when_empty_or_a_site(small_stores, tmp_path, monkeypatch):
@@ -223,16 +216,7 @@ def test_a_failed_write_leaves_the_previous_site(small_stores, tmp_path, capsys,
     out = tmp_path / "site"
     build_site(small_stores["three"], out, "--resamples", "0")
     before = digest(tmp_path)
-    calls = []
-
-    def full_disk(path, data):
-        calls.append(path)
-        if len(calls) == 40:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real(path, data)
-
-    real = output_folder._write_temp
-    monkeypatch.setattr(output_folder, "_write_temp", full_disk)
+    fill_the_disk(monkeypatch, at=40)
     refused(capsys, small_stores["four"], "site", "--store", str(small_stores["four"]),
             "-o", str(out), "--resamples", "0",
             names=(f"-o {out}: cannot write (No space left on device); the previous output "
