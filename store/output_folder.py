@@ -101,7 +101,7 @@ def output_folder(option: str, given: str, *, generator: str, store: StorePaths,
                          f"{store.root}, which holds only what geneb keeps there; {is_for} "
                          "(outside the store)")
     owned = _owned(out)      # a marker of another command, or one that cannot be read: refused
-    if where == Path.cwd().resolve() and owned is None and any(path.iterdir()):
+    if where == _cwd() and owned is None and any(path.iterdir()):
         raise out.refuse(f"is the current folder, which holds files {generator} did not "
                          f"write; {is_for} (a new or empty one, e.g. {option} output)")
     return out
@@ -111,6 +111,13 @@ def _home() -> Path | None:
     try:
         return Path.home().resolve()
     except RuntimeError:          # no home folder known
+        return None
+
+
+def _cwd() -> Path | None:
+    try:
+        return Path.cwd().resolve()
+    except OSError:               # the current folder was removed
         return None
 
 
