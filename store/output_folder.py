@@ -19,15 +19,15 @@ folder written before the marker existed is recognised by the command's `legacy`
 names that version wrote there); its files are taken as written.
 
 **The swap.** 1. Every new file is written beside its final name under a temporary name
-(`store.atomic.temp_path`) and fsynced: a failure here removes them, the previous output
-untouched. 2. The marker records, for each name, the previous and the new digest. 3. Each file
-is renamed over its final name (`os.replace`), the entry file (`last`) last. 4. Owned files the
-new build does not produce are removed. 5. The marker records the new files alone. So the
-folder never disappears, and a reader sees each file whole, the previous build's or the new
-one's (during a build, a mix of the two). A build killed midway leaves such a mix and
-temporary files; the next build (one at a time: it holds `flock` on the folder) removes every
-temporary file it finds beside the names it owns (`store.sweep.abandoned`) and completes the
-output.
+(`store.atomic.temp_path`) and fsynced (several at once): a failure here removes them, the
+previous output untouched. 2. The marker records, for each name, the previous and the new
+digest. 3. Each file is renamed over its final name (`os.replace`), the entry file (`last`)
+last. 4. Owned files the new build does not produce are removed. 5. The marker records the new
+files alone. So the folder never disappears, and a reader sees each file whole, the previous
+build's or the new one's (during a build, a mix of the two). A build killed midway leaves such
+a mix and temporary files; the next build (one at a time: it holds `flock` on the folder)
+removes every temporary file it finds beside the names it owns (`store.sweep.abandoned`) and
+completes the output.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ FORMAT = 1
 NAME = re.compile(r"^(?!.*(?:^|/)\.{1,2}(?:/|$))[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*$")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _SHOWN = 3            # conflicting names a refusal names before "and N more"
+_WRITERS = 16         # threads writing a build's files
 
 
 def _never(_folder: Path) -> Iterable[str] | None:
@@ -286,16 +288,20 @@ def _taken(out: OutputFolder, taken: list[str]) -> str:
 
 
 def _write_all(out: OutputFolder, files: Mapping[str, bytes]) -> dict[str, Path]:
-    """Every file under a temporary name beside its final one: name -> temporary path. On any
+    """Every file under a temporary name beside its final one, written and fsynced by
+    `_WRITERS` threads (parallel fsyncs share the filesystem's journal commits: a site's 150
+    files in a fraction of the time of one after another): name -> temporary path. On any
     failure the temporary files are removed (the folders created for them stay: empty)."""
-    temps: dict[str, Path] = {}
+    temps = {name: temp_path(out.path / name) for name in files}
     try:
-        for name, data in files.items():
-            final = out.path / name
-            final.parent.mkdir(parents=True, exist_ok=True)
-            reach("output-step")
-            temps[name] = temp_path(final)
-            _write_temp(temps[name], data)
+        with ThreadPoolExecutor(_WRITERS) as pool:
+            done = []
+            for name, data in files.items():
+                (out.path / name).parent.mkdir(parents=True, exist_ok=True)
+                reach("output-step")
+                done.append(pool.submit(_write_temp, temps[name], data))
+            for future in done:
+                future.result()
     except BaseException:
         remove(list(temps.values()))
         raise
