@@ -98,7 +98,8 @@ def _old_builds(folder: Path) -> list[str]:
     partial site (only its own files) is removed; a previous site moved aside (it may hold the
     user's files) is moved back when `folder` is missing, else kept and named in a note."""
     notes = []
-    parent = folder.absolute().parent
+    folder = folder.absolute()             # as that version named them
+    parent = folder.parent
     try:
         entries = sorted(parent.iterdir()) if parent.is_dir() else []
     except OSError:

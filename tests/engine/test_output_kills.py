@@ -75,6 +75,7 @@ def test_an_output_killed_midway_is_the_old_or_the_new_one(small_stores, tmp_pat
         (out / name).write_text(text)
     mine = {n: d for n, d in digest(out).items() if n in USER_FILES}
     rng = random.Random(20261206 + len(command))
+    mixed = 0              # kills that left some files of each build (the swap's middle)
     for kill in range(KILLS):
         new = (kill + 1) % 2                              # the build this round makes
         old_files, new_files = builds[1 - new], builds[new]
@@ -100,8 +101,10 @@ def test_an_output_killed_midway_is_the_old_or_the_new_one(small_stores, tmp_pat
             proc.wait(60)
         assert out.is_dir(), f"{what}: the folder is gone"
         assert {n: d for n, d in digest(out).items() if n in USER_FILES} == mine, what
-        for name, d in _output(out).items():
+        now = _output(out)
+        for name, d in now.items():
             assert d in (old_files.get(name), new_files.get(name)), f"{what}: {name} is neither"
+        mixed += now not in (old_files, new_files)
         if (out / MARKER).exists():
             json.loads((out / MARKER).read_text())          # whole, never half written
         _build_here(command, stores[new], out)
@@ -111,3 +114,4 @@ def test_an_output_killed_midway_is_the_old_or_the_new_one(small_stores, tmp_pat
         assert {n: d for n, d in digest(out).items() if n in USER_FILES} == mine, what
         assert _temps(out) == [], f"{what}: temporary files left"
         assert [p.name for p in out.parent.iterdir()] == ["out"], f"{what}: leftovers beside"
+    assert mixed >= 1, "no kill landed in the middle of a swap: retune the kills"
