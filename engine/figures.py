@@ -8,6 +8,11 @@ shows. The only values a figure adds are the scatter's parameter counts (the mod
 `params`, the x of the scale analysis) and the critical-difference diagram's groups (runs of
 entries whose average ranks differ by less than the CD, Demšar's bars).
 
+DIR is an output folder (`store.output_folder`): only the figures' own files are written and
+replaced (`figures.json` last), a previous run's figure that is empty now removed, every other
+file kept; a folder of the version before the marker is recognised by its `figures.json`
+(`legacy_names`).
+
 Text from the store (model ids, sources) is drawn literally: no mathtext (`text.parse_math`
 off, no TeX) and SVG text kept as text (`svg.fonttype` none, escaped by matplotlib's writer).
 The same frames give the same bytes: no date in the SVG, a fixed `svg.hashsalt`."""
@@ -21,19 +26,21 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.vocab.errors import GenebError
+from store.output_folder import OutputFolder, write_output
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES
 
 if TYPE_CHECKING:
     import polars as pl
 
 FIGURES_JSON = "figures.json"
+GENERATOR = "geneb-engine report --figures"   # the output's writer, in its marker
 FORMATS = ("svg", "png")
 # Figure name -> what its analysis is, in the line saying it was not written.
 FIGURES = {
     "rank_shift": "rank shifts between regimes (no few-shot results)",
     "degradation": "few-shot degradation (no few-shot results)",
-    "scale": "scale analysis (no entry with a known parameter count)",
+    "scale": "scale analysis (fewer than 3 entries with a known parameter count: nothing to "
+             "correlate)",
     "critical_difference": "critical-difference diagram (no rank tests: --resamples 0, or no "
                            "entry with every task)",
     "controlled_pairs": "controlled pairs (no two entries that differ in one attribute)",
@@ -101,7 +108,8 @@ def figure_data(frames: Mapping[str, pl.DataFrame], models: pl.DataFrame, *,
     return {
         "rank_shift": shifts or None,
         "degradation": {"degradation_summary": summary} if summary else None,
-        "scale": {"points": points, "rho": rho} if points and rho else None,
+        "scale": {"points": points, "rho": rho}
+        if any(r["rho"] is not None for r in rho) else None,
         "critical_difference": {
             "rank_test": test[0], "average_ranks": ranks,
             "groups": cd_groups([r["average_rank"] for r in ranks], cd)}
@@ -199,7 +207,9 @@ def _critical_difference(fig, data: dict) -> None:
     ax.hlines(0, low, high, color="black")
     for tick in range(low, high + 1):
         ax.vlines(tick, 0, 0.25, color="black", lw=0.6)
-        if tick in (low, high) or tick % 5 == 0:
+        # The ends, and every fifth rank not crowding the last (40 beside 41): wider labels
+        # need more room.
+        if tick in (low, high) or (tick % 5 == 0 and high - tick >= 2 * len(str(high)) - 1):
             ax.text(tick, 0.5, str(tick), ha="center", fontsize=7)
     ax.hlines(1.6, low, low + cd, color="black", lw=2)
     ax.text(low + cd / 2, 1.8, f"CD = {cd:.2f}", ha="center", fontsize=7)
@@ -248,14 +258,21 @@ DRAW: dict[str, Callable] = {"rank_shift": _rank_shift, "degradation": _degradat
                              "controlled_pairs": _controlled_pairs}
 
 
+def figure(name: str, data: dict):
+    """Figure `name` of `data`, drawn (a matplotlib `Figure`; call under `STYLE`)."""
+    from matplotlib.figure import Figure  # lazy: matplotlib
+
+    fig = Figure(layout="constrained")
+    DRAW[name](fig, data)
+    return fig
+
+
 def draw(name: str, data: dict) -> dict[str, bytes]:
     """Figure `name` of `data` as the bytes of each format in FORMATS."""
     import matplotlib  # lazy: matplotlib
-    from matplotlib.figure import Figure  # lazy: matplotlib
 
     with matplotlib.rc_context(STYLE):
-        fig = Figure(layout="constrained")
-        DRAW[name](fig, data)
+        fig = figure(name, data)
         out = {}
         for fmt in FORMATS:
             buffer = io.BytesIO()
@@ -265,23 +282,26 @@ def draw(name: str, data: dict) -> dict[str, bytes]:
     return out
 
 
-def write_figures(folder: Path, option: str, data: Mapping[str, dict | None]) -> list[str]:
-    """Draw every figure with data into `folder` (created if missing; a previous run's file of
-    a figure now empty removed) and write `figures.json`; the names of the figures written.
-    Any write that fails is one GenebError naming `option`."""
+def legacy_names(folder: Path) -> list[str] | None:
+    """The files `report --figures` of a version before the marker wrote into `folder`: its
+    `figures.json` and the SVG and PNG of each figure that file holds; None when the folder
+    holds no such `figures.json` (an object whose keys are figure names)."""
+    try:
+        doc = json.loads((folder / FIGURES_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not doc or not set(doc) <= set(FIGURES):
+        return None
+    return [FIGURES_JSON, *(f"{name}.{fmt}" for name in doc for fmt in FORMATS)]
+
+
+def write_figures(out: OutputFolder, data: Mapping[str, dict | None]) -> list[str]:
+    """Draw every figure with data and write them with `figures.json` as the output of folder
+    `out` (see the module docstring); the names of the figures written. A folder that cannot
+    be written is one GenebError naming the option."""
     files = {f"{name}.{fmt}": blob for name, d in data.items() if d is not None
              for fmt, blob in draw(name, d).items()}
     # As `report --json` writes its frames (`emit_json`), so the values read back equal.
     text = json.dumps({k: v for k, v in data.items() if v is not None}, default=str, indent=1)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in data:
-            for fmt in FORMATS:
-                if f"{name}.{fmt}" not in files:
-                    (folder / f"{name}.{fmt}").unlink(missing_ok=True)
-        for name, blob in files.items():
-            (folder / name).write_bytes(blob)
-        (folder / FIGURES_JSON).write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise GenebError(f"{option} {folder}: cannot write ({exc.strerror or exc})") from None
+    write_output(out, {**files, FIGURES_JSON: (text + "\n").encode("utf-8")}, last=FIGURES_JSON)
     return [name for name, d in data.items() if d is not None]

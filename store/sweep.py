@@ -27,6 +27,17 @@ from store.paths import StorePaths
 _OLD_TEMP = re.compile(r"(\.tmp|\.tmp\d+|#\d+|\.[0-9a-f]{32}\.partial)$")
 
 
+def abandoned(name: str, alone: bool) -> bool:
+    """Whether `name` is this version's temporary name (`store.atomic.TEMP_NAME`) of a writer
+    that is gone: any such name when no other writer can be at work (`alone`), else one of a
+    process on this host that is no longer alive."""
+    owner = temp_owner(Path(name))
+    if owner is None:
+        return False
+    host, pid = owner
+    return alone or (host == HOST and not pid_alive(pid))
+
+
 def stale_temps(paths: StorePaths, alone: bool) -> list[Path]:
     """Temporary files and folders nobody writes any more (see the module docstring)."""
     found: list[Path] = []
@@ -37,13 +48,8 @@ def stale_temps(paths: StorePaths, alone: bool) -> list[Path]:
         if here == paths.root and paths.aside.name in dirs:
             dirs.remove(paths.aside.name)
         for name in [*dirs, *files]:
-            owner = temp_owner(Path(name))
-            if owner is not None:
-                host, pid = owner
-                stale = alone or (host == HOST and not pid_alive(pid))
-            else:
-                stale = alone and bool(_OLD_TEMP.search(name))
-            if stale:
+            if abandoned(name, alone) or (alone and temp_owner(Path(name)) is None
+                                          and _OLD_TEMP.search(name)):
                 found.append(here / name)
         dirs[:] = [d for d in dirs if here / d not in found]
     return found

@@ -43,9 +43,17 @@ from engine.commands.common import (
     whole_number,
 )
 from engine.commands.layout import Col, FitTable
-from engine.figures import FIGURES, FIGURES_JSON, figure_data, missing, write_figures
+from engine.figures import (
+    FIGURES,
+    FIGURES_JSON,
+    figure_data,
+    legacy_names,
+    missing,
+    write_figures,
+)
+from engine.figures import GENERATOR as FIGURES_GENERATOR
 from store.catalog import TaskMeta
-from store.folders import named_folder
+from store.output_folder import output_folder
 from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
 from store.vocab.errors import GenebError
 from store.vocab.protocol import (
@@ -130,13 +138,15 @@ def register(sub, common) -> None:
                    help="also draw the paper's figures (rank-shift heatmap, few-shot "
                         "degradation, scale scatter, critical-difference diagram, controlled "
                         "pairs) into DIR as SVG and PNG, with the values each draws in "
-                        "DIR/figures.json (needs the figures extra: matplotlib)")
+                        "DIR/figures.json (needs the figures extra: matplotlib); your own "
+                        "files in DIR are kept; not the store, your home nor a current folder "
+                        "holding other files")
     p.set_defaults(handler=run)
 
 
-def figures_folder(args):
-    """`--figures DIR` as a path (None without it), checked before anything is computed:
-    a folder that is or can be created, matplotlib installed, no `--domain`."""
+def figures_folder(args, paths):
+    """`--figures DIR` as an output folder (`store.output_folder`; None without it), checked
+    before anything is computed: matplotlib installed, no `--domain`."""
     if args.figures is None:
         return None
     if args.domain:
@@ -144,8 +154,9 @@ def figures_folder(args):
                          "one or the other")
     if (why := missing()) is not None:
         raise GenebError(f"--figures: {why}")
-    return named_folder("--figures", args.figures, "give the folder to write the figures into",
-                        may_be_missing=True)
+    return output_folder("--figures", args.figures, generator=FIGURES_GENERATOR, store=paths,
+                         is_for="give the folder to write the figures into",
+                         legacy=legacy_names)
 
 
 def write_report_figures(folder, frames, models, *, regime: str) -> list[str]:
@@ -153,8 +164,8 @@ def write_report_figures(folder, frames, models, *, regime: str) -> list[str]:
     folder that cannot be written is the one line of a refused command); the lines to print:
     what was written, and each figure not written (its analysis empty on the store)."""
     data = figure_data(frames, models, regime=regime)
-    written = write_figures(folder, "--figures", data)
-    return [f"figures: {len(written)} of {len(FIGURES)} in {folder} (SVG and PNG), their "
+    written = write_figures(folder, data)
+    return [f"figures: {len(written)} of {len(FIGURES)} in {folder.path} (SVG and PNG), their "
             f"values in {FIGURES_JSON}",
             *(f"figures: {name} not written: the {FIGURES[name]}"
               for name, d in data.items() if d is None)]
@@ -849,7 +860,7 @@ def run(args) -> int:
         names.check_sources([args.source], option="--source")
     if args.versus is not None:
         one_protocol(args.versus, "--versus", why="rankings are compared with one")
-    figures = figures_folder(args)
+    figures = figures_folder(args, paths)
     models = _models(paths)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)

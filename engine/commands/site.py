@@ -1,9 +1,12 @@
 """`geneb-engine site -o DIR`: a static leaderboard site built from the store (HTML, CSS,
 JavaScript and JSON; no server, no network request; works from file:// and any static host).
 The data is `engine.site.data.site_data` (the report's functions, every metric and regime), the
-folder is written by `engine.site.build.write_site` (whole or not at all)."""
+folder is an output folder (`store.output_folder`: only the site's own files written, each
+replaced whole; the user's files kept), written by `engine.site.build.write_site`."""
 
 from __future__ import annotations
+
+import sys
 
 from engine.commands.common import (
     StoreNames,
@@ -14,7 +17,7 @@ from engine.commands.common import (
     store_of,
 )
 from engine.commands.report import level_of, resample_count, seed_of
-from store.folders import named_folder
+from store.output_folder import output_folder
 from store.vocab.bootstrap import LEVEL, SEED, SITE_RESAMPLES
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1
@@ -34,8 +37,9 @@ def register(sub, common) -> None:
                     "static host (GitHub Pages, a Hugging Face static Space). Its numbers are "
                     "those of `geneb-engine report --json` with the same --resamples.")
     p.add_argument("-o", "--output", metavar="DIR", required=True,
-                   help="the folder to write the site into: new, empty or a previous GENEB "
-                        "site (replaced whole)")
+                   help="the folder to write the site into: new or not (the site's files "
+                        "are written beside yours, a previous site's replaced; not the store, "
+                        "your home nor a current folder holding other files)")
     p.add_argument("--title", metavar="T", default=DEFAULT_TITLE,
                    help=f"the page's title (default: {DEFAULT_TITLE})")
     add_suite_args(p, from_store=True)
@@ -51,7 +55,12 @@ def register(sub, common) -> None:
 
 
 def run(args) -> int:
-    from engine.site.build import site_problem, write_site  # lazy: polars, duckdb, pyarrow
+    from engine.site.build import (  # lazy: polars, duckdb, pyarrow
+        ENTRY,
+        GENERATOR,
+        legacy_names,
+        write_site,
+    )
     from engine.site.data import site_data  # lazy: polars, duckdb, pyarrow
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
     from store.official.leaderboard import (  # lazy: polars, duckdb, pyarrow
@@ -63,10 +72,8 @@ def run(args) -> int:
     from store.task_health import task_health  # lazy: polars, duckdb
 
     paths = store_of(args)
-    out = named_folder("-o", args.output, "give the folder to write the site into",
-                       may_be_missing=True)
-    if (problem := site_problem(out)) is not None:
-        raise GenebError(f"-o {args.output}: {problem}")
+    out = output_folder("-o", args.output, generator=GENERATOR, store=paths,
+                        is_for="give the folder to write the site into", legacy=legacy_names)
     snap = Snapshot(paths)
     suite, _ = reading_suite(args, snap, None)
     entries, _ = store_submissions(snap, sources=source_order(StoreNames(paths, snap).sources),
@@ -81,13 +88,15 @@ def run(args) -> int:
                          "written (fill the store with `geneb-engine fill --models MODEL`, or "
                          "import the official results with `geneb-engine import --official`)")
     board = leaderboard_documents(s for _, s in entries) if entries else None
-    size = write_site(out, data, board)
+    size, notes = write_site(out, data, board)
+    for note in notes:
+        print(f"geneb-engine site: warning: {note}", file=sys.stderr)
     if args.json:
-        emit_json({"folder": str(out), "bytes": size, "table_version": data["table_version"],
+        emit_json({"folder": str(out.path), "bytes": size, "table_version": data["table_version"],
                    "models": len(data["models"]), "tasks": len(data["tasks"]),
                    "leaderboard_files": board is not None})
         return 0
     console.print(f"site of {len(data['models'])} models and {len(data['tasks'])} tasks "
-                  f"written to {out} ({size / 1e6:.1f} MB); open {out / 'index.html'}",
+                  f"written to {out.path} ({size / 1e6:.1f} MB); open {out.path / ENTRY}",
                   markup=False, highlight=False)
     return 0

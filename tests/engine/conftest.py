@@ -82,3 +82,26 @@ def answering_hub(monkeypatch):
     monkeypatch.setattr(constants, "ENDPOINT", server.url)
     yield server
     server.close()
+
+
+# --- small official stores: a few of the 40 official submissions (cheap sites and figures) ---
+
+SMALL_STORES = {"one": ("GROVER",),
+                "three": ("BioFM-265M", "DNABERT-S", "GENERator-eukaryote-1.2b-base"),
+                "four": ("BioFM-265M", "DNABERT-S", "GENERator-eukaryote-3b-base", "GROVER")}
+
+
+@pytest.fixture(scope="session")
+def small_stores(tmp_path_factory) -> dict[str, Path]:
+    """Name -> the root of a store holding those official submissions (`SMALL_STORES`),
+    imported once per session. Read-only for the tests."""
+    from store.official.submission import import_files
+    from store.paths import resolve_store
+    from tests.conftest import SUBMISSIONS
+
+    roots = {}
+    for name, models in SMALL_STORES.items():
+        paths = resolve_store(tmp_path_factory.mktemp(f"small-{name}") / "store")
+        import_files(paths, [SUBMISSIONS / f"{m}.json" for m in models])
+        roots[name] = paths.root
+    return roots

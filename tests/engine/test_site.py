@@ -1,15 +1,26 @@
 """`geneb-engine site -o DIR`: its numbers are `report --json`'s, its script escapes the
-store's text, and the folder is written whole (a previous site replaced, any other refused)."""
+store's text, and DIR is an output folder (`store.output_folder`): the site's own files
+replaced, the user's kept, the store, home, root and a busy current folder refused."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from engine.site.build import embedded
+from store.output_folder import MARKER
 from tests.engine.in_process import refused
-from tests.engine.site_build import build_site, report, site_document
+from tests.engine.site_build import (
+    REFUSED_PLACES,
+    build_site,
+    fill_the_disk,
+    refused_place,
+    report,
+    site_document,
+)
 from tests.helpers import digest
 
 CASES = [("mcc", "full"), ("acc", "10shot"), ("f1_macro", "1shot")]
@@ -80,7 +91,7 @@ def test_the_site_is_whole_and_small(site):
     assert badges == {"Official"}
     for name in ("leaderboard.json", "leaderboard_tasks.json"):    # the official page's files
         assert json.loads((out / name).read_text())["data"]["full"]
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.name != MARKER)
     assert size == summary["bytes"] < 5_000_000
 
 
@@ -91,21 +102,123 @@ def test_the_script_cannot_be_ended_by_a_store_text():
         {"model": "</script><script>alert(1)</script><!--"}
 
 
-def test_a_previous_site_is_replaced(site, official_store, tmp_path):
+# --- the output folder (store.output_folder): the site's own files, the user's kept ------------
+
+USER_FILES = {"README.md": "---\nsdk: static\n---\n", "CNAME": "geneb.example.org\n",
+              ".git/HEAD": "ref: refs/heads/main\n", ".git/objects/ab/cdef": "blob",
+              "models/mine.html": "my page", "figures/scale.png": "my figure"}
+
+
+def _with_user_files(folder: Path) -> dict[str, str]:
+    for name, text in USER_FILES.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return {n: d for n, d in digest(folder).items() if n in USER_FILES}
+
+
+def _site_files(folder: Path) -> dict[str, str]:
+    """The site's files in `folder` (name -> sha256): everything but the user's and the
+    marker."""
+    return {n: d for n, d in digest(folder).items()
+            if d != "dir" and n not in USER_FILES and n != MARKER}
+
+
+def test_the_users_files_are_kept(small_stores, tmp_path):
+    out, alone = tmp_path / "site", tmp_path / "alone"
+    build_site(small_stores["four"], out, "--resamples", "0")
+    build_site(small_stores["three"], alone, "--resamples", "0")   # the same site, by itself
+    mine = _with_user_files(out)
+    assert (out / "models" / "GROVER.html").exists()                   # of store "four" only
+    build_site(small_stores["three"], out, "--resamples", "0")
+    assert {n: d for n, d in digest(out).items() if n in USER_FILES} == mine
+    assert _site_files(out) == _site_files(alone)                      # GROVER.html removed
+    marker = json.loads((out / MARKER).read_text())
+    assert marker["generator"] == "geneb-engine site"
+    assert {n: d for n, [d] in marker["files"].items()} == _site_files(alone)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone", "site"]   # nothing beside
+
+
+def test_a_name_the_site_needs_taken_by_a_users_file_is_refused(small_stores, tmp_path,
+                                                                 capsys):
     out = tmp_path / "site"
-    build_site(official_store.root, out, "--title", "first", "--resamples", "0")
-    (out / "models" / "stale.html").write_text("old page")
-    build_site(official_store.root, out, "--title", "second", "--resamples", "0")
-    assert site_document(out)["title"] == "second"
-    assert not (out / "models" / "stale.html").exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["site"]     # no temporary folder left
-
-
-def test_a_folder_of_other_files_is_refused(official_store, tmp_path, capsys):
-    out = tmp_path / "mine"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine")
+    (out / "models").mkdir(parents=True)
+    (out / "index.html").write_text("my own index")
+    (out / "models" / "GROVER.html").write_text("my notes on GROVER")
     before = digest(tmp_path)
-    refused(capsys, official_store.root, "site", "--store", str(official_store.root),
-            "-o", str(out), names=(f"-o {out}", "not a previous GENEB site"))
+    refused(capsys, small_stores["one"], "site", "--store", str(small_stores["one"]),
+            "-o", str(out), "--resamples", "0",
+            names=(f"-o {out}", "index.html, models/GROVER.html are not what geneb-engine "
+                                "site wrote there", "nothing was written"))
     assert digest(tmp_path) == before
+
+
+def test_a_site_file_the_user_changed_is_theirs(small_stores, tmp_path, capsys):
+    out = tmp_path / "site"
+    build_site(small_stores["three"], out, "--resamples", "0")
+    (out / "index.html").write_text("edited by hand")
+    before = digest(tmp_path)
+    refused(capsys, small_stores["three"], "site", "--store", str(small_stores["three"]),
+            "-o", str(out), "--resamples", "0",
+            names=("index.html is not what geneb-engine site wrote there (or changed since)",))
+    assert digest(tmp_path) == before
+
+
+@pytest.mark.parametrize("where", REFUSED_PLACES)
+def test_a_folder_that_is_not_for_a_site_is_refused(small_stores, tmp_path, capsys,
+                                                     monkeypatch, where):
+    refused_place(capsys, monkeypatch, tmp_path, small_stores["one"], where, "site", "-o")
+
+
+def test_the_current_folder_is_taken_when_empty_or_a_site(small_stores, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    build_site(small_stores["one"], ".", "--resamples", "0")
+    build_site(small_stores["three"], ".", "--resamples", "0")
+    assert site_document(tmp_path)["models"][0]["id"] == "BioFM-265M"
+
+
+def test_a_site_of_the_version_before_the_marker_is_replaced_in_place(small_stores, tmp_path):
+    """A folder 2dfd362 wrote (no marker; its files listed by its site.json) with the user's
+    files added: the new site replaces the old one's files and keeps the user's."""
+    out, alone = tmp_path / "site", tmp_path / "alone"
+    build_site(small_stores["four"], out, "--resamples", "0")
+    (out / MARKER).unlink()                     # the layout of 2dfd362: no marker
+    mine = _with_user_files(out)
+    build_site(small_stores["three"], out, "--resamples", "0")
+    build_site(small_stores["three"], alone, "--resamples", "0")
+    assert {n: d for n, d in digest(out).items() if n in USER_FILES} == mine
+    assert _site_files(out) == _site_files(alone)
+
+
+def test_what_killed_builds_of_the_version_before_left_is_cleared(small_stores, tmp_path,
+                                                                  capsys):
+    """2dfd362 built the site in `.DIR.geneb-site-PID` and moved the previous one aside to
+    `.DIR.geneb-site-old-PID`: a partial build is removed, a previous site (with the user's
+    files) moved back when DIR is missing, else kept and named."""
+    dead = 4_194_304 + 1              # above Linux's pid_max: no process has it
+    partial = tmp_path / f".site.geneb-site-{dead}"
+    aside = tmp_path / f".site.geneb-site-old-{dead}"
+    build_site(small_stores["four"], aside, "--resamples", "0")
+    (aside / MARKER).unlink()
+    mine = _with_user_files(aside)
+    (partial / "models").mkdir(parents=True)
+    (partial / "models" / "GROVER.html").write_text("half")
+    build_site(small_stores["three"], tmp_path / "site", "--resamples", "0")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert {n: d for n, d in digest(tmp_path / "site").items() if n in USER_FILES} == mine
+    shutil.copytree(tmp_path / "site", aside)                      # aside again, DIR present
+    capsys.readouterr()
+    build_site(small_stores["three"], tmp_path / "site", "--resamples", "0")
+    assert aside.exists()
+    assert f"{aside} is a previous site an interrupted build" in capsys.readouterr().err
+
+
+def test_a_failed_write_leaves_the_previous_site(small_stores, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "site"
+    build_site(small_stores["three"], out, "--resamples", "0")
+    before = digest(tmp_path)
+    fill_the_disk(monkeypatch, at=40)
+    refused(capsys, small_stores["four"], "site", "--store", str(small_stores["four"]),
+            "-o", str(out), "--resamples", "0",
+            names=(f"-o {out}: cannot write (No space left on device); the previous output "
+                   "is as it was",))
+    assert digest(tmp_path) == before            # no temporary file left either
