@@ -174,6 +174,7 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 def _print(answer, *, regime_how: str | None, told: str | None) -> None:
     """The answer as text; `told`: a note already on stderr (the label budget's warning)."""
+    from store.analyses.differ import p_text  # lazy: numpy
     from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
     q = answer.question
@@ -192,12 +193,12 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
     if answer.small:
         console.print(escape(answer.small))
     if answer.picks:
-        console.print(f"[dim]{escape(answer.rule)}; P = P(leader > it)[/]")
+        console.print(f"[dim]{escape(answer.rule)}[/]")
         mixed = len({p.source for p in answer.picks}) > 1
         t = FitTable("" if mixed else f"results: {escape(answer.picks[0].source)}",
                      [Col("model", key=True), *([Col("from", drop=3)] if mixed else []),
                           Col("score", justify="right"), Col("interval", drop=2),
-                          Col("rank", justify="right", drop=3), Col("P", justify="right"),
+                          Col("rank", justify="right", drop=3), Col("p", justify="right"),
                           Col("params", justify="right"),
                           Col("context", justify="right", drop=1),
                           Col("in/out/?", justify="right", drop=4),
@@ -207,8 +208,7 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
             d = p.domain
             t.add_row(escape(p.model), *([escape(p.source)] if mixed else []), _num(p.score),
                       interval_text(p.low, p.high, 3), rank,
-                      "lead" if p.p_leader_beats is None and p is answer.picks[0]
-                      else _num(p.p_leader_beats, 2),
+                      "lead" if p is answer.picks[0] else p_text(p.p_value),
                       params_text(p.params), f"{p.context:,}" if p.context else "?",
                       f"{d.inside}/{d.outside}/{d.unknown}", "yes" if p.runs_here else "no")
         console.print(t)
