@@ -37,10 +37,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 import polars as pl
 
-from store.analyses.claims import pair_differences
 from store.analyses.differ import claim_text, threshold_text, too_few
 from store.analyses.scores import scores_of, seed_means
 from store.analyses.uncertainty import bootstrap, leader_tie_group, min_ranks, score_intervals
@@ -428,7 +426,6 @@ def _at_regime(q: Question, regime: str, means: pl.DataFrame, seed_rows: pl.Data
     at = {(m, s): i for i, (m, s) in enumerate(draws.entries.iter_rows())}
     lead = at[tuple(ties.row(0)[:2])]
     e = len(at)
-    above = pair_differences(draws, np.full(e, lead), np.arange(e), q.level)[j][2]
     iv = score_intervals(draws, q.level).filter(pl.col("scope") == "macro")
     rank = min_ranks(draws.point[:, j])
     picks, worse = [], []
@@ -436,7 +433,7 @@ def _at_regime(q: Question, regime: str, means: pl.DataFrame, seed_rows: pl.Data
         key = (r["model"], r["source"])
         i = at[key]
         diff = float(draws.point[lead, j] - draws.point[i, j])
-        p_win = None if i == lead or not moves else float(above[i])
+        p_win = r["p_leader_beats"]        # descriptive: the share of resamples
         if not r["tied_with_leader"]:
             worse.append(Excluded(*key, WORSE, (
                 claim_text(True, r["p_value"], r["n_tasks"], r["wins"], r["losses"], q.level,

@@ -671,7 +671,8 @@ def leader_verdicts(draws: Draws, scope: str | int = "macro",
 
 def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
     """[model, (source), p_best, rank_low, rank_high, leader, tied_with_leader, delta,
-    delta_low, delta_high, p_value, method, n_tasks, wins, losses, threshold] for one scope.
+    delta_low, delta_high, p_value, method, n_tasks, wins, losses, threshold, p_leader_beats]
+    for one scope.
 
     leader = the entry with the best point score (ties: the first in key order);
     tied_with_leader = the one rule (`store.analyses.differ`) does not separate it from the
@@ -682,7 +683,8 @@ def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) ->
     above/below it, threshold the largest p that separates ((1 - level) / (E - 1)); NULL on
     the leader's own row. Descriptive, from the bootstrap: p_best = the share of resamples
     where the entry ranks 1 ('min' ties), rank_low/rank_high its rank interval (as
-    `rank_intervals`); NULL with the interval in a scope resampling cannot move
+    `rank_intervals`), p_leader_beats the share where the leader scores strictly above it (as
+    `win_probabilities`); NULL with the interval in a scope resampling cannot move
     (`Draws.resampled`). Sorted by point score, best first (ties in key order).
     """
     j = _scope_index(draws, scope)
@@ -692,7 +694,8 @@ def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) ->
               "rank_high": pl.Int64, "leader": pl.Boolean, "tied_with_leader": pl.Boolean,
               "delta": pl.Float64, "delta_low": pl.Float64, "delta_high": pl.Float64,
               "p_value": pl.Float64, "method": pl.String, "n_tasks": pl.Int64,
-              "wins": pl.Int64, "losses": pl.Int64, "threshold": pl.Float64}
+              "wins": pl.Int64, "losses": pl.Int64, "threshold": pl.Float64,
+              "p_leader_beats": pl.Float64}
     found = leader_verdicts(draws, j, level)
     if found is None:
         return pl.DataFrame(schema=schema)
@@ -700,7 +703,9 @@ def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) ->
     e = len(draws.entries)
     own = np.arange(e) == lead
     moves = draws.resampled(j)
-    hist = _rank_histogram(np.ascontiguousarray(draws.values[:, :, j]))   # (E, E)
+    plane = np.ascontiguousarray(draws.values[:, :, j])                   # (n, E)
+    hist = _rank_histogram(plane)                                          # (E, E)
+    above = np.count_nonzero(plane[:, [lead]] > plane, axis=0) / draws.n
     rank = min_ranks(draws.point[:, j])
     low, high = _rank_quantiles(hist, draws.n, level)
     low, high = np.minimum(low, rank), np.maximum(high, rank)
@@ -720,6 +725,7 @@ def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) ->
         pl.lit(v.n_tasks, dtype=pl.Int64).alias("n_tasks"),
         unless_own(v.wins).alias("wins"), unless_own(v.losses).alias("losses"),
         pl.lit(v.threshold, dtype=pl.Float64).alias("threshold"),
+        unless_own(above if moves else np.full(e, np.nan)).alias("p_leader_beats"),
     ).sort(["value", *keys], descending=[True] + [False] * len(keys))
     frame = frame.select(list(schema)).cast(schema)
     if moves:

@@ -203,7 +203,8 @@ def test_intervals_probabilities_and_the_tie_group_match_straightforward_computa
     group = leader_tie_group(d, scope="micro", level=0.9)
     assert group.columns == ["model", "p_best", "rank_low", "rank_high", "leader",
                              "tied_with_leader", "delta", "delta_low", "delta_high", "p_value",
-                             "method", "n_tasks", "wins", "losses", "threshold"]
+                             "method", "n_tasks", "wins", "losses", "threshold",
+                             "p_leader_beats"]
     best = d.entries["model"][int(np.argmax(d.point[:, 0]))]
     assert group["model"][0] == best and group["leader"].to_list() == [True] + [False] * 4
     by_model = {r["model"]: r for r in ri.filter(scope="micro").iter_rows(named=True)}
@@ -226,6 +227,7 @@ def test_intervals_probabilities_and_the_tie_group_match_straightforward_computa
         assert row["p_value"] == pytest.approx(p, abs=1e-12)
         assert (row["delta_low"], row["delta_high"]) == pytest.approx((low, high), abs=1e-15)
         assert (row["wins"], row["losses"]) == ((diff > 0).sum(), (diff < 0).sum())
+        assert row["p_leader_beats"] == np.mean(d.values[:, lead, 0] > d.values[:, e, 0])
         assert row["tied_with_leader"] == (not (p <= 0.1 / 4 and not low <= 0 <= high))
 
 
