@@ -64,9 +64,9 @@ def register(sub, common) -> None:
     p = sub.add_parser(
         "recommend", parents=[common], help="which models to try for a task",
         description="The best model on a scope of tasks at a regime (or label budget) under "
-                    "constraints, every model not separably worse than it (paired task "
-                    "bootstrap), and the models excluded and why. The rules: docs, Choosing a "
-                    "model.")
+                    "constraints, every model not separably worse than it (a sign-flip test "
+                    "of the scope's tasks, with the paired task bootstrap's interval), and the "
+                    "models excluded and why. The rules: docs, Choosing a model.")
     add_suite_args(p, from_store=True)
     add_scope_args(p)
     p.add_argument("--like", metavar="TASK",
@@ -135,8 +135,9 @@ def run(args) -> int:
     from store.tables.catalogs import known_tasks  # lazy: polars, pyarrow
 
     if args.resamples == 0:
-        raise GenebError("--resamples 0: recommend separates models by the task bootstrap; "
-                         "give at least 1 (default 10,000)")
+        raise GenebError("--resamples 0: recommend separates models with the task "
+                         "bootstrap's interval beside the sign-flip test; give at least 1 "
+                         "(default 10,000)")
     regime, budget, warning = _regime(args)
     paths = store_of(args)
     snap = Snapshot(paths)

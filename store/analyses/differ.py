@@ -16,7 +16,8 @@ The rule, for a scope (micro, macro, a category) and two entries scored on all o
   task count, shared by every pair) with p = (b + 1) / (FLIPS + 1), b = the patterns reaching
   it, which is still a valid p-value. A pattern counts as reaching the observed value within a
   relative 1e-9 (rounding never makes p smaller); the random patterns are summed in float32
-  with a margin of its rounding added (4 n float32 eps, relative), which can only count more. The test is exact at every task count: its
+  with a margin of its rounding added (4 n float32 eps, relative), which can only count more.
+  The test is valid at every task count (exact, or a valid randomised test above): its
   false-positive rate is at most 1 - level whatever the shape of the differences (heavy tails,
   a few large tasks, ties, uneven categories); `bench/claims_null.py` measures it.
 - **The decision**: A and B differ at `level` when p <= (1 - level) / m and, where the task
