@@ -204,6 +204,10 @@ def too_few(n: int, level: float, compared: int = 1) -> str | None:
     if smallest <= bar:
         return None
     tasks = f"{n} task{'' if n == 1 else 's'}"
+    if smallest > 2.0 / 2.0 ** n:       # the random patterns' resolution, not the tasks
+        return (f"{tasks}, {FLIPS:,} random sign patterns: the smallest p they can give, "
+                f"{p_text(smallest)}, is above {threshold_text(level, compared)}; nothing "
+                f"can be separated at {level_text(level)}")
     if compared <= 1:
         return (f"{tasks}: too few to separate any two models at {level_text(level)}: the "
                 f"smallest possible p is {p_text(smallest)}")

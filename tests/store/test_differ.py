@@ -148,3 +148,10 @@ def test_comparisons_with_the_leader_share_the_threshold():
     leader's comparisons share it) at most 5 %."""
     plain, shared = (bench.leader_rates(20, sweep_size(200, 40), 200, seed=3, models=10))
     assert plain > 0.10 and shared <= 0.05
+
+
+def test_a_level_beyond_the_random_patterns_resolution_says_so():
+    # 22 tasks could give p = 2/2^22, but 10,000 random patterns cannot go below 1/10,001
+    assert too_few(22, 0.999, compared=40) == (
+        "22 tasks, 10,000 random sign patterns: the smallest p they can give, 1.0e-04, is above "
+        "0.001/40; nothing can be separated at 99.9 %")
