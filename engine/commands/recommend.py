@@ -65,9 +65,9 @@ def register(sub, common) -> None:
     p = sub.add_parser(
         "recommend", parents=[common], help="which models to try for a task",
         description="The best model on a scope of tasks at a regime (or label budget) under "
-                    "constraints, every model not separably worse than it (paired task "
-                    "bootstrap), and the models excluded and why. The rules: docs, Choosing a "
-                    "model.")
+                    "constraints, every model not separably worse than it (a sign-flip test "
+                    "of the scope's tasks, with the paired task bootstrap's interval), and the "
+                    "models excluded and why. The rules: docs, Choosing a model.")
     add_suite_args(p, from_store=True)
     add_scope_args(p)
     p.add_argument("--like", metavar="TASK",
@@ -138,8 +138,9 @@ def run(args) -> int:
     from store.tables.catalogs import known_tasks  # lazy: polars, pyarrow
 
     if args.resamples == 0:
-        raise GenebError("--resamples 0: recommend separates models by the task bootstrap; "
-                         "give at least 1 (default 10,000)")
+        raise GenebError("--resamples 0: recommend separates models with the task "
+                         "bootstrap's interval beside the sign-flip test; give at least 1 "
+                         "(default 10,000)")
     regime, budget, warning = _regime(args)
     paths = store_of(args)
     snap = Snapshot(paths)
@@ -177,6 +178,7 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 def _print(answer, *, regime_how: str | None, told: str | None) -> None:
     """The answer as text; `told`: a note already on stderr (the label budget's warning)."""
+    from store.analyses.differ import p_text  # lazy: numpy
     from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
     q = answer.question
@@ -195,12 +197,12 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
     if answer.small:
         console.print(escape(answer.small))
     if answer.picks:
-        console.print(f"[dim]{escape(answer.rule)}; P = P(leader > it)[/]")
+        console.print(f"[dim]{escape(answer.rule)}[/]")
         mixed = len({p.source for p in answer.picks}) > 1
         t = FitTable("" if mixed else f"results: {escape(answer.picks[0].source)}",
                      [Col("model", key=True), *([Col("from", drop=3)] if mixed else []),
                           Col("score", justify="right"), Col("interval", drop=2),
-                          Col("rank", justify="right", drop=3), Col("P", justify="right"),
+                          Col("rank", justify="right", drop=3), Col("p", justify="right"),
                           Col("params", justify="right"),
                           Col("context", justify="right", drop=1),
                           Col("in/out/?", justify="right", drop=4),
@@ -210,8 +212,7 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
             d = p.domain
             t.add_row(escape(p.model), *([escape(p.source)] if mixed else []), _num(p.score),
                       interval_text(p.low, p.high, 3), rank,
-                      "lead" if p.p_leader_beats is None and p is answer.picks[0]
-                      else _num(p.p_leader_beats, 2),
+                      "lead" if p is answer.picks[0] else p_text(p.p_value),
                       params_text(p.params), f"{p.context:,}" if p.context else "?",
                       f"{d.inside}/{d.outside}/{d.unknown}", here_text(p.runs_here))
         console.print(t)

@@ -483,6 +483,15 @@ def _p_value(value) -> str:
     return "<1e-300" if value == 0 else f"{value:.2g}"
 
 
+def _rule_cells(row: dict | None) -> list[str]:
+    """The p and differs cells of a pair's row (the one rule's columns); dashes without one."""
+    from store.analyses.differ import p_text  # lazy: numpy
+
+    if row is None or row.get("p_value") is None:
+        return ["—", "—"]
+    return [p_text(row["p_value"]), "yes" if row["differs"] else "no"]
+
+
 def _pct(level: float) -> str:
     return f"{level * 100:g} %"
 
@@ -493,6 +502,13 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
 
     from store.analyses.aggregates import category_columns  # lazy: polars, duckdb, pyarrow
     from store.analyses.claims import MIN_IN_DOMAIN  # lazy: polars, duckdb, pyarrow
+    from store.analyses.differ import (  # lazy: numpy
+        claim_text,
+        compared_for,
+        p_text,
+        threshold_text,
+        too_few,
+    )
     from store.analyses.difficulty import EASY, HARD, HIGH_VAR  # lazy: polars, duckdb, pyarrow
     from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
@@ -559,9 +575,13 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     top = agg.filter(pl.col("macro").is_not_null()).head(2).to_dicts()   # agg: best first
     if len(top) == 2:
         margin = frames.get("leader_margin", pl.DataFrame()).to_dicts()
-        paired = (f" {interval_text(margin[0]['low'], margin[0]['high'], 2)}, P(leader > "
-                  f"runner-up) = {_p(margin[0]['p_leader_beats'])}"
-                  if margin and margin[0]["low"] is not None else "")
+        paired = ""
+        if margin:          # the one rule, as the tie group decides it
+            m = margin[0]
+            paired = ((f" {interval_text(m['low'], m['high'], 2)}" if m["low"] is not None
+                       else "")
+                      + "; " + claim_text(m["differs"], m["p_value"], m["n_tasks"], m["wins"],
+                                          m["losses"], level, m["threshold"], a="the leader"))
         console.print(Text.from_markup(
             f"Leader of the scope (macro, {where}): {names(top[0])} {scored(top[0], 'macro')}"
             + "".join(f", rank {x}" for x in rank_range(top[0]))
@@ -570,20 +590,32 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
             + f"; margin {_f(top[0]['macro'] - top[1]['macro'])}{escape(paired)}",
             overflow="fold"), soft_wrap=False)                  # wrapped at the width
 
-    if "leader_tie_group" in frames:
-        group = frames["leader_tie_group"].filter("tied_with_leader")
-        t = _table(f"Tie group of the macro leader ({where}, {pct}): the models whose macro "
-                   "rank interval overlaps the leader's; P(best) = share of the resamples "
-                   "where it ranks first",
-                   [("model", "left"), ("macro", "right"), ("P(best)", "right"),
-                    ("rank interval", "right")],
-                   empty=f"{ONE_TASK_NOTE} (every category has one task)")
+    if "leader_tie_group" in frames and frames["leader_tie_group"].height:
+        tie = frames["leader_tie_group"]
+        n_tasks, bar = tie["n_tasks"][0], tie["threshold"][0]
+        compared = compared_for(level, bar)
+        group = tie.filter("tied_with_leader")
+        t = _table(f"Tie group of the macro leader ({where}, {pct}): the leader and the models "
+                   "the one rule does not separate from it (sign-flip test of the "
+                   f"{n_tasks} tasks' differences: p > {threshold_text(level, compared)}, the "
+                   f"leader compared with {compared} others; or the interval of Δ contains "
+                   "0); Δ = leader - it, wins-losses = the leader's tasks above-below it; the "
+                   "rank interval describes the resamples",
+                   [("model", "left"), ("macro", "right"), ("Δ", "right"), ("p", "right"),
+                    ("wins-losses", "right"), ("rank interval", "right")])
         macro = {_key(r): r for r in agg.iter_rows(named=True)}
         for r in group.iter_rows(named=True):
-            t.add_row(names(r) + (" (leader)" if r["leader"] else ""),
-                      _f(macro[_key(r)]["macro"]), _p(r["p_best"]),
-                      f"{r['rank_low']}-{r['rank_high']}")
+            own = r["leader"]
+            t.add_row(names(r) + (" (leader)" if own else ""), _f(macro[_key(r)]["macro"]),
+                      "—" if own else _f(r["delta"]) + (
+                          f" {interval_text(r['delta_low'], r['delta_high'], 2)}"
+                          if r["delta_low"] is not None else ""),
+                      "—" if own else p_text(r["p_value"]),
+                      "—" if own else f"{r['wins']}-{r['losses']}",
+                      "—" if r["rank_low"] is None else f"{r['rank_low']}-{r['rank_high']}")
         show(t)
+        if few := too_few(n_tasks, level, compared):
+            console.print(Text(few, no_wrap=False, overflow="fold"), soft_wrap=False)
 
     t = _table(f"Rankings per category ({where}) and Borda count (n - rank points per "
                "category, summed)",
@@ -698,11 +730,12 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         if "controlled_pair_intervals" in frames else {}
     t = _table(f"Controlled pairs ({where}): models differing in exactly one attribute; "
                "Δ = a - b, wins over the categories"
-               + (f"; [ ] = {pct} interval of Δ, P(a>b) = share of the resamples where a "
-                  "scores higher" if pair_iv else ""),
+               + (f"; [ ] = {pct} interval of Δ; p = sign-flip p of the tasks' differences; "
+                  f"differs = the one rule at {pct} (p <= {threshold_text(level)} and the "
+                  "interval excludes 0)" if pair_iv else ""),
                [("attribute", "left"), ("model a", "left"), ("model b", "left"),
                 ("a", "left"), ("b", "left"), ("Δ macro", "right"),
-                *([("P(a>b)", "right")] if pair_iv else []),
+                *([("p", "right"), ("differs", "left")] if pair_iv else []),
                 ("wins a-b-ties", "right")], keys=3,
                empty="no two models (of one source) differ in exactly one of architecture "
                      "family, tokenization family, pretraining data and scale band")
@@ -711,22 +744,23 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         t.add_row(escape(r["attribute"]), names(r, "model_a"), names(r, "model_b"),
                   escape(r["value_a"]), escape(r["value_b"]),
                   _f(r["macro"]) + (f" {interval_text(iv['low'], iv['high'], 2)}" if iv else ""),
-                  *([_p(iv["p_a_beats_b"]) if iv else "—"] if pair_iv else []),
+                  *(_rule_cells(iv) if pair_iv else []),
                   f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
     show(t)
 
     in_domain = frames.get("controlled_pairs_in_domain")
     if in_domain is not None:
-        with_p = ("p_a_beats_b" in in_domain.columns
-                  and in_domain["p_a_beats_b"].drop_nulls().len() > 0)
+        with_p = ("p_value" in in_domain.columns
+                  and in_domain["p_value"].drop_nulls().len() > 0)
         t = _table(f"Controlled pairs on in-domain tasks ({where}): the same pairs over only "
                    "the tasks in the pretraining domain of both models (the rule: docs, Task "
                    "and model domains); Δ = a - b, macro over the categories of those tasks"
-                   + (f"; [ ] = {pct} interval of Δ over resamples of those tasks" if with_p
-                      else ""),
+                   + (f"; [ ] = {pct} interval of Δ over resamples of those tasks; p and "
+                      "differs: the one rule on those tasks" if with_p else ""),
                    [("attribute", "left"), ("model a", "left"), ("model b", "left"),
                     ("tasks", "right"), ("categories", "right"), ("Δ macro", "right"),
-                    *([("P(a>b)", "right")] if with_p else []), ("wins a-b-ties", "right")],
+                    *([("p", "right"), ("differs", "left")] if with_p else []),
+                    ("wins a-b-ties", "right")],
                    keys=3, empty="no controlled pairs")
         for r in in_domain.sort("attribute", "model_a", "model_b").iter_rows(named=True):
             few = r["macro"] is None
@@ -735,8 +769,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                       f"fewer than {MIN_IN_DOMAIN} tasks in both domains" if few else
                       _f(r["macro"]) + (f" {interval_text(r['low'], r['high'], 2)}"
                                         if r.get("low") is not None else ""),
-                      *([_p(r["p_a_beats_b"]) if r["p_a_beats_b"] is not None else "—"]
-                        if with_p else []),
+                      *(_rule_cells(r) if with_p else []),
                       "—" if few else f"{r['wins_a']}-{r['wins_b']}-{r['ties']}")
         show(t)
 
@@ -746,7 +779,8 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         console.print(Text(
             f"Smaller beats 5x larger ({metric}, macro; pairs of one source where the model "
             "with at most a fifth of the other's parameters scores higher), cases that hold at "
-            f"{pct} (the smaller one higher in >= {pct} of the resamples): {counts}",
+            f"{pct} (the one rule separates the two: sign-flip p of the tasks' differences <= "
+            f"{threshold_text(level)} and the interval of Δ excludes 0): {counts}",
             no_wrap=False, overflow="fold"), soft_wrap=False)   # wrapped at the width
 
     difficulty = frames["task_difficulty"]
@@ -794,17 +828,20 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
 
     if "leader_change_significance" in frames:
         changes = frames["leader_change_significance"].filter("changed")
-        t = _table(f"Leader changes from full ({metric}): significant when the new leader "
-                   f"beats the old in >= {pct} of the new regime's resamples and the old beats "
-                   f"the new in >= {pct} of full's",
+        t = _table(f"Leader changes from full ({metric}): significant when the one rule "
+                   f"separates the two leaders at {pct} in both regimes, each as a comparison "
+                   "with its regime's leader: the new one ahead in the new regime, the old one "
+                   "ahead in full (sign-flip p of the scope's tasks <= (1 - level) / the "
+                   "entries compared with the leader, and the interval of Δ excluding 0)",
                    [("regime", "left"), ("scope", "left"), ("significant", "left"),
-                    ("P(new>old) new regime", "right"), ("P(old>new) full", "right"),
-                    ("new leader", "left"), ("full leader", "left")], keys=2,
-                   empty="no leader changes")
+                    ("p new regime", "right"), ("p full", "right"),
+                    ("tasks", "right"), ("new leader", "left"), ("full leader", "left")],
+                   keys=2, empty="no leader changes")
         for r in changes.iter_rows(named=True):
             t.add_row(escape(r["regime_to"]), escape(r["scope"]),
                       "yes" if r["significant"] else "no",
-                      _p(r["p_new_beats_old"]), _p(r["p_old_beats_new"]),
+                      p_text(r["p_value_to"]), p_text(r["p_value_from"]),
+                      "—" if r["n_tasks"] is None else str(r["n_tasks"]),
                       names({"model": r["leader_to"], "source": r.get("source_to")}),
                       names({"model": r["leader_from"], "source": r.get("source_from")}))
         show(t)

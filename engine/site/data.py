@@ -5,8 +5,11 @@ Every number comes from the functions `geneb-engine report` computes with
 analyses of `store.analyses`), called with the same arguments, so the site shows the values
 `report --json --metric M --regime R --resamples N` prints: per metric and regime the
 aggregates, the point ranks of every scope, the macro score and rank intervals, the leader and
-its tie group, the Friedman test with the Nemenyi critical difference and the average ranks
-(the CD diagram), the rank shift from full, and the few-shot degradation.
+its tie group (the one rule, `store.analyses.differ`: each row's sign-flip p against the
+leader, and the board's `rule`: the tasks, the threshold, the comparisons and, where the scope
+is too small to separate anything, the sentence saying so), the Friedman test with the Nemenyi
+critical difference and the average ranks (the CD diagram), the rank shift from full, and the
+few-shot degradation.
 
 Entries are keyed by (model, source), as the report keys them when it reads every source; an
 entry refers to its model by index. A task's `health` is None until an audit gives one (the
@@ -26,6 +29,7 @@ from store import __version__
 from store import analyses as A
 from store.analyses import uncertainty as U
 from store.analyses.aggregates import categories_of
+from store.analyses.differ import compared_for, threshold_text, too_few
 from store.catalog import ModelMeta, TaskMeta, scale_band
 from store.official.submission import entry_provenance
 from store.vocab.ids import path_part
@@ -73,8 +77,8 @@ def _models(entries: list[tuple[str, str]], catalog: pl.DataFrame) -> list[dict]
 def _board(agg: pl.DataFrame, index: Mapping[tuple[str, str], int], scopes: list[str],
            draws, level: float) -> dict:
     """One regime and metric: a row per entry (scores and point ranks of every scope, and
-    with `draws` the macro score interval and rank interval and the tie-group mark), the
-    leader (macro) and its tie group."""
+    with `draws` the macro score interval and rank interval, the tie-group mark and the one
+    rule's p against the leader), the leader (macro), its tie group and the rule's numbers."""
     ranks = {(r["model"], r["source"]): r for r in A.rankings(agg).iter_rows(named=True)}
     macro = {}
     group = None
@@ -93,15 +97,23 @@ def _board(agg: pl.DataFrame, index: Mapping[tuple[str, str], int], scopes: list
         rows.append({"entry": index[key], "scores": [_num(r[s]) for s in scopes],
                      "ranks": [ranks[key][s] for s in scopes],
                      "n_missing": r["n_missing"], **macro.get(key, {})})
-    board = {"rows": rows, "leader": None, "tie_group": []}
+    board = {"rows": rows, "leader": None, "tie_group": [], "rule": None}
     if group is not None and group.height:
         board["leader"] = index[next((r["model"], r["source"]) for r in
                                      group.filter(pl.col("leader")).iter_rows(named=True))]
         board["tie_group"] = [index[r["model"], r["source"]] for r in
                               group.filter(pl.col("tied_with_leader")).iter_rows(named=True)]
+        p = {index[r["model"], r["source"]]: _num(r["p_value"])
+             for r in group.iter_rows(named=True)}
         tied = set(board["tie_group"])
         for row in rows:
             row["tied"] = row["entry"] in tied
+            row["p_value"] = p.get(row["entry"])
+        n_tasks, bar = group["n_tasks"][0], group["threshold"][0]
+        compared = compared_for(level, bar)
+        board["rule"] = {"n_tasks": n_tasks, "threshold": bar, "compared": compared,
+                         "threshold_text": threshold_text(level, compared),
+                         "too_few": too_few(n_tasks, level, compared)}
     return board
 
 

@@ -31,7 +31,8 @@ ABOUT = (
     "[b]#4 \\[2-7][/b]: the 2.5-97.5 % range of the model's rank over 5,000 bootstrap resamples "
     "of the tasks (and of the seeds of local few-shot runs), among the same entries as the rank "
     "beside it; [b]≈[/b] before the rank (and bold) marks the leader's tie group, the models "
-    "whose rank interval overlaps the leader's. [b]d[/b] opens the Significance view: a "
+    "a sign-flip test of the tasks cannot separate from the leader (with the leader compared "
+    "with every other model). [b]d[/b] opens the Significance view: a "
     "critical-difference diagram, the P(A > B) matrix and a two-model test. Ctrl+P opens the "
     "command palette with every action.\n"
 )

@@ -2,9 +2,10 @@
 
 Three tabs, each computed off the UI thread by `geneb_tui.core.significance` (from
 `store.analyses.uncertainty` and `store.analyses.ranktests`): a critical-difference diagram
-(average ranks over the tasks, Friedman's test, the Nemenyi CD and the groups not separable), the
-P(A > B) heat matrix of the models shown, and a two-model comparison (per-task differences,
-wins / losses / ties, the Wilcoxon p-value, the paired bootstrap interval of the difference;
+(average ranks over the tasks, Friedman's test, the Nemenyi CD and the groups that test does not
+separate, and the leader's tie group by the one rule), the P(A > B) heat matrix of the models
+shown, and a two-model comparison (per-task differences, wins / losses / ties, the Wilcoxon
+p-value, the paired bootstrap interval of the difference, the one rule's decision;
 for the task under the cursor, when both models have stored test-set predictions, the paired
 bootstrap interval of their MCC difference over its test rows and McNemar's p).
 It follows the main view's selection (regime, metric, category, filters); a result that arrives

@@ -19,9 +19,10 @@ TABLE_RESAMPLES = 5_000
 
 @dataclass(frozen=True)
 class CellInterval:
-    """One score cell's interval: the score's (low, high), the rank's [rank_low, rank_high] and
-    whether the entry is in the leader's tie group of that column; None in a column of one
-    task, which has none (`store.vocab.bootstrap.ONE_TASK_NOTE`)."""
+    """One score cell's interval: the score's (low, high), the rank's [rank_low, rank_high]
+    (None in a column of one task, which has none: `store.vocab.bootstrap.ONE_TASK_NOTE`) and
+    whether the entry is in the leader's tie group of that column (the one rule,
+    `store.analyses.differ`: in a column of one task every entry is)."""
 
     low: float | None
     high: float | None

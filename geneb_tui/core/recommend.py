@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from geneb_tui.core.compare import Table
 from geneb_tui.core.filters import Filters, format_params, parse_params
 from geneb_tui.core.query import StoreSnapshot, suite_task_metas
+from store.analyses.differ import claim_text
 from store.analyses.recommend import (
     Answer,
     Constraints,
@@ -165,7 +166,7 @@ def answer_lines(a: Answer) -> list[str]:
 def after_lines(a: Answer) -> list[str]:
     """The tie rule, the neighbouring regimes' lines and the command that computes the picks
     here (plain text)."""
-    return ([f"{a.rule}; P = P(leader > it)"] if a.picks else []) + \
+    return ([a.rule] if a.picks else []) + \
         [n.line for n in a.neighbours] + ([f"run here: {a.fill}"] if a.fill else [])
 
 
@@ -177,15 +178,15 @@ def _status(a: Answer, p: Pick) -> str:
     return LEADER if p is a.picks[0] else TIED
 
 
-PICK_HEADER = ["Model", "Status", "Source", "Score", "Interval", "Rank", "P(lead >)",
+PICK_HEADER = ["Model", "Status", "Source", "Score", "Interval", "Rank", "p vs lead",
                "Params", "Context", "In/out/?", "Runs here"]
-EXCLUDED_HEADER = ["Model", "Source", "Score", "P(lead >)", "Why"]
+EXCLUDED_HEADER = ["Model", "Source", "Score", "p vs lead", "Why"]
 
 
 def picks_table(a: Answer) -> Table:
     """The leader and its tie group, best first."""
     rows = [[p.model, _status(a, p), p.source, p.score, interval_text(p.low, p.high, 3),
-             _rank(p), p.p_leader_beats, format_params(p.params),
+             _rank(p), p.p_value, format_params(p.params),
              f"{p.context:,}" if p.context else "?",
              f"{p.domain.inside}/{p.domain.outside}/{p.domain.unknown}",
              here_text(p.runs_here)] for p in a.picks]
@@ -194,14 +195,15 @@ def picks_table(a: Answer) -> Table:
 
 def excluded_table(a: Answer) -> Table:
     """The models not in the answer, and why (the answer's order)."""
-    return Table(EXCLUDED_HEADER, [[x.model, x.source or "—", x.score, x.p_leader_beats,
+    return Table(EXCLUDED_HEADER, [[x.model, x.source or "—", x.score, x.p_value,
                                     "; ".join(x.reasons)] for x in a.excluded])
 
 
 # -- the CSV export ----------------------------------------------------------------------------
 CSV_HEADER = ["status", "model", "source", "display", "score", "low", "high", "rank",
               "rank_low", "rank_high", "p_leader_beats", "leader_minus", "leader_minus_low",
-              "leader_minus_high", "params", "context", "tasks_in_domain",
+              "leader_minus_high", "p_value", "leader_wins", "leader_losses", "params",
+              "context", "tasks_in_domain",
               "tasks_out_of_domain", "tasks_domain_unknown", "runs_here", "exclusion",
               "reason", "suite", "scope", "regime", "metric", "level", "constraints"]
 
@@ -209,10 +211,9 @@ CSV_HEADER = ["status", "model", "source", "display", "score", "low", "high", "r
 def _pick_reason(a: Answer, p: Pick) -> str:
     if p is a.picks[0]:
         return a.message
-    if p.diff_low is None:
-        return a.small or ""
-    return (f"not separably worse: P(leader > it) {p.p_leader_beats:.3f}, leader - it "
-            f"[{p.diff_low:+.3f}, {p.diff_high:+.3f}]")
+    return (f"{a.small}; " if a.small else "") + claim_text(
+        False, p.p_value, len(a.question.tasks), p.wins, p.losses, a.question.level,
+        a.threshold or 0.0, p.diff, p.diff_low, p.diff_high, a="the leader")
 
 
 def csv_rows(a: Answer) -> tuple[list[str], list[list]]:
@@ -225,12 +226,14 @@ def csv_rows(a: Answer) -> tuple[list[str], list[list]]:
     for p in a.picks:
         rows.append([_status(a, p), p.model, p.source, p.display, p.score, p.low, p.high,
                      p.rank, p.rank_low, p.rank_high, p.p_leader_beats, p.diff, p.diff_low,
-                     p.diff_high, p.params, p.context, p.domain.inside, p.domain.outside,
+                     p.diff_high, p.p_value, p.wins, p.losses, p.params, p.context,
+                     p.domain.inside, p.domain.outside,
                      p.domain.unknown, p.runs_here, "", _pick_reason(a, p), *asked])
     for x in a.excluded:
         rows.append([EXCLUDED, x.model, x.source, "", x.score, None, None, None, None, None,
-                     x.p_leader_beats, None, x.diff_low, x.diff_high, None, None, None, None,
-                     None, None, x.kind, "; ".join(x.reasons), *asked])
+                     x.p_leader_beats, None, x.diff_low, x.diff_high, x.p_value, x.wins,
+                     x.losses, None, None, None, None, None, None, x.kind,
+                     "; ".join(x.reasons), *asked])
     return CSV_HEADER, rows
 
 

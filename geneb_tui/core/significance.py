@@ -11,7 +11,8 @@ those functions and shapes what the widgets show.
 - `table_intervals(snap, filters)`: the main table's intervals, one row per entry and scope
   (micro, macro, each category): the score's 95 % percentile interval, the rank interval (the
   2.5 and 97.5 % quantiles of the entry's resampled ranks, rounded outwards) and whether the
-  entry is in the leader's tie group (its rank interval overlaps the leader's). The entries are
+  entry is in the leader's tie group (the one rule does not separate it from the leader:
+  `uncertainty.leader_tie_group`). The entries are
   those `filters` select: the app passes the store's entries for the suite, regime and metric
   (every model filter off) when the cells show the rank among all entries of the store, and the
   entries shown when they show the rank among the rows shown (key `n`), so an interval is always
@@ -24,8 +25,14 @@ those functions and shapes what the widgets show.
   entries with a score on every task of the selection take part (a missing task would change
   every other entry's ranks); the others are named in the note.
 - `two_models(sig, a, b)`: the per-task differences of two entries, wins / losses / ties, the
-  Wilcoxon signed-rank p-value (two-sided, over the tasks) and the paired bootstrap interval of
-  the scope difference (the same resamples as the matrix: the percentile interval of A - B).
+  Wilcoxon signed-rank p-value (two-sided, over the tasks), the paired bootstrap interval of
+  the scope difference (the same resamples as the matrix: the percentile interval of A - B)
+  and the one rule's decision on the pair (`store.analyses.differ`: the sign-flip test of the
+  per-task differences; as a comparison with the leader when A or B leads).
+
+Every "tied", "not separable" or "differs" shown comes from the one rule (`leader_tie_group`,
+`uncertainty.pair_verdicts`); the P(A > B) matrix and the rank intervals describe the
+resamples, and the Nemenyi critical difference is its own named test.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.intervals import LEVEL, SEED, TABLE_RESAMPLES, Intervals
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from store.analyses.aggregates import aggregates
+from store.analyses.differ import claim_text, decide, threshold_text, too_few
 from store.analyses.examples import mcnemar, paired_mcc_difference
 from store.analyses.ranktests import average_ranks, friedman, wilcoxon_holm
 from store.analyses.uncertainty import (
@@ -173,8 +181,11 @@ class Significance:
     matrix_note: str = ""
     win: dict[tuple[str, str], float] = field(default_factory=dict)   # P(A > B)
     tie_group: list[str] = field(default_factory=list)    # ids in the leader's tie group
+    leader: str | None = None                   # the scope's leader (best point score)
     point: np.ndarray | None = None             # (E,) scope scores as observed
     values: np.ndarray | None = None            # (n, E) resampled scope scores
+    per_task: np.ndarray | None = None          # (E, T) scores per task (suite order)
+    weights: np.ndarray | None = None           # (T,) the scope's task weights
     scores: pl.DataFrame | None = None          # [model (= entry id), task, category, value]
     tasks: list[TaskMeta] = field(default_factory=list)
     n: int = RESAMPLES
@@ -272,9 +283,11 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     point = draws.point[order, j]
     win = {(r["model_a"], r["model_b"]): r["p_a_beats_b"]
            for r in win_probabilities(draws, scope=draws.scopes[j]).iter_rows(named=True)}
-    ties = leader_tie_group(draws, scope=draws.scopes[j], level=LEVEL)
+    ties = leader_tie_group(draws, scope=draws.scopes[j], level=LEVEL)   # the one rule
     tie_group = ties.filter(pl.col("tied_with_leader"))["model"].to_list()
     leader = ties.filter(pl.col("leader"))["model"].to_list()
+    per_task = None if draws.tasks is None else draws.tasks[order]
+    weights = None if draws.weights is None else draws.weights[j]
 
     matrix = Table(
         ["Model", *(f"#{i}" for i in range(1, len(entries) + 1))],
@@ -286,7 +299,9 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     resampled = draws.resampled(j)
     matrix_note = (f"P(A > B): the share of {n:,} paired bootstrap resamples of the tasks{seeds} "
                    f"in which the row's {scope_label} is above the column's (#: average rank "
-                   "order)." if resampled else f"P(A > B): none here, {ONE_TASK_NOTE}.")
+                   "order); it describes the resamples and decides nothing (on few tasks it "
+                   "nears 0 or 1 for pairs no test can separate)." if resampled
+                   else f"P(A > B): none here, {ONE_TASK_NOTE}.")
     matrix_note += " Enter on a cell: the two models compared (tab 3)."
 
     k, n_tasks = test["n_models"], test["n_tasks"]
@@ -299,22 +314,28 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     cd_text = "n/a" if cd is None else f"{cd:.2f}"
     lead = label_of[leader[0]] if leader else "?"
     others = [label_of[e] for e in tie_group if not leader or e != leader[0]]
-    if others:
-        ties_text = (f"the leader {lead} ties with {', '.join(others[:4])}"
+    compared = len(entries) - 1
+    rule = (f"the one rule at {round(LEVEL * 100)}%: sign-flip test of the {len(tasks)} tasks' "
+            f"differences, p ≤ {threshold_text(LEVEL, compared)} with the leader compared "
+            f"with {compared} others, and the bootstrap interval of the difference excluding 0")
+    if few := too_few(len(tasks), LEVEL, compared):
+        ties_text = f"nothing separable from the leader {lead}: {few}"
+    elif others:
+        ties_text = (f"not separable from the leader {lead} ({rule}): "
+                     f"{', '.join(others[:4])}"
                      + (f" and {len(others) - 4} more" if len(others) > 4 else ""))
-    elif not resampled:
-        ties_text = f"no tie group, {ONE_TASK_NOTE}"
     else:
-        ties_text = f"the leader {lead} is alone in its tie group"
+        ties_text = f"the leader {lead} is separably ahead of every other model ({rule})"
     note = (f"{fr} · Nemenyi CD = {cd_text} (α = {ALPHA:.2f}) · {k} models × {n_tasks} tasks, "
             f"{scope_label}. Average rank over the tasks (1 = best); ─ spans the models within "
-            "the CD of the ● (not separable), ≈ #a–#b names them; bars below: groups not "
-            f"separable. Bootstrap ({round(LEVEL * 100)}% rank intervals): {ties_text}.")
+            "the CD of the ● (not separable by the Nemenyi test), ≈ #a–#b names them; bars "
+            f"below: groups the Nemenyi test does not separate. Tie group: {ties_text}.")
     if left_out:
         note += f" Left out (missing tasks): {'; '.join(left_out[:3])}" + (
             f" and {len(left_out) - 3} more" if len(left_out) > 3 else "") + "."
     return Significance(note, draws.scopes[j], scope_label, entries, labels, avg, test,
-                        diagram, groups, matrix, matrix_note, win, tie_group, point, values,
+                        diagram, groups, matrix, matrix_note, win, tie_group,
+                        leader[0] if leader else None, point, values, per_task, weights,
                         frame, tasks, n, seed, draws.seeds_resampled, left_out, resampled)
 
 
@@ -440,7 +461,10 @@ class Pair:
     difference: float | None = None       # the scope score of A minus B's
     low: float | None = None               # its paired bootstrap interval
     high: float | None = None
-    p_a_beats_b: float | None = None
+    p_a_beats_b: float | None = None       # descriptive (the bootstrap), no claim
+    sign_flip_p: float | None = None       # the one rule's p-value
+    differs: bool = False                  # the one rule's decision
+    compared: int = 1                      # 1, or the leader's comparisons when A or B leads
     tasks: list[str] = field(default_factory=list)   # task ids of the table's rows, in order
 
     def with_examples(self, line: str | None) -> str:
@@ -510,7 +534,11 @@ def two_models(sig: Significance, a: str, b: str) -> Pair:
     losses and ties of A; `ranktests.wilcoxon_holm` for the one pair (two-sided signed-rank
     test over the tasks; with one pair Holm changes nothing); the scope difference and its
     percentile interval over `sig`'s paired resamples (level 95 %, numpy "linear", as
-    `uncertainty.score_intervals`); P(A > B) from the same resamples."""
+    `uncertainty.score_intervals`); P(A > B) from the same resamples (descriptive); and the
+    one rule's decision (`store.analyses.differ.decide` on the per-task differences with the
+    scope's weights and that interval): a pair named in advance (threshold 1 - level), or, when
+    A or B is the scope's leader, a comparison with the leader (threshold shared by its E - 1
+    comparisons, as the tie group decides it)."""
     header = ["Task", "Category", "A", "B", "A − B"]
     if not sig.ok or a not in sig.entries or b not in sig.entries or a == b:
         return Pair(a, b, "Pick two different models (a / b, or Enter in the P(A > B) tab).",
@@ -538,6 +566,10 @@ def two_models(sig: Significance, a: str, b: str) -> Pair:
         low, high = (float(x) for x in np.quantile(resampled, [q, 1 - q], method="linear"))
     difference = float(sig.point[ia] - sig.point[ib])
     p_win = sig.win.get((a, b))
+    compared = len(sig.entries) - 1 if sig.leader in (a, b) else 1
+    assert sig.per_task is not None and sig.weights is not None
+    rule = decide(sig.per_task[ia] - sig.per_task[ib], sig.weights, LEVEL, compared=compared,
+                  low=None if low is None else [low], high=None if high is None else [high])
     m = float(np.abs(diffs).max()) if diffs.size and np.abs(diffs).max() > 0 else 1.0
     na, nb = sig.label_of(a), sig.label_of(b)
     p_text = ("n/a (no task differs)" if test["p_value"] is None
@@ -545,14 +577,23 @@ def two_models(sig: Significance, a: str, b: str) -> Pair:
     p_text = p_text if p_text.startswith(("<", "n/a")) else "= " + p_text
     seeds = " and seeds" if sig.seeds_resampled else ""
     interval = (f"{round(LEVEL * 100)}% paired bootstrap interval "
-                f"{interval_text(low, high, 3)} ({sig.n:,} resamples of the tasks{seeds}); "
-                f"P(A > B) = {'n/a' if p_win is None else f'{p_win:.3f}'}"
-                if sig.resampled else f"no interval nor P(A > B), {ONE_TASK_NOTE}")
+                f"{interval_text(low, high, 3)} ({sig.n:,} resamples of the tasks{seeds})"
+                if sig.resampled else f"no interval, {ONE_TASK_NOTE}")
+    leading = na if sig.leader == a else nb
+    claim = claim_text(bool(rule.differs[0]), float(rule.p[0]), rule.n_tasks, None, None,
+                       LEVEL, rule.threshold)
+    claim = claim[0].upper() + claim[1:]
+    if compared > 1:
+        claim += (f" ({leading} leads the scope: the threshold is shared by its {compared} "
+                  "comparisons)")
+    if few := rule.too_few():
+        claim += f". {few[0].upper() + few[1:]}"
     note = (f"A = {na}, B = {nb} ({sig.scope_label}). A − B = {difference:+.3f}, "
-            f"{interval}. Per task: A wins {wins}, loses "
+            f"{interval}. {claim}. Per task: A wins {wins}, loses "
             f"{losses}, ties {ties} of {len(rows)}; Wilcoxon signed-rank p {p_text} "
             f"(two-sided, over the tasks). {NO_EXAMPLES} "
             "Keys a / b: the next model as A / B.")
     return Pair(a, b, note, Table(header, rows, "", heat={4: (-m, m)}), len(rows), wins,
                 losses, ties, test["mean_difference"], test["p_value"], difference, low, high,
-                p_win, [r["task"] for r in recs])
+                p_win, float(rule.p[0]), bool(rule.differs[0]), compared,
+                [r["task"] for r in recs])

@@ -9,11 +9,15 @@ per-seed rows the seeds of a task may be resampled too, `Draws.seeds_resampled`)
 judged on the same resamples: one `Draws` per regime (and metric), shared.
 
 Definitions:
+- a claim that two entries differ (a leader change is significant, a smaller model's win
+  holds, a controlled pair differs) is the one rule of `store.analyses.differ`, applied by
+  `uncertainty.pair_verdicts`: the two-sided sign-flip test of the per-task differences (the
+  scope's task weights), with the interval of the paired resampled difference excluding 0;
+  each frame carries its numbers (p_value, method, n_tasks, wins, losses);
 - P(A beats B) = the share of resamples in which A's score is strictly higher than B's (a tie
-  counts for neither);
+  counts for neither): descriptive, never the basis of a claim;
 - an interval at `level` is the percentile interval of the resampled quantity: its
-  (1 - level) / 2 and 1 - (1 - level) / 2 quantiles (numpy's default, linear interpolation);
-- a claim holds at `level` when its probability is at least `level`.
+  (1 - level) / 2 and 1 - (1 - level) / 2 quantiles (numpy's default, linear interpolation).
 
 The point values (leaders, rho, deltas, cases) are the existing analyses' own, computed on the
 `Draws`' point scores (the aggregates of the whole suite): `leaders.category_leaders` (ties go to
@@ -37,6 +41,7 @@ from store.analyses.scale import scale_correlation
 from store.analyses.uncertainty import (
     ROWS_BLOCK,
     bootstrap,
+    pair_verdicts,
     percentile_interval,
     planes,
     quantile_bounds,
@@ -47,9 +52,14 @@ from store.domains import IN
 from store.vocab.bootstrap import SEED
 
 if TYPE_CHECKING:
+    from store.analyses.differ import Verdicts
     from store.analyses.uncertainty import Draws
 
 RATIO = 5.0   # "a smaller model beats a model 5x larger": params_small * RATIO <= params_large
+# The one rule's columns of a pair (`store.analyses.differ.Verdicts.row`).
+RULE_SCHEMA = {"p_value": pl.Float64, "method": pl.String, "n_tasks": pl.Int64,
+               "wins": pl.Int64, "losses": pl.Int64, "threshold": pl.Float64,
+               "differs": pl.Boolean}
 
 
 def _null(value) -> float | None:
@@ -82,16 +92,20 @@ def _key(row: Mapping, prefix: str = "") -> tuple:
 def leader_change_significance(draws: Mapping[str, Draws], *, base: str = "full",
                                level: float = 0.95) -> pl.DataFrame:
     """[regime_from, regime_to, scope, leader_from, (source_from), value_from, leader_to,
-    (source_to), value_to, changed, p_new_beats_old, p_old_beats_new, significant].
+    (source_to), value_to, changed, p_new_beats_old, p_old_beats_new, p_value_to,
+    p_value_from, n_tasks, threshold_to, threshold_from, significant].
 
     `draws` maps regime -> its `Draws` (of one metric). For every other regime than `base`
     (default: full -> 10shot, full -> 1shot) and every scope (micro, macro, categories): the
     leader of each regime (`leaders.category_leaders` on the point scores), whether it changes,
-    P(new leader beats old) in the resamples of the new regime and P(old leader beats new) in
-    those of `base`, and `significant`: the change holds both ways at `level` (both
-    probabilities >= level). Without a change (or where one leader has no score in the other
-    regime) the probabilities are NULL and `significant` is false. Level: the scope's
-    aggregate; unit: the task (see the module docstring).
+    and `significant`: the change holds both ways by the one rule, each as a comparison with
+    its regime's leader (`store.analyses.differ`, threshold (1 - level) / (E - 1) of that
+    regime's E entries): in the new regime the new leader is separably ahead of the old one
+    (sign-flip p `p_value_to`), and in `base` the old leader separably ahead of the new one
+    (`p_value_from`). Descriptive: P(new leader beats old) in the resamples of the new regime
+    and P(old leader beats new) in those of `base`. Without a change (or where one leader has
+    no score in the other regime) those columns are NULL and `significant` is false. Level: the
+    scope's aggregate; unit: the task (see the module docstring).
     """
     quantile_bounds(level)   # a level outside (0, 1): ValueError
     if base not in draws:
@@ -113,9 +127,14 @@ def leader_change_significance(draws: Mapping[str, Draws], *, base: str = "full"
                 continue
             changed = _key(old) != _key(new)
             p_new = p_old = None
+            to = back = None
             if changed and scope in new_draws.scopes:
                 p_new = _beats(new_draws, new_at, _key(new), _key(old), scope)
                 p_old = _beats(old_draws, old_at, _key(old), _key(new), scope)
+                if p_new is not None and p_old is not None:
+                    to = _versus_leader(new_draws, new_at, _key(new), _key(old), scope, level)
+                    back = _versus_leader(old_draws, old_at, _key(old), _key(new), scope,
+                                          level)
             rows.append({
                 "regime_from": base, "regime_to": regime, "scope": scope,
                 "leader_from": old["model"], "source_from": old.get("source"),
@@ -123,15 +142,30 @@ def leader_change_significance(draws: Mapping[str, Draws], *, base: str = "full"
                 "leader_to": new["model"], "source_to": new.get("source"),
                 "value_to": new["value"], "changed": changed,
                 "p_new_beats_old": p_new, "p_old_beats_new": p_old,
-                "significant": (p_new is not None and p_old is not None
-                                and p_new >= level and p_old >= level)})
+                "p_value_to": None if to is None else to.row(0)["p_value"],
+                "p_value_from": None if back is None else back.row(0)["p_value"],
+                "n_tasks": None if to is None else to.n_tasks,
+                "threshold_to": None if to is None else to.threshold,
+                "threshold_from": None if back is None else back.threshold,
+                "significant": bool(to is not None and back is not None
+                                    and to.differs[0] and back.differs[0])})
     schema = {"regime_from": pl.String, "regime_to": pl.String, "scope": pl.String,
               "leader_from": pl.String, "source_from": pl.String, "value_from": pl.Float64,
               "leader_to": pl.String, "source_to": pl.String, "value_to": pl.Float64,
               "changed": pl.Boolean, "p_new_beats_old": pl.Float64,
-              "p_old_beats_new": pl.Float64, "significant": pl.Boolean}
+              "p_old_beats_new": pl.Float64, "p_value_to": pl.Float64,
+              "p_value_from": pl.Float64, "n_tasks": pl.Int64, "threshold_to": pl.Float64,
+              "threshold_from": pl.Float64, "significant": pl.Boolean}
     frame = pl.DataFrame(rows, schema=schema)
     return frame if sourced else frame.drop("source_from", "source_to")
+
+
+def _versus_leader(draws: Draws, at: Mapping[tuple, int], lead: tuple, other: tuple,
+                   scope: str, level: float) -> Verdicts:
+    """The one rule for the leader `lead` against `other` in `draws`, as a comparison with the
+    leader (the threshold shared by the E - 1 others)."""
+    return pair_verdicts(draws, [at[lead]], [at[other]], scope, level,
+                         compared=max(1, len(draws.entries) - 1))
 
 
 def _beats(draws: Draws, at: Mapping[tuple, int], a: tuple, b: tuple,
@@ -247,14 +281,18 @@ def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
                               pairs: Iterable[tuple[str, str]] | None = None, *,
                               level: float = 0.95) -> pl.DataFrame:
     """[(source), model_a, model_b, attribute, value_a, value_b, scope, delta, low, high,
-    p_a_beats_b, p_b_beats_a]: every controlled pair's delta with its bootstrap interval.
+    p_a_beats_b, p_b_beats_a, p_value, method, n_tasks, wins, losses, differs]: every
+    controlled pair's delta with its bootstrap interval and the one rule's decision.
 
     The pairs, their attributes and the point `delta` (a - b) are `controlled.controlled_pairs`'
     on the point scores (pairs that differ in exactly one attribute, or the named `pairs`); one
     row per pair and scope (macro, then the categories). Per resample the pair's difference of
     the resampled scores (paired: both on the same tasks); `low`/`high` its percentile interval
-    at `level`, `p_a_beats_b` (`p_b_beats_a`) the share of resamples where it is > 0 (< 0).
-    NULL where either score is missing. Unit: the task.
+    at `level`, `p_a_beats_b` (`p_b_beats_a`) the share of resamples where it is > 0 (< 0),
+    descriptive. `differs`: the one rule (`store.analyses.differ`, a pair named in advance:
+    threshold 1 - level) with its sign-flip `p_value` over the scope's `n_tasks` and the tasks
+    where a scores above (`wins`) and below (`losses`) b. NULL where either score is missing.
+    Unit: the task.
     """
     quantile_bounds(level)   # a level outside (0, 1): ValueError
     points = point_frame(draws)
@@ -265,7 +303,7 @@ def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
              "value_a", "value_b"]
     schema = {**{c: pl.String for c in ident}, "scope": pl.String, "delta": pl.Float64,
               "low": pl.Float64, "high": pl.Float64, "p_a_beats_b": pl.Float64,
-              "p_b_beats_a": pl.Float64}
+              "p_b_beats_a": pl.Float64, **RULE_SCHEMA}
     if found.is_empty():
         return pl.DataFrame(schema=schema)
     at = _positions(draws)
@@ -275,15 +313,19 @@ def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
     stats = pair_differences(draws, ia, ib, level)
     out = []
     for scope in scopes:
-        low, high, pa, pb = stats[draws.scopes.index(scope)]
+        j = draws.scopes.index(scope)
+        low, high, pa, pb = stats[j]
+        moves = draws.resampled(j)
+        rule = pair_verdicts(draws, ia, ib, j, level, interval=(low, high) if moves else None)
         for p, r in enumerate(rows):
             defined = r[scope] is not None
             out.append({**{c: r[c] for c in ident}, "scope": scope, "delta": r[scope],
                         "low": _null(low[p]) if defined else None,
                         "high": _null(high[p]) if defined else None,
                         "p_a_beats_b": float(pa[p]) if defined else None,
-                        "p_b_beats_a": float(pb[p]) if defined else None})
-    return pl.DataFrame(out, schema=schema)
+                        "p_b_beats_a": float(pb[p]) if defined else None,
+                        **(rule.row(p) if defined else dict.fromkeys(RULE_SCHEMA))})
+    return pl.DataFrame(out, schema=schema).drop("threshold")
 
 
 # --- controlled pairs on the tasks in both models' domain -----------------------------------
@@ -298,14 +340,16 @@ def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_d
                                seed: int = SEED, per_seed: pl.DataFrame | None = None
                                ) -> pl.DataFrame:
     """[(source), model_a, model_b, attribute, value_a, value_b, n_tasks, n_categories, macro,
-    wins_a, wins_b, ties, low, high, p_a_beats_b, p_b_beats_a]: every controlled pair of the
+    wins_a, wins_b, ties, low, high, p_a_beats_b, p_b_beats_a, p_value, method, differs]:
+    every controlled pair of the
     aggregates `agg` (`controlled.controlled_pairs`), compared again on only the tasks of the
     suite's `tasks` that are in the pretraining domain of BOTH models (`domain_of`:
     `store.tables.catalogs.pair_domains`) and scored for both: `n_tasks` and `n_categories`
     count them; `macro` (a - b) and the wins are `controlled_pairs`' on the aggregates of
     those tasks (macro over the categories they cover); with `resamples`, the interval and
     P of the macro delta (`controlled_pair_intervals`) from a task bootstrap of those tasks
-    (`uncertainty.bootstrap`, seeded with `seed`; one per task set, shared by its pairs).
+    (`uncertainty.bootstrap`, seeded with `seed`; one per task set, shared by its pairs) and
+    the one rule's decision on it (`differs`, with its sign-flip `p_value` and `method`).
     A pair with fewer than MIN_IN_DOMAIN such tasks keeps its counts and NULL elsewhere.
     Without resamples the frame has no interval columns (low, high, P), like every point
     analysis of `report --resamples 0`."""
@@ -314,10 +358,10 @@ def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_d
     found = controlled_pairs(agg, models_df)
     ident = [*(["source"] if "source" in keys else []), "model_a", "model_b", "attribute",
              "value_a", "value_b"]
-    numbers = ("macro", "low", "high", "p_a_beats_b", "p_b_beats_a")
+    numbers = ("low", "high", "p_a_beats_b", "p_b_beats_a", "p_value", "method", "differs")
     schema = {**{c: pl.String for c in ident}, "n_tasks": pl.Int64, "n_categories": pl.Int64,
               "macro": pl.Float64, "wins_a": pl.Int64, "wins_b": pl.Int64, "ties": pl.Int64,
-              **{c: pl.Float64 for c in (numbers[1:] if resamples else ())}}
+              **({c: RULE_SCHEMA.get(c, pl.Float64) for c in numbers} if resamples else {})}
     scored = set(scores.select(*keys, "task").iter_rows())
     rows, groups = [], {}
     for pair in found.iter_rows(named=True):
@@ -349,7 +393,7 @@ def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_d
         for row, pair in zip(members, pairs, strict=True):
             row |= {c: points[pair][c] for c in ("macro", "wins_a", "wins_b", "ties")}
             if resamples:
-                row |= {c: intervals[pair][c] for c in numbers[1:]}
+                row |= {c: intervals[pair][c] for c in numbers}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -358,23 +402,28 @@ def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_d
 def leader_margin(draws: Draws, tie_group: pl.DataFrame, *, scope: str = "macro",
                   level: float = 0.95) -> pl.DataFrame:
     """[model, (source), value, runner_up, (runner_up_source), runner_up_value, margin, low,
-    high, p_leader_beats]: one row, the leader of `scope` and the runner-up, the first two
-    rows of its `uncertainty.leader_tie_group` frame `tie_group` (best point score first, ties
-    in key order). margin = leader - runner-up; low/high its percentile interval at `level`
-    and p_leader_beats the share of resamples where the leader scores strictly higher, both
-    over the paired differences on the same resamples (NULL in a scope resampling cannot
-    move). No row with fewer than two entries."""
+    high, p_leader_beats, p_value, method, n_tasks, wins, losses, threshold, differs]: one
+    row, the leader of `scope` and the runner-up, the first two rows of its
+    `uncertainty.leader_tie_group` frame `tie_group` (best point score first, ties in key
+    order). margin = leader - runner-up; low/high its percentile interval at `level` and
+    p_leader_beats the share of resamples where the leader scores strictly higher
+    (descriptive), both over the paired differences on the same resamples (NULL in a scope
+    resampling cannot move). `differs`: the runner-up is not in the leader's tie group (the one
+    rule, as `leader_tie_group` decides it, whose numbers it repeats: the sign-flip `p_value`,
+    the leader's task `wins` and `losses`, the `threshold` shared by the comparisons with the
+    leader). No row with fewer than two entries."""
     keys = entry_keys(tie_group)
     with_source = "source" in keys
     schema = {"model": pl.String, **({"source": pl.String} if with_source else {}),
               "value": pl.Float64, "runner_up": pl.String,
               **({"runner_up_source": pl.String} if with_source else {}),
               "runner_up_value": pl.Float64, "margin": pl.Float64, "low": pl.Float64,
-              "high": pl.Float64, "p_leader_beats": pl.Float64}
+              "high": pl.Float64, "p_leader_beats": pl.Float64, **RULE_SCHEMA}
     if tie_group.height < 2:
         return pl.DataFrame(schema=schema)
     j = draws.scopes.index(scope)
     at = _positions(draws)
+    runner = tie_group.row(1, named=True)
     lead, second = (_key(r) for r in tie_group.head(2).iter_rows(named=True))
     ia, ib = at[lead], at[second]
     low, high, above, _ = pair_differences(draws, np.array([ia]), np.array([ib]), level)[j]
@@ -384,7 +433,9 @@ def leader_margin(draws: Draws, tie_group: pl.DataFrame, *, scope: str = "macro"
            "runner_up": second[0], **({"runner_up_source": second[1]} if with_source else {}),
            "runner_up_value": runner_up_value, "margin": value - runner_up_value,
            "low": _null(low[0]) if moves else None, "high": _null(high[0]) if moves else None,
-           "p_leader_beats": float(above[0]) if moves else None}
+           "p_leader_beats": float(above[0]) if moves else None,
+           **{c: runner[c] for c in RULE_SCHEMA if c != "differs"},
+           "differs": not runner["tied_with_leader"]}
     return pl.DataFrame([row], schema=schema)
 
 
@@ -393,15 +444,18 @@ def leader_margin(draws: Draws, tie_group: pl.DataFrame, *, scope: str = "macro"
 def smaller_beats_larger(draws: Draws, models_df: pl.DataFrame, *, ratio: float = RATIO,
                          scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
     """[(source), model_small, model_large, params_small, params_large, value_small,
-    value_large, delta, low, high, p_small_beats_large, holds]: the paper's "a smaller model
-    beats a model 5x larger" cases of one regime (the `Draws`' regime) and `scope`.
+    value_large, delta, low, high, p_small_beats_large, p_value, method, n_tasks, wins,
+    losses, holds]: the paper's "a smaller model beats a model 5x larger" cases of one regime
+    (the `Draws`' regime) and `scope`.
 
     A case: two entries of one source, both with a known parameter count,
     params_small * `ratio` <= params_large, and the point score of the smaller one higher
     (strictly) than the larger one's. `delta` = value_small - value_large, `low`/`high` its
     percentile interval over the resamples (paired), `p_small_beats_large` the share of
-    resamples where the smaller one scores higher, `holds` = that share >= `level`. Sorted by
-    that share (highest first), then delta. Unit: the task.
+    resamples where the smaller one scores higher (descriptive); `holds`: the one rule
+    separates the two (`store.analyses.differ`, a pair named by its sizes: threshold
+    1 - level), with its sign-flip `p_value` over the scope's `n_tasks` and the tasks the
+    smaller one wins and loses. Sorted by p_value (lowest first), then delta. Unit: the task.
     """
     quantile_bounds(level)   # a level outside (0, 1): ValueError
     keys = entry_keys(draws.entries)
@@ -423,21 +477,26 @@ def smaller_beats_larger(draws: Draws, models_df: pl.DataFrame, *, ratio: float 
     low, high = (percentile_interval(d.T, level) if len(a)
                  else (np.array([]), np.array([])))
     share = np.mean(d > 0, axis=0) if len(a) else np.array([])
+    rule = pair_verdicts(draws, a, b, j, level,
+                         interval=(low, high) if draws.resampled(j) else None)
     names = entries["model"].to_numpy()
     frame = pl.DataFrame({
         **({"source": source[small].astype(str)} if "source" in keys else {}),
         "model_small": names[small].astype(str), "model_large": names[large].astype(str),
         "params_small": size[small].astype(np.int64), "params_large": size[large].astype(np.int64),
         "value_small": point[a], "value_large": point[b], "delta": point[a] - point[b],
-        "low": low, "high": high, "p_small_beats_large": share,
+        "low": low, "high": high, "p_small_beats_large": share, "p_value": rule.p,
+        "method": [rule.method] * len(a), "n_tasks": np.full(len(a), rule.n_tasks),
+        "wins": rule.wins, "losses": rule.losses, "holds": rule.differs,
     }, schema={**({"source": pl.String} if "source" in keys else {}),
                "model_small": pl.String, "model_large": pl.String, "params_small": pl.Int64,
                "params_large": pl.Int64, "value_small": pl.Float64, "value_large": pl.Float64,
                "delta": pl.Float64, "low": pl.Float64, "high": pl.Float64,
-               "p_small_beats_large": pl.Float64})
-    return (frame.with_columns((pl.col("p_small_beats_large") >= level).alias("holds"))
-            .sort(["p_small_beats_large", "delta", "model_small", "model_large"],
-                  descending=[True, True, False, False]))
+               "p_small_beats_large": pl.Float64, "p_value": pl.Float64, "method": pl.String,
+               "n_tasks": pl.Int64, "wins": pl.Int64, "losses": pl.Int64,
+               "holds": pl.Boolean})
+    return frame.sort(["p_value", "delta", "model_small", "model_large"],
+                      descending=[False, True, False, False])
 
 
 def smaller_beats_larger_summary(cases: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

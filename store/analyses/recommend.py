@@ -21,12 +21,14 @@ The rules, each decided here once:
 - The leader: the best point score over the scope (macro over the scope's categories, as
   `report` aggregates it), among the entries (model, source) that satisfy the constraints and
   have a score on every task of the scope.
-- The tie group (TIE_RULE): B is tied with the leader when the percentile interval at `level`
-  of leader - B over the paired task bootstrap (`store.analyses.uncertainty.bootstrap`: one
-  index set shared by every entry, the resamples of `report` and the Significance view)
-  contains 0; P(leader > B) is the share of resamples where the leader scores strictly higher.
-  A scope the bootstrap cannot move (one task; one task per category for macro) separates
-  nothing: every eligible entry is in the answer, with the note.
+- The tie group (TIE_RULE): B is tied with the leader when the one rule for "A and B differ"
+  (`store.analyses.differ`, as `uncertainty.leader_tie_group` applies it: the sign-flip test of
+  the per-task differences leader - B over the scope, its threshold (1 - level) shared by the
+  comparisons with the leader, and the percentile interval of leader - B over the paired task
+  bootstrap of `report` and the Significance view excluding 0) does not separate them. A
+  scope too small for any p-value to reach the threshold separates nothing: every eligible
+  entry is in the answer, with the line saying so (`differ.too_few`). P(leader > B), the
+  share of resamples where the leader scores strictly higher, is descriptive (`--json`).
 """
 
 from __future__ import annotations
@@ -35,10 +37,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 import polars as pl
 
-from store.analyses.claims import pair_differences
+from store.analyses.differ import claim_text, threshold_text, too_few
 from store.analyses.scores import scores_of, seed_means
 from store.analyses.uncertainty import bootstrap, leader_tie_group, min_ranks, score_intervals
 from store.catalog import ModelMeta, TaskMeta, param_count, params_text
@@ -55,7 +56,7 @@ from store.runnable import (
 from store.scopes import with_metadata
 from store.seedmeans import per_seed
 from store.tables.catalogs import known_tasks, pair_domains, store_models
-from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
+from store.vocab.bootstrap import LEVEL, RESAMPLES, SEED
 from store.vocab.encoder_kinds import KINDS, UNPUBLISHED
 from store.vocab.errors import GenebError
 from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES
@@ -71,8 +72,9 @@ NEIGHBOURS: dict[str, tuple[str, ...]] = {"full": ("10shot",), "10shot": ("full"
                                           "1shot": ("10shot",)}
 LIKE_LENGTH_FACTOR = 2.0
 NAMED_TIED = 4          # a neighbouring regime's line names this many of its tie group
-TIE_RULE = ("B is tied with the leader when the {pct} interval of leader - B over the paired "
-            "task bootstrap contains 0")
+TIE_RULE = ("B is tied with the leader unless the sign-flip test of the {n} tasks' differences "
+            "leader - B gives p <= {bar} (the leader compared with {m} others) and the {pct} "
+            "bootstrap interval of leader - B excludes 0; p = that p-value")
 
 # Why an entry is not in the answer, in the order the excluded list shows them.
 WORSE, PARTIAL, CONSTRAINT, NO_RESULTS = "worse", "partial", "constraint", "no results"
@@ -251,10 +253,13 @@ class Pick:
     rank_low: int | None
     rank_high: int | None
     p_best: float | None
-    p_leader_beats: float | None        # P(leader > it); None for the leader
+    p_leader_beats: float | None        # P(leader > it), descriptive; None for the leader
     diff: float                         # leader - it
     diff_low: float | None
     diff_high: float | None
+    p_value: float | None               # the one rule's sign-flip p of leader - it (None: leader)
+    wins: int | None                    # the scope's tasks where the leader is above it
+    losses: int | None                  # ... and below it
     params: int | None
     context: int | None
     domain: DomainCounts
@@ -275,6 +280,9 @@ class Excluded:
     p_leader_beats: float | None = None
     diff_low: float | None = None
     diff_high: float | None = None
+    p_value: float | None = None        # separably worse: the one rule's numbers
+    wins: int | None = None
+    losses: int | None = None
 
 
 @dataclass(frozen=True)
@@ -298,6 +306,8 @@ class Answer:
     message: str                        # the answer in one line
     small: str | None                   # why the scope cannot separate anything
     resampled: bool
+    threshold: float | None = None      # the largest p that separates from the leader
+    compared: int = 0                   # the entries compared with the leader
 
     @property
     def leader(self) -> Pick | None:
@@ -377,6 +387,8 @@ class _AtRegime:
     picks: tuple[Pick, ...]
     excluded: tuple[Excluded, ...]
     resampled: bool
+    compared: int = 0                   # the entries compared with the leader
+    threshold: float | None = None
 
 
 def _at_regime(q: Question, regime: str, means: pl.DataFrame, seed_rows: pl.DataFrame | None,
@@ -410,11 +422,10 @@ def _at_regime(q: Question, regime: str, means: pl.DataFrame, seed_rows: pl.Data
                       n=q.resamples, seed=q.seed)
     j = draws.scopes.index("macro")
     moves = draws.resampled(j)
-    ties = leader_tie_group(draws, scope="macro", level=q.level)
+    ties = leader_tie_group(draws, scope="macro", level=q.level)   # the one rule, decided
     at = {(m, s): i for i, (m, s) in enumerate(draws.entries.iter_rows())}
     lead = at[tuple(ties.row(0)[:2])]
     e = len(at)
-    low, high, above, _ = pair_differences(draws, np.full(e, lead), np.arange(e), q.level)[j]
     iv = score_intervals(draws, q.level).filter(pl.col("scope") == "macro")
     rank = min_ranks(draws.point[:, j])
     picks, worse = [], []
@@ -422,28 +433,29 @@ def _at_regime(q: Question, regime: str, means: pl.DataFrame, seed_rows: pl.Data
         key = (r["model"], r["source"])
         i = at[key]
         diff = float(draws.point[lead, j] - draws.point[i, j])
-        if i != lead and moves and not low[i] <= 0 <= high[i]:
+        p_win = r["p_leader_beats"]        # descriptive: the share of resamples
+        if not r["tied_with_leader"]:
             worse.append(Excluded(*key, WORSE, (
-                f"worse: P(leader > it) {above[i]:.3f}, leader - it "
-                f"[{low[i]:+.3f}, {high[i]:+.3f}]",), float(draws.point[i, j]), float(above[i]),
-                float(low[i]), float(high[i])))
+                claim_text(True, r["p_value"], r["n_tasks"], r["wins"], r["losses"], q.level,
+                           r["threshold"], r["delta"], r["delta_low"], r["delta_high"],
+                           a="the leader"),), float(draws.point[i, j]), p_win, r["delta_low"],
+                r["delta_high"], r["p_value"], r["wins"], r["losses"]))
             continue
         meta = facts.models.get(key[0])
         here = facts.here.get(key[0])
         picks.append(Pick(
             key[0], key[1], (meta.display if meta else "") or key[0], float(draws.point[i, j]),
             _none(iv["low"][i]), _none(iv["high"][i]), int(rank[i]),
-            r["rank_low"], r["rank_high"], _none(r["p_best"]),
-            None if i == lead or not moves else float(above[i]), diff,
-            None if i == lead or not moves else float(low[i]),
-            None if i == lead or not moves else float(high[i]),
+            r["rank_low"], r["rank_high"], _none(r["p_best"]), p_win, diff,
+            r["delta_low"], r["delta_high"], r["p_value"], r["wins"], r["losses"],
             param_count(meta.params) if meta else None,
             (meta.context or meta.max_tokens) if meta else None,
             facts.domains[key[0]], here.runs_here if here else False,
             (here.unsure or here.needs or "ready") if here and here.runnable else
             (here.why if here else "not in the model catalog"),
             fill_line([here], q, regime) if meta and here and here.runnable else None))
-    return _AtRegime(tuple(picks), _ordered([*worse, *excluded]), moves)
+    return _AtRegime(tuple(picks), _ordered([*worse, *excluded]), moves, e - 1,
+                     float(ties["threshold"][0]))
 
 
 def _ordered(excluded: list[Excluded]) -> tuple[Excluded, ...]:
@@ -452,15 +464,11 @@ def _ordered(excluded: list[Excluded]) -> tuple[Excluded, ...]:
                                                  x.model)))
 
 
-def _small(q: Question, resampled: bool) -> str | None:
-    if resampled:
-        return ("a scope of two tasks: a model is separably worse only when it is behind "
-                "the leader on both" if len(q.tasks) == 2 else None)
-    if len(q.tasks) == 1:
-        return f"nothing can be separated: {ONE_TASK_NOTE}"
-    return ("nothing can be separated: each category of the scope has one task, and the "
-            "macro score's bootstrap resamples within the categories, so it draws the same "
-            "tasks every time")
+def _small(q: Question, main: _AtRegime) -> str | None:
+    """Why the scope cannot separate any model from the leader (`differ.too_few`), or None."""
+    if main.compared < 1:
+        return None
+    return too_few(len(q.tasks), q.level, main.compared)
 
 
 def _nobody(q: Question, regime: str) -> str:
@@ -502,7 +510,9 @@ def recommend(source, q: Question, *,
         message = _nobody(q, q.regime)
     runs = [facts.here[m] for m in dict.fromkeys(p.model for p in main.picks
                                                  if p.runs_here is not False)]
-    return Answer(q, TIE_RULE.format(pct=pct), main.picks,
-                  fill_line(runs, q, q.regime) if runs else None, main.excluded,
-                  tuple(neighbours),
-                  message, _small(q, main.resampled) if main.picks else None, main.resampled)
+    rule = TIE_RULE.format(n=len(q.tasks), bar=threshold_text(q.level, max(1, main.compared)),
+                           m=main.compared, pct=pct)
+    return Answer(q, rule, main.picks, fill_line(runs, q, q.regime) if runs else None,
+                  main.excluded, tuple(neighbours), message,
+                  _small(q, main) if main.picks else None, main.resampled, main.threshold,
+                  main.compared)

@@ -21,10 +21,11 @@ Definitions (the docs' "Uncertainty", docs/guide/statistics.md, says the same):
 - **What the task bootstrap cannot see**: a scope of fewer than `MIN_SCOPE_TASKS` tasks (a
   category of one task: geneb-v1's Coding/NC and Chromatin Acc., every category of
   geneb-mini; macro when every category has one task) draws the same task in every resample,
-  so it has no task-level interval: its score interval, rank interval, P(A > B), p_best and tie
-  group are NULL (`ONE_TASK_NOTE` says why), never a zero-width interval that would claim a
+  so it has no task-level interval: its score interval, rank interval, P(A > B) and p_best
+  are NULL (`ONE_TASK_NOTE` says why), never a zero-width interval that would claim a
   certainty the data cannot give. Categories of 2-3 tasks get coarse intervals; the macro
-  interval inherits this (it understates the uncertainty of those categories).
+  interval inherits this (it understates the uncertainty of those categories). The one rule
+  still applies there (a sign-flip test needs no resampling; one task separates nothing).
 - **Point**: the aggregates of the data as observed, taken from
   `store.analyses.aggregates.aggregates` (the official leaderboard to the last bit).
 - **Score interval**: percentile, the (1 - level)/2 and 1 - (1 - level)/2 quantiles of the
@@ -40,9 +41,11 @@ Definitions (the docs' "Uncertainty", docs/guide/statistics.md, says the same):
   where they are equal.
 - **p_best**: the share of resamples where the entry ranks 1 (entries tied at the top all
   count). **Leader**: the entry with the best point score (ties: the first in key order, as
-  `store.analyses.leaders`). **Tie group of the leader**: the entries whose rank interval
-  overlaps the leader's, i.e. rank_low <= the leader's rank_high (the leader included); every
-  entry best in more than (1 - level)/2 of the resamples has rank_low 1 and so is in it.
+  `store.analyses.leaders`). **Tie group of the leader**: the leader and the entries the one
+  rule for "A and B differ" (`store.analyses.differ`: the sign-flip test of the per-task
+  differences, with the interval of the paired resampled difference) does not separate from
+  it (`leader_verdicts`, `pair_verdicts`). The rank intervals, P(A > B) and p_best describe
+  the resamples; no claim rests on them alone.
 
 Vectorised: the resampled tasks become count matrices (how often each task is drawn in each
 resample, `numpy.bincount`) and every resample's sums are one matrix product, counts @ scores;
@@ -63,6 +66,7 @@ import numpy as np
 import polars as pl
 
 from store.analyses.aggregates import aggregates, entry_keys
+from store.analyses.differ import Verdicts, decide
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 from store.db import Source
 from store.seedmeans import per_seed
@@ -93,10 +97,13 @@ class Draws:
     seeds_resampled: bool      # True when per-seed rows were resampled too (two-level)
     scope_tasks: tuple[int, ...] = ()   # per scope, the tasks a resample draws from (macro:
     #                                     its largest category's); () counts as enough
+    tasks: np.ndarray | None = None     # (E, T) float64: each entry's score per task (suite order)
+    weights: np.ndarray | None = None   # (S, T) float64: each scope's task weights (sum 1; 0
+    #                                     off the scope): point[:, j] == tasks @ weights[j]
 
     def resampled(self, scope: str | int) -> bool:
         """Whether resampling the tasks can move `scope`: it has MIN_SCOPE_TASKS tasks or more
-        (else its interval, P(A > B) and tie group are NULL)."""
+        (else its interval, P(A > B) and p_best are NULL)."""
         j = scope if isinstance(scope, int) else _scope_index(self, scope)
         return not self.scope_tasks or self.scope_tasks[j] >= MIN_SCOPE_TASKS
 
@@ -201,7 +208,25 @@ def draw(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
     values = _resampled(x, cells, res, [category_of[t] for t in task_ids], categories)
     sizes = [sum(category_of[t] == c for t in task_ids) for c in categories]
     counts = (len(task_ids), max(sizes, default=0), *sizes)
-    return Draws(entries, scopes, point, values, n, seed, bool(cells), counts)
+    return Draws(entries, scopes, point, values, n, seed, bool(cells), counts, x,
+                 scope_weights([category_of[t] for t in task_ids], categories))
+
+
+def scope_weights(task_categories: Sequence[str], categories: Sequence[str]) -> np.ndarray:
+    """(2 + C, T) float64: the task weights of micro (1/T each), macro (1/(C T_c) on a task of
+    category c: every category weighs the same) and each category (1/T_c on its tasks, 0
+    elsewhere), so that a scope's aggregate is the weighted sum of the tasks' scores."""
+    cats = np.asarray(task_categories, dtype=object)
+    t = len(cats)
+    w = np.zeros((2 + len(categories), t))
+    if t:
+        w[0] = 1 / t
+    for i, c in enumerate(categories):
+        members = cats == c
+        w[2 + i, members] = 1 / members.sum()
+    if categories:
+        w[1] = w[2:].sum(axis=0) / len(categories)
+    return w
 
 
 def bootstrap(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None, regime: str,
@@ -593,37 +618,117 @@ def win_probabilities(draws: Draws, scope: str = "macro") -> pl.DataFrame:
                         nan_to_null=True)
 
 
-def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
-    """[model, (source), p_best, rank_low, rank_high, leader, tied_with_leader] for one scope.
+def pair_verdicts(draws: Draws, ia: Sequence[int] | np.ndarray, ib: Sequence[int] | np.ndarray,
+                  scope: str | int = "macro", level: float = 0.95, *, compared: int = 1,
+                  interval: tuple[np.ndarray, np.ndarray] | None = None) -> Verdicts:
+    """The one rule (`store.analyses.differ.decide`) for the pairs (ia[k], ib[k]) of entries of
+    `draws` in `scope`: the sign-flip test of their per-task differences with the scope's task
+    weights, and the percentile interval at `level` of their paired resampled difference
+    (`interval`, when the caller has it; none in a scope resampling cannot move). `compared`:
+    the comparisons the threshold is shared by (1 for pairs named in advance; see
+    `store.analyses.differ`)."""
+    j = scope if isinstance(scope, int) else _scope_index(draws, scope)
+    ia, ib = np.asarray(ia, dtype=np.int64), np.asarray(ib, dtype=np.int64)
+    if draws.tasks is None or draws.weights is None:
+        raise ValueError("these draws hold no per-task scores (made by `draw`)")
+    if interval is None:
+        low = high = np.full(len(ia), np.nan)
+        if draws.resampled(j) and len(ia):
+            plane = draws.values[:, :, j]                                    # (n, E)
+            low, high = percentile_interval((plane[:, ia] - plane[:, ib]).T, level)
+    else:
+        low, high = interval
+    return decide(draws.tasks[ia] - draws.tasks[ib], draws.weights[j], level,
+                  compared=compared, low=low, high=high)
 
-    p_best = the share of resamples where the entry ranks 1 ('min' ties: entries tied at the
-    top all count); rank_low, rank_high = its rank interval (as `rank_intervals`); leader = the
-    entry with the best point score (ties: the first in key order); tied_with_leader = its rank
-    interval overlaps the leader's (rank_low <= the leader's rank_high; the leader included).
-    In a scope resampling cannot move (`Draws.resampled`) all but `leader` are NULL. Sorted by
-    point score, best first (ties in key order).
+
+def leader_index(draws: Draws, scope: str | int = "macro") -> int | None:
+    """The row of the leader of `scope` in the draws' arrays: the best point score, ties to
+    the first in key order (as `store.analyses.leaders`); None without entries."""
+    j = scope if isinstance(scope, int) else _scope_index(draws, scope)
+    if not len(draws.entries):
+        return None
+    value = draws.point[:, j]
+    best = np.flatnonzero(value == np.nanmax(value)) if np.isfinite(value).any() else \
+        np.arange(len(value))
+    rows = list(draws.entries.iter_rows())
+    return int(min(best, key=lambda i: rows[i]))
+
+
+def leader_verdicts(draws: Draws, scope: str | int = "macro",
+                    level: float = 0.95) -> tuple[int, Verdicts] | None:
+    """(the leader's row, the rule for the leader against every entry, row by row: the
+    leader's own row compares it with itself) in `scope`; the threshold is shared by the
+    E - 1 comparisons with the leader (`store.analyses.differ`: the leader is picked by the
+    same scores). None without entries."""
+    lead = leader_index(draws, scope)
+    if lead is None:
+        return None
+    e = len(draws.entries)
+    return lead, pair_verdicts(draws, np.full(e, lead), np.arange(e), scope, level,
+                               compared=max(1, e - 1))
+
+
+def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
+    """[model, (source), p_best, rank_low, rank_high, leader, tied_with_leader, delta,
+    delta_low, delta_high, p_value, method, n_tasks, wins, losses, threshold, p_leader_beats]
+    for one scope.
+
+    leader = the entry with the best point score (ties: the first in key order);
+    tied_with_leader = the one rule (`store.analyses.differ`) does not separate it from the
+    leader (`leader_verdicts`: the leader included), with the numbers it rests on: delta =
+    leader - it (its scope score difference), delta_low/delta_high the percentile interval of
+    that difference over the resamples, p_value the two-sided sign-flip p (method "exact" or
+    "sampled", over the scope's n_tasks), wins/losses the tasks where the leader scores
+    above/below it, threshold the largest p that separates ((1 - level) / (E - 1)); NULL on
+    the leader's own row. Descriptive, from the bootstrap: p_best = the share of resamples
+    where the entry ranks 1 ('min' ties), rank_low/rank_high its rank interval (as
+    `rank_intervals`), p_leader_beats the share where the leader scores strictly above it (as
+    `win_probabilities`); NULL with the interval in a scope resampling cannot move
+    (`Draws.resampled`). Sorted by point score, best first (ties in key order).
     """
     j = _scope_index(draws, scope)
     quantile_bounds(level)
     keys = draws.entries.columns
     schema = {**{k: pl.String for k in keys}, "p_best": pl.Float64, "rank_low": pl.Int64,
-              "rank_high": pl.Int64, "leader": pl.Boolean, "tied_with_leader": pl.Boolean}
-    if not len(draws.entries):
+              "rank_high": pl.Int64, "leader": pl.Boolean, "tied_with_leader": pl.Boolean,
+              "delta": pl.Float64, "delta_low": pl.Float64, "delta_high": pl.Float64,
+              "p_value": pl.Float64, "method": pl.String, "n_tasks": pl.Int64,
+              "wins": pl.Int64, "losses": pl.Int64, "threshold": pl.Float64,
+              "p_leader_beats": pl.Float64}
+    found = leader_verdicts(draws, j, level)
+    if found is None:
         return pl.DataFrame(schema=schema)
-    hist = _rank_histogram(np.ascontiguousarray(draws.values[:, :, j]))   # (E, E)
+    lead, v = found
+    e = len(draws.entries)
+    own = np.arange(e) == lead
+    moves = draws.resampled(j)
+    plane = np.ascontiguousarray(draws.values[:, :, j])                   # (n, E)
+    hist = _rank_histogram(plane)                                          # (E, E)
+    above = np.count_nonzero(plane[:, [lead]] > plane, axis=0) / draws.n
     rank = min_ranks(draws.point[:, j])
     low, high = _rank_quantiles(hist, draws.n, level)
     low, high = np.minimum(low, rank), np.maximum(high, rank)
+
+    def unless_own(x: np.ndarray) -> pl.Series:     # NULL on the leader's own row
+        return pl.Series(np.where(own, np.nan, x.astype(float)), nan_to_null=True)
+
     frame = draws.entries.with_columns(
-        pl.Series("value", draws.point[:, j]), pl.Series("p_best", hist[:, 0] / draws.n),
-        pl.Series("rank_low", low), pl.Series("rank_high", high),
+        pl.Series("value", draws.point[:, j]),
+        pl.Series("p_best", hist[:, 0] / draws.n if moves else np.full(e, np.nan),
+                  nan_to_null=True),
+        pl.Series("rank_low", low).cast(pl.Int64), pl.Series("rank_high", high).cast(pl.Int64),
+        pl.Series("leader", own), pl.Series("tied_with_leader", own | ~v.differs),
+        unless_own(v.delta).alias("delta"), unless_own(v.low).alias("delta_low"),
+        unless_own(v.high).alias("delta_high"), unless_own(v.p).alias("p_value"),
+        pl.Series("method", [None if o else v.method for o in own], dtype=pl.String),
+        pl.lit(v.n_tasks, dtype=pl.Int64).alias("n_tasks"),
+        unless_own(v.wins).alias("wins"), unless_own(v.losses).alias("losses"),
+        pl.lit(v.threshold, dtype=pl.Float64).alias("threshold"),
+        unless_own(above if moves else np.full(e, np.nan)).alias("p_leader_beats"),
     ).sort(["value", *keys], descending=[True] + [False] * len(keys))
-    leader_high = frame["rank_high"][0]
-    frame = frame.with_columns(
-        (pl.int_range(pl.len()) == 0).alias("leader"),
-        (pl.col("rank_low") <= leader_high).alias("tied_with_leader"),
-    ).select(list(schema)).cast(schema)
-    if draws.resampled(j):
+    frame = frame.select(list(schema)).cast(schema)
+    if moves:
         return frame
     return frame.with_columns(pl.lit(None, dtype=schema[c]).alias(c)
-                              for c in ("p_best", "rank_low", "rank_high", "tied_with_leader"))
+                              for c in ("rank_low", "rank_high"))

@@ -95,9 +95,15 @@ def test_json_carries_every_ordered_pair_and_the_leaders_tie_group(doc):
     leader = group.filter("leader").row(0, named=True)
     assert leader["model"] == doc["aggregates"][0]["model"] and leader["tied_with_leader"]
     assert group["p_best"].sum() == pytest.approx(1.0, abs=0.01)   # ties at the top aside
-    high = leader["rank_high"]
-    assert group.filter("tied_with_leader")["model"].to_list() == group.filter(
-        pl.col("rank_low") <= high)["model"].to_list()
+    # the one rule decides the group, with its numbers on every row: the sign-flip p over
+    # the 100 tasks against the threshold the leader's 39 comparisons share, and the interval
+    others = group.filter(~pl.col("leader"))
+    assert set(others["n_tasks"]) == {100} and set(others["method"]) == {"sampled"}
+    assert others["threshold"][0] == pytest.approx(0.05 / 39)
+    separated = (others["p_value"] <= 0.05 / 39) & ((others["delta_low"] > 0)
+                                                    | (others["delta_high"] < 0))
+    assert (others["tied_with_leader"] == ~separated).all()
+    assert (others["wins"] + others["losses"] <= 100).all()
 
 
 def test_json_rank_tests_are_ranktests_own(doc, official_store):
@@ -129,9 +135,12 @@ def test_json_carries_the_claims(doc, official_store):
     changes = _frame(doc, "leader_change_significance")
     assert changes.height == 2 * SCOPES
     for r in changes.iter_rows(named=True):
-        both = (r["p_new_beats_old"] or 0) >= 0.95 and (r["p_old_beats_new"] or 0) >= 0.95
-        assert r["significant"] == (r["changed"] and both)
-        assert (r["p_new_beats_old"] is None) == (not r["changed"])
+        # the one rule both ways, each against its regime's leader (39 comparisons)
+        both = (r["p_value_to"] or 1) <= 0.05 / 39 and (r["p_value_from"] or 1) <= 0.05 / 39
+        assert r["significant"] <= (r["changed"] and both)
+        assert (r["p_new_beats_old"] is None) == (r["p_value_to"] is None) == (not r["changed"])
+    one_task = changes.filter(pl.col("scope").is_in(["Coding/NC", "Chromatin Acc."]))
+    assert not one_task["significant"].any()      # one task separates nothing
     macro = changes.filter((pl.col("regime_to") == "10shot") & (pl.col("scope") == "macro"))
     assert macro.select("leader_from", "leader_to", "changed").row(0) == (
         "GENERator-eukaryote-3b-base", "GenomeOcean-4B", True)
@@ -148,10 +157,11 @@ def test_json_carries_the_claims(doc, official_store):
     for r in deltas.filter(pl.col("scope") == "macro").iter_rows(named=True):
         assert r["delta"] == pytest.approx(macro_delta[(r["model_a"], r["model_b"])], abs=1e-12)
         assert r["low"] <= r["high"] and r["p_a_beats_b"] + r["p_b_beats_a"] <= 1
+        assert r["differs"] == (r["p_value"] <= 0.05 and not r["low"] <= 0 <= r["high"])
     cases = _frame(doc, "smaller_beats_larger")
     assert (cases["params_small"] * 5 <= cases["params_large"]).all()
     assert (cases["value_small"] > cases["value_large"]).all()
-    assert (cases["holds"] == (cases["p_small_beats_large"] >= 0.95)).all()
+    assert (cases["holds"] == ((cases["p_value"] <= 0.05) & (cases["low"] > 0))).all()
     summary = _frame(doc, "smaller_beats_larger_summary")
     counted = cases.group_by("regime", maintain_order=True).agg(
         pl.len().alias("n_cases"), pl.col("holds").sum().cast(pl.Int64).alias("n_hold"))
@@ -164,8 +174,8 @@ def test_resamples_0_leaves_every_new_field_out(doc, plain):
     new = {*BOOTSTRAP, "rank_tests", "average_ranks"}
     assert new <= set(doc) and not new & set(plain)
     assert set(doc) - new == set(plain)                 # the point analyses, unchanged
-    # the in-domain pairs carry their interval columns only with resamples
-    interval = {"low", "high", "p_a_beats_b", "p_b_beats_a"}
+    # the in-domain pairs carry their interval and rule columns only with resamples
+    interval = {"low", "high", "p_a_beats_b", "p_b_beats_a", "p_value", "method", "differs"}
     in_domain = [{c: v for c, v in r.items() if c not in interval}
                  for r in doc["controlled_pairs_in_domain"]]
     assert plain["controlled_pairs_in_domain"] == in_domain

@@ -133,6 +133,12 @@ def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
     wins = next(r for r in doc["win_probabilities"]            # the same resamples
                 if (r["model_a"], r["model_b"]) == ("kmer-3", "kmer-4"))
     assert margin["p_leader_beats"] == wins["p_a_beats_b"]
+    # the one rule: macro weighs T1, T2 1/4 and T4 1/2, so the per-task contributions are
+    # +0.125, -0.075, +0.05; of the 8 sign patterns 6 reach |0.1| (all but the two that
+    # flip only one of -0.075 and +0.05 against the others): p = 0.75, not separable
+    assert (margin["p_value"], margin["wins"], margin["losses"], margin["n_tasks"]) == (
+        0.75, 2, 1, 3)
+    assert not margin["differs"] and margin["threshold"] == pytest.approx(0.05 / 2)
     assert doc["leaderboard_differences"] == []            # a narrowed scope: not compared
 
     assert main(["report", "--store", str(scoped.root), "--organism", "human",
@@ -143,8 +149,9 @@ def test_report_ranks_the_scope_with_its_leader_margin(scoped, capsys):
     assert line.startswith("Leader of the scope (macro, full, mcc): 3-mer spectrum 0.550 "
                            "[0.40, 0.70], rank [1-2]; runner-up: 4-mer spectrum 0.450 "
                            "[0.40, 0.50], rank [1-2]")
-    assert line.endswith(f"; margin 0.100 [-0.10, 0.30], P(leader > runner-up) = "
-                         f"{margin['p_leader_beats']:.3f}")
+    assert line.endswith("; margin 0.100 [-0.10, 0.30]; not separable at 95 %: sign-flip "
+                         "p = 0.75 > 0.05/2 (3 tasks, exact), the leader wins 2, loses 1")
+    assert "P(leader" not in out                  # a bootstrap share is never a claim's basis
 
 
 def test_a_one_task_scope_has_a_margin_and_no_interval(scoped, capsys):
@@ -153,9 +160,11 @@ def test_a_one_task_scope_has_a_margin_and_no_interval(scoped, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "scope: 1 of the 4 tasks of suite mine (kingdom plants)" in out
     assert ("Leader of the scope (macro, full, mcc): 4-mer spectrum 0.900 —, rank —; "
-            "runner-up: 3-mer spectrum 0.500 —, rank —; margin 0.400 ") in out
+            "runner-up: 3-mer spectrum 0.500 —, rank —; margin 0.400; not separable at 95 %: "
+            "sign-flip p = 1 > 0.05/2 (1 task, exact), the leader wins 1, loses 0") in out
     assert "a scope of one task has no interval" in out
-    assert "none: a scope of one task" in out and "none: none" not in out   # the tie group
+    assert ("1 task: too few to separate any model from the leader at 95 % when it is "
+            "compared with 2 others: the smallest possible p is 1, above 0.05/2") in out
 
 
 def test_status_and_export_count_the_scope(scoped, capsys, tmp_path):

@@ -13,18 +13,19 @@ import pytest
 
 from engine.cli import main
 from store.tables.results import append_rows
-from store.vocab.bootstrap import ONE_TASK_NOTE
 from store.vocab.protocol import GENEB_V1, SEEDS
 from tests.engine.conftest import write_task
 from tests.engine.test_cli_names import run, state
 
-# Full-regime MCC per task t1..t4 (one category). Hand-computed, over the resamples of the four
-# tasks: METAGENE-1 - GROVER per task is -0.05, +0.3, -0.05, +0.3, so the difference is > 0 in
-# every resample but the 1/16 drawing only t1 and t3 (P = 15/16) and its 95% interval is
-# [-0.05, 0.3]: tied. METAGENE-1 - MutBERT is 0.1 on every task: [0.1, 0.1], P = 1, worse; so
-# is DNABERT-S (0.2). Without METAGENE-1 (over 1B parameters), MutBERT leads and MutBERT -
-# GROVER is -0.15, +0.2, -0.15, +0.2: > 0 when two or more of the four drawn tasks are t2 or
-# t4, P = 11/16, interval [-0.15, 0.2]: tied.
+# Full-regime MCC per task t1..t4 (one category). Hand-computed: four tasks cannot separate two
+# models at 95 % (the smallest sign-flip p is 2/2^4 = 0.125, above 0.05/3 for the leader's three
+# comparisons), so every model is in the answer. METAGENE-1 - GROVER per task is -0.05, +0.3,
+# -0.05, +0.3: of the 16 sign patterns the 8 that give both 0.3s one sign reach |0.5|, p = 0.5;
+# over the resamples of the four tasks the difference is > 0 in all but the 1/16 drawing only
+# t1 and t3 (P = 15/16) and its 95% interval is [-0.05, 0.3]. METAGENE-1 - MutBERT is 0.1 on
+# every task: p = 0.125, [0.1, 0.1], P = 1; DNABERT-S (0.2) alike. Without METAGENE-1 (over 1B
+# parameters), MutBERT leads and MutBERT - GROVER is -0.15, +0.2, -0.15, +0.2: > 0 when two or
+# more of the four drawn tasks are t2 or t4, P = 11/16, interval [-0.15, 0.2].
 MCC = {"METAGENE-1": (0.9, 0.9, 0.9, 0.9), "GROVER": (0.95, 0.6, 0.95, 0.6),
        "MutBERT": (0.8, 0.8, 0.8, 0.8), "DNABERT-S": (0.7, 0.7, 0.7, 0.7)}
 TASKS = ("t1", "t2", "t3", "t4")
@@ -75,22 +76,28 @@ def excluded(a: dict, kind: str) -> dict[str, dict]:
 def test_the_tie_group_and_the_exclusions_are_the_hand_computed_ones(mine):
     store, suite = mine
     a = answer("--store", str(store), "--suite", str(suite))
-    assert picks(a) == ["METAGENE-1", "GROVER"]
-    lead, grover = a["picks"]
+    assert picks(a) == ["METAGENE-1", "MutBERT", "GROVER", "DNABERT-S"]
+    assert a["small"] == ("4 tasks: too few to separate any model from the leader at 95 % when "
+                          "it is compared with 3 others: the smallest possible p is 0.12, above "
+                          "0.05/3")
+    assert (a["compared"], a["threshold"]) == (3, pytest.approx(0.05 / 3))
+    lead, mutbert, grover, dnabert = a["picks"]
     assert lead["score"] == pytest.approx(0.9) and lead["p_leader_beats"] is None
+    assert lead["p_value"] is None
     assert grover["score"] == pytest.approx(0.775) and grover["diff"] == pytest.approx(0.125)
+    assert (grover["p_value"], grover["wins"], grover["losses"]) == (0.5, 2, 2)
     assert (grover["diff_low"], grover["diff_high"]) == pytest.approx((-0.05, 0.3))
-    assert grover["p_leader_beats"] == pytest.approx(15 / 16, abs=0.01)
-    worse = excluded(a, "worse")
-    assert set(worse) == {"MutBERT", "DNABERT-S"}
-    assert worse["MutBERT"]["p_leader_beats"] == 1.0
-    assert (worse["DNABERT-S"]["diff_low"], worse["DNABERT-S"]["diff_high"]) == pytest.approx(
-        (0.2, 0.2))
+    assert grover["p_leader_beats"] == pytest.approx(15 / 16, abs=0.01)   # descriptive
+    # behind on every task, P(leader > it) = 1 and the interval [0.1, 0.1]: still not worse
+    assert (mutbert["p_value"], mutbert["wins"], mutbert["losses"]) == (0.125, 4, 0)
+    assert mutbert["p_leader_beats"] == 1.0 and dnabert["p_value"] == 0.125
+    assert (dnabert["diff_low"], dnabert["diff_high"]) == pytest.approx((0.2, 0.2))
+    assert excluded(a, "worse") == {}
     assert excluded(a, "partial")["kmer-3"]["reasons"] == ["results on 1 of the 4 tasks at full"]
     # the manifest's domains: MutBERT's human pretraining holds t3, t4; DNABERT-S's is unknown
     assert lead["domain"] == {"inside": 0, "outside": 0, "unknown": 4}
     mutbert = answer("--store", str(store), "--suite", str(suite), "--max-params", "1B")
-    assert picks(mutbert) == ["MutBERT", "GROVER"]
+    assert picks(mutbert) == ["MutBERT", "GROVER", "DNABERT-S"]
     assert mutbert["picks"][0]["domain"] == {"inside": 2, "outside": 2, "unknown": 0}
     assert mutbert["picks"][1]["p_leader_beats"] == pytest.approx(11 / 16, abs=0.015)
     assert (mutbert["picks"][1]["diff_low"], mutbert["picks"][1]["diff_high"]) == \
@@ -157,22 +164,27 @@ def here_column(out: str) -> list[str]:
 def test_a_one_task_scope_separates_nothing(mine):
     store, suite = mine
     a = answer("--store", str(store), "--suite", str(suite), "--tasks", "t1")
-    assert ONE_TASK_NOTE in a["small"] and a["resampled"] is False
+    assert a["small"] == ("1 task: too few to separate any model from the leader at 95 % when "
+                          "it is compared with 4 others: the smallest possible p is 1, above "
+                          "0.05/4")
+    assert a["resampled"] is False
     # every model with the task is in the answer, best first, no P nor interval
     assert set(picks(a)) == {"METAGENE-1", "GROVER", "MutBERT", "DNABERT-S", "kmer-3"}
     scores = [p["score"] for p in a["picks"]]
     assert scores == sorted(scores, reverse=True)
     assert all(p["p_leader_beats"] is None and p["low"] is None for p in a["picks"])
+    assert [p["p_value"] for p in a["picks"][1:]] == [1.0] * 4
 
 
-def test_a_two_task_scope_separates_only_a_model_behind_on_both(mine):
+def test_a_two_task_scope_separates_nothing(mine):
     store, suite = mine
     a = answer("--store", str(store), "--suite", str(suite), "--tasks", "t1", "t2")
-    assert a["small"] == ("a scope of two tasks: a model is separably worse only when it is "
-                          "behind the leader on both")
-    # METAGENE-1 - GROVER: -0.05 on t1, +0.3 on t2 (tied); MutBERT and DNABERT-S behind on both
-    assert picks(a) == ["METAGENE-1", "GROVER"]
-    assert set(excluded(a, "worse")) == {"MutBERT", "DNABERT-S"}
+    assert a["small"] == ("2 tasks: too few to separate any model from the leader at 95 % when "
+                          "it is compared with 3 others: the smallest possible p is 0.5, above "
+                          "0.05/3")
+    # MutBERT and DNABERT-S are behind on both tasks: p = 0.5, in the answer
+    assert picks(a) == ["METAGENE-1", "MutBERT", "GROVER", "DNABERT-S"]
+    assert excluded(a, "worse") == {}
 
 
 def test_tasks_like_a_task_and_the_scope_of_a_directory_suite(mine):
@@ -291,27 +303,95 @@ def vars_of(meta) -> dict:
     return asdict(meta)
 
 
-def test_the_tie_group_is_the_significance_views_paired_interval(official_store):
-    """On one category at 10shot, the entries whose paired interval with the leader (the
-    Significance view's `two_models`, same resamples) contains 0 are the answer's picks."""
+def test_the_tie_group_is_the_significance_views_rule(official_store):
+    """On one category at 10shot, the entries the Significance view's two-model test (the one
+    rule, as a comparison with the leader) does not separate from the leader are the answer's
+    picks, with the same p-values."""
     from geneb_tui.core.filters import Filters
     from geneb_tui.core.query import StoreSnapshot
     from geneb_tui.core.significance import significance, two_models
 
-    a = answer("--store", str(official_store.root), "--category", "Splice Sites",
+    a = answer("--store", str(official_store.root), "--category", "Promoters",
                "--regime", "10shot", "--suite", "geneb-v1")
     sig = significance(StoreSnapshot.load(official_store),
-                       Filters(regime="10shot", category="Splice Sites"))
+                       Filters(regime="10shot", category="Promoters"))
     leader = a["picks"][0]["model"]
     assert leader == max(sig.entries, key=lambda e: sig.point[sig.entries.index(e)])
     tied = {leader}
     for other in sig.entries:
         if other != leader:
             pair = two_models(sig, leader, other)
-            if pair.low <= 0 <= pair.high:
+            assert pair.compared == 39
+            if not pair.differs:
                 tied.add(other)
-            worse = excluded(a, "worse").get(other)
-            p = pair.p_a_beats_b
-            assert (worse or next(x for x in a["picks"] if x["model"] == other))[
-                "p_leader_beats"] == p
+            found = excluded(a, "worse").get(other) or next(
+                x for x in a["picks"] if x["model"] == other)
+            assert (found["p_value"], found["p_leader_beats"]) == (pair.sign_flip_p,
+                                                                   pair.p_a_beats_b)
     assert set(picks(a)) == tied and 1 < len(tied) < len(sig.entries)
+
+
+# -- the issue's findings on the official results --------------------------------------------
+
+def test_three_plant_promoter_tasks_separate_no_model(official_store, capsys):
+    """Issue 41: a 3-task scope called 20 models "separably worse, P = 1.000" because they
+    trailed on all three tasks; a sign-flip test on three paired differences cannot go below
+    p = 0.25. Now every eligible model is in the answer, and the answer says why."""
+    ask = ("--store", str(official_store.root), "--suite", "geneb-v1", "--kingdom", "plants",
+           "--category", "Promoters", "--labels-per-class", "10", "--memory-gb", "24",
+           "--max-params", "500M")
+    a = answer(*ask)
+    assert len(a["question"]["tasks"]) == 3 and excluded(a, "worse") == {}
+    assert a["small"].startswith("3 tasks: too few to separate any model from the leader at "
+                                 "95 % when it is compared with ")
+    assert a["small"].endswith("the smallest possible p is 0.25, above 0.05/"
+                               f"{a['compared']}")
+    assert min(p["p_value"] for p in a["picks"][1:]) == 0.25
+    assert run("recommend", *ask) == 0
+    out = capsys.readouterr().out
+    assert "3 tasks: too few to separate" in out and "differs at" not in out
+    assert "every other model is separably worse" not in out and "P(" not in out
+
+
+@pytest.fixture(scope="module")
+def with_splicebert(official_store, tmp_path_factory):
+    """The official store with SpliceBERT 1024nt's self-reported submission (as `import
+    --official` leaves a store), a copy: the session's store stays read-only."""
+    import shutil
+
+    from store.official.submission import import_files
+    from store.paths import resolve_store
+    from tests.conftest import SELF_REPORTED
+
+    root = tmp_path_factory.mktemp("splicebert") / "store"
+    shutil.copytree(official_store.root, root)
+    paths = resolve_store(root)
+    import_files(paths, [SELF_REPORTED / "splicebert-1024nt.json"])
+    return paths
+
+
+def test_splicebert_and_gena_lm_large_are_not_separable_on_promoters_at_10shot(with_splicebert):
+    """Issue 41: on the 22 Promoters tasks at 10-shot the dashboard showed SpliceBERT 1024nt
+    against gena-lm-bert-large-t2t with the bootstrap interval [0.006, 0.064] and P = 0.993
+    beside 11 wins, 11 losses and Wilcoxon p = 0.085, and `recommend` listed gena-lm as
+    separably worse. The rule: sign-flip p = 0.033 over the 22 tasks, against 0.05/40 for the
+    leader's comparisons: not separable, in both."""
+    from geneb_tui.core.filters import Filters
+    from geneb_tui.core.query import StoreSnapshot
+    from geneb_tui.core.significance import significance, two_models
+
+    a = answer("--store", str(with_splicebert.root), "--category", "Promoters",
+               "--regime", "10shot", "--suite", "geneb-v1")
+    assert a["picks"][0]["model"] == "splicebert-1024nt"
+    assert "gena-lm-bert-large-t2t" not in excluded(a, "worse")
+    gena = next(p for p in a["picks"] if p["model"] == "gena-lm-bert-large-t2t")
+    assert (gena["wins"], gena["losses"], a["compared"]) == (11, 11, 40)
+    assert gena["p_value"] == pytest.approx(0.033, abs=0.004)
+    assert gena["p_value"] > 0.05 / 40
+    sig = significance(StoreSnapshot.load(with_splicebert),
+                       Filters(regime="10shot", category="Promoters"))
+    pair = two_models(sig, "splicebert-1024nt", "gena-lm-bert-large-t2t")
+    assert not pair.differs and pair.sign_flip_p == gena["p_value"]
+    assert (pair.low, pair.high) == pytest.approx((0.006, 0.064), abs=0.001)  # excludes 0
+    assert "Not separable at 95 %: sign-flip p = 0.033 > 0.05/40 (22 tasks, sampled)" in \
+        pair.note and "P(A > B)" not in pair.note

@@ -54,6 +54,12 @@ def test_numbers_are_the_reports(site, official_store, metric, regime):
     assert [_key(doc, board["leader"])] == leader
     assert sorted(_key(doc, e) for e in board["tie_group"]) == \
         sorted(k for k, r in of("leader_tie_group").items() if r["tied_with_leader"])
+    for key, r in of("leader_tie_group").items():          # the one rule, with its p
+        assert keyed[key]["p_value"] == r["p_value"] and keyed[key]["tied"] == \
+            r["tied_with_leader"]
+        assert board["rule"]["threshold"] == r["threshold"]
+    assert (board["rule"]["n_tasks"], board["rule"]["compared"], board["rule"]["too_few"]) == (
+        100, 39, None)
     for key, r in of("aggregates").items():
         assert keyed[key]["scores"] == [r[s] for s in scopes]
     for key, r in of("rankings").items():
@@ -77,6 +83,40 @@ def test_numbers_are_the_reports(site, official_store, metric, regime):
     assert {(_key(doc, e), s): rest for e, s, *rest in doc["degradation"][metric]} == \
         {((r["model"], r["source"]), r["scope"]): [r[c] for c in columns[1:]]
          for r in rep["degradation"]}
+
+
+def test_a_geneb_mini_site_claims_only_what_the_rule_decides(tmp_path):
+    """Issue 41: the site of a geneb-mini store showed "null–null" rank intervals and said "no
+    other entry's rank interval overlaps the leader's" though none exist. Each category has one
+    task, so macro has no bootstrap interval; the rule's sign-flip test still separates the
+    6-mer spectrum, ahead on all 13 tasks (p = 2/2^13 <= 0.05/2), and the board carries it."""
+    from engine.mini import TASKS
+    from engine.site.data import site_data
+    from store.db import Snapshot
+    from store.tables.catalogs import models_with_builtins
+    from tests.engine.site_build import mini_store
+
+    paths = mini_store(tmp_path / "store")
+    out = tmp_path / "site"
+    build_site(paths.root, out, "--suite", "geneb-mini")
+    doc = site_document(out)
+    board = doc["boards"]["mcc"]["full"]
+    assert all(r["rank_low"] is None and r["low"] is None for r in board["rows"])
+    assert board["rule"] == {"n_tasks": 13, "threshold": pytest.approx(0.025), "compared": 2,
+                             "threshold_text": "0.05/2", "too_few": None}
+    keyed = {_key(doc, r["entry"])[0]: r for r in board["rows"]}
+    assert [_key(doc, e)[0] for e in board["tie_group"]] == ["kmer-6"]
+    assert keyed["kmer-4"]["p_value"] == keyed["kmer-3"]["p_value"] == 2 / 2 ** 13
+    script = (out / "assets" / "site.js").read_text()
+    assert "rank interval overlaps" not in script and "rank_low === null" in script
+    # three tasks: too few for any claim, and the board says so in words
+    few = site_data(Snapshot(paths), models_with_builtins(paths), tuple(TASKS[:3]),
+                    suite="geneb-mini", title="t", resamples=200, level=0.95, seed=0)
+    rule = few["boards"]["mcc"]["full"]["rule"]
+    assert rule["too_few"] == ("3 tasks: too few to separate any model from the leader at 95 % "
+                               "when it is compared with 2 others: the smallest possible p is "
+                               "0.25, above 0.05/2")
+    assert len(few["boards"]["mcc"]["full"]["tie_group"]) == 3
 
 
 def test_the_site_is_whole_and_small(site):

@@ -192,3 +192,28 @@ def test_screenshots_for_the_docs(driver, site):
     model = next(m for m in doc["models"] if m["id"] == "GROVER")
     _open(driver, out / model["page"]).save_screenshot(str(DOCS_ASSETS / "site-model.png"))
     assert (DOCS_ASSETS / "site-model.png").stat().st_size < 400_000
+
+
+def test_a_geneb_mini_site_shows_no_null_interval_and_the_rules_basis(driver, tmp_path):
+    """Issue 41: the site of a geneb-mini store (one task per category: no macro interval)
+    showed "null–null" rank intervals and "no other entry's rank interval overlaps the
+    leader's". Now a dash, and the leader's line rests on the rule's test."""
+    from tests.engine.site_build import mini_store
+
+    paths = mini_store(tmp_path / "store")
+    out = tmp_path / "site"
+    build_site(paths.root, out, "--suite", "geneb-mini")
+    _open(driver, out / "index.html")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#board tbody tr")
+    assert len(rows) == 3
+    for tr in rows:
+        cells = [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+        assert not any("null" in c for c in cells) and cells[5:7] == ["\u2014", "\u2014"]
+    leader = driver.find_element(By.ID, "leader")
+    assert leader.get_attribute("data-model") == "kmer-6"
+    assert "rank interval" not in leader.text
+    assert leader.text.endswith("every other entry is separably behind it (the sign-flip test "
+                                "of the 13 tasks' differences against the leader, p \u2264 "
+                                "0.05/2, with the bootstrap interval of the difference "
+                                "excluding 0)")
+    assert _errors(driver) == []

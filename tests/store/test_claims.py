@@ -4,6 +4,8 @@ scipy and the point analyses they reuse."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 import pytest
@@ -63,6 +65,24 @@ def _regimes():
     }
 
 
+def _sign_flip_loop(draws, a: str, b: str, scope: str) -> float:
+    """The two-sided sign-flip p of a - b's per-task differences with the scope's weights
+    (categories: their tasks; macro: each category's mean weighs the same), every sign
+    pattern one at a time."""
+    ia, ib = (draws.entries["model"].to_list().index(m) for m in (a, b))
+    cats = [CATEGORY[t] for t in IDS]
+    if scope == "micro":
+        w = np.full(len(IDS), 1 / len(IDS))
+    elif scope == "macro":
+        w = np.array([1 / (2 * cats.count(c)) for c in cats])
+    else:
+        w = np.array([1 / cats.count(c) if c == scope else 0.0 for c in cats])
+    d = (draws.tasks[ia] - draws.tasks[ib])[w > 0] * w[w > 0]
+    flips = [abs(sum(s * x for s, x in zip(signs, d, strict=True))) >= abs(d.sum()) - 1e-12
+             for signs in itertools.product((1, -1), repeat=len(d))]
+    return sum(flips) / len(flips)
+
+
 def _p_loop(draws, a: str, b: str, scope: str) -> float:
     """P(a beats b), one resample at a time."""
     ia, ib = (draws.entries["model"].to_list().index(m) for m in (a, b))
@@ -76,7 +96,8 @@ def test_a_real_leader_change_is_significant_and_noise_is_not():
     out = leader_change_significance(draws, level=0.95)
     assert out.columns == ["regime_from", "regime_to", "scope", "leader_from", "value_from",
                            "leader_to", "value_to", "changed", "p_new_beats_old",
-                           "p_old_beats_new", "significant"]
+                           "p_old_beats_new", "p_value_to", "p_value_from", "n_tasks",
+                           "threshold_to", "threshold_from", "significant"]
     assert out.select("regime_to", "scope").rows() == [
         (r, s) for r in ("10shot", "1shot") for s in ("micro", "macro", "Promoters", "Enhancers")]
     rows = {(r["regime_to"], r["scope"]): r for r in out.iter_rows(named=True)}
@@ -88,14 +109,22 @@ def test_a_real_leader_change_is_significant_and_noise_is_not():
         assert row["leader_from"] == "A"
     for scope in ("micro", "macro", "Promoters", "Enhancers"):
         real, noise = rows[("10shot", scope)], rows[("1shot", scope)]
-        assert (real["leader_to"], real["changed"], real["significant"]) == ("B", True, True)
+        n = {"Promoters": 6, "Enhancers": 4}.get(scope, 10)
+        # B ahead on every task: the smallest p of n tasks, separable with 10 tasks against
+        # the threshold 0.05/2 the leader's two comparisons share; 6 or 4 tasks are too few
+        assert real["p_value_to"] == real["p_value_from"] == 2 / 2 ** n
+        assert real["threshold_to"] == real["threshold_from"] == pytest.approx(0.05 / 2)
+        assert (real["leader_to"], real["changed"], real["significant"]) == (
+            "B", True, n == 10)
         assert real["p_new_beats_old"] == real["p_old_beats_new"] == 1.0
         assert (noise["leader_to"], noise["changed"], noise["significant"]) == ("B", True, False)
-        assert 0.2 < noise["p_new_beats_old"] < 0.8          # a coin flip, not a change
+        assert noise["p_value_to"] > 0.5                      # a coin flip, not a change
+        assert 0.2 < noise["p_new_beats_old"] < 0.8
         assert noise["p_old_beats_new"] == 1.0                # A was ahead in full
         for row, regime in ((real, "10shot"), (noise, "1shot")):
             assert row["p_new_beats_old"] == _p_loop(draws[regime], "B", "A", scope)
             assert row["p_old_beats_new"] == _p_loop(draws["full"], "A", "B", scope)
+            assert row["p_value_to"] == _sign_flip_loop(draws[regime], "B", "A", scope)
 
 
 def test_an_unchanged_leader_has_no_probabilities_and_is_not_significant():
@@ -169,6 +198,12 @@ def test_controlled_pair_delta_intervals_are_the_percentiles_of_the_paired_diffe
         assert (r["low"], r["high"]) == pytest.approx(tuple(np.percentile(diff, [2.5, 97.5])),
                                                       abs=1e-15)
         assert r["p_a_beats_b"] == np.mean(diff > 0) and r["p_b_beats_a"] == np.mean(diff < 0)
+        # the one rule: its sign-flip p, and "differs" only with p <= 0.05 and 0 outside
+        assert r["p_value"] == pytest.approx(
+            _sign_flip_loop(draws, r["model_a"], r["model_b"], r["scope"]), abs=1e-12)
+        assert r["differs"] == (r["p_value"] <= 0.05 and not r["low"] <= 0 <= r["high"])
+        assert r["n_tasks"] == {"Promoters": 6, "Enhancers": 4}.get(r["scope"], 10)
+    assert out.filter(pl.col("scope") == "Enhancers")["differs"].sum() == 0   # 4 tasks: too few
     named = controlled_pair_intervals(draws, MODELS, pairs=[("a", "e")])
     assert named["attribute"].unique().to_list() == [
         "architecture_family, tokenization_family, pretraining_data, scale_band"]
@@ -189,22 +224,26 @@ def test_smaller_beats_larger_counts_the_cases_that_hold():
     out = smaller_beats_larger(draws, MODELS, level=0.95)
     assert out.columns == ["model_small", "model_large", "params_small", "params_large",
                            "value_small", "value_large", "delta", "low", "high",
-                           "p_small_beats_large", "holds"]
+                           "p_small_beats_large", "p_value", "method", "n_tasks", "wins",
+                           "losses", "holds"]
     cases = {(r["model_small"], r["model_large"]): r for r in out.iter_rows(named=True)}
     assert set(cases) == {("a", "d"), ("a", "e"), ("b", "d"), ("b", "e"), ("c", "d"),
                           ("c", "e")}
     for pair in [("a", "d"), ("a", "e"), ("c", "d"), ("c", "e"), ("b", "d")]:
+        # ahead on all 10 tasks: the smallest p, a pair named by its sizes (threshold 0.05)
         assert cases[pair]["holds"] and cases[pair]["p_small_beats_large"] == 1.0
+        assert (cases[pair]["p_value"], cases[pair]["wins"], cases[pair]["losses"],
+                cases[pair]["method"]) == (2 / 2 ** 10, 10, 0, "exact")
     noise = cases[("b", "e")]
     assert noise["delta"] == pytest.approx(0.001) and not noise["holds"]
+    assert noise["p_value"] == _sign_flip_loop(draws, "b", "e", "macro") > 0.5
     assert noise["p_small_beats_large"] == _p_loop(draws, "b", "e", "macro")
     models = draws.entries["model"].to_list()
     diff = draws.values[:, models.index("b"), 1] - draws.values[:, models.index("e"), 1]
     assert (noise["low"], noise["high"]) == tuple(np.quantile(diff, [0.025, 0.975]))
     assert noise["low"] < 0 < noise["high"]
-    # sorted by the share, highest first
-    assert out["p_small_beats_large"].to_list() == sorted(out["p_small_beats_large"],
-                                                          reverse=True)
+    # sorted by the sign-flip p, lowest first
+    assert out["p_value"].to_list() == sorted(out["p_value"])
     summary = smaller_beats_larger_summary({"full": out, "1shot": out.head(0)})
     assert summary.rows() == [("full", 6, 5), ("1shot", 0, 0)]
     # "5x larger" is params_small * 5 <= params_large; the ratio can be changed

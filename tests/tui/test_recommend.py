@@ -81,7 +81,8 @@ async def test_the_answer_is_recommends_and_the_command_lines(official_store):
     assert shown.picks[0].score == want.picks[0].score == line["picks"][0]["score"]
     assert [x.model for x in shown.excluded] == [x["model"] for x in line["excluded"]]
     assert want.message in text and want.picks[0].model in text
-    assert "B is tied with the leader when" in text
+    assert "B is tied with the leader unless the sign-flip test" in text
+    assert want.small and want.small.startswith("7 tasks: too few to separate")
 
 
 async def test_a_regime_and_a_constraint_changed_by_keyboard(official_store):
@@ -125,7 +126,7 @@ async def test_a_constraint_no_model_satisfies_says_so(official_store):
 
 async def test_the_csv_export_is_the_answer(official_store, tmp_path):
     out = tmp_path / "answer.csv"
-    app = GenebApp(official_store, filters=Filters(category="Splice Sites", regime="10shot"))
+    app = GenebApp(official_store, filters=Filters(category="Promoters", regime="10shot"))
     async with app.run_test(size=SIZE) as pilot:
         shown = await opened(pilot)
         await pilot.press("e")
@@ -144,13 +145,16 @@ async def test_the_csv_export_is_the_answer(official_store, tmp_path):
         [x.model for x in shown.excluded]
     assert float(rows[0]["score"]) == shown.picks[0].score          # full precision
     tied = rows[1]
-    assert tied["reason"].startswith("not separably worse: P(leader > it)")
+    assert tied["reason"].startswith("not separable at 95 %: sign-flip p = ")
+    assert float(tied["p_value"]) == shown.picks[1].p_value > 0.05 / 39
     worse = next(r for r in rows if r["exclusion"] == "worse")
     x = next(x for x in shown.excluded if x.model == worse["model"])
-    assert worse["reason"] == "; ".join(x.reasons)
-    assert float(worse["p_leader_beats"]) == x.p_leader_beats
+    assert worse["reason"] == "; ".join(x.reasons) and worse["reason"].startswith(
+        "differs at 95 %: sign-flip p = ")
+    assert float(worse["p_value"]) == x.p_value <= 0.05 / 39
+    assert float(worse["p_leader_beats"]) == x.p_leader_beats       # descriptive, kept
     assert {r["regime"] for r in rows} == {"10shot"}
-    assert {r["scope"] for r in rows} == {"category Splice Sites"}
+    assert {r["scope"] for r in rows} == {"category Promoters"}
 
 
 @pytest.mark.parametrize("kind", ["empty", "mini", "official", "one_task"])

@@ -539,26 +539,30 @@ def test_report_and_the_significance_view_give_the_same_p_a_beats_b(official_sto
 
 
 def test_a_one_task_scope_has_no_interval_only_a_note(official_store):
-    """Coding/NC is one task in geneb-v1: no score or rank interval, no P(A > B), no tie group
-    in that column (NULL, a dash, a note), never the zero-width interval the bootstrap would
-    give; a category of several tasks keeps its intervals."""
+    """Coding/NC is one task in geneb-v1: no score or rank interval, no P(A > B) in that column
+    (NULL, a dash, a note), never the zero-width interval the bootstrap would give, and the one
+    rule separates nothing there (every model ≈ the leader, and the words say why); a category
+    of several tasks keeps its intervals."""
     from geneb_tui.core.query import StoreSnapshot
 
     snap = StoreSnapshot.load(official_store)
     intervals = sig_core.table_intervals(snap, Filters(), n=200)
     coding = intervals.frame.filter(pl.col("scope") == "Coding/NC")
     assert coding.height == 40
-    for column in ("low", "high", "rank_low", "rank_high", "p_best", "tied_with_leader"):
+    for column in ("low", "high", "rank_low", "rank_high", "p_best"):
         assert coding[column].null_count() == 40, column
+    assert coding["tied_with_leader"].all()
     promoters = intervals.frame.filter(pl.col("scope") == "Promoters")
     assert promoters["low"].null_count() == 0 and (promoters["high"] > promoters["low"]).all()
     some = next(iter(coding["model"]))
     cell = intervals.get("Coding/NC", some, "official")
-    assert cell is not None and cell.label == "—" and not cell.tied
+    assert cell is not None and cell.label == "—" and cell.tied
     assert "— where a scope of one task has no interval" in intervals.describe()
     sig = sig_core.significance(snap, Filters(category="Coding/NC"), n=200)
     assert not sig.resampled and set(sig.win.values()) == {None}
     assert "P(A > B): none here, a scope of one task has no interval" in sig.matrix_note
+    assert "nothing separable from the leader" in sig.note and "1 task: too few" in sig.note
     pair = sig_core.two_models(sig, sig.entries[0], sig.entries[1])
-    assert pair.low is None and pair.high is None
-    assert "no interval nor P(A > B), a scope of one task has no interval" in pair.note
+    assert pair.low is None and pair.high is None and not pair.differs
+    assert "no interval, a scope of one task has no interval" in pair.note
+    assert "sign-flip p = 1 > 0.05" in pair.note and "1 task: too few to separate" in pair.note

@@ -190,9 +190,19 @@
                      METRIC_NAMES[state.metric] + ", macro): "));
     p.appendChild(modelLink(board.leader));
     var others = board.tie_group.filter(function (e) { return e !== board.leader; });
-    p.appendChild(el("span", others.length ? "; statistically tied with " + others.length +
-      " other entr" + (others.length === 1 ? "y" : "ies") + " (highlighted: rank intervals overlapping the leader's)"
-      : "; no other entry's rank interval overlaps the leader's"));
+    var rule = board.rule;
+    var how = " (the sign-flip test of the " + rule.n_tasks + " tasks' differences against the leader, " +
+      "p \u2264 " + rule.threshold_text + ", with the bootstrap interval of the difference excluding 0)";
+    var text;
+    if (rule.too_few) {
+      text = "; nothing is separable from it here: " + rule.too_few;
+    } else if (others.length) {
+      text = "; not separable from it: " + others.length + " other entr" +
+        (others.length === 1 ? "y" : "ies") + " (highlighted)" + how;
+    } else {
+      text = "; every other entry is separably behind it" + how;
+    }
+    p.appendChild(el("span", text));
   }
 
   function renderBoard() {
@@ -224,7 +234,7 @@
       if (D.resamples) {
         tr.appendChild(el("td", row.low === undefined || row.low === null ? "\u2014" :
                           "[" + fmt(row.low) + ", " + fmt(row.high) + "]", "num"));
-        tr.appendChild(el("td", row.rank_low === undefined ? "\u2014" :
+        tr.appendChild(el("td", row.rank_low === undefined || row.rank_low === null ? "\u2014" :
                           row.rank_low + "\u2013" + row.rank_high, "num"));
       }
       tr.appendChild(numCell(row.scores.micro));
@@ -244,8 +254,8 @@
     }
     $("cd-note").textContent = "Average rank over " + cd.n_tasks + " tasks (1 is best). Friedman P = " +
       cd.p_value.toPrecision(3) + "; Nemenyi critical difference at alpha " + cd.alpha + ": " +
-      fmt(cd.critical_difference, 2) + ". Entries inside the shaded band are not significantly " +
-      "different from the best one.";
+      fmt(cd.critical_difference, 2) + ". Entries inside the shaded band are within that " +
+      "critical difference of the best one (the Nemenyi test does not separate them).";
     var NS = "http://www.w3.org/2000/svg", rowH = 16, left = 260, width = 560, top = 24;
     var n = cd.n_models, height = top + cd.ranks.length * rowH + 8;
     var svg = document.createElementNS(NS, "svg");
