@@ -214,7 +214,7 @@ def run(args) -> int:
     if cluster is not None:
         require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths, write=not args.dry_run)
-    tasks = list(tasks_of(args, suite))[:args.limit]
+    tasks = list(tasks_of(args, suite, paths))[:args.limit]
     options = FillOptions(protocols=protocols, jobs=args.jobs,
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,

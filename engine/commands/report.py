@@ -898,7 +898,7 @@ def run(args) -> int:
         return 0
     console = table_console()
     if chosen:
-        console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
+        console.print(f"[dim]{escape(chosen)}[/]")
     if scope:
         console.print(escape(scope))
     if excluded:
