@@ -16,6 +16,7 @@ the point analyses alone, as fast as before.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -107,6 +108,9 @@ def register(sub, common) -> None:
     add_suite_args(p, from_store=True)
     add_scope_args(p)
     add_domain_arg(p)
+    p.add_argument("--models", nargs="+", metavar="MODEL",
+                   help="only these models (default: every model with results on the suite); "
+                        "ranks, intervals and tests are among them")
     p.add_argument("--versus", metavar="PROTOCOL",
                    help="also compare the rankings of your local geneb-v1 results with those of "
                         "a variant protocol you filled (e.g. mlp-h256: linear vs MLP stability)")
@@ -190,11 +194,13 @@ def _models(paths) -> pl.DataFrame:
 def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
             tasks: tuple[TaskMeta, ...] | None = None, resamples: int = 0,
             level: float = LEVEL, bootstrap_seed: int = 0,
-            published: bool = True, domain: str | None = None) -> dict[str, pl.DataFrame]:
+            published: bool = True, domain: str | None = None,
+            model_ids: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
     """Every analysis frame of the report, by name, from one snapshot of `store` (a
     `StorePaths` or a `store.db.Snapshot`); empty when the store has no results. `published`:
     the aggregates are compared with the imported leaderboard (not on a scope narrower than
-    the suite, whose macro and micro the leaderboard has not).
+    the suite, whose macro and micro the leaderboard has not). `model_ids` (`--models`): only
+    the results of these models.
 
     Also `controlled_pairs_in_domain` (`store.analyses.claims`: the controlled pairs on the
     tasks in both models' domains; its intervals with `resamples`).
@@ -220,6 +226,8 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
     if tasks is not None:   # the entries with results on the suite, and only those
         means = means.filter(pl.col("task").is_in([t.task_id for t in tasks]))
+    if model_ids:
+        means = means.filter(pl.col("model").is_in(list(model_ids)))
     if domain is not None:
         snap.close()
         means = domain_cells(domain, means, pair_domains(snap.paths))
@@ -256,7 +264,8 @@ def seed_level_rows(snap, means: pl.DataFrame, source: str | None) -> pl.DataFra
         return None
     from store.seedmeans import per_seed  # lazy: polars, duckdb, pyarrow
 
-    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES)}
+    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES),
+               "model": means["model"].unique().sort().to_list()}
     if source is not None:
         filters["source"] = [source]
     return per_seed(snap, **filters)
@@ -849,10 +858,14 @@ def run(args) -> int:
         names.check_sources([args.source], option="--source")
     if args.versus is not None:
         one_protocol(args.versus, "--versus", why="rankings are compared with one")
+    if args.models:
+        names.check_models(args.models)
     figures = figures_folder(args)
     models = _models(paths)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
+    if args.models:
+        _check_models_have_results(snap, args, tasks, suite.name)
     health = task_health(snap, [t.task_id for t in tasks])
     tasks, excluded = _without_flagged(tasks, health, suite.name) if args.exclude_flagged \
         else (tasks, [])
@@ -865,7 +878,8 @@ def run(args) -> int:
     frames = compute(snap, models, regime=args.regime, metric=args.metric, source=args.source,
                      tasks=tasks, resamples=args.resamples, level=args.level,
                      bootstrap_seed=args.bootstrap_seed,
-                     published=scope is None and not excluded, domain=args.domain)
+                     published=scope is None and not excluded, domain=args.domain,
+                     model_ids=args.models)
     if frames and args.versus and not args.domain:
         frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
     if frames and args.examples and not args.domain:
@@ -884,7 +898,7 @@ def run(args) -> int:
         emit_json({"store": str(paths.root), "table_version": snap.version,
                    "as_of": snap.label, "suite": suite.name, "suite_chosen": chosen,
                    "scope": scope, "tasks": [t.task_id for t in tasks],
-                   "protocol": GENEB_V1.name,
+                   "models": args.models, "protocol": GENEB_V1.name,
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
                    "source": args.source, "resamples": args.resamples, "level": args.level,
                    "bootstrap_seed": args.bootstrap_seed, "domain": args.domain,
@@ -901,6 +915,8 @@ def run(args) -> int:
         console.print(f"[dim]{escape(chosen)}[/]")
     if scope:
         console.print(escape(scope))
+    if args.models:
+        console.print(f"models: only {escape(', '.join(args.models))} (--models)")
     if excluded:
         console.print(escape(_excluded_line(excluded, health)))
     first = frames.get("aggregates", frames.get("domain_aggregates"))
@@ -926,6 +942,24 @@ def run(args) -> int:
     for line in figure_lines:
         console.print(escape(line), soft_wrap=True)
     return 0
+
+
+def _check_models_have_results(snap, args, tasks: tuple[TaskMeta, ...], suite: str) -> None:
+    """`--models` (each a known name) with no geneb-v1 results (of `--source`) on the tasks:
+    one GenebError naming them."""
+    from store.db import query  # lazy: polars, duckdb, pyarrow
+
+    source = "" if args.source is None else " AND source = ?"
+    have = set(query(snap, "SELECT DISTINCT model FROM results WHERE protocol_hash = ? AND "
+                           f"list_contains(?, task) AND list_contains(?, model){source}",
+                     [GENEB_V1.hash, [t.task_id for t in tasks], list(args.models),
+                      *([args.source] if args.source else [])])["model"])
+    if absent := [m for m in dict.fromkeys(args.models) if m not in have]:
+        what = f"{args.source} results" if args.source else "results"
+        raise GenebError(f"--models: {', '.join(absent)} {'has' if len(absent) == 1 else 'have'}"
+                         f" no {what} on the {len(tasks)} tasks of suite {suite};"
+                         f" `geneb-engine status --models {' '.join(absent)}` shows what is "
+                         "there")
 
 
 def _without_flagged(tasks: tuple[TaskMeta, ...], health: dict,
