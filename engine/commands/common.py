@@ -18,7 +18,7 @@ from engine.registry import resolve_model
 from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, ModelMeta, TaskMeta
 from store.did_you_mean import check_names, suggestions
 from store.domains import DOMAINS, IN, OUT, UNKNOWN
-from store.paths import StorePaths, absent_store, store_named
+from store.paths import StorePaths, absent_store, new_store, store_named
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
@@ -53,9 +53,14 @@ def table_console() -> Console:
 
 def store_of(args, *, write: bool = False) -> StorePaths:
     """The store `--store` / `GENEB_HOME` names, checked (`store.paths.store_named`); `write`
-    for the commands that write into it. A read-only command on a named store folder that
-    does not exist says so first (`store.paths.absent_store`), then reads it as empty."""
+    for the commands that write into it, whose first line names a store they create
+    (`store.paths.new_store`; not in `--json`, nor in a dry run, which creates nothing). A
+    read-only command on a named store folder that does not exist, or holds no store, says so
+    first (`store.paths.absent_store`), then reads it as empty."""
     paths = store_named(args.store, write=write)
+    if write and not (getattr(args, "json", False) or getattr(args, "dry_run", False)) \
+            and (line := new_store(paths)):
+        console.print(line, markup=False, highlight=False)
     if not write and (note := absent_store(paths, args.store)):
         print(f"geneb-engine {args.command}: warning: {note}", file=sys.stderr)
     return paths
