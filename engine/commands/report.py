@@ -45,6 +45,7 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.figures import FIGURES, FIGURES_JSON, figure_data, missing, write_figures
+from store.analyses.pvalues import p_text
 from store.catalog import TaskMeta
 from store.folders import named_folder
 from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
@@ -475,10 +476,8 @@ def _p(value) -> str:
 
 
 def _p_value(value) -> str:
-    """A p-value in 2 significant digits; one below the smallest float says so (not 0)."""
-    if value is None:
-        return "—"
-    return "<1e-300" if value == 0 else f"{value:.2g}"
+    """A p-value (`store.analyses.pvalues.p_text`), "—" for none."""
+    return "—" if value is None else p_text(value)
 
 
 def _pct(level: float) -> str:
@@ -636,7 +635,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                empty=_too_few(frames["spearman_regimes"], "with a macro score in both regimes"))
     for r in _defined(frames["spearman_regimes"]):
         t.add_row(f"{r['regime_a']} vs {r['regime_b']}", _f(r["rho"]),
-                  "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
+                  _p_value(r["p_value"]), str(r["n"]))
     show(t)
 
     t = _table(f"Spearman rho between category rankings ({where})",
@@ -686,7 +685,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         same = iv is not None and iv["n"] == r["n"]     # the same models (all complete)
         t.add_row(*([escape(r["source"])] if by_source else []), escape(r["scope"]), _f(r["rho"]),
                   *([interval_text(iv["low"], iv["high"], 2) if same else "—"] if rho_iv else []),
-                  "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
+                  _p_value(r["p_value"]), str(r["n"]))
     show(t)
 
     pairs = frames["controlled_pairs"].sort("attribute", "model_a", "model_b")
@@ -812,7 +811,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                    "rankings and the other protocol's, per column",
                    [("column", "left"), ("rho", "right"), ("p-value", "right"), ("n", "right")])
         for r in frames["protocol_agreement"].iter_rows(named=True):
-            t.add_row(escape(r["column"]), _f(r["rho"]), _f(r["p_value"], 2), str(r["n"]))
+            t.add_row(escape(r["column"]), _f(r["rho"]), _p_value(r["p_value"]), str(r["n"]))
         show(t)
         t = _table(f"Macro rank under {GENEB_V1.name} and under the other protocol",
                    [("model", "left"), (GENEB_V1.name, "right"), ("other", "right"),

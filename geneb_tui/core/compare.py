@@ -33,6 +33,7 @@ from store.analyses import (
     task_difficulty,
 )
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
+from store.analyses.pvalues import p_is
 from store.audit.verdict import Health
 from store.catalog import PROFILE_HEADERS, profile_cells
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
@@ -176,7 +177,7 @@ def scale(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Scatte
         row = max(corr.iter_rows(named=True), key=lambda r: r["n"])
     note = (f"{col} vs parameters (log scale), {filters.regime}, "
             f"{METRIC_LABELS[filters.metric]}: Spearman ρ = {_fmt_rho(row['rho'])}"
-            + (f" (p = {row['p_value']:.3g}, n = {row['n']})" if row["p_value"] is not None
+            + (f" ({p_is(row['p_value'])}, n = {row['n']})" if row["p_value"] is not None
                else f" (n = {row['n']})")
             + (f"; the {min(5, sized.height)} best are named (orange)" if sized.height else ""))
     return Scatter(_names(snap, sized), sized["params"].to_list(), sized[col].to_list(), col,

@@ -42,6 +42,7 @@ from geneb_tui.core.intervals import LEVEL, SEED, TABLE_RESAMPLES, Intervals
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from store.analyses.aggregates import aggregates
 from store.analyses.examples import mcnemar, paired_mcc_difference
+from store.analyses.pvalues import p_is, p_text
 from store.analyses.ranktests import average_ranks, friedman, wilcoxon_holm
 from store.analyses.uncertainty import (
     bootstrap,
@@ -196,11 +197,7 @@ class Significance:
 
 
 def _fmt_p(p: float | None) -> str:
-    if p is None:
-        return "n/a"
-    if p == 0:
-        return "< 1e-300"     # below what a float holds (the chi-square tail underflows)
-    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+    return "n/a" if p is None else p_text(p)
 
 
 def _entry_ids(frame: pl.DataFrame) -> pl.DataFrame:
@@ -293,9 +290,7 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     if test["statistic"] is None:
         fr = "Friedman's test needs three models" if k < 3 else "Friedman: every task ties"
     else:
-        p = _fmt_p(test["p_value"])
-        fr = (f"Friedman χ² = {test['statistic']:.1f} ({k - 1} df), "
-              f"p {p if p.startswith('<') else '= ' + p}")
+        fr = f"Friedman χ² = {test['statistic']:.1f} ({k - 1} df), {p_is(test['p_value'])}"
     cd_text = "n/a" if cd is None else f"{cd:.2f}"
     lead = label_of[leader[0]] if leader else "?"
     others = [label_of[e] for e in tie_group if not leader or e != leader[0]]

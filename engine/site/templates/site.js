@@ -242,8 +242,8 @@
       $("cd-note").textContent = "No rank test for this regime.";
       return;
     }
-    $("cd-note").textContent = "Average rank over " + cd.n_tasks + " tasks (1 is best). Friedman P = " +
-      cd.p_value.toPrecision(3) + "; Nemenyi critical difference at alpha " + cd.alpha + ": " +
+    $("cd-note").textContent = "Average rank over " + cd.n_tasks + " tasks (1 is best). " +
+      cd.p_is + "; Nemenyi critical difference at alpha " + cd.alpha + ": " +
       fmt(cd.critical_difference, 2) + ". Entries inside the shaded band are not significantly " +
       "different from the best one.";
     var NS = "http://www.w3.org/2000/svg", rowH = 16, left = 260, width = 560, top = 24;
