@@ -415,6 +415,11 @@ def _f(value, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _n(value: int | None) -> str:
+    """A count or a rank; "—" only for none (a Borda count of 0 is 0)."""
+    return "—" if value is None else str(value)
+
+
 def _signed(value: int | None) -> str:
     if value is None:
         return "—"
@@ -536,7 +541,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                 *((c, "right") for c in cats), ("missing", "right")], keys=2)
     ranks = {_key(r): r for r in frames["rankings"].iter_rows(named=True)}
     for r in agg.iter_rows(named=True):
-        t.add_row(str(ranks[_key(r)]["macro"] or "—"), names(r), *rank_range(r),
+        t.add_row(_n(ranks[_key(r)]["macro"]), names(r), *rank_range(r),
                   scored(r, "macro"), scored(r, "micro"), *(_f(r[c]) for c in cats),
                   str(r["n_missing"]))
     show(t)
@@ -588,8 +593,8 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                 *((c, "right") for c in cats)], keys=2)
     for r in frames["borda"].iter_rows(named=True):
         rk = ranks[_key(r)]
-        t.add_row(str(r["borda_rank"] or "—"), names(r), str(r["borda"] or "—"),
-                  _f(r["mean_rank"], 1), *(str(rk[c] or "—") for c in cats))
+        t.add_row(_n(r["borda_rank"]), names(r), _n(r["borda"]),
+                  _f(r["mean_rank"], 1), *(_n(rk[c]) for c in cats))
     show(t)
 
     if "rank_tests" in frames:

@@ -225,3 +225,16 @@ def test_report_models_keeps_those_models_and_checks_each_name(scoped, capsys):
         out, err = capsys.readouterr()
         assert out == "" and err.startswith(f"geneb-engine report: {message}"), err
     assert state(scoped.root) == before
+
+
+def test_a_borda_count_of_0_is_shown_as_0_not_as_missing(scoped, capsys):
+    """kmer-5 is last in both categories: n - rank = 0 points in each, a Borda count of 0
+    (a number; "—" stands for a missing value)."""
+    doc = json_of("report", "--store", str(scoped.root), "--resamples", "0")
+    assert {r["model"]: r["borda"] for r in doc["borda"]} == {"kmer-3": 3, "kmer-4": 3,
+                                                              "kmer-5": 0}
+    assert main(["report", "--store", str(scoped.root), "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    borda = out[out.index("Borda count"):].split("\n\n")[0]
+    row = next(line for line in borda.splitlines() if "│kmer-5" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]] == ["3", "kmer-5", "0", "3.0", "3", "3"]
