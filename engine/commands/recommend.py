@@ -212,6 +212,8 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
                       params_text(p.params), f"{p.context:,}" if p.context else "?",
                       f"{d.inside}/{d.outside}/{d.unknown}", "yes" if p.runs_here else "no")
         console.print(t)
+        for line in filter(None, (p.not_here for p in answer.picks)):
+            console.print(escape(line))
         if answer.fill:
             console.print(f"run here: {escape(answer.fill)}")
     shown = [x for x in answer.excluded if x.kind != "no results"]

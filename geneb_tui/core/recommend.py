@@ -162,9 +162,10 @@ def answer_lines(a: Answer) -> list[str]:
 
 
 def after_lines(a: Answer) -> list[str]:
-    """The tie rule, the neighbouring regimes' lines and the command that computes the picks
-    here (plain text)."""
+    """The tie rule, why a pick does not run here, the neighbouring regimes' lines and the
+    command that computes the picks here (plain text)."""
     return ([f"{a.rule}; P = P(leader > it)"] if a.picks else []) + \
+        [p.not_here for p in a.picks if p.not_here] + \
         [n.line for n in a.neighbours] + ([f"run here: {a.fill}"] if a.fill else [])
 
 

@@ -225,3 +225,11 @@ def test_a_category_the_suite_lacks_is_refused_not_a_bug(official_store):
     snap = StoreSnapshot.load(official_store)
     got = recommend_view(snap, Filters(), core.Form(category="Nope"))
     assert isinstance(got, core.Refused) and "--category" in got.message
+
+
+def test_the_lines_after_the_answer_say_why_a_pick_does_not_run_here(official_store):
+    a = direct(official_store, category="Chromatin Acc.", regime="1shot", resamples=200)
+    assert (a.picks[0].model, a.picks[0].runs_here) == ("JanusDNA_72_w", False)
+    lines = core.after_lines(a)
+    assert [line for line in lines if "does not run here" in line] == [
+        f"{p.model} does not run here: {p.runs_why}" for p in a.picks if not p.runs_here]
