@@ -118,8 +118,9 @@ def _read(split: _Split, problems: list[str]) -> np.ndarray | None:
         return None
     finite = np.isfinite(array).all(axis=1)
     if not finite.all():
-        problems.append(f"{split.path}: row {int(np.flatnonzero(~finite)[0])} holds NaN or "
-                        f"an infinity ({int((~finite).sum())} such rows)")
+        bad = int((~finite).sum())
+        problems.append(f"{split.path}: row {int(np.flatnonzero(~finite)[0]) + 1} (counting "
+                        f"from 1) holds NaN or an infinity ({bad} such row{'s' * (bad > 1)})")
         return None
     return array
 

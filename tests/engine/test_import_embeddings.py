@@ -232,9 +232,9 @@ def _pickled(folder: Path, arrays: dict) -> str:
 
 def _nan(folder: Path, arrays: dict) -> str:
     X = arrays["tri_task"]["train"].copy()
-    X[7, 2] = np.nan
+    X[7, 2] = np.nan                # the eighth row: every row number printed counts from 1
     np.save(folder / "tri_task" / "train.npy", X)
-    return "row 7 holds NaN or an infinity"
+    return "train.npy: row 8 (counting from 1) holds NaN or an infinity (1 such row)"
 
 
 def _unknown_task(folder: Path, arrays: dict) -> str:
