@@ -45,6 +45,18 @@ def output_width() -> int:
     return int(columns) if columns.isdigit() and int(columns) > 0 else OUTPUT_WIDTH
 
 
+# Columns of a progress line when stdout is not a terminal (a log file, a pipe): wider than
+# any line, so it is never cut to a width ("0:04…"); and how often such a line is written.
+LOG_WIDTH = 10_000
+LOG_EVERY_S = 30.0
+
+
+def progress_console() -> Console:
+    """The console of a progress bar: stdout's on a terminal (redrawn in place); elsewhere one
+    LOG_WIDTH wide, whose lines are printed whole (`LOG_EVERY_S`)."""
+    return console if console.is_terminal else Console(soft_wrap=True, width=LOG_WIDTH)
+
+
 def table_console() -> Console:
     """The console of a command's tables (`output_width` columns; messages are never wrapped,
     so the commands in them copy whole)."""
