@@ -210,12 +210,8 @@ def absent_store(paths: StorePaths, store: str | None) -> str | None:
 
 def new_store(paths: StorePaths) -> str | None:
     """The line a command that writes the store says first when the store's folder does not
-    exist yet (its folder above does: `check_store`), naming a store close to it where there
-    is one; None for an existing store."""
-    if paths.root.exists():
-        return None
-    near = _did_you_mean(paths.root).removeprefix(" (").removesuffix(")")
-    return f"new store at {paths.root} (no folder there yet{'; ' + near if near else ''})"
+    exist yet (its folder above does: `check_store`); None for an existing store."""
+    return None if paths.root.exists() else f"new store at {paths.root} (no folder there yet)"
 
 
 def check_store(paths: StorePaths, *, write: bool, must_exist: bool = False) -> StorePaths:

@@ -249,26 +249,19 @@ def test_a_mistyped_store_path_is_not_made_into_a_store(tmp_path, capsys, comman
     assert "an empty folder or a new folder inside an existing one" in err
 
 
-def test_a_new_store_is_said_first_naming_a_store_close_to_it(tmp_path, capsys):
-    (tmp_path / "geneb-store" / "catalog").mkdir(parents=True)
-    typo = tmp_path / "geneb-stoer"
+def test_a_new_store_is_said_first(tmp_path, capsys):
     grover = str(SUBMISSIONS / "GROVER.json")
-    rc, out, _ = outputs(capsys, "import", "--store", str(typo), grover)
-    assert rc == 0 and out.splitlines()[0] == (
-        f"new store at {typo} (no folder there yet; did you mean the store "
-        f"{tmp_path / 'geneb-store'}?)")
     rc, out, _ = outputs(capsys, "import", "--store", str(tmp_path / "other"), grover)
     assert rc == 0 and out.splitlines()[0] == f"new store at {tmp_path / 'other'} (no folder " \
                                               "there yet)"
     rc, out, _ = outputs(capsys, "import", "--store", str(tmp_path / "other"), grover)
     assert rc == 0 and "new store" not in out              # a store now
     # a read-only command reads a folder of other files as empty, saying so with the store
-    (tmp_path / "geneb-store" / "notes.txt").write_text("x")
+    (tmp_path / "notes.txt").write_text("x")
     rc, err = run(capsys, "status", "--store", str(tmp_path), "--suite", "geneb-mini")
     assert rc == 0 and err == (f"geneb-engine status: warning: store {tmp_path} (--store) holds "
-                               f"no store (did you mean the store {tmp_path / 'geneb-stoer'} or "
-                               f"{tmp_path / 'geneb-store'} or {tmp_path / 'other'}?); it reads "
-                               "as an empty store (check the path)\n")
+                               f"no store (did you mean the store {tmp_path / 'other'}?); it "
+                               "reads as an empty store (check the path)\n")
 
 
 @pytest.mark.parametrize("command, rest", [
