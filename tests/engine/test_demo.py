@@ -90,3 +90,25 @@ def test_no_command_shows_the_commands_and_where_to_start(capsys):
     assert err.startswith("usage: geneb-engine") and "  demo " in err
     assert err.endswith(f"\n{NEW_HERE}\n")
     assert NEW_HERE == "new here? run `geneb-engine demo`, then `geneb-tui`"
+
+
+def test_after_the_demo_audit_flags_a_fifth_task_by_the_k_mer_results(demo_store):
+    """docs/guide/audit.md: on the demo's store the shortcut rule also weighs the k-mer
+    baselines' MCC, and mini_promoter_tata's composition probe (0.37) reaches 91 % of the best
+    one's (0.41): five tasks flagged, the four of a new store (test_audit) and this one."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from tests.engine.test_audit import MINI_SHORTCUTS
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["audit", "--store", str(demo_store), "--suite", "geneb-mini",
+                     "--json"]) == 0
+    tasks = {t["task"]: t for t in json.loads(out.getvalue())["tasks"]}
+    assert {t for t, a in tasks.items() if a["verdict"] != "clean"} == \
+        MINI_SHORTCUTS | {"mini_promoter_tata"}
+    tata = tasks["mini_promoter_tata"]
+    assert (round(tata["shortcut_mcc"], 2), round(tata["best_model_mcc"], 2),
+            round(tata["shortcut_share"], 2)) == (0.37, 0.41, 0.91)
