@@ -57,6 +57,7 @@ class Table:
     heat: dict[int, tuple[float, float]] = field(default_factory=dict)  # col -> (lo, hi)
     row_keys: list[str] | None = None   # e.g. task ids, for a drill-down
     low_is_good: set[int] = field(default_factory=set)   # rank columns: 1 is green
+    wrap: int | None = None     # a column given the width the others leave, its text wrapped
 
 
 @dataclass

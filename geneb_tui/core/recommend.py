@@ -193,9 +193,11 @@ def picks_table(a: Answer) -> Table:
 
 
 def excluded_table(a: Answer) -> Table:
-    """The models not in the answer, and why (the answer's order)."""
+    """The models not in the answer, and why (the answer's order; the reasons wrapped in the
+    width the other columns leave, so each is read whole)."""
     return Table(EXCLUDED_HEADER, [[x.model, x.source or "—", x.score, x.p_leader_beats,
-                                    "; ".join(x.reasons)] for x in a.excluded])
+                                    "; ".join(x.reasons)] for x in a.excluded],
+                 wrap=EXCLUDED_HEADER.index("Why"))
 
 
 # -- the CSV export ----------------------------------------------------------------------------
