@@ -212,6 +212,15 @@ def _typed_fast(app, keys) -> None:
         app._driver.send_message(event)
 
 
+async def dialog_at_120_columns(pilot) -> ExportScreen:
+    """The export dialog of the main table, opened once the table is shown."""
+    await settle(pilot)
+    await pilot.press("e")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, ExportScreen)
+    return pilot.app.screen
+
+
 async def test_a_path_typed_fast_is_exported_to_as_typed(official_store, tmp_path):
     """Editing keys (ctrl+u, backspace) and Enter act in the order typed, not after the
     characters that followed them (Textual runs a field's bindings once the key has bubbled
@@ -220,10 +229,7 @@ async def test_a_path_typed_fast_is_exported_to_as_typed(official_store, tmp_pat
 
     app = GenebApp(official_store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
-        assert isinstance(app.screen, ExportScreen)
+        await dialog_at_120_columns(pilot)
         typo = str(tmp_path / "tui-export.csx")
         _typed_fast(app, ["ctrl+u", *typo, "backspace", "v", "enter"])
         for _ in range(20):
@@ -243,10 +249,7 @@ async def test_at_120_columns_the_export_dialogs_title_is_read_whole(official_st
 
     app = GenebApp(official_store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
-        dialog = app.screen
+        dialog = await dialog_at_120_columns(pilot)
         title = (f"Export to CSV — {dialog.n_rows} rows × {dialog.n_cols} columns: "
                  f"{ExportScreen.TABLE}")
         inside = [line.split("█")[1] for line in screen_text(app).splitlines()
