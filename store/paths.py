@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.did_you_mean import suggestions
 from store.vocab.errors import GenebError
 from store.vocab.ids import path_part
 from store.vocab.suites import GENEB_V1_SUITE
@@ -168,8 +169,6 @@ def nearby_stores(root: Path) -> list[Path]:
     """Stores a mistyped `root` may have meant: where the path leaves what exists (its first
     missing folder, or `root` itself), the folders beside it with a close name (did you mean)
     and the same path under them; and the stores in `root` itself."""
-    from store.did_you_mean import suggestions
-
     missing = root
     while not missing.parent.exists() and missing.parent != missing:
         missing = missing.parent

@@ -45,7 +45,6 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.figures import FIGURES, FIGURES_JSON, figure_data, missing, write_figures
-from store.analyses.pvalues import p_text
 from store.catalog import TaskMeta
 from store.folders import named_folder
 from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, RESAMPLES, SEED
@@ -58,6 +57,7 @@ from store.vocab.protocol import (
     is_few_shot,
     protocol_named,
 )
+from store.vocab.pvalues import p_text
 from store.vocab.sources import LOCAL
 
 if TYPE_CHECKING:
@@ -481,7 +481,7 @@ def _p(value) -> str:
 
 
 def _p_value(value) -> str:
-    """A p-value (`store.analyses.pvalues.p_text`), "—" for none."""
+    """A p-value (`store.vocab.pvalues.p_text`), "—" for none."""
     return "—" if value is None else p_text(value)
 
 

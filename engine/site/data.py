@@ -26,11 +26,11 @@ from store import __version__
 from store import analyses as A
 from store.analyses import uncertainty as U
 from store.analyses.aggregates import categories_of
-from store.analyses.pvalues import p_is
 from store.catalog import ModelMeta, TaskMeta, scale_band
 from store.official.submission import entry_provenance
 from store.vocab.ids import path_part
 from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, METRICS, REGIMES
+from store.vocab.pvalues import p_is
 from store.vocab.sources import BADGES, LOCAL
 
 SCOPES_FIXED = ("micro", "macro")

@@ -33,10 +33,10 @@ from store.analyses import (
     task_difficulty,
 )
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
-from store.analyses.pvalues import p_is
 from store.audit.verdict import Health
 from store.catalog import PROFILE_HEADERS, profile_cells
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
+from store.vocab.pvalues import p_is
 
 VIEWS: tuple[tuple[str, str], ...] = (
     ("leaders", "Ranks"),

@@ -42,7 +42,6 @@ from geneb_tui.core.intervals import LEVEL, SEED, TABLE_RESAMPLES, Intervals
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from store.analyses.aggregates import aggregates
 from store.analyses.examples import mcnemar, paired_mcc_difference
-from store.analyses.pvalues import p_is, p_text
 from store.analyses.ranktests import average_ranks, friedman, wilcoxon_holm
 from store.analyses.uncertainty import (
     bootstrap,
@@ -59,6 +58,7 @@ from store.seedmeans import per_seed
 from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
 from store.vocab.bootstrap import ONE_TASK_NOTE, RESAMPLES
 from store.vocab.protocol import GENEB_V1
+from store.vocab.pvalues import p_is, p_text
 from store.vocab.sources import LOCAL
 
 ALPHA = 0.05          # the Nemenyi CD and the Wilcoxon test (1 - LEVEL)

@@ -1,9 +1,9 @@
-"""One wording of a p-value (`store.analyses.pvalues`) for the report, the site and the
+"""One wording of a p-value (`store.vocab.pvalues`) for the report, the site and the
 dashboard: an underflowed 0.0 is '< 1e-300', never '0.00'."""
 
 from __future__ import annotations
 
-from store.analyses.pvalues import p_is, p_text
+from store.vocab.pvalues import p_is, p_text
 
 
 def test_a_p_value_is_two_significant_digits_and_an_underflow_says_so():

@@ -18,9 +18,9 @@ from geneb_tui.app import GenebApp
 from geneb_tui.components.compare_screen import CompareScreen
 from geneb_tui.components.empty_store_screen import EmptyStoreScreen
 from geneb_tui.components.view_table import ViewTable
-from store.analyses.pvalues import p_is
 from store.catalog import load_models
 from store.paths import resolve_store
+from store.vocab.pvalues import p_is
 
 
 async def test_empty_store_says_how_to_fill_or_import(tmp_path):
