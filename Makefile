@@ -40,6 +40,8 @@ $(STAMP_TF4): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/geneb-engine demo
 	$(BIN)/geneb-tui
+	@command -v geneb-tui >/dev/null || echo "geneb-engine and geneb-tui are in $(BIN), which is \
+	not on your PATH: run \`source $(BIN)/activate\` to run them by name"
 
 # The site's browser tests (tests/engine/test_site_browser.py, one xdist group) need Debian's
 # chromium and chromium-driver; GENEB_NO_BROWSER=1 skips them, saying so.

@@ -45,6 +45,7 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.palette import Palette
 from geneb_tui.components.results_table import ResultsTable
+from geneb_tui.components.typed_input import TypedInput
 from geneb_tui.core import idle_gc
 from geneb_tui.core.content_cache import cache_of, table_key
 from geneb_tui.core.fill import FillChoices
@@ -182,8 +183,8 @@ class GenebApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield FilterBar("reading the store…", id="filter-bar")
-        yield Input(placeholder="/ search models by name (Esc: back to the table)",
-                    id="search", compact=True)
+        yield TypedInput(placeholder="/ search models by name (Esc: back to the table)",
+                         id="search", compact=True)
         yield ResultsTable(id="results")
         yield KeysFooter()
 

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.did_you_mean import suggestions
 from store.vocab.errors import GenebError
 from store.vocab.ids import path_part
 from store.vocab.suites import GENEB_V1_SUITE
@@ -135,35 +136,106 @@ def store_named(store: str | None, *, write: bool, must_exist: bool = False) -> 
     return check_store(paths, write=write, must_exist=must_exist)
 
 
+def _store_entries() -> frozenset[str]:
+    """The names a store's folder holds (its first-level entries, `StorePaths`)."""
+    s = StorePaths(Path("/"))
+    return frozenset(p.parts[1] for p in (
+        s.catalog, s.embeddings, s.results, s.predictions, s.runs, s.locks, s.aside, s.suites,
+        s.data_dir("-"), s.reference, s.imports, s.user_models, s.pins))
+
+
+STORE_ENTRIES = _store_entries()
+
+
+def holds_store(folder: Path) -> bool:
+    """Whether `folder` is a store: it holds one of the entries a store has (`STORE_ENTRIES`;
+    a store's own `models.toml` before its first run counts)."""
+    try:
+        return folder.is_dir() and any((folder / name).exists() for name in STORE_ENTRIES)
+    except OSError:
+        return False
+
+
+def _foreign(folder: Path) -> bool:
+    """A folder that holds files (hidden ones aside) but no store: not where a store goes."""
+    try:
+        return (folder.is_dir() and not holds_store(folder)
+                and any(not e.name.startswith(".") for e in folder.iterdir()))
+    except OSError:
+        return False
+
+
+def nearby_stores(root: Path) -> list[Path]:
+    """Stores a mistyped `root` may have meant: where the path leaves what exists (its first
+    missing folder, or `root` itself), the folders beside it with a close name (did you mean)
+    and the same path under them; and the stores in `root` itself."""
+    missing = root
+    while not missing.parent.exists() and missing.parent != missing:
+        missing = missing.parent
+    rest = root.relative_to(missing)
+    try:
+        beside = [e.name for e in missing.parent.iterdir() if e.is_dir() and e != missing]
+        inside = sorted(e for e in root.iterdir() if holds_store(e)) if root.is_dir() else []
+    except OSError:
+        return []
+    close = [missing.parent / name / rest for name in suggestions(missing.name, beside)]
+    return [p for p in close if holds_store(p)] + inside[:3]
+
+
+def _did_you_mean(root: Path) -> str:
+    near = nearby_stores(root)
+    return f" (did you mean the store {' or '.join(map(str, near))}?)" if near else ""
+
+
 def absent_store(paths: StorePaths, store: str | None) -> str | None:
     """What a read-only command says before it reads `paths` as an empty store because the
-    folder does not exist, when the path was named (`store`, a `--store` value, else
-    `$GENEB_HOME`): most likely a typo. None when it exists, or when it is the default
-    ~/.geneb (a new user's, empty until a command writes it)."""
+    folder does not exist, or holds files but no store, when the path was named (`store`, a
+    `--store` value, else `$GENEB_HOME`): most likely a typo (the stores close to it named).
+    None when it is a store (or an empty folder), or when it is the default ~/.geneb (a new
+    user's, empty until a command writes it)."""
     origin = "--store" if store is not None else \
         "$GENEB_HOME" if os.environ.get("GENEB_HOME") else None
-    if origin is None or paths.root.exists():
+    if origin is None:
         return None
-    return (f"store {paths.root} ({origin}) does not exist; it reads as an empty store (check "
-            "the path)")
+    if not paths.root.exists():
+        what = "does not exist"
+    elif _foreign(paths.root):
+        what = "holds no store"
+    else:
+        return None
+    return (f"store {paths.root} ({origin}) {what}{_did_you_mean(paths.root)}; it reads as an "
+            "empty store (check the path)")
+
+
+def new_store(paths: StorePaths) -> str | None:
+    """The line a command that writes the store says first when the store's folder does not
+    exist yet (its folder above does: `check_store`); None for an existing store."""
+    return None if paths.root.exists() else f"new store at {paths.root} (no folder there yet)"
 
 
 def check_store(paths: StorePaths, *, write: bool, must_exist: bool = False) -> StorePaths:
     """`paths` when the store can be used; else one GenebError naming the path and the fix.
 
-    A file where the store folder should be is refused for every command; with `write`, so is a
-    folder this process cannot write (or, for a store not created yet, the nearest existing
-    folder above it it cannot write). A missing store folder reads as an empty store, unless
-    `must_exist` (`geneb-tui --store`: a dashboard over a folder that is not there shows
-    nothing, and the path is most likely a typo)."""
+    A file where the store folder should be is refused for every command; with `write`, so is
+    a folder that holds files but no store (the store goes into a store, an empty folder or a
+    new folder), a new store whose folder above does not exist either (a mistyped path is not
+    made into a tree of folders), and a folder this process cannot write (or, for a store not
+    created yet, the folder above it). A missing store folder reads as an empty store, unless
+    `must_exist` (`geneb-tui --store`: a dashboard over a folder that is not there, or holds
+    no store, shows nothing, and the path is most likely a typo). Each refusal names the
+    stores close to the path (`nearby_stores`)."""
     root = paths.root
     fix = "give --store (or GENEB_HOME) a folder you can write"
     if root.exists() and not root.is_dir():
         raise GenebError(f"store {root}: is a file, not a folder; {fix}")
     if must_exist and not root.exists():
-        raise GenebError(f"store {root} does not exist; check the path, or create the store "
-                         f"with `geneb-engine fill --store {root} ...` or `geneb-engine import "
-                         f"--official --store {root}`")
+        raise GenebError(f"store {root} does not exist{_did_you_mean(root)}; check the path, "
+                         f"or create the store with `geneb-engine fill --store {root} ...` or "
+                         f"`geneb-engine import --official --store {root}`")
+    if (must_exist or write) and _foreign(root):
+        raise GenebError(f"store {root}: holds files but no store{_did_you_mean(root)}; give "
+                         "--store (or GENEB_HOME) a store, an empty folder or a new folder "
+                         "inside an existing one")
     if not write:
         return paths
     existing = root
@@ -171,6 +243,11 @@ def check_store(paths: StorePaths, *, write: bool, must_exist: bool = False) -> 
         existing = existing.parent
     if not existing.is_dir():
         raise GenebError(f"store {root}: cannot be created, {existing} is a file; {fix}")
+    if existing not in (root, root.parent):
+        missing = root.parents[len(root.relative_to(existing).parts) - 2]
+        raise GenebError(f"store {root}: no such folder {missing}{_did_you_mean(root)}; give "
+                         "--store (or GENEB_HOME) a store, or a new folder inside an existing "
+                         "one (create the folders above it first)")
     if not os.access(existing, os.W_OK | os.X_OK):
         what = "is not writable" if existing == root else \
             f"cannot be created, {existing} is not writable"

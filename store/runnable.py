@@ -151,10 +151,21 @@ class Runnability:
         return self.model_id
 
     @property
+    def reason(self) -> str:
+        """Why it cannot run, without the fix: `why` up to its first "; " outside parentheses
+        (a catalog note in them may hold one)."""
+        depth = 0
+        for i, c in enumerate(self.why):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if c == ";" and depth == 0:
+                return self.why[:i]
+        return self.why
+
+    @property
     def short(self) -> str:
         """One cell of the models list."""
         if not self.runnable:
-            return "not runnable: " + self.why.split(";")[0]
+            return "not runnable: " + self.reason
         parts = [p for p in (self.needs, self.warning, self.unsure and "? " + self.unsure)
                  if p]
         return " · ".join(parts) if parts else "ready"

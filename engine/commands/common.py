@@ -7,7 +7,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +18,7 @@ from engine.registry import resolve_model
 from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, ModelMeta, TaskMeta
 from store.did_you_mean import check_names, suggestions
 from store.domains import DOMAINS, IN, OUT, UNKNOWN
-from store.paths import StorePaths, absent_store, store_named
+from store.paths import StorePaths, absent_store, new_store, store_named
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
@@ -45,6 +45,18 @@ def output_width() -> int:
     return int(columns) if columns.isdigit() and int(columns) > 0 else OUTPUT_WIDTH
 
 
+# Columns of a progress line when stdout is not a terminal (a log file, a pipe): wider than
+# any line, so it is never cut to a width ("0:04…"); and how often such a line is written.
+LOG_WIDTH = 10_000
+LOG_EVERY_S = 30.0
+
+
+def progress_console() -> Console:
+    """The console of a progress bar: stdout's on a terminal (redrawn in place); elsewhere one
+    LOG_WIDTH wide, whose lines are printed whole (`LOG_EVERY_S`)."""
+    return console if console.is_terminal else Console(soft_wrap=True, width=LOG_WIDTH)
+
+
 def table_console() -> Console:
     """The console of a command's tables (`output_width` columns; messages are never wrapped,
     so the commands in them copy whole)."""
@@ -53,9 +65,14 @@ def table_console() -> Console:
 
 def store_of(args, *, write: bool = False) -> StorePaths:
     """The store `--store` / `GENEB_HOME` names, checked (`store.paths.store_named`); `write`
-    for the commands that write into it. A read-only command on a named store folder that
-    does not exist says so first (`store.paths.absent_store`), then reads it as empty."""
+    for the commands that write into it, whose first line names a store they create
+    (`store.paths.new_store`; not in `--json`, nor in a dry run, which creates nothing). A
+    read-only command on a named store folder that does not exist, or holds no store, says so
+    first (`store.paths.absent_store`), then reads it as empty."""
     paths = store_named(args.store, write=write)
+    if write and not (getattr(args, "json", False) or getattr(args, "dry_run", False)) \
+            and (line := new_store(paths)):
+        console.print(line, markup=False, highlight=False)
     if not write and (note := absent_store(paths, args.store)):
         print(f"geneb-engine {args.command}: warning: {note}", file=sys.stderr)
     return paths
@@ -251,12 +268,15 @@ def suite_of(args, paths: StorePaths, *, write: bool = False):
     return suite
 
 
-def tasks_of(args, suite) -> tuple[TaskMeta, ...]:
+def tasks_of(args, suite, paths: StorePaths) -> tuple[TaskMeta, ...]:
     """The tasks of `suite` that `--tasks` names (all without it), each name checked (its id
-    rule, then against the suite, did-you-mean)."""
+    rule, then against the suite: a task of another suite of the store names that suite
+    (`held_elsewhere`), any other did-you-mean)."""
     if args.tasks:
         for t in args.tasks:
             check_id("task", t, "--tasks")      # an unusable id is its own message
+        held_elsewhere("--tasks", args.tasks, task_suites(paths), suite.name,
+                       have={t.task_id for t in suite.tasks}, taken=False)
         check_names("task(s)", args.tasks, [t.task_id for t in suite.tasks],
                     option=f"suite {suite.name}", quote=False,
                     listing=f"`geneb-engine tasks --suite {args.suite}` lists them")
@@ -264,13 +284,16 @@ def tasks_of(args, suite) -> tuple[TaskMeta, ...]:
 
 
 def reading_suite(args, snap: Snapshot, source: str | None):
-    """(suite, note) of a command that reads results (`report`, `status`): `--suite`; else the
-    store's only suite with results of `source` (`store.vocab.suites.store_suite`; `note` says
-    so, for the command's header) or the default suite when the store has none; a GenebError
-    naming them when it has results on several. A suite the store knows only by name (a folder
-    `fill` read) lists the tasks its catalog holds."""
-    from engine.suites import stored_suite  # lazy: numpy
-
+    """(suite, note) of a command that reads results (`report`, `status`, `export`,
+    `recommend`, `site`): `--suite`; else the suite of `store.vocab.suites.store_suite` over
+    the store's suites with results of `source` (its only one, geneb-v1 among several; `note`
+    is the line that says so, the command's first) or the default suite when the store has
+    none; a GenebError naming them when it has results on several without geneb-v1. A suite
+    the store knows only by name (a folder `fill` read) lists the tasks its catalog holds.
+    Names given that the suite lacks but another suite of the store holds (`--tasks`; with
+    the suite taken by the rule, `--models` with results only there) are one GenebError
+    naming that suite (`held_elsewhere`)."""
+    note = None
     if args.suite is None:
         with_results = [s for s in suites_with_results(snap, source) if s != UNREGISTERED]
         name, how = store_suite(with_results)
@@ -280,19 +303,87 @@ def reading_suite(args, snap: Snapshot, source: str | None):
                              f"suites ({', '.join(with_results)}); give "
                              + " or ".join(f"--suite {s}" for s in with_results))
         args.suite = name
-        note = (f"suite {name}: the store's only suite with {what}"
-                if how is SuiteChoice.ONLY else None)
-    else:
-        note = None
+        others = [s for s in with_results if s != name]
+        if how is SuiteChoice.ONLY:
+            note = f"suite {name}: the store's only suite with {what} (--suite for another)"
+        elif how is SuiteChoice.PREFERRED:
+            note = (f"suite {name} (the store also has {what} on {', '.join(others)}: "
+                    + " or ".join(f"--suite {s}" for s in others) + ")")
+    suite = _reading_suite(args, snap)
+    _check_held_elsewhere(args, snap, suite, source, taken=note is not None)
+    return suite, note
+
+
+def _reading_suite(args, snap: Snapshot):
+    """The suite `args.suite` names, for a command that reads results (`reading_suite`)."""
+    from engine.suites import stored_suite  # lazy: numpy
+
     if args.suite not in NAMED_SUITES and not _exists(args.suite):
         stored = stored_suite(args.suite, snap.paths)
         if stored is not None:
-            return stored, note
+            return stored
         known = [*NAMED_SUITES, *(s for s in suites_with_results(snap) if s != UNREGISTERED)]
         if suggestions(args.suite, known):        # a misspelt name, not a path
             check_names("suite", [args.suite], known, option="--suite",
                         more=", or a directory of <task_id>.csv files")
-    return suite_of(args, snap.paths), note
+    return suite_of(args, snap.paths)
+
+
+def _check_held_elsewhere(args, snap: Snapshot, suite, source: str | None, *,
+                          taken: bool) -> None:
+    """`--tasks` of another suite of the store, and (`taken`: the command took the suite by
+    the rule) `--models` whose results (of `source`) are all on other suites: one GenebError
+    naming the suite that holds them (`held_elsewhere`)."""
+    if getattr(args, "tasks", None):
+        held_elsewhere("--tasks", args.tasks, task_suites(snap.paths), suite.name,
+                       have={t.task_id for t in suite.tasks}, taken=taken)
+    if taken and getattr(args, "models", None):
+        held_elsewhere("--models", args.models, _holders(model_suites(snap, source)),
+                       suite.name, taken=taken,
+                       what=("has results only on", "have results only on"))
+
+
+def task_suites(paths: StorePaths) -> dict[str, set[str]]:
+    """Task id -> the suites that hold it: every task the store knows
+    (`store.tables.catalogs.known_tasks`) and those of the suites the engine generates
+    (geneb-mini's, which its code lists, in a store it is not yet generated into)."""
+    from engine import mini  # lazy: numpy
+    from store.tables.catalogs import known_tasks  # lazy: polars, pyarrow, filelock
+
+    known = known_tasks(paths).select("task_id", "suite").rows()
+    return _holders([*known, *((t.task_id, t.suite) for t in mini.TASKS)])
+
+
+def _holders(pairs) -> dict[str, set[str]]:
+    """name -> the suites of the (name, suite) `pairs`."""
+    out: dict[str, set[str]] = {}
+    for name, suite in pairs:
+        if suite is not None and suite != UNREGISTERED:
+            out.setdefault(name, set()).add(suite)
+    return out
+
+
+def held_elsewhere(option: str, given: Sequence[str], holders: Mapping[str, set[str]],
+                   suite: str, *, have: Collection[str] = (), taken: bool,
+                   what: tuple[str, str] = ("is a task of", "are tasks of")) -> None:
+    """One GenebError for the names of `option` that `suite` lacks (not in `have`, its own)
+    and other suites hold (`holders`: name -> its suites), naming them and the `--suite` to
+    give ("add" where the command took `suite` by the rule, `taken`): "--tasks:
+    mini_promoter_tata is a task of geneb-mini, not geneb-v1: add --suite geneb-mini".
+    `what`: the verb for one name, for several."""
+    away: dict[tuple[str, ...], list[str]] = {}
+    for name in dict.fromkeys(given):
+        if name not in have and name in holders and suite not in holders[name]:
+            away.setdefault(tuple(sorted(holders[name])), []).append(name)
+    if not away:
+        return
+    parts = []
+    for suites, names in away.items():
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        parts.append(f"{shown} {what[len(names) > 1]} {' and '.join(suites)}")
+    give = " or ".join(f"--suite {s}" for s in dict.fromkeys(s for k in away for s in k))
+    raise GenebError(f"{option}: {'; '.join(parts)}, not {suite}: "
+                     f"{'add' if taken else 'give'} {give}")
 
 
 def _exists(path: str) -> bool:
@@ -415,6 +506,15 @@ def one_protocol(name: str, option: str = "--protocol", *, why: str) -> Protocol
 
 
 UNREGISTERED = "unregistered tasks"   # results on tasks the task catalog does not hold
+
+
+def model_suites(snap: Snapshot, source: str | None = None) -> list[tuple[str, str]]:
+    """The (model, suite) pairs of the store's results (of `source`), suites by the task
+    catalog (`suites_with_results`)."""
+    where = "" if source is None else " WHERE r.source = ?"
+    return snap.query(f"SELECT DISTINCT r.model, coalesce(t.suite, '{UNREGISTERED}') AS suite "
+                      f"FROM results r LEFT JOIN tasks t ON t.task_id = r.task{where}",
+                      [source] if source is not None else None).rows()
 
 
 def suites_with_results(snap: Snapshot, source: str | None = None) -> list[str]:

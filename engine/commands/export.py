@@ -129,11 +129,12 @@ def run(args) -> int:
                    "suite_chosen": chosen, "tasks": [t.task_id for t in tasks],
                    "per_seed": args.per_seed, "table_version": snap.version})
         return 0
-    if scope:
-        console.print(escape(scope))
+    for line in (chosen, scope):
+        if line:
+            console.print(escape(line))
     if frame.height:
         console.print(f"wrote {frame.height} rows of suite {suite.name} to {out} (results "
-                      f"{snap.label}){'; ' + chosen if chosen else ''}")
+                      f"{snap.label})")
     else:
         console.print(f"wrote 0 rows to {out} (header only): "
                       f"{_why_empty(snap, filters, scope)}")

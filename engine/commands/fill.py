@@ -19,6 +19,7 @@ from rich.progress import (
 
 from engine.cluster import ClusterOptions, require_ray
 from engine.commands.common import (
+    LOG_EVERY_S,
     add_protocol_arg,
     add_suite_args,
     choice_of,
@@ -28,6 +29,7 @@ from engine.commands.common import (
     err_console,
     models_of,
     positive_int,
+    progress_console,
     protocols_of,
     store_of,
     suite_of,
@@ -241,7 +243,7 @@ def run(args) -> int:
     if cluster is not None:
         require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths, write=not args.dry_run)
-    tasks = list(tasks_of(args, suite))[:args.limit]
+    tasks = list(tasks_of(args, suite, paths))[:args.limit]
     options = FillOptions(protocols=protocols, jobs=args.jobs,
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,
@@ -277,15 +279,17 @@ def run(args) -> int:
                    "seconds": round(time.perf_counter() - start, 3)})
         return 0
 
+    shown = progress_console()      # a log file: whole lines, one every LOG_EVERY_S
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TextColumn("cells"), TimeElapsedColumn(),
-                        TextColumn("ETA {task.fields[eta]}"), console=console,
+                        TextColumn("ETA {task.fields[eta]}"), console=shown,
                         transient=False)
     bar = None
+    logged = time.monotonic()
     rates: dict[str, str] = {}    # the latest throughput of each worker that embedded
 
     def on_event(event: dict) -> None:
-        nonlocal bar
+        nonlocal bar, logged
         eta = count(event)
         if event["event"] == "warning":
             err_console.print(f"[yellow]warning:[/] {escape(event['message'])}")
@@ -316,6 +320,9 @@ def run(args) -> int:
             rate = f" · {escape(' · '.join(rates.values()))}" if rates else ""
             progress.update(bar, advance=1, eta="-" if eta is None else duration(eta),
                             description=f"{escape(event['model'])} {escape(event['task'])}{rate}")
+            if not shown.is_terminal and time.monotonic() - logged >= LOG_EVERY_S:
+                shown.print(progress.get_renderable())
+                logged = time.monotonic()
 
     try:
         the_plan = run_fill(paths, suite, models, tasks, args.regimes, options, on_event,

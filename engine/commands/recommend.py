@@ -36,6 +36,7 @@ from store.vocab.bootstrap import LEVEL, RESAMPLES, SEED
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.errors import GenebError
 from store.vocab.protocol import METRICS, REGIMES
+from store.vocab.pvalues import p_text
 
 _UNITS = {"K": 10 ** 3, "M": 10 ** 6, "B": 10 ** 9}
 
@@ -178,7 +179,6 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 def _print(answer, *, regime_how: str | None, told: str | None) -> None:
     """The answer as text; `told`: a note already on stderr (the label budget's warning)."""
-    from store.analyses.differ import p_text  # lazy: numpy
     from store.analyses.uncertainty import interval_text  # lazy: polars, numpy
 
     q = answer.question
@@ -216,6 +216,8 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
                       params_text(p.params), f"{p.context:,}" if p.context else "?",
                       f"{d.inside}/{d.outside}/{d.unknown}", here_text(p.runs_here))
         console.print(t)
+        for line in filter(None, (p.not_here for p in answer.picks)):
+            console.print(escape(line))
         if answer.fill:
             console.print(f"run here: {escape(answer.fill)}")
     shown = [x for x in answer.excluded if x.kind != "no results"]

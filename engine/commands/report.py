@@ -16,6 +16,7 @@ the point analyses alone, as fast as before.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -64,6 +65,7 @@ from store.vocab.protocol import (
     is_few_shot,
     protocol_named,
 )
+from store.vocab.pvalues import p_text
 from store.vocab.sources import LOCAL
 
 if TYPE_CHECKING:
@@ -115,6 +117,9 @@ def register(sub, common) -> None:
     add_suite_args(p, from_store=True)
     add_scope_args(p)
     add_domain_arg(p)
+    p.add_argument("--models", nargs="+", metavar="MODEL",
+                   help="only these models (default: every model with results on the suite); "
+                        "ranks, intervals and tests are among them")
     p.add_argument("--versus", metavar="PROTOCOL",
                    help="also compare the rankings of your local geneb-v1 results with those of "
                         "a variant protocol you filled (e.g. mlp-h256: linear vs MLP stability)")
@@ -201,11 +206,13 @@ def _models(paths) -> pl.DataFrame:
 def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: str | None,
             tasks: tuple[TaskMeta, ...] | None = None, resamples: int = 0,
             level: float = LEVEL, bootstrap_seed: int = 0,
-            published: bool = True, domain: str | None = None) -> dict[str, pl.DataFrame]:
+            published: bool = True, domain: str | None = None,
+            model_ids: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
     """Every analysis frame of the report, by name, from one snapshot of `store` (a
     `StorePaths` or a `store.db.Snapshot`); empty when the store has no results. `published`:
     the aggregates are compared with the imported leaderboard (not on a scope narrower than
-    the suite, whose macro and micro the leaderboard has not).
+    the suite, whose macro and micro the leaderboard has not). `model_ids` (`--models`): only
+    the results of these models.
 
     Also `controlled_pairs_in_domain` (`store.analyses.claims`: the controlled pairs on the
     tasks in both models' domains; its intervals with `resamples`).
@@ -231,6 +238,8 @@ def compute(store, models: pl.DataFrame, *, regime: str, metric: str, source: st
     means = A.seed_means(snap, protocol_hash=GENEB_V1.hash, source=source)
     if tasks is not None:   # the entries with results on the suite, and only those
         means = means.filter(pl.col("task").is_in([t.task_id for t in tasks]))
+    if model_ids:
+        means = means.filter(pl.col("model").is_in(list(model_ids)))
     if domain is not None:
         snap.close()
         means = domain_cells(domain, means, pair_domains(snap.paths))
@@ -267,7 +276,8 @@ def seed_level_rows(snap, means: pl.DataFrame, source: str | None) -> pl.DataFra
         return None
     from store.seedmeans import per_seed  # lazy: polars, duckdb, pyarrow
 
-    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES)}
+    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES),
+               "model": means["model"].unique().sort().to_list()}
     if source is not None:
         filters["source"] = [source]
     return per_seed(snap, **filters)
@@ -416,6 +426,11 @@ def _f(value, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _n(value: int | None) -> str:
+    """A count or a rank; "—" only for none (a Borda count of 0 is 0)."""
+    return "—" if value is None else str(value)
+
+
 def _signed(value: int | None) -> str:
     if value is None:
         return "—"
@@ -476,17 +491,8 @@ def _p(value) -> str:
     return f"{value:.3f}"
 
 
-def _p_value(value) -> str:
-    """A p-value in 2 significant digits; one below the smallest float says so (not 0)."""
-    if value is None:
-        return "—"
-    return "<1e-300" if value == 0 else f"{value:.2g}"
-
-
 def _rule_cells(row: dict | None) -> list[str]:
     """The p and differs cells of a pair's row (the one rule's columns); dashes without one."""
-    from store.analyses.differ import p_text  # lazy: numpy
-
     if row is None or row.get("p_value") is None:
         return ["—", "—"]
     return [p_text(row["p_value"]), "yes" if row["differs"] else "no"]
@@ -505,7 +511,6 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
     from store.analyses.differ import (  # lazy: numpy
         claim_text,
         compared_for,
-        p_text,
         threshold_text,
         too_few,
     )
@@ -555,7 +560,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                 *((c, "right") for c in cats), ("missing", "right")], keys=2)
     ranks = {_key(r): r for r in frames["rankings"].iter_rows(named=True)}
     for r in agg.iter_rows(named=True):
-        t.add_row(str(ranks[_key(r)]["macro"] or "—"), names(r), *rank_range(r),
+        t.add_row(_n(ranks[_key(r)]["macro"]), names(r), *rank_range(r),
                   scored(r, "macro"), scored(r, "micro"), *(_f(r[c]) for c in cats),
                   str(r["n_missing"]))
     show(t)
@@ -623,8 +628,8 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                 *((c, "right") for c in cats)], keys=2)
     for r in frames["borda"].iter_rows(named=True):
         rk = ranks[_key(r)]
-        t.add_row(str(r["borda_rank"] or "—"), names(r), str(r["borda"] or "—"),
-                  _f(r["mean_rank"], 1), *(str(rk[c] or "—") for c in cats))
+        t.add_row(_n(r["borda_rank"]), names(r), _n(r["borda"]),
+                  _f(r["mean_rank"], 1), *(_n(rk[c]) for c in cats))
     show(t)
 
     if "rank_tests" in frames:
@@ -646,7 +651,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
             top = best.get((r["regime"], r["scope"]))
             t.add_row(escape(r["regime"]), escape(r["scope"]),
                       *([] if one_k else [str(r["n_models"])]),
-                      str(r["n_tasks"]), _f(r["statistic"], 1), _p_value(r["p_value"]),
+                      str(r["n_tasks"]), _f(r["statistic"], 1), p_text(r["p_value"]),
                       _f(r["critical_difference"], 2),
                       f"{names(top)}: {_f(top['average_rank'], 2)}" if top else "—")
         show(t)
@@ -670,7 +675,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                empty=_too_few(frames["spearman_regimes"], "with a macro score in both regimes"))
     for r in _defined(frames["spearman_regimes"]):
         t.add_row(f"{r['regime_a']} vs {r['regime_b']}", _f(r["rho"]),
-                  "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
+                  p_text(r["p_value"]), str(r["n"]))
     show(t)
 
     t = _table(f"Spearman rho between category rankings ({where})",
@@ -720,7 +725,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
         same = iv is not None and iv["n"] == r["n"]     # the same models (all complete)
         t.add_row(*([escape(r["source"])] if by_source else []), escape(r["scope"]), _f(r["rho"]),
                   *([interval_text(iv["low"], iv["high"], 2) if same else "—"] if rho_iv else []),
-                  "—" if r["p_value"] is None else f"{r['p_value']:.2g}", str(r["n"]))
+                  p_text(r["p_value"]), str(r["n"]))
     show(t)
 
     pairs = frames["controlled_pairs"].sort("attribute", "model_a", "model_b")
@@ -851,7 +856,7 @@ def render(console: Console, frames: dict[str, pl.DataFrame], names: _Names, *,
                    "rankings and the other protocol's, per column",
                    [("column", "left"), ("rho", "right"), ("p-value", "right"), ("n", "right")])
         for r in frames["protocol_agreement"].iter_rows(named=True):
-            t.add_row(escape(r["column"]), _f(r["rho"]), _f(r["p_value"], 2), str(r["n"]))
+            t.add_row(escape(r["column"]), _f(r["rho"]), p_text(r["p_value"]), str(r["n"]))
         show(t)
         t = _table(f"Macro rank under {GENEB_V1.name} and under the other protocol",
                    [("model", "left"), (GENEB_V1.name, "right"), ("other", "right"),
@@ -897,10 +902,14 @@ def run(args) -> int:
         names.check_sources([args.source], option="--source")
     if args.versus is not None:
         one_protocol(args.versus, "--versus", why="rankings are compared with one")
+    if args.models:
+        names.check_models(args.models)
     figures = figures_folder(args, paths)
     models = _models(paths)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
+    if args.models:
+        _check_models_have_results(snap, args, tasks, suite.name)
     health = task_health(snap, [t.task_id for t in tasks])
     tasks, excluded = _without_flagged(tasks, health, suite.name) if args.exclude_flagged \
         else (tasks, [])
@@ -913,7 +922,8 @@ def run(args) -> int:
     frames = compute(snap, models, regime=args.regime, metric=args.metric, source=args.source,
                      tasks=tasks, resamples=args.resamples, level=args.level,
                      bootstrap_seed=args.bootstrap_seed,
-                     published=scope is None and not excluded, domain=args.domain)
+                     published=scope is None and not excluded, domain=args.domain,
+                     model_ids=args.models)
     if frames and args.versus and not args.domain:
         frames |= versus(snap, args.versus, regime=args.regime, metric=args.metric, tasks=tasks)
     if frames and args.examples and not args.domain:
@@ -932,7 +942,7 @@ def run(args) -> int:
         emit_json({"store": str(paths.root), "table_version": snap.version,
                    "as_of": snap.label, "suite": suite.name, "suite_chosen": chosen,
                    "scope": scope, "tasks": [t.task_id for t in tasks],
-                   "protocol": GENEB_V1.name,
+                   "models": args.models, "protocol": GENEB_V1.name,
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
                    "source": args.source, "resamples": args.resamples, "level": args.level,
                    "bootstrap_seed": args.bootstrap_seed, "domain": args.domain,
@@ -946,9 +956,11 @@ def run(args) -> int:
         return 0
     console = table_console()
     if chosen:
-        console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
+        console.print(f"[dim]{escape(chosen)}[/]")
     if scope:
         console.print(escape(scope))
+    if args.models:
+        console.print(f"models: only {escape(', '.join(args.models))} (--models)")
     if excluded:
         console.print(escape(_excluded_line(excluded, health)))
     first = frames.get("aggregates", frames.get("domain_aggregates"))
@@ -974,6 +986,24 @@ def run(args) -> int:
     for line in figure_lines:
         console.print(escape(line), soft_wrap=True)
     return 0
+
+
+def _check_models_have_results(snap, args, tasks: tuple[TaskMeta, ...], suite: str) -> None:
+    """`--models` (each a known name) with no geneb-v1 results (of `--source`) on the tasks:
+    one GenebError naming them."""
+    from store.db import query  # lazy: polars, duckdb, pyarrow
+
+    source = "" if args.source is None else " AND source = ?"
+    have = set(query(snap, "SELECT DISTINCT model FROM results WHERE protocol_hash = ? AND "
+                           f"list_contains(?, task) AND list_contains(?, model){source}",
+                     [GENEB_V1.hash, [t.task_id for t in tasks], list(args.models),
+                      *([args.source] if args.source else [])])["model"])
+    if absent := [m for m in dict.fromkeys(args.models) if m not in have]:
+        what = f"{args.source} results" if args.source else "results"
+        raise GenebError(f"--models: {', '.join(absent)} {'has' if len(absent) == 1 else 'have'}"
+                         f" no {what} on the {len(tasks)} tasks of suite {suite};"
+                         f" `geneb-engine status --models {' '.join(absent)}` shows what is "
+                         "there")
 
 
 def _without_flagged(tasks: tuple[TaskMeta, ...], health: dict,

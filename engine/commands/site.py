@@ -75,7 +75,9 @@ def run(args) -> int:
     out = output_folder("-o", args.output, generator=GENERATOR, store=paths,
                         is_for="give the folder to write the site into", legacy=legacy_names)
     snap = Snapshot(paths)
-    suite, _ = reading_suite(args, snap, None)
+    suite, chosen = reading_suite(args, snap, None)
+    if chosen and not args.json:
+        console.print(chosen, markup=False, highlight=False)
     entries, _ = store_submissions(snap, sources=source_order(StoreNames(paths, snap).sources),
                                    protocol_hash=GENEB_V1.hash)
     health = {t: h.verdict for t, (_, h) in

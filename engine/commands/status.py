@@ -133,12 +133,12 @@ def run(args) -> int:
                    "domain": args.domain,
                    "table_version": snap.version, "data": data_note, "rows": frame.to_dicts()})
         return 0
+    if chosen:
+        console.print(f"[dim]{escape(chosen)}[/]")
     if frame.is_empty():
         console.print(f"no {args.source} results for suite {args.suite} in {paths.root}"
                       f"{_elsewhere(snap, args.source)}; {_how_to_get(args)}")
         return 0
-    if chosen:
-        console.print(f"[dim]{escape(chosen)} (--suite for another)[/]")
     if scope:
         console.print(escape(scope))
     if args.domain:

@@ -34,6 +34,7 @@ from store.catalog import ModelMeta, TaskMeta, scale_band
 from store.official.submission import entry_provenance
 from store.vocab.ids import path_part
 from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, METRICS, REGIMES
+from store.vocab.pvalues import p_is
 from store.vocab.sources import BADGES, LOCAL
 
 SCOPES_FIXED = ("micro", "macro")
@@ -130,6 +131,7 @@ def _cd(frames: Mapping[str, pl.DataFrame], regime: str,
     ranks = frames["average_ranks"].filter((pl.col("regime") == regime)
                                            & (pl.col("scope") == "all"))
     return {"critical_difference": _num(t["critical_difference"]), "p_value": _num(t["p_value"]),
+            "p_is": None if t["p_value"] is None else p_is(t["p_value"], "Friedman P"),
             "alpha": t["alpha"], "n_tasks": t["n_tasks"], "n_models": t["n_models"],
             "ranks": [[index[r["model"], r["source"]], r["average_rank"]]
                       for r in ranks.sort("average_rank").iter_rows(named=True)]}

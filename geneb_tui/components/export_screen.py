@@ -13,6 +13,7 @@ from textual.widgets import Button, Input, Label
 
 from geneb_tui.actions import EXPORT_KEYS, bindings
 from geneb_tui.components.once import dismiss_once
+from geneb_tui.components.typed_input import TypedInput
 
 
 @dismiss_once
@@ -31,8 +32,9 @@ class ExportScreen(ModalScreen[Path | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog", classes="dialog"):
             yield Label(f"[b]Export to CSV[/b] — {self.n_rows} rows × {self.n_cols} columns: "
-                        f"{escape(self.what)}")
-            yield Input(str(self.default), id="export-path", placeholder="path/to/file.csv")
+                        f"{escape(self.what)}", id="export-title")
+            yield TypedInput(str(self.default), id="export-path",
+                             placeholder="path/to/file.csv")
             yield Label("", id="export-error")
             with Horizontal(classes="buttons"):
                 yield Button("Export", variant="primary", id="export-ok")
@@ -42,9 +44,15 @@ class ExportScreen(ModalScreen[Path | None]):
         self.dismiss(None)
 
     @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self._ok(event.value)          # the value Enter was pressed on
+
     @on(Button.Pressed, "#export-ok")
-    def _ok(self) -> None:
-        text = self.query_one("#export-path", Input).value.strip()
+    def _pressed(self) -> None:
+        self._ok(self.query_one("#export-path", Input).value)
+
+    def _ok(self, text: str) -> None:
+        text = text.strip()
         if not text:
             self.query_one("#export-error", Label).update("Give a file path.")
             return

@@ -18,6 +18,7 @@ from textual.widgets import Button, Input, Label, Select
 
 from geneb_tui.actions import FILTER_KEYS, bindings
 from geneb_tui.components.once import dismiss_once, rearm
+from geneb_tui.components.typed_input import TypedInput
 from geneb_tui.core.filters import (
     DOMAIN_LABELS,
     METRIC_LABELS,
@@ -98,11 +99,11 @@ class FilterScreen(ModalScreen[Filters | None]):
                 yield Label("Scale band")
                 yield select("scale_band")
                 yield Label("Params from")
-                yield Input(shown["params_min"], placeholder="custom min, e.g. 50M",
-                            id="params_min", compact=True)
+                yield TypedInput(shown["params_min"], placeholder="custom min, e.g. 50M",
+                                 id="params_min", compact=True)
                 yield Label("Params to")
-                yield Input(shown["params_max"], placeholder="custom max, e.g. 1.5B",
-                            id="params_max", compact=True)
+                yield TypedInput(shown["params_max"], placeholder="custom max, e.g. 1.5B",
+                                 id="params_max", compact=True)
                 yield Label("Pretraining")
                 yield select("pretraining_data")
                 yield Label("Source")
@@ -110,8 +111,8 @@ class FilterScreen(ModalScreen[Filters | None]):
                 yield Label("Domain")
                 yield select("domain")
                 yield Label("Model name")
-                yield Input(shown["search"], placeholder="substring of id or name", id="search",
-                            compact=True)
+                yield TypedInput(shown["search"], placeholder="substring of id or name",
+                                 id="search", compact=True)
                 yield Label("Tasks")
                 yield select("exclude_flagged")
             yield Label("", id="filter-error")

@@ -44,6 +44,7 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.components.removed import unless_removed
+from geneb_tui.components.typed_input import TypedInput
 from geneb_tui.core import content_cache, fill, perf, view_cache
 from geneb_tui.core.filters import Filters, format_params
 from geneb_tui.core.query import StoreSnapshot
@@ -103,13 +104,13 @@ class MissingScreen(Screen[None]):
         with Horizontal(id="missing-options"):
             yield Static(id="options-text")
             yield Label(" [b]b[/b] batch ")
-            yield Input(str(self.choices.batch_size or ""), placeholder="auto",
-                        id="batch-size", compact=True, restrict=r"[0-9]*", max_length=6)
+            yield TypedInput(str(self.choices.batch_size or ""), placeholder="auto",
+                             id="batch-size", compact=True, restrict=r"[0-9]*", max_length=6)
         with Horizontal(id="executor-options"):
             yield Static(id="executor-text")
             yield Label(" [b]A[/b] address ", id="address-label")
-            yield Input(self.choices.address, placeholder="empty: a local Ray instance",
-                        id="ray-address", compact=True, restrict=r"\S*")
+            yield TypedInput(self.choices.address, placeholder="empty: a local Ray instance",
+                             id="ray-address", compact=True, restrict=r"\S*")
         yield PaintedTable(id="missing-models", cursor_type="row", zebra_stripes=True)
         yield Static(id="model-detail")
         yield PaintedTable(id="missing-cells", cursor_type="row", zebra_stripes=True)

@@ -63,8 +63,9 @@ class PaintedTable(DataTable):
         if (window is not None and column_index >= self.fixed_columns
                 and self.header_height == 1 and column_index < len(self._starts)):
             start = self._starts[column_index]
-            if start >= window[1] or start + width <= window[0]:
-                return [[Segment(" " * width, base_style)]]
+            height = self._fixed_height(row_index)
+            if height and (start >= window[1] or start + width <= window[0]):
+                return [[Segment(" " * width, base_style)]] * height
             cut = start < window[0]
         lines = None
         if row_index >= 0 and column_index >= 0:
@@ -73,6 +74,15 @@ class PaintedTable(DataTable):
             lines = super()._render_cell(row_index, column_index, base_style, width, cursor,
                                          hover)
         return _textless(lines) if cut else lines
+
+    def _fixed_height(self, row_index: int) -> int | None:
+        """The lines of a row (the header's: -1), which each of its cells has; None for a row
+        of `add_row(height=None)`, whose height DataTable measures from its cells."""
+        if row_index < 0:
+            return self.header_height
+        row_key = self._row_locations.get_key(row_index)
+        row = self.rows.get(row_key) if row_key is not None else None
+        return None if row is None or row.auto_height else row.height
 
     def _plain_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
                     cursor: bool, hover: bool):

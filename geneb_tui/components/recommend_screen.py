@@ -27,6 +27,7 @@ from geneb_tui.components.footer import KeysFooter
 from geneb_tui.components.once import dismiss_once
 from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.selection_screen import SelectionScreen
+from geneb_tui.components.typed_input import TypedInput
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import Failed
@@ -87,12 +88,12 @@ class RecommendScreen(SelectionScreen):
                 yield Select([(r, r) for r in REGIMES], id="rec-regime", allow_blank=False,
                              value=self.form.regime, compact=True)
                 yield Label("Labels/class")
-                yield Input(id="rec-labels", placeholder="e.g. 10", compact=True)
+                yield TypedInput(id="rec-labels", placeholder="e.g. 10", compact=True)
             with Horizontal(classes="form-row"):
                 yield Label("Max params")
-                yield Input(id="rec-max_params", placeholder="e.g. 100M", compact=True)
+                yield TypedInput(id="rec-max_params", placeholder="e.g. 100M", compact=True)
                 yield Label("Memory GB")
-                yield Input(id="rec-memory_gb", placeholder="e.g. 24", compact=True)
+                yield TypedInput(id="rec-memory_gb", placeholder="e.g. 24", compact=True)
                 yield Label("at")
                 yield Select([(d, d) for d in DTYPES], id="rec-dtype", allow_blank=False,
                              value=self.form.dtype, compact=True)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.core.compare import Table
 from geneb_tui.core.heat import heat_color
+
+WRAP_MIN = 24   # the narrowest a wrapped column (`Table.wrap`) gets
 
 
 def _fmt(v) -> str:
@@ -45,8 +48,9 @@ class ViewTable(PaintedTable):
             return
         self._built = True
         self.clear(columns=True)
-        for h in table.header:
-            self.add_column(h)
+        widths = self._wrapped_width(table)
+        for i, h in enumerate(table.header):
+            self.add_column(h, width=widths.get(i))
         for row in table.rows:
             cells = []
             for i, v in enumerate(row):
@@ -60,4 +64,23 @@ class ViewTable(PaintedTable):
                     cells.append(Text(text, justify="right"))
                 else:
                     cells.append(Text(text))
-            self.add_row(*cells)
+            self.add_row(*cells, height=None if widths else 1)
+
+    def _wrapped_width(self, table: Table) -> dict[int, int]:
+        """{column: width} of `table.wrap`: what the widget's width leaves after the other
+        columns (as wide as their text) and the vertical scrollbar, at least WRAP_MIN; none
+        for a table without one, or before the widget has a width."""
+        if table.wrap is None or not self.size.width:
+            return {}
+        others = sum(max([cell_len(h)] + [cell_len(_fmt(r[i])) for r in table.rows])
+                     + 2 * self.cell_padding
+                     for i, h in enumerate(table.header) if i != table.wrap)
+        room = (self.size.width - self.styles.scrollbar_size_vertical - others
+                - 2 * self.cell_padding)
+        return {table.wrap: max(WRAP_MIN, room)}
+
+    def on_resize(self) -> None:
+        """A table with a wrapped column is laid out again for its new width."""
+        if self.data is not None and self.data.wrap is not None and self._built:
+            self._built = False
+            self.build()

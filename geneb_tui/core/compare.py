@@ -36,6 +36,7 @@ from store.analyses.difficulty import EASY, HARD, HIGH_VAR
 from store.audit.verdict import Health
 from store.catalog import PROFILE_HEADERS, profile_cells
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
+from store.vocab.pvalues import p_is
 
 VIEWS: tuple[tuple[str, str], ...] = (
     ("leaders", "Ranks"),
@@ -56,6 +57,7 @@ class Table:
     heat: dict[int, tuple[float, float]] = field(default_factory=dict)  # col -> (lo, hi)
     row_keys: list[str] | None = None   # e.g. task ids, for a drill-down
     low_is_good: set[int] = field(default_factory=set)   # rank columns: 1 is green
+    wrap: int | None = None     # a column given the width the others leave, its text wrapped
 
 
 @dataclass
@@ -176,7 +178,7 @@ def scale(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Scatte
         row = max(corr.iter_rows(named=True), key=lambda r: r["n"])
     note = (f"{col} vs parameters (log scale), {filters.regime}, "
             f"{METRIC_LABELS[filters.metric]}: Spearman ρ = {_fmt_rho(row['rho'])}"
-            + (f" (p = {row['p_value']:.3g}, n = {row['n']})" if row["p_value"] is not None
+            + (f" ({p_is(row['p_value'])}, n = {row['n']})" if row["p_value"] is not None
                else f" (n = {row['n']})")
             + (f"; the {min(5, sized.height)} best are named (orange)" if sized.height else ""))
     return Scatter(_names(snap, sized), sized["params"].to_list(), sized[col].to_list(), col,

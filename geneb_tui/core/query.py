@@ -48,7 +48,7 @@ from store.task_health import task_health
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
-from store.vocab.suites import generated_suites
+from store.vocab.suites import generated_suites, store_suite
 
 FLAG = "⚑"   # before a flagged task (its audit's flags: `store.audit.verdict`) in a task list
 
@@ -124,12 +124,14 @@ class StoreSnapshot:
                 *sorted((self._with_results() | known | generated_suites()) - {DEFAULT_SUITE})]
 
     def suite_to_open(self, preferred: str) -> str:
-        """`preferred` when it has results, else the first suite that has (a fresh `make demo`
-        store holds geneb-mini results only)."""
+        """`preferred` when it has results, else the suite the commands take when given none
+        (`store.vocab.suites.store_suite`: the only suite with results, geneb-v1 among
+        several), else (several, geneb-v1 not among them, where a command asks) the first."""
         with_results = self._with_results()
         if preferred in with_results:
             return preferred
-        return next((s for s in self.suites() if s in with_results), preferred)
+        name, _ = store_suite(with_results)
+        return name or next((s for s in self.suites() if s in with_results), preferred)
 
     def filters_for(self, filters: Filters, *, opening: bool = False) -> Filters:
         """`filters` on this snapshot: a suite it does not hold falls back to geneb-v1; when

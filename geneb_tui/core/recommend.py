@@ -164,9 +164,10 @@ def answer_lines(a: Answer) -> list[str]:
 
 
 def after_lines(a: Answer) -> list[str]:
-    """The tie rule, the neighbouring regimes' lines and the command that computes the picks
-    here (plain text)."""
+    """The tie rule, why a pick does not run here, the neighbouring regimes' lines and the
+    command that computes the picks here (plain text)."""
     return ([a.rule] if a.picks else []) + \
+        [p.not_here for p in a.picks if p.not_here] + \
         [n.line for n in a.neighbours] + ([f"run here: {a.fill}"] if a.fill else [])
 
 
@@ -194,9 +195,11 @@ def picks_table(a: Answer) -> Table:
 
 
 def excluded_table(a: Answer) -> Table:
-    """The models not in the answer, and why (the answer's order)."""
+    """The models not in the answer, and why (the answer's order; the reasons wrapped in the
+    width the other columns leave, so each is read whole)."""
     return Table(EXCLUDED_HEADER, [[x.model, x.source or "—", x.score, x.p_value,
-                                    "; ".join(x.reasons)] for x in a.excluded])
+                                    "; ".join(x.reasons)] for x in a.excluded],
+                 wrap=EXCLUDED_HEADER.index("Why"))
 
 
 # -- the CSV export ----------------------------------------------------------------------------

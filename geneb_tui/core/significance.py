@@ -66,6 +66,7 @@ from store.seedmeans import per_seed
 from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
 from store.vocab.bootstrap import ONE_TASK_NOTE, RESAMPLES
 from store.vocab.protocol import GENEB_V1
+from store.vocab.pvalues import p_is, p_text
 from store.vocab.sources import LOCAL
 
 ALPHA = 0.05          # the Nemenyi CD and the Wilcoxon test (1 - LEVEL)
@@ -207,11 +208,7 @@ class Significance:
 
 
 def _fmt_p(p: float | None) -> str:
-    if p is None:
-        return "n/a"
-    if p == 0:
-        return "< 1e-300"     # below what a float holds (the chi-square tail underflows)
-    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+    return "n/a" if p is None else p_text(p)
 
 
 def _entry_ids(frame: pl.DataFrame) -> pl.DataFrame:
@@ -308,9 +305,7 @@ def significance(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     if test["statistic"] is None:
         fr = "Friedman's test needs three models" if k < 3 else "Friedman: every task ties"
     else:
-        p = _fmt_p(test["p_value"])
-        fr = (f"Friedman χ² = {test['statistic']:.1f} ({k - 1} df), "
-              f"p {p if p.startswith('<') else '= ' + p}")
+        fr = f"Friedman χ² = {test['statistic']:.1f} ({k - 1} df), {p_is(test['p_value'])}"
     cd_text = "n/a" if cd is None else f"{cd:.2f}"
     lead = label_of[leader[0]] if leader else "?"
     others = [label_of[e] for e in tie_group if not leader or e != leader[0]]

@@ -45,6 +45,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from store.vocab.pvalues import p_text
+
 FLIPS = 10_000         # random sign patterns above EXACT_TASKS tasks
 EXACT_TASKS = 14       # up to this many tasks, every sign pattern: 2^13 = 8,192 after the
 #                        symmetry, no more work than the FLIPS random ones
@@ -260,13 +262,6 @@ def threshold_text(level: float, compared: int = 1) -> str:
     """`0.05`, or `0.05/39` with several comparisons."""
     alpha = f"{1 - level:.4g}"
     return alpha if compared <= 1 else f"{alpha}/{compared}"
-
-
-def p_text(p: float | None) -> str:
-    """A p-value in two significant digits ("—" when there is none)."""
-    if p is None or math.isnan(p):
-        return "—"
-    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
 
 
 def _none(x) -> float | None:

@@ -196,7 +196,7 @@ class Constraints:
         if self.in_domain and not domain.inside:
             out.append(f"in domain on none of the scope's tasks ({domain.text})")
         if self.runnable_here and here is not None and not here.runnable:
-            out.append("does not run here: " + here.why.split(";")[0])
+            out.append("does not run here: " + here.reason)
         if self.weights_available and KINDS.get(meta.encoder) and \
                 KINDS[meta.encoder].unavailable == UNPUBLISHED:
             out.append("no published weights")
@@ -266,6 +266,12 @@ class Pick:
     runs_here: bool | None              # None: cannot be told (`Runnability.runs_here`)
     runs_why: str                       # what a run needs, or why it cannot (or may not) run
     fill: str | None                    # the command that computes it here
+
+    @property
+    def not_here(self) -> str | None:
+        """The line that says why it does not run here (None where it does): the reason
+        behind "here: no" in every output, not only in `--json`."""
+        return None if self.runs_here else f"{self.model} does not run here: {self.runs_why}"
 
 
 @dataclass(frozen=True)

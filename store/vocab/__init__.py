@@ -11,7 +11,8 @@ import it freely. One module per decision:
 - `suites`: the named suites and the suite of a command given none (`store_suite`);
 - `revisions`: what names a commit (`commit_of`, `is_pinned`);
 - `encoder_kinds`: the encoder kinds a model entry may name;
-- `executors`: the executors `fill` offers and what names a Ray cluster.
+- `executors`: the executors `fill` offers and what names a Ray cluster;
+- `pvalues`: how a p-value is shown (`p_text`, `p_is`).
 
 The names most callers need are re-exported here.
 """

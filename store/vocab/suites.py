@@ -3,7 +3,7 @@
 One registry: each named suite's kind says where its task list and data come from (the engine's
 `engine.suites.resolve_suite` builds a suite from it; the store and the dashboard list its
 tasks by kind); `DEFAULT` is the suite of a store that has no results yet, and
-`store_suite` the rule for a command given no `--suite`.
+`store_suite` the rule for a command given no `--suite` and for the suite the dashboard opens on.
 """
 
 from __future__ import annotations
@@ -47,17 +47,24 @@ def generated_suites() -> frozenset[str]:
 class SuiteChoice(StrEnum):
     """How a command given no `--suite` chose its suite (`store_suite`)."""
 
-    ONLY = "only"        # the store's only suite with results
-    DEFAULT = "default"  # no results yet: the default suite
-    SEVERAL = "several"  # results on several suites: the command asks
+    ONLY = "only"            # the store's only suite with results
+    DEFAULT = "default"      # no results yet: the default suite
+    PREFERRED = "preferred"  # results on several suites, the default among them: the default
+    SEVERAL = "several"      # results on several suites, not the default: the command asks
 
 
 def store_suite(with_results: Collection[str]) -> tuple[str | None, SuiteChoice]:
     """The suite of a command given none, from the suites the store has results on (in the
-    source it reads): the only one; `DEFAULT` when there is none; None when there are several
-    (the command asks for `--suite`, naming them)."""
+    source it reads): the only one; `DEFAULT` when there is none, and when it is one of several
+    (a store after `geneb-engine demo` holds geneb-v1 and geneb-mini results: the commands say
+    which they took, and how to name the others); None when there are several without it (a
+    command asks for `--suite`, naming them; the dashboard opens on the first). The one rule of
+    the reading commands (`engine.commands.common.reading_suite`) and of the suite the dashboard
+    opens on (`geneb_tui.core.query.StoreSnapshot.suite_to_open`)."""
     if len(with_results) == 1:
         return next(iter(with_results)), SuiteChoice.ONLY
     if not with_results:
         return DEFAULT, SuiteChoice.DEFAULT
+    if DEFAULT in with_results:
+        return DEFAULT, SuiteChoice.PREFERRED
     return None, SuiteChoice.SEVERAL

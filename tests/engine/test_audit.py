@@ -84,8 +84,9 @@ def test_planted_shortcuts_are_found(kind, verdict, feature):
         assert mccs["length"] == 0.0        # one length: the probe predicts one class
 
 
-# geneb-mini's verdicts (docs/guide/audit.md): its generators plant composition signals in
-# these four tasks strong enough for the composition probe alone to reach MCC 0.5.
+# geneb-mini's verdicts on a new store (docs/guide/audit.md): its generators plant composition
+# signals in these four tasks strong enough for the composition probe alone to reach MCC 0.5
+# (after `geneb-engine demo` the k-mer results add a fifth: tests/engine/test_demo.py).
 MINI_SHORTCUTS = {"mini_methyl_cpg", "mini_lncrna_mrna", "mini_species_4way",
                   "mini_regulatory_utr"}
 

@@ -17,7 +17,8 @@ from store.catalog import geneb_v1_tasks
 from store.db import Snapshot
 from store.paths import resolve_store
 from store.vocab.protocol import REGIMES, SEEDS
-from tests.engine.in_process import refused, run
+from tests.conftest import SUBMISSIONS
+from tests.engine.in_process import outputs, refused, run
 from tests.helpers import digest
 
 GOOD_ROWS = [("ACGTACGTAA", 0, "train"), ("CCGGCCGGTT", 1, "train"), ("ACGAACGAAT", 0, "train"),
@@ -225,6 +226,42 @@ def test_store_below_a_file_cannot_be_created(tmp_path, capsys):
     file.write_text("x")
     refused(capsys, file, "fill", "--store", str(file / "store"), "--suite", "geneb-mini",
             "--models", "kmer-3", names=(str(file), "cannot be created"))
+
+
+@pytest.mark.parametrize("command", [("fill", "--suite", "geneb-mini", "--models", "kmer-3"),
+                                     ("import", "--official"), ("audit", "--suite", "geneb-mini")])
+def test_a_mistyped_store_path_is_not_made_into_a_store(tmp_path, capsys, command):
+    """A command that writes takes a store, an empty folder or a new folder inside an existing
+    one: a path whose folder above is missing, or a folder of other files, is one line naming
+    the store close to it, and nothing is created or written."""
+    (tmp_path / "geneb-store" / "catalog").mkdir(parents=True)        # a store
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("mine")
+    (project / "store" / "results").mkdir(parents=True)               # a store inside it
+    typo = tmp_path / "geneb-stroe" / "x"
+    refused(capsys, tmp_path, *command, "--store", str(typo),
+            names=(f"store {typo}: no such folder {typo.parent};",))
+    assert not typo.parent.exists()
+    err = refused(capsys, tmp_path, *command, "--store", str(project),
+                  names=(f"store {project}: holds files but no store (did you mean the store "
+                         f"{project / 'store'}?)",))
+    assert "an empty folder or a new folder inside an existing one" in err
+
+
+def test_a_new_store_is_said_first(tmp_path, capsys):
+    grover = str(SUBMISSIONS / "GROVER.json")
+    rc, out, _ = outputs(capsys, "import", "--store", str(tmp_path / "other"), grover)
+    assert rc == 0 and out.splitlines()[0] == f"new store at {tmp_path / 'other'} (no folder " \
+                                              "there yet)"
+    rc, out, _ = outputs(capsys, "import", "--store", str(tmp_path / "other"), grover)
+    assert rc == 0 and "new store" not in out              # a store now
+    # a read-only command reads a folder of other files as empty, saying so with the store
+    (tmp_path / "notes.txt").write_text("x")
+    rc, err = run(capsys, "status", "--store", str(tmp_path), "--suite", "geneb-mini")
+    assert rc == 0 and err == (f"geneb-engine status: warning: store {tmp_path} (--store) holds "
+                               f"no store (did you mean the store {tmp_path / 'other'}?); it "
+                               "reads as an empty store (check the path)\n")
 
 
 @pytest.mark.parametrize("command, rest", [

@@ -143,3 +143,25 @@ def test_report_on_suites_without_geneb_categories_and_on_other_suites(tmp_path,
     assert main(["report", "--store", store, "--suite", "geneb-v1", "--json"]) == 1
     empty = json.loads(capsys.readouterr().out)
     assert empty["empty"] is True and "no results" in empty["message"]
+
+
+def test_the_progress_of_fill_in_a_log_file_is_whole_lines(tmp_path, task_dir, capsys,
+                                                          monkeypatch):
+    """stdout not a terminal (here: captured; a log file, a pipe): the progress line is never
+    cut to a width ("0:04…"), even with $COLUMNS narrow, and one is written every
+    LOG_EVERY_S (here: every cell) besides the last."""
+    import re
+
+    from engine.commands import fill as fill_cmd
+
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setattr(fill_cmd, "LOG_EVERY_S", 0, raising=False)
+    capsys.readouterr()
+    assert main(["fill", "--store", str(tmp_path / "store"), "--suite", str(task_dir),
+                 "--models", "kmer-3", "--regimes", "full"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    lines = [line.rstrip() for line in out.splitlines() if line.startswith("kmer-3 ")]
+    whole = re.compile(r" (\d)/3 cells \d+:\d\d:\d\d ETA (-|[\d.]+ (s|min|h))$")
+    done = [whole.search(line) for line in lines]
+    assert all(done) and [int(m.group(1)) for m in done] == [1, 2, 3, 3]   # 3 cells, the last

@@ -79,8 +79,10 @@ def test_a_scope_is_the_tasks_of_every_option_given(scoped):
     (("--organism", "Saccharomyces cerevisiae"),
      "--organism: no task of suite mine has organism Saccharomyces cerevisiae; its "
      "organism values: human, Arabidopsis thaliana"),
-    (("--tasks", "yeast_task"), "--tasks: suite mine has no task yeast_task; "
-                                "`geneb-engine tasks --suite mine` lists its tasks"),
+    (("--tasks", "yeast_task"), "--tasks: yeast_task is a task of other, not mine: add "
+                                "--suite other"),
+    (("--suite", "mine", "--tasks", "yeast_task"), "--tasks: yeast_task is a task of other, "
+                                                   "not mine: give --suite other"),
     (("--organism", "Arabidopsis thaliana", "--category", "Enhancers"),
      "no task of suite mine is in the scope category Enhancers; organism Arabidopsis "
      "thaliana (each option matches tasks, but not together)"),
@@ -204,3 +206,44 @@ def test_a_category_scope_ranks_the_official_models_by_that_category(official_st
     assert (margin["model"], margin["runner_up"]) == (ranked[0]["model"], ranked[1]["model"])
     assert margin["margin"] == pytest.approx(ranked[0]["Promoters"] - ranked[1]["Promoters"])
     assert margin["low"] <= margin["margin"] <= margin["high"]
+
+
+def test_report_models_keeps_those_models_and_checks_each_name(scoped, capsys):
+    """`report --models`: the aggregates and ranks of those models only (their scores as in
+    the whole report), a typo and a model without results each one line, exit 2."""
+    store = str(scoped.root)
+    every = json_of("report", "--store", store, "--resamples", "0")
+    two = json_of("report", "--store", store, "--models", "kmer-5", "kmer-4", "--resamples",
+                  "0")
+    # macro: kmer-4 (0.5667 + 0.5) / 2, kmer-5 0.1; kmer-3 (0.55) left out
+    assert [(r["model"], round(r["macro"], 12)) for r in two["aggregates"]] == [
+        ("kmer-4", round((0.3 + 0.5 + 0.9) / 6 + 0.25, 12)), ("kmer-5", 0.1)]
+    whole = {r["model"]: (r["macro"], r["micro"]) for r in every["aggregates"]}
+    assert {r["model"]: (r["macro"], r["micro"]) for r in two["aggregates"]} == {
+        m: whole[m] for m in ("kmer-4", "kmer-5")}
+    assert two["models"] == ["kmer-5", "kmer-4"]
+    assert main(["report", "--store", store, "--models", "kmer-4", "--resamples", "0"]) == 0
+    assert "models: only kmer-4 (--models)" in capsys.readouterr().out
+    before = state(scoped.root)
+    for argv, message in (
+            (("kmer4",), "--models: unknown model 'kmer4' (did you mean kmer-4?)"),
+            (("kmer-4", "kmer-6"), "--models: kmer-6 has no results on the 4 tasks of suite "
+                                   "mine; `geneb-engine status --models kmer-6` shows what is "
+                                   "there")):
+        assert main(["report", "--store", store, "--models", *argv]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith(f"geneb-engine report: {message}"), err
+    assert state(scoped.root) == before
+
+
+def test_a_borda_count_of_0_is_shown_as_0_not_as_missing(scoped, capsys):
+    """kmer-5 is last in both categories: n - rank = 0 points in each, a Borda count of 0
+    (a number; "—" stands for a missing value)."""
+    doc = json_of("report", "--store", str(scoped.root), "--resamples", "0")
+    assert {r["model"]: r["borda"] for r in doc["borda"]} == {"kmer-3": 3, "kmer-4": 3,
+                                                              "kmer-5": 0}
+    assert main(["report", "--store", str(scoped.root), "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    borda = out[out.index("Borda count"):].split("\n\n")[0]
+    row = next(line for line in borda.splitlines() if "│kmer-5" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]] == ["3", "kmer-5", "0", "3.0", "3", "3"]

@@ -1,7 +1,8 @@
 """Every command on every kind of store, and the layout of its tables.
 
 Stores (built once for the module): empty, geneb-mini only, official only, mixed (official,
-local geneb-v1, local on a task folder), one model only, one task only. Every command exits 0
+local geneb-v1, local on a task folder), one model only, one task only, two suites without
+geneb-v1 (geneb-mini and a task folder). Every command exits 0
 or its documented 1 (report: nothing to report; doctor: problems) or 2 (export --submission of
 incomplete results), never with a traceback, and its tables fit 80 and 100 columns without
 cutting an id. The report at 80 and 100 columns is compared with the text snapshots in
@@ -64,11 +65,14 @@ def stores(tmp_path_factory, official_store):
     fill(root / "mixed", tiny, "kmer-3", "kmer-4")
     local_store(root / "one-model", "GROVER", local_rows("GROVER"))
     fill(root / "one-task", one, "kmer-3")
+    shutil.copytree(root / "mini", root / "two-suites")      # geneb-mini and tiny, no geneb-v1
+    fill(root / "two-suites", tiny, "kmer-3")
     (root / "empty").mkdir()      # a store folder never written (a missing one is warned of)
     return {"empty": (root / "empty", "geneb-v1"), "mini": (root / "mini", "geneb-mini"),
             "official": (root / "official", "geneb-v1"), "mixed": (root / "mixed", "geneb-v1"),
             "one-model": (root / "one-model", "geneb-v1"),
-            "one-task": (root / "one-task", str(one))}
+            "one-task": (root / "one-task", str(one)),
+            "two-suites": (root / "two-suites", "geneb-mini")}
 
 
 KINDS = ("empty", "mini", "official", "mixed", "one-model", "one-task")
@@ -319,20 +323,66 @@ def test_a_reading_command_takes_the_stores_only_suite_and_says_so(stores, tmp_p
     assert set(pl.read_csv(tmp_path / "m.csv")["suite"]) == {"geneb-mini"}
 
 
-def test_a_store_with_results_on_several_suites_asks_which(stores, tmp_path, capsys):
-    """The mixed store has results on geneb-v1 and on the folder suite `tiny`: each reading
-    command asks, naming both, and writes nothing."""
-    mixed = str(stores["mixed"][0])
-    for argv in (("report",), ("status",), ("export", "--csv", str(tmp_path / "x.csv"))):
-        rc, _, err = run(capsys, *argv, "--store", mixed)
+def test_a_store_with_results_on_several_suites_without_geneb_v1_asks_which(stores, tmp_path,
+                                                                           capsys):
+    """Results on geneb-mini and on the folder suite `tiny`: each reading command asks,
+    naming both, and writes nothing."""
+    two = str(stores["two-suites"][0])
+    for argv in (("report",), ("status",), ("export", "--csv", str(tmp_path / "x.csv")),
+                 ("recommend",)):
+        rc, _, err = run(capsys, *argv, "--store", two)
         assert rc == 2, argv
-        assert err == (f"geneb-engine {argv[0]}: the store {Path(mixed).resolve()} has "
+        assert err == (f"geneb-engine {argv[0]}: the store {Path(two).resolve()} has "
                        f"{'local results' if argv[0] == 'status' else 'results'} on 2 suites "
-                       "(geneb-v1, tiny); give --suite geneb-v1 or --suite tiny\n"), argv
+                       "(geneb-mini, tiny); give --suite geneb-mini or --suite tiny\n"), argv
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_with_geneb_v1_among_several_suites_every_reading_command_takes_it_and_says_so_first(
+        stores, tmp_path, capsys):
+    """The mixed store has results on geneb-v1 and on the folder suite `tiny`: report,
+    export, recommend and site take geneb-v1, as the dashboard opens it, and their first line
+    says so and how to name the other; status reads local results, on both suites too."""
+    mixed = str(stores["mixed"][0])
+    first = "suite geneb-v1 (the store also has results on tiny: --suite tiny)"
+    for argv in (("report", "--resamples", "0"), ("export", "--csv", str(tmp_path / "x.csv")),
+                 ("recommend", "--resamples", "100"),
+                 ("site", "-o", str(tmp_path / "site"), "--resamples", "10"),
+                 ("status",)):
+        rc, out, _ = run(capsys, *argv, "--store", mixed)
+        line = first.replace("results", "local results") if argv[0] == "status" else first
+        assert rc == 0 and out.splitlines()[0] == line, (argv, out[:300])
+    rc, out, _ = run(capsys, "report", "--store", mixed, "--resamples", "0", "--json")
+    assert json.loads(out)["suite"] == "geneb-v1" and json.loads(out)["suite_chosen"] == first
     # one source narrows it to one suite: the official results are all on geneb-v1
     rc, out, _ = run(capsys, "report", "--store", mixed, "--source", "official")
     assert rc == 0 and out.startswith("suite geneb-v1: the store's only suite with official")
+
+
+def test_names_of_another_suite_of_the_store_are_one_line_naming_it(stores, tmp_path, capsys):
+    """Tasks of a suite other than the one a command reads (taken by the rule or given), and
+    models whose results are all on another suite, are one line naming that suite, exit 2."""
+    mixed = str(stores["mixed"][0])
+    rc, _, err = run(capsys, "report", "--store", mixed, "--tasks", "bin_task")
+    assert rc == 2 and err == ("geneb-engine report: --tasks: bin_task is a task of tiny, not "
+                               "geneb-v1: add --suite tiny\n")
+    rc, _, err = run(capsys, "status", "--store", mixed, "--suite", "geneb-v1", "--tasks",
+                     "bin_task", "tri_task")
+    assert rc == 2 and err == ("geneb-engine status: --tasks: bin_task, tri_task are tasks of "
+                               "tiny, not geneb-v1: give --suite tiny\n")
+    rc, _, err = run(capsys, "export", "--store", mixed, "--csv", str(tmp_path / "x.csv"),
+                     "--models", "kmer-4")
+    assert rc == 2 and err == ("geneb-engine export: --models: kmer-4 has results only on "
+                               "tiny, not geneb-v1: add --suite tiny\n")
+    assert not (tmp_path / "x.csv").exists()
+    # geneb-mini's tasks, named to a command that writes (its suite is geneb-v1 by default)
+    rc, _, err = run(capsys, "fill", "--store", mixed, "--models", "kmer-3", "--tasks",
+                     "mini_promoter_tata")
+    assert rc == 2 and err == ("geneb-engine fill: --tasks: mini_promoter_tata is a task of "
+                               "geneb-mini, not geneb-v1: give --suite geneb-mini\n")
+    # a name no suite holds keeps its did-you-mean
+    rc, _, err = run(capsys, "report", "--store", mixed, "--tasks", "bin_tsak")
+    assert rc == 2 and "unknown task 'bin_tsak' (did you mean bin_task?)" in err
 
 
 def test_a_suite_the_store_knows_by_name_is_read_without_its_folder(stores, capsys):

@@ -239,7 +239,7 @@ def _pickled(folder: Path, arrays: dict) -> str:
 
 def _nan(folder: Path, arrays: dict) -> str:
     X = arrays["tri_task"]["train"].copy()
-    X[7, 2] = np.nan
+    X[7, 2] = np.nan                # the eighth row: every row number printed counts from 1
     np.save(folder / "tri_task" / "train.npy", X)
     return "train.npy: row 8, column 3 holds nan, not a finite number"    # counted from 1
 

@@ -398,3 +398,43 @@ def test_splicebert_and_gena_lm_large_are_not_separable_on_promoters_at_10shot(w
     assert (pair.low, pair.high) == pytest.approx((0.006, 0.064), abs=0.001)  # excludes 0
     assert "Not separable at 95 %: sign-flip p = 0.033 > 0.05/40 (22 tasks, sampled)" in \
         pair.note and "P(A > B)" not in pair.note
+
+
+def test_why_a_pick_does_not_run_here_is_in_the_text_too(official_store, capsys):
+    """Chromatin accessibility at 1shot: JanusDNA_72_w leads the official models, and its
+    weights are not on the hub. The text says why beside "here: no" (before: only --json)."""
+    argv = ("--store", str(official_store.root), "--category", "Chromatin Acc.", "--regime",
+            "1shot", "--resamples", "200")
+    a = answer(*argv)
+    lead = a["picks"][0]
+    assert (lead["model"], lead["runs_here"]) == ("JanusDNA_72_w", False)
+    assert run("recommend", *argv) == 0
+    out = " ".join(capsys.readouterr().out.split())     # the lines as printed, unwrapped
+    for p in a["picks"]:
+        line = f"{p['model']} does not run here: {p['runs_why']}"
+        assert (line in out) == (not p["runs_here"]), line
+    assert ("JanusDNA_72_w does not run here: weights not published on the Hugging Face hub "
+            "(weights in the JanusDNA repository; padded to 1,024); add a registry entry") in out
+
+
+def test_every_reason_a_model_cannot_run_keeps_its_parentheses_whole(official_store):
+    """The reason shown without its fix (the models list, `recommend --runnable-here`) was
+    cut at the first ";", inside a catalog note in parentheses: "(weights outside the hub
+    (JanusDNA repository)"."""
+    from store.runnable import assess
+    from store.tables.catalogs import store_models
+
+    reasons = {m: assess(vars_of(meta), m) for m, meta in store_models(official_store).items()}
+    cannot = {m: r for m, r in reasons.items() if not r.runnable}
+    assert {"JanusDNA_72_w", "dna_gpt3b_m", "deepgene"} <= set(cannot)
+    for m, r in cannot.items():
+        for text in (r.reason, r.short, r.why):
+            assert text.count("(") == text.count(")"), (m, text)
+        assert r.why.startswith(r.reason) and "; add a registry entry" not in r.reason, m
+    assert cannot["JanusDNA_72_w"].reason == (
+        "weights not published on the Hugging Face hub (weights in the JanusDNA repository; "
+        "padded to 1,024)")
+    a = answer("--store", str(official_store.root), "--category", "Chromatin Acc.",
+               "--regime", "1shot", "--runnable-here", "--resamples", "200")
+    [janus] = [x for x in a["excluded"] if x["model"] == "JanusDNA_72_w"]
+    assert janus["reasons"] == ["does not run here: " + cannot["JanusDNA_72_w"].reason]

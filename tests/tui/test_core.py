@@ -40,3 +40,29 @@ def test_fill_events_and_command(tmp_path):
     assert cmd == ["py", "-m", "engine.cli", "fill", "--store", str(tmp_path), "--suite",
                    "geneb-mini", "--json", "--models", "kmer-3", "--tasks",
                    "mini_promoter_tata", "--regimes", "full"]
+
+
+@pytest.mark.parametrize("kind", ["mini", "official", "mixed", "one_task"])
+def test_the_dashboard_opens_on_the_suite_the_commands_take(kind, store_of_kind):
+    """One rule (`store.vocab.suites.store_suite`): the suite the dashboard opens on is the
+    one `report` and the other reading commands take when given no --suite (the mixed store:
+    geneb-v1 among geneb-v1 and geneb-mini)."""
+    import argparse
+
+    from engine.commands.common import reading_suite
+    from geneb_tui.core.query import StoreSnapshot
+    from store.db import Snapshot
+
+    paths = store_of_kind(kind)
+    opened = StoreSnapshot.load(paths).filters_for(Filters(), opening=True).suite
+    suite, _ = reading_suite(argparse.Namespace(suite=None, data_dir=None, subsample=None,
+                                                command="report"), Snapshot(paths), None)
+    assert opened == suite.name == {"mini": "geneb-mini"}.get(kind, "geneb-v1")
+
+
+def test_the_suite_rule_takes_geneb_v1_among_several_and_asks_without_it():
+    from store.vocab.suites import SuiteChoice, store_suite
+
+    assert store_suite(["geneb-mini", "geneb-v1"]) == ("geneb-v1", SuiteChoice.PREFERRED)
+    assert store_suite(["geneb-mini", "tiny"]) == (None, SuiteChoice.SEVERAL)   # commands ask
+    assert store_suite([]) == ("geneb-v1", SuiteChoice.DEFAULT)

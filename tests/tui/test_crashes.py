@@ -199,6 +199,7 @@ async def test_a_result_reaching_a_view_dropped_on_a_reload_is_ignored(official_
     ("missing", "does not exist; check the path"),
     ("file", "is a file, not a folder"),
     ("~no-such-user-geneb/store", "~no-such-user-geneb"),   # resolve_store's RuntimeError
+    ("", "holds files but no store"),       # a folder of other files (here: `file`)
 ])
 def test_a_store_that_cannot_be_opened_is_one_line_and_status_2(tmp_path, capsys, given, says):
     """The engine's store rules (`store.paths.store_named`): `~unknown-user` raised a

@@ -190,3 +190,68 @@ def test_safe_cell_rules(tmp_path):
     assert write_csv(out, ["n", "x", "none", "flag"], [[-3, -0.25, None, False]]) == 1
     assert out.read_bytes() == b"n,x,none,flag\r\n-3,-0.25,,False\r\n"
     assert [p.name for p in tmp_path.iterdir()] == ["h.csv"]     # no temporary file left
+
+
+def _typed_fast(app, keys) -> None:
+    """`keys` sent to the app as a terminal sends a burst (a fast typist, a script): each key
+    queued at once, none waited for (`pilot.press` waits for the app to be idle after each)."""
+    import unicodedata
+
+    from textual import events
+    from textual.app import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+
+    for key in keys:
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        try:
+            char = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+        except KeyError:
+            char = key if len(key) == 1 else None
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def dialog_at_120_columns(pilot) -> ExportScreen:
+    """The export dialog of the main table, opened once the table is shown."""
+    await settle(pilot)
+    await pilot.press("e")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, ExportScreen)
+    return pilot.app.screen
+
+
+async def test_a_path_typed_fast_is_exported_to_as_typed(official_store, tmp_path):
+    """Editing keys (ctrl+u, backspace) and Enter act in the order typed, not after the
+    characters that followed them (Textual runs a field's bindings once the key has bubbled
+    back to the app: a burst lost its last characters, `tui-export.`)."""
+    from geneb_tui.app import GenebApp
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await dialog_at_120_columns(pilot)
+        typo = str(tmp_path / "tui-export.csx")
+        _typed_fast(app, ["ctrl+u", *typo, "backspace", "v", "enter"])
+        for _ in range(20):
+            await pilot.pause()
+            if not isinstance(app.screen, ExportScreen):
+                break
+        await settle(pilot)
+        assert not isinstance(app.screen, ExportScreen)
+    assert [p.name for p in tmp_path.iterdir()] == ["tui-export.csv"]
+    assert read(tmp_path / "tui-export.csv")[0] == app.view.export_header()
+
+
+async def test_at_120_columns_the_export_dialogs_title_is_read_whole(official_store):
+    from capture import screen_text
+
+    from geneb_tui.app import GenebApp
+
+    app = GenebApp(official_store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await dialog_at_120_columns(pilot)
+        title = (f"Export to CSV — {dialog.n_rows} rows × {dialog.n_cols} columns: "
+                 f"{ExportScreen.TABLE}")
+        inside = [line.split("█")[1] for line in screen_text(app).splitlines()
+                  if line.count("█") == 2]                # between the dialog's borders
+    assert title in " ".join(" ".join(inside).split())

@@ -229,3 +229,39 @@ def test_a_category_the_suite_lacks_is_refused_not_a_bug(official_store):
     snap = StoreSnapshot.load(official_store)
     got = recommend_view(snap, Filters(), core.Form(category="Nope"))
     assert isinstance(got, core.Refused) and "--category" in got.message
+
+
+def test_the_lines_after_the_answer_say_why_a_pick_does_not_run_here(official_store):
+    a = direct(official_store, category="Chromatin Acc.", regime="1shot", resamples=200)
+    assert (a.picks[0].model, a.picks[0].runs_here) == ("JanusDNA_72_w", False)
+    lines = core.after_lines(a)
+    assert [line for line in lines if "does not run here" in line] == [
+        f"{p.model} does not run here: {p.runs_why}" for p in a.picks if not p.runs_here]
+
+
+def _cells_below(text: str, header: str, row_start: str) -> str:
+    """The text of the column `header` (the last header line holding it) in the table row that
+    starts with `row_start`, its wrapped lines joined (the row's next lines are blank before
+    the column), without the scrollbar at the right edge."""
+    lines = text.splitlines()
+    top = max(i for i, line in enumerate(lines) if f" {header}" in line and "Source" in line)
+    col = lines[top].index(f" {header}") + 1
+    start = next(i for i in range(top + 1, len(lines)) if lines[i].startswith(row_start))
+    parts = [lines[start][col:SIZE[0] - 2]]
+    for line in lines[start + 1:]:
+        if line[:col].strip() or not line[col:].strip():
+            break
+        parts.append(line[col:SIZE[0] - 2])
+    return " ".join(" ".join(parts).split())
+
+
+async def test_at_120_columns_each_reason_of_the_excluded_is_read_whole(official_store):
+    """The Why column is wrapped in the width the other columns leave (it was cut at the
+    screen's edge: "worse: P(leader > it) 0.995, le")."""
+    app = GenebApp(official_store, filters=Filters(category="Splice Sites", regime="1shot"))
+    async with app.run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        text = screen_text(app)
+    first = shown.excluded[0]
+    assert _cells_below(text, "Why", f" {first.model} ") == "; ".join(first.reasons)
+    assert len("; ".join(first.reasons)) > 40        # longer than the room it was cut to

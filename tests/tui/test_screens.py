@@ -20,6 +20,7 @@ from geneb_tui.components.empty_store_screen import EmptyStoreScreen
 from geneb_tui.components.view_table import ViewTable
 from store.catalog import load_models
 from store.paths import resolve_store
+from store.vocab.pvalues import p_is
 
 
 async def test_empty_store_says_how_to_fill_or_import(tmp_path):
@@ -83,7 +84,7 @@ async def test_comparison_views(official_store):
                         [official[m]["macro_MCC"] for m in official])
         await pilot.press("4")
         await settle(pilot)
-        assert (f"Spearman ρ = {rho.statistic:+.2f} (p = {rho.pvalue:.3g}, n = 40)"
+        assert (f"Spearman ρ = {rho.statistic:+.2f} ({p_is(rho.pvalue)}, n = 40)"
                 in str(screen.query_one("#scale-note").render()))
         await pilot.press("5")
         await settle(pilot)

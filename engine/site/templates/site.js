@@ -252,8 +252,8 @@
       $("cd-note").textContent = "No rank test for this regime.";
       return;
     }
-    $("cd-note").textContent = "Average rank over " + cd.n_tasks + " tasks (1 is best). Friedman P = " +
-      cd.p_value.toPrecision(3) + "; Nemenyi critical difference at alpha " + cd.alpha + ": " +
+    $("cd-note").textContent = "Average rank over " + cd.n_tasks + " tasks (1 is best). " +
+      cd.p_is + "; Nemenyi critical difference at alpha " + cd.alpha + ": " +
       fmt(cd.critical_difference, 2) + ". Entries inside the shaded band are within that " +
       "critical difference of the best one (the Nemenyi test does not separate them).";
     var NS = "http://www.w3.org/2000/svg", rowH = 16, left = 260, width = 560, top = 24;
