@@ -5,16 +5,19 @@ Conventions:
 - ties share the best rank of the tie ('min': 1, 2, 2, 4), as leaderboards print them;
 - NULL scores get no rank;
 - Spearman rho is Pearson's r between average ranks (ties share the mean of their ranks, as the
-  coefficient's definition requires), over the entries that have both values, with the
-  two-sided p-value of `scipy.stats.spearmanr` (t distribution, n - 2 degrees of freedom); with
-  fewer than 3 such entries, or a constant input, rho and its p-value are NULL.
+  coefficient's definition requires), over the entries that have both values, with a
+  two-sided p-value: exact up to EXACT_SPEARMAN entries (the share of the n! orderings of one
+  side whose |rho| reaches the observed one: with 3 entries and rho = 1 that is 1/3, where the
+  t approximation says 0), above it `scipy.stats.spearmanr`'s (t distribution, n - 2 degrees of
+  freedom); with fewer than 3 such entries, or a constant input, rho and its p-value are NULL.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from itertools import combinations, combinations_with_replacement
+from functools import cache
+from itertools import combinations, combinations_with_replacement, permutations
 
 import numpy as np
 import polars as pl
@@ -45,13 +48,33 @@ def tie_mean_ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
+EXACT_SPEARMAN = 8   # up to this many entries the p-value enumerates every ordering (8! = 40,320)
+
+
+@cache
+def _orderings(n: int) -> np.ndarray:
+    """Every permutation of range(n), one per row (n! x n)."""
+    return np.array(list(permutations(range(n))), dtype=np.int8)
+
+
+def _exact_p(a: np.ndarray, b: np.ndarray, rho: float) -> float:
+    """The two-sided permutation p-value of Spearman's rho between rank vectors `a` and `b`:
+    the share of the orderings of `b` whose |rho| is at least |rho| (a relative tolerance of
+    1e-9 keeps ties of the statistic in, as the observed ordering is one of them)."""
+    a = a - a.mean()
+    b = b - b.mean()
+    permuted = b[_orderings(len(b))] @ a / math.sqrt((a @ a) * (b @ b))
+    return float(np.mean(np.abs(permuted) >= abs(rho) * (1 - 1e-9)))
+
+
 def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> tuple[
         float | None, float | None, int]:
     """(rho, two-sided p-value, n) over the pairs where both values are present.
 
-    rho is Pearson's r between the average ranks; the p-value comes from the t distribution
-    with n - 2 degrees of freedom, as in `scipy.stats.spearmanr` (computed here without
-    importing scipy.stats, which costs seconds of start-up time).
+    rho is Pearson's r between the average ranks. The p-value is exact up to EXACT_SPEARMAN
+    pairs (every ordering of one side enumerated), else from the t distribution with n - 2
+    degrees of freedom, as in `scipy.stats.spearmanr` (computed here without importing
+    scipy.stats, which costs seconds of start-up time).
     """
     from scipy.special import stdtr  # lazy: scipy
 
@@ -61,6 +84,8 @@ def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> tuple[
         return None, None, n
     ranks = tie_mean_ranks(np.array(pairs, dtype=float).T)
     rho = float(np.corrcoef(ranks[0], ranks[1])[0, 1])
+    if n <= EXACT_SPEARMAN:
+        return rho, _exact_p(ranks[0], ranks[1], rho), n
     dof = n - 2
     t = rho * math.sqrt(max(dof / ((rho + 1.0) * (1.0 - rho)), 0.0)) if abs(rho) < 1 else math.inf
     return rho, float(2 * stdtr(dof, -abs(t))), n

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import polars as pl
 import pytest
-from scipy.stats import spearmanr
+from scipy.stats import permutation_test, spearmanr
 
 from store.analyses import (
     aggregates,
@@ -25,6 +28,7 @@ from store.analyses import (
     spearman_regimes,
     task_difficulty,
 )
+from store.analyses.rankings import EXACT_SPEARMAN
 from store.catalog import CATEGORY_ORDER, TaskMeta
 from store.tables.catalogs import read_catalog
 from store.vocab.protocol import REGIMES
@@ -92,14 +96,26 @@ def test_rank_shift_is_positive_for_a_climb():
 
 
 def test_spearman_agrees_with_scipy_and_is_null_when_undefined():
-    x = [0.1, 0.4, 0.4, 0.9, None, 0.3]
-    y = [0.2, 0.1, 0.5, 0.8, 0.7, None]
+    """rho is scipy's; the p-value is scipy's t approximation above EXACT_SPEARMAN pairs and an
+    exact permutation p-value up to it (`scipy.stats.permutation_test`, every pairing)."""
+    x = [0.1, 0.4, 0.4, 0.9, None, 0.3, 0.7, 0.2, 0.5]
+    y = [0.2, 0.1, 0.5, 0.8, 0.7, None, 0.6, 0.3, 0.9]
+    both = [(a, b) for a, b in zip(x, y, strict=True) if a is not None and b is not None]
+    xs, ys = (np.array(v) for v in zip(*both, strict=True))
     rho, p, n = spearman(x, y)
-    ref = spearmanr([0.1, 0.4, 0.4, 0.9], [0.2, 0.1, 0.5, 0.8])
-    assert (rho, p, n) == (pytest.approx(ref.statistic, abs=1e-12),
-                           pytest.approx(ref.pvalue, abs=1e-12), 4)
+    exact = permutation_test((ys,), lambda b: spearmanr(xs, b).statistic,
+                             permutation_type="pairings", n_resamples=math.inf)
+    assert (rho, p, n) == (pytest.approx(spearmanr(xs, ys).statistic, abs=1e-12),
+                           pytest.approx(exact.pvalue, abs=1e-12), 7)
     assert spearman([1.0, 2.0], [2.0, 1.0]) == (None, None, 2)
     assert spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == (None, None, 3)
+    # three entries in the same order: 2 of the 3! orderings reach |rho| = 1 (the t
+    # approximation says p = 0, which three entries cannot show)
+    assert spearman([1.0, 2.0, 3.0], [0.1, 0.2, 0.3]) == (pytest.approx(1.0),
+                                                          pytest.approx(1 / 3), 3)
+    big_x, big_y = list(range(12)), [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10]
+    assert spearman(big_x, big_y)[1] == pytest.approx(spearmanr(big_x, big_y).pvalue, abs=1e-12)
+    assert EXACT_SPEARMAN < 12
 
 
 def test_degradation_drops_and_ratios():

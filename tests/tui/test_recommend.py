@@ -257,11 +257,13 @@ def _cells_below(text: str, header: str, row_start: str) -> str:
 
 async def test_at_120_columns_each_reason_of_the_excluded_is_read_whole(official_store):
     """The Why column is wrapped in the width the other columns leave (it was cut at the
-    screen's edge: "worse: P(leader > it) 0.995, le")."""
-    app = GenebApp(official_store, filters=Filters(category="Splice Sites", regime="1shot"))
+    screen's edge: "worse: P(leader > it) 0.995, le"): Promoters at 10-shot, where the rule
+    separates models from the leader, each with its long reason."""
+    app = GenebApp(official_store, filters=Filters(category="Promoters", regime="10shot"))
     async with app.run_test(size=SIZE) as pilot:
         shown = await opened(pilot)
         text = screen_text(app)
     first = shown.excluded[0]
+    assert first.kind == "worse"
     assert _cells_below(text, "Why", f" {first.model} ") == "; ".join(first.reasons)
     assert len("; ".join(first.reasons)) > 40        # longer than the room it was cut to
