@@ -160,6 +160,7 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
         open_for_writing(paths, PREDICTIONS)
         open_for_writing(paths, RUNS)
         sweep(paths, session)
+        suite.materialize()
         if suite.subsample:   # a subsample's hashes are not the task's current data
             register_tasks(paths, tasks)
         else:

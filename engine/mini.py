@@ -445,8 +445,10 @@ def is_complete(folder: Path) -> bool:
     return stamp.is_file() and stamp.read_text().strip() == REVISION
 
 
-def materialize(folder: Path) -> Path:
+def materialize(folder: Path, made: Path | None = None) -> Path:
     """Write the suite into `folder` unless it already holds this REVISION; return `folder`.
+    `made`: a folder this REVISION was written into already, whose task files are copied
+    rather than generated again.
 
     Every file goes in under a temporary name and is renamed into place; the stamp file is
     written last, so an interrupted run is completed (and a stale revision replaced) next time.
@@ -457,7 +459,11 @@ def materialize(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / STAMP).unlink(missing_ok=True)
     for spec in SPECS:
-        write_task(folder, spec.task_id)
+        if made is not None and is_complete(made):
+            name = f"{spec.task_id}.csv"
+            write_bytes_atomic(folder / name, (Path(made) / name).read_bytes())
+        else:
+            write_task(folder, spec.task_id)
     write_bytes_atomic(folder / MANIFEST, _manifest_csv())
     write_bytes_atomic(folder / STAMP, (REVISION + "\n").encode())
     return folder
