@@ -82,6 +82,25 @@ class TaskData:
                            float(np.median(lengths)), int(lengths.max()))
 
 
+class Sample:
+    """A uniform draw of `size` sequences over every sequence shown to it: each gets a random
+    key (numpy's RandomState(seed)), the smallest keys are kept; the same files give the same
+    draw. `of` names what they were drawn from (a suite), for messages."""
+
+    def __init__(self, size: int, seed: int = 0, of: str = ""):
+        self.size, self.rng, self.of = size, np.random.RandomState(seed), of
+        self.keys = np.empty(0)
+        self.sequences: list[str] = []
+
+    def add(self, sequences) -> None:
+        keys = self.rng.random_sample(len(sequences))
+        new = np.argsort(keys, kind="stable")[:self.size]
+        keys = np.concatenate([self.keys, keys[new]])
+        pool = self.sequences + [sequences[i] for i in new]
+        keep = np.argsort(keys, kind="stable")[:self.size]
+        self.keys, self.sequences = keys[keep], [pool[i] for i in keep]
+
+
 def _sequence(raw: str | None, where: str) -> str:
     if raw is None or raw.strip() == "":
         raise GenebError(f"{where}: empty sequence in column 'text'; remove the row or give the "

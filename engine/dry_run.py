@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from engine.data import TaskData
+from engine.data import Sample, TaskData
 from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight
 from engine.encoders.pins import trusted_commits
@@ -64,32 +64,13 @@ WARM_UP = 8                     # embedded first, untimed (allocations, first-ba
 _SPLITS = ("train", "test")
 
 
-class Sample:
-    """A uniform draw of `size` sequences over every sequence shown to it: each gets a random
-    key (numpy's RandomState(seed)), the smallest keys are kept; the same files give the same
-    draw."""
-
-    def __init__(self, size: int = CALIBRATION_SEQUENCES, seed: int = 0):
-        self.size, self.rng = size, np.random.RandomState(seed)
-        self.keys = np.empty(0)
-        self.sequences: list[str] = []
-
-    def add(self, sequences) -> None:
-        keys = self.rng.random_sample(len(sequences))
-        new = np.argsort(keys, kind="stable")[:self.size]
-        keys = np.concatenate([self.keys, keys[new]])
-        pool = self.sequences + [sequences[i] for i in new]
-        keep = np.argsort(keys, kind="stable")[:self.size]
-        self.keys, self.sequences = keys[keep], [pool[i] for i in keep]
-
-
 @dataclass
 class Counts:
     """What the dry run notes of each task as `validate_tasks` reads it."""
 
     splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     classes: dict[str, np.ndarray] = field(default_factory=dict)   # train rows per class
-    sample: Sample = field(default_factory=Sample)
+    sample: Sample = field(default_factory=lambda: Sample(CALIBRATION_SEQUENCES))
 
     def see(self, data: TaskData) -> None:
         for name in _SPLITS:
@@ -180,7 +161,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
-        preflight(model, options.encoder)
+        preflight(model, options.encoder, sample=checks.sample)
     check_imported(paths, the_plan.work, checks.hashes)
     if options.jobs is None:
         jobs, why = auto_jobs(max(checks.sizes.values(), default=0))
