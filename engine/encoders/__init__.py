@@ -79,6 +79,8 @@ class EncoderOptions:
     #                                     k-mer, imported and extractor kinds compute as always
 
 
+LOAD_ERROR_CHARS = 400     # of a library's message, in the one line of a failed load
+
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
 CODE_FILES: tuple[str, ...] = ("config.json", "tokenizer_config.json")
 
@@ -303,7 +305,10 @@ def build_encoder(model: ModelMeta, options: EncoderOptions = EncoderOptions()) 
 
 def load_error(model_id: str, source: str, exc: Exception) -> GenebError:
     """The one line of a checkpoint that could not be loaded (whatever the library raised):
-    the model, where it was loaded from, the error's type and first line."""
-    said = (str(exc).strip().splitlines() or [""])[0]
+    the model, where it was loaded from, the error's type and message (its lines joined, cut
+    at LOAD_ERROR_CHARS)."""
+    said = " ".join(str(exc).split())
+    if len(said) > LOAD_ERROR_CHARS:
+        said = said[:LOAD_ERROR_CHARS - 1] + "…"
     return GenebError(f"model {model_id}: cannot load {source}: {type(exc).__name__}"
                       f"{': ' + said if said else ''}")
