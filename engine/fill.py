@@ -58,7 +58,7 @@ from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
 from store.sweep import sweep
-from store.tables.catalogs import register_models, register_tasks
+from store.tables.catalogs import open_catalogs, register_tasks
 from store.tables.data_files import RESULTS
 from store.tables.predictions import PREDICTIONS
 from store.tables.results import compact, open_for_writing, vacuum
@@ -163,15 +163,13 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
         open_for_writing(paths)
         open_for_writing(paths, PREDICTIONS)
         open_for_writing(paths, RUNS)
+        open_catalogs(paths)        # a model that then fails to load leaves both catalogs
         sweep(paths, session)
         suite.materialize()
         if suite.subsample:   # a subsample's hashes are not the task's current data
             register_tasks(paths, tasks)
         else:
             register_tasks(paths, tasks, checks.hashes, checks.letters, checks.profiles)
-        # Before any model loads: one that fails to leaves both catalogs (its revision is
-        # recorded once it is built: `engine.pairs.loaded`).
-        register_models(paths, list(running.values()))
         record_trust(paths, [t for t in trusted if t.model.model_id in running], on_event)
         if the_plan.work:
             touched = executor.run()

@@ -27,6 +27,7 @@ from engine.encoders.checkpoint_checks import (  # noqa: E402
 )
 from store.doctor import check_catalogs  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
+from store.tables.catalogs import read_catalog  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
 from tests.engine.in_process import refused, run  # noqa: E402
 from tests.engine.tiny_models import build, char_tokenizer  # noqa: E402
@@ -201,7 +202,8 @@ def test_weights_transformers_loads_pass_and_those_it_cannot_are_named(ran, tmp_
 def test_a_load_that_fails_past_the_checks_is_one_line_and_the_store_stays_whole(
         ran, tmp_path, capsys):
     """An edited config.json (hidden size 64, weights of 32): transformers raises at load,
-    after the store was opened; both catalogs are there and doctor finds nothing."""
+    after the store was opened; both catalogs are there (the model in neither: it never
+    loaded) and doctor finds nothing. An existing store is left as it was."""
     def wider(folder: Path) -> None:
         config = json.loads((folder / "config.json").read_text())
         config.update(hidden_size=64, intermediate_size=128)
@@ -215,3 +217,6 @@ def test_a_load_that_fails_past_the_checks_is_one_line_and_the_store_stays_whole
     paths = StorePaths(fresh)
     assert paths.catalog_table("models").exists() and paths.catalog_table("tasks").exists()
     assert check_catalogs(paths) == []
+    assert read_catalog(paths, "models").is_empty()
+    refused(capsys, ran["store"], *fill(ran, ran["store"], model),
+            names=(f"model wider: cannot load {model}: RuntimeError",))
