@@ -14,9 +14,7 @@
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -92,31 +90,24 @@ def flat_dir_suite(folder: str | Path, name: str | None = None,
 
 def mini_suite(folder: Path, *, write: bool) -> Suite:
     """geneb-mini: its tasks from the code that generates them, its data read from `folder`
-    once the suite is there. Until then a command that writes the store (`write`) generates
-    the whole suite at its first load into a temporary folder and reads it there, and
-    `Suite.materialize` copies it into `folder` (`engine.mini.materialize`); a read-only one
-    reads each task generated into a temporary folder. Either way nothing is written into the
-    store by a load."""
-    made: list[Path] = []     # the temporary folder the suite was generated into, once
-
-    def source() -> Path:
-        if mini.is_complete(folder):
-            return folder
-        if not made:
-            tmp = Path(tempfile.mkdtemp(prefix="geneb-mini-"))
-            atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-            made.append(mini.materialize(tmp))
-        return made[0]
+    once the suite is there, until then each task generated into a temporary folder (removed
+    once read): a load writes nothing into the store. A command that writes the store
+    (`write`) keeps the files it generated, and `Suite.materialize` writes the suite into
+    `folder` with them (`engine.mini.materialize`)."""
+    made: dict[str, bytes] = {}     # the task files generated so far (`write`), by task id
 
     def load(task_id: str) -> TaskData:
-        if write or mini.is_complete(folder):
-            return flat_dir_suite(source(), mini.SUITE, mini.REVISION).load(task_id)
+        if mini.is_complete(folder):
+            return flat_dir_suite(folder, mini.SUITE, mini.REVISION).load(task_id)
         with tempfile.TemporaryDirectory() as tmp:
-            return read_flat_csv(mini.write_task(Path(tmp), task_id), task_id)
+            path = mini.write_task(Path(tmp), task_id)
+            if write:
+                made[task_id] = path.read_bytes()
+            return read_flat_csv(path, task_id)
 
     def materialize() -> None:
         if write:
-            mini.materialize(folder, made=made[0] if made else None)
+            mini.materialize(folder, made)
 
     return Suite(mini.SUITE, mini.REVISION, mini.TASKS, load, materialize=materialize)
 
