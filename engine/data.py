@@ -82,6 +82,33 @@ class TaskData:
                            float(np.median(lengths)), int(lengths.max()))
 
 
+class Sample:
+    """A uniform draw of `size` sequences over every sequence shown to it: each gets a random
+    key (numpy's RandomState(seed)), the smallest keys are kept; the same files give the same
+    draw. `of` names what they were drawn from (a suite), for messages."""
+
+    def __init__(self, size: int, seed: int = 0, of: str = ""):
+        self.size, self.rng, self.of = size, np.random.RandomState(seed), of
+        self.keys = np.empty(0)
+        self.sequences: list[str] = []
+        self.origin = "sequences of the suite"   # how the dry run's calibration note names them
+
+    def random(self, length: int) -> None:
+        """`size` random sequences of `length` nucleotides (A, C, G, T equally likely): the
+        draw where no task's data is here."""
+        letters = np.array(list("ACGT"))[self.rng.randint(0, 4, (self.size, length))]
+        self.sequences = ["".join(row) for row in letters]
+        self.origin = f"random sequences of {length} nucleotides (no task's data is here)"
+
+    def add(self, sequences) -> None:
+        keys = self.rng.random_sample(len(sequences))
+        new = np.argsort(keys, kind="stable")[:self.size]
+        keys = np.concatenate([self.keys, keys[new]])
+        pool = self.sequences + [sequences[i] for i in new]
+        keep = np.argsort(keys, kind="stable")[:self.size]
+        self.keys, self.sequences = keys[keep], [pool[i] for i in keep]
+
+
 def _sequence(raw: str | None, where: str) -> str:
     if raw is None or raw.strip() == "":
         raise GenebError(f"{where}: empty sequence in column 'text'; remove the row or give the "

@@ -57,7 +57,7 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from engine.data import TaskData
+from engine.data import Sample, TaskData
 from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight
 from engine.encoders.hub import local_checkpoint
@@ -87,40 +87,13 @@ MATMUL = (1024, 1024, 4096)     # the matrix product `matmul_flops` times (m x k
 _SPLITS = ("train", "test")
 
 
-class Sample:
-    """A uniform draw of `size` sequences over every sequence shown to it: each gets a random
-    key (numpy's RandomState(seed)), the smallest keys are kept; the same files give the same
-    draw."""
-
-    def __init__(self, size: int = CALIBRATION_SEQUENCES, seed: int = 0):
-        self.size, self.rng = size, np.random.RandomState(seed)
-        self.keys = np.empty(0)
-        self.sequences: list[str] = []
-        self.origin = "sequences of the suite"   # how the calibration's note names them
-
-    def random(self, length: int) -> None:
-        """`size` random sequences of `length` nucleotides (A, C, G, T equally likely): the
-        draw where no task's data is here."""
-        letters = np.array(list("ACGT"))[self.rng.randint(0, 4, (self.size, length))]
-        self.sequences = ["".join(row) for row in letters]
-        self.origin = f"random sequences of {length} nucleotides (no task's data is here)"
-
-    def add(self, sequences) -> None:
-        keys = self.rng.random_sample(len(sequences))
-        new = np.argsort(keys, kind="stable")[:self.size]
-        keys = np.concatenate([self.keys, keys[new]])
-        pool = self.sequences + [sequences[i] for i in new]
-        keep = np.argsort(keys, kind="stable")[:self.size]
-        self.keys, self.sequences = keys[keep], [pool[i] for i in keep]
-
-
 @dataclass
 class Counts:
     """What the dry run notes of each task as `validate_tasks` reads it."""
 
     splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     classes: dict[str, np.ndarray] = field(default_factory=dict)   # train rows per class
-    sample: Sample = field(default_factory=Sample)
+    sample: Sample = field(default_factory=lambda: Sample(CALIBRATION_SEQUENCES))
     sized: dict[str, TaskSize] = field(default_factory=dict)       # the tasks without data
 
     def size(self, task_id: str, size: TaskSize) -> None:
@@ -243,7 +216,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
-        preflight(model, options.encoder, device=profile is None)
+        preflight(model, options.encoder, device=profile is None, sample=checks.sample)
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
     jobs, line = probe_jobs(options.jobs, max(rows.values(), default=0))
     measured = Measured(paths, counts, hashes)

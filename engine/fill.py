@@ -35,9 +35,10 @@ from filelock import FileLock
 
 from engine.cluster import ClusterOptions
 from engine.cluster.executor import RayExecutor
-from engine.data import TaskData
+from engine.data import Sample, TaskData
 from engine.embedding_import import check_imported, imports_unchanged
 from engine.encoders import EncoderOptions, build_encoder, preflight
+from engine.encoders.checkpoint_checks import SAMPLE_SEQUENCES
 from engine.encoders.pins import record as record_trust
 from engine.encoders.pins import trusted_commits
 from engine.pairs import (
@@ -58,7 +59,7 @@ from store.embeddings import EmbeddingStore
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
 from store.sweep import sweep
-from store.tables.catalogs import register_tasks
+from store.tables.catalogs import open_catalogs, register_tasks
 from store.tables.data_files import RESULTS
 from store.tables.predictions import PREDICTIONS
 from store.tables.results import compact, open_for_writing, vacuum
@@ -94,12 +95,13 @@ class FillOptions:
 @dataclass(frozen=True)
 class TaskChecks:
     """What loading every task of a run found: each one's data hash, letter counts and
-    profile."""
+    profile, and a sample of their sequences (what a model's tokenizer is checked on)."""
 
     hashes: dict[str, str]
     letters: dict[str, LetterCounts]
     profiles: dict[str, TaskProfile]
     sizes: dict[str, int]              # sequences (train + test): the Ray executor's order
+    sample: Sample                     # SAMPLE_SEQUENCES of them (`engine.encoders.preflight`)
 
 
 def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
@@ -108,7 +110,7 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
     together at the end (`store.csv_in.RowProblems`, one line each). Each file's warnings
     (skipped rows) become one `warning` event; `seen` is shown every task read (what
     `fill --dry-run` counts)."""
-    checks = TaskChecks({}, {}, {}, {})
+    checks = TaskChecks({}, {}, {}, {}, Sample(SAMPLE_SEQUENCES, of=f"suite {suite.name}"))
     problems: list[GenebError] = []
     for t in tasks:
         try:
@@ -124,6 +126,8 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
         checks.letters[t.task_id] = data.letters
         checks.profiles[t.task_id] = data.profile
         checks.sizes[t.task_id] = len(data.train.sequences) + len(data.test.sequences)
+        checks.sample.add(data.train.sequences)
+        checks.sample.add(data.test.sequences)
     if problems:
         raise RowProblems.merged(problems)
     return checks
@@ -147,11 +151,11 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
     check_imported(paths, the_plan.work, checks.hashes)
-    on_event({"event": "plan", "cells_total": the_plan.cells_total,
-              "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors
-        preflight(model, options.encoder, device=options.cluster is None)
+        preflight(model, options.encoder, device=options.cluster is None, sample=checks.sample)
+    on_event({"event": "plan", "cells_total": the_plan.cells_total,
+              "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
     if options.cluster is None:             # the Ray executor has rules of its own
         jobs, line = probe_jobs(options.jobs, max(checks.sizes.values(), default=0))
         if line is not None:
@@ -168,7 +172,9 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
         open_for_writing(paths)
         open_for_writing(paths, PREDICTIONS)
         open_for_writing(paths, RUNS)
+        open_catalogs(paths)        # a model that then fails to load leaves both catalogs
         sweep(paths, session)
+        suite.materialize()
         if suite.subsample:   # a subsample's hashes are not the task's current data
             register_tasks(paths, tasks)
         else:

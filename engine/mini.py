@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -445,8 +445,10 @@ def is_complete(folder: Path) -> bool:
     return stamp.is_file() and stamp.read_text().strip() == REVISION
 
 
-def materialize(folder: Path) -> Path:
+def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
     """Write the suite into `folder` unless it already holds this REVISION; return `folder`.
+    `made`: task files of this REVISION generated already (by task id), written as they are
+    rather than generated again.
 
     Every file goes in under a temporary name and is renamed into place; the stamp file is
     written last, so an interrupted run is completed (and a stale revision replaced) next time.
@@ -457,7 +459,10 @@ def materialize(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / STAMP).unlink(missing_ok=True)
     for spec in SPECS:
-        write_task(folder, spec.task_id)
+        if made and spec.task_id in made:
+            write_bytes_atomic(folder / f"{spec.task_id}.csv", made[spec.task_id])
+        else:
+            write_task(folder, spec.task_id)
     write_bytes_atomic(folder / MANIFEST, _manifest_csv())
     write_bytes_atomic(folder / STAMP, (REVISION + "\n").encode())
     return folder

@@ -19,11 +19,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import struct
 from dataclasses import replace
 from pathlib import Path
 
 from engine.encoders import code_reference
+from engine.encoders.checkpoint_checks import safetensors_header
 from store.catalog import ModelMeta
 from store.folders import named_folder
 from store.vocab.errors import GenebError
@@ -138,10 +138,8 @@ def count_params(path: Path) -> int:
     total = 0
     for file in sorted(path.glob("*.safetensors")):
         try:
-            with open(file, "rb") as f:
-                (size,) = struct.unpack("<Q", f.read(8))
-                header = json.loads(f.read(size))
-        except (OSError, struct.error, json.JSONDecodeError, UnicodeDecodeError):
+            _, header = safetensors_header(file)
+        except (OSError, ValueError):
             return 0
         for name, info in header.items():
             if name != "__metadata__" and isinstance(info, dict):

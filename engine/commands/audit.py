@@ -42,6 +42,7 @@ def run(args) -> int:
     paths = store_of(args, write=True)
     suite = suite_of(args, paths, write=True)
     tasks = tasks_of(args, suite, paths)
+    suite.materialize()
     result = audit_suite(paths, (suite.load(t.task_id) for t in tasks), refresh=args.refresh)
     if args.json:
         emit_json({"suite": suite.name, "measured": list(result.measured),

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from engine.encoders.hub import is_hub_id, pinned_snapshot
+from engine.encoders.checkpoint_checks import tokenizer_files_problem, weights_problem
+from engine.encoders.hub import is_hub_id, pinned_snapshot, read_without_hub
 from store.catalog import RECIPE_DEFAULTS, transformers_problem
 from store.vocab.encoder_kinds import (
     DEFAULT_POOLING,
@@ -38,6 +39,7 @@ from store.vocab.errors import GenebError
 from store.vocab.revisions import is_pinned
 
 if TYPE_CHECKING:
+    from engine.data import Sample
     from store.catalog import ModelMeta
     from store.embeddings import SplitWriter
 
@@ -77,6 +79,8 @@ class EncoderOptions:
     dtype: str = "auto"                 # the precision of the kinds with weights (`DTYPES`); the
     #                                     k-mer, imported and extractor kinds compute as always
 
+
+LOAD_ERROR_CHARS = 400     # of a library's message, in the one line of a failed load
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
 CODE_FILES: tuple[str, ...] = ("config.json", "tokenizer_config.json")
@@ -212,12 +216,13 @@ def pooling_of(model: ModelMeta) -> str:
 
 
 def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
-              device: bool = True) -> None:
-    """Every check that needs no weights, so that `fill` can refuse before writing anything
+              device: bool = True, sample: Sample | None = None) -> None:
+    """Every check that loads no model, so that `fill` can refuse before writing anything
     (the hub is not asked: the builder checks it for remote code, once, before loading).
     `device`: with the checks of the device this process would embed on (a family adapter's,
     e.g. Evo-1's attention layers need CUDA); the Ray driver leaves them out, and each
-    embedding actor runs them all where the model runs (`engine.cluster.workers`)."""
+    embedding actor runs them all where the model runs (`engine.cluster.workers`). A checkpoint
+    on disk is checked by `check_checkpoint` (its tokenizer on `sample`, where given)."""
     kind = kind_of(model)
     for name in kind.fields:
         if getattr(model, name) is None:
@@ -252,11 +257,36 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
     if kind.checkpoint_code:
         check_remote_code(model.model_id, model.path or model.hub_id, model.revision,
                           model.remote_code, options.trust_remote_code)
+    if kind.checkpoint_files:
+        check_checkpoint(model, kind, options, sample)
+
+
+def check_checkpoint(model: ModelMeta, kind: EncoderKind, options: EncoderOptions,
+                     sample: Sample | None) -> None:
+    """The files of a checkpoint transformers loads, where they are on disk (a local folder, the
+    cached snapshot of a pinned commit; a download is the hub's to check): its own tokenizer
+    files and loadable weights (none are loaded for a random-initialisation control), then, for
+    the generic encoder, which tokenizes the text with that tokenizer, that it knows most of
+    the nucleotides of `sample` (`engine.encoders.checkpoint_checks`)."""
+    folder = read_without_hub(model.path or model.hub_id, model.revision)
+    if folder is None:
+        return
+    problem = tokenizer_files_problem(folder) or (
+        weights_problem(folder) if model.random_init is None else None)
+    if problem:
+        raise GenebError(f"model {model.model_id}: {problem}")
+    if sample is None or not sample.sequences or kind.recipe:   # an adapter maps letters itself
+        return
+    trust = check_remote_code(model.model_id, str(folder), model.revision, model.remote_code,
+                              options.trust_remote_code)
+    importlib.import_module(BUILDERS[kind.name]).check_tokenizer(model, folder, trust, sample)
 
 
 def build_encoder(model: ModelMeta, options: EncoderOptions = EncoderOptions()) -> Encoder:
     """The encoder for a catalog entry that passed `preflight` (which `fill` runs once per model
-    first); a kind this engine cannot run raises why."""
+    first); a kind this engine cannot run raises why, and so does a checkpoint that cannot be
+    loaded, whatever the library raised (its files are the user's: one line naming the model,
+    where it was loaded from and what was wrong, never a traceback)."""
     kind = kind_of(model)
     try:
         module = importlib.import_module(BUILDERS[kind.name])
@@ -265,4 +295,21 @@ def build_encoder(model: ModelMeta, options: EncoderOptions = EncoderOptions()) 
             raise
         raise GenebError(f"model {model.model_id}: the model side is not installed ({exc}); "
                          f"{kind.install}") from None
-    return module.build(model, options)
+    try:
+        return module.build(model, options)
+    except GenebError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, UnpicklingError, SafetensorError...
+        raise load_error(model.model_id, model.path or model.hub_id or model.extractor or "it",
+                         exc) from None
+
+
+def load_error(model_id: str, source: str, exc: Exception) -> GenebError:
+    """The one line of a checkpoint that could not be loaded (whatever the library raised):
+    the model, where it was loaded from, the error's type and message (its lines joined, cut
+    at LOAD_ERROR_CHARS)."""
+    said = " ".join(str(exc).split())
+    if len(said) > LOAD_ERROR_CHARS:
+        said = said[:LOAD_ERROR_CHARS - 1] + "…"
+    return GenebError(f"model {model_id}: cannot load {source}: {type(exc).__name__}"
+                      f"{': ' + said if said else ''}")

@@ -66,14 +66,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.encoders import check_remote_code
+from engine.encoders import check_remote_code, load_error
 from engine.encoders.batching import default_batch_tokens, mask_form
+from engine.encoders.checkpoint_checks import SAMPLE_LETTERS, unknown_problem, unknown_share
 from engine.encoders.hub import checkpoint, decide_hub
 from engine.encoders.streaming import StreamingEncoder
 from store.catalog import PADDING_SIDES
 from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
+    from engine.data import Sample
     from engine.encoders import EncoderOptions
     from store.catalog import ModelMeta
 
@@ -146,6 +148,55 @@ def weights_sha256(model: torch.nn.Module) -> str:
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     return digest.hexdigest()
+
+
+def from_pretrained(cls, model_id: str, source: str, revision: str | None, trust: bool,
+                    **kwargs):
+    """`cls.from_pretrained` of the checkpoint `source` at `revision` (from where
+    `engine.encoders.hub.checkpoint` says), `trust_remote_code` always explicit: unset, it makes
+    transformers ask on stdin, and a "y" there would run the checkpoint's code without the
+    user's --trust-remote-code. A load that needs remote code without it, and an unreadable
+    file, are one line naming the model."""
+    folder = checkpoint(model_id, source, revision)     # None: the hub
+    at = {"revision": revision} if folder is None else {}
+    kwargs = {**at, **kwargs, "trust_remote_code": bool(trust)}
+    try:
+        return cls.from_pretrained(str(folder or source), **kwargs)
+    except ValueError as exc:
+        if "trust_remote_code" in str(exc):
+            raise GenebError(
+                f"model {model_id}: {source} runs Python code from its repository "
+                "(trust_remote_code); rerun with --trust-remote-code to allow that, with "
+                f"its revision pinned to a commit (--models {model_id}@<commit>) unless "
+                "it is a local folder") from None
+        raise
+    except OSError as exc:
+        where = ("the Hugging Face hub" if folder is None else "the local directory"
+                 if Path(source).expanduser() == folder
+                 else f"the Hugging Face cache ({folder})")
+        raise GenebError(f"model {model_id}: cannot load {source} from {where}: "
+                         f"{str(exc).splitlines()[0]}") from None
+
+
+def check_tokenizer(model: ModelMeta, folder: Path, trust: bool, sample: Sample) -> None:
+    """Refuse the tokenizer of the checkpoint in `folder` for the generic encoder when it does
+    not know most of the nucleotides of `sample` (each sequence's first SAMPLE_LETTERS, cut as
+    the entry's recipe cuts it: `engine.encoders.checkpoint_checks.unknown_share`), or cannot
+    be loaded: one line naming the model."""
+    from transformers import AutoTokenizer  # lazy: transformers
+
+    recipe = TextRecipe.of(model)
+    texts = [t for s in sample.sequences if (t := recipe.text(s[:SAMPLE_LETTERS], None))]
+    with quiet_transformers():      # and its notes on texts beyond the model's context
+        try:
+            tokenizer = from_pretrained(AutoTokenizer, model.model_id, str(folder), None, trust)
+        except GenebError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a damaged tokenizer file: JSONDecodeError...
+            raise load_error(model.model_id, f"the tokenizer of {folder}", exc) from None
+        share, unit = unknown_share(tokenizer, texts)
+    if problem := unknown_problem(share, unit, tokenizer.unk_token, len(texts), sample.of):
+        raise GenebError(f"model {model.model_id}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -237,27 +288,8 @@ class HFEncoder(StreamingEncoder):
     # ---- loading -------------------------------------------------------------------------
 
     def _from_pretrained(self, cls, **kwargs):
-        # Always explicit: an unset trust_remote_code makes transformers ask on stdin, and a
-        # "y" there would run the checkpoint's code without the user's --trust-remote-code.
-        folder = checkpoint(self.model_id, self.source, self.revision)     # None: the hub
-        at = {"revision": self.revision} if folder is None else {}
-        kwargs = {**at, **kwargs, "trust_remote_code": bool(self._trust)}
-        try:
-            return cls.from_pretrained(str(folder or self.source), **kwargs)
-        except ValueError as exc:
-            if "trust_remote_code" in str(exc):
-                raise GenebError(
-                    f"model {self.model_id}: {self.source} runs Python code from its repository "
-                    "(trust_remote_code); rerun with --trust-remote-code to allow that, with "
-                    f"its revision pinned to a commit (--models {self.model_id}@<commit>) unless "
-                    "it is a local folder") from None
-            raise
-        except OSError as exc:
-            where = ("the Hugging Face hub" if folder is None else "the local directory"
-                     if Path(self.source).expanduser() == folder
-                     else f"the Hugging Face cache ({folder})")
-            raise GenebError(f"model {self.model_id}: cannot load {self.source} from {where}: "
-                             f"{str(exc).splitlines()[0]}") from None
+        return from_pretrained(cls, self.model_id, self.source, self.revision, self._trust,
+                               **kwargs)
 
     def _load_tokenizer(self):
         from transformers import AutoTokenizer  # lazy: transformers
@@ -288,8 +320,9 @@ class HFEncoder(StreamingEncoder):
                 self.device = next(model.parameters()).device
                 return model.to(dtype=self.weights_dtype or torch.float32).eval()
             return self.placed(model)
+        said = (str(last).strip().splitlines() or [type(last).__name__])[0]
         raise GenebError(f"model {self.model_id}: transformers cannot build a model from "
-                         f"{self.source} ({last})")
+                         f"{self.source} ({said})")
 
     def _attention_first(self, cls):
         """The model of class `cls`, on CUDA with scaled-dot-product attention where its

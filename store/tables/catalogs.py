@@ -42,12 +42,32 @@ from store.vocab.errors import GenebError, brief
 REVISION = "model_revision"
 
 
+def empty_catalog(name: str) -> pl.DataFrame:
+    """The catalog table `name` (tasks, models) without rows; the model catalog with its
+    `REVISION` column."""
+    return (tasks_frame([]) if name == "tasks" else
+            models_frame([]).with_columns(pl.lit(None, pl.String).alias(REVISION)))
+
+
+def open_catalogs(paths: StorePaths) -> None:
+    """Write each catalog the store lacks as the empty table it reads as: a run calls this when
+    it opens the results tables, so that a store with results tables has both catalogs (what
+    `store.doctor.check_catalogs` holds it to) even when the run stops before it registers a
+    model (one that fails to load); a catalog that is there is left as it is."""
+    for name in ("tasks", "models"):
+        path = paths.catalog_table(name)
+        if path.exists():
+            continue
+        with named_lock(paths, "catalog"):
+            if not path.exists():
+                write_atomic(path, lambda tmp, name=name: empty_catalog(name).write_parquet(tmp))
+
+
 def read_catalog(paths: StorePaths, name: str) -> pl.DataFrame:
     """A catalog table; the empty table when it is missing, and when it cannot be read (then
     reported once: `geneb-engine doctor --repair` rebuilds it). The model catalog always has
     its `REVISION` column."""
-    empty = (tasks_frame([]) if name == "tasks" else
-             models_frame([]).with_columns(pl.lit(None, pl.String).alias(REVISION)))
+    empty = empty_catalog(name)
     f = paths.catalog_table(name)
     if not f.exists():
         return empty

@@ -49,6 +49,8 @@ class EncoderKind:
     options: tuple[str, ...] = ()       # optional recipe fields only this kind reads
     source: bool = False                # loads weights from the entry's hub_id or path
     checkpoint_code: bool = False       # loads through transformers: a checkpoint may name code
+    checkpoint_files: bool = False      # reads the checkpoint's tokenizer files and weights
+    #                                     through transformers (checked before a run)
     packages: tuple[str, ...] = ()      # PyPI packages a run needs
     module: str | None = None           # the adapter's own package, checked before any loading
     install: str = ""                   # how to install those packages
@@ -76,7 +78,7 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
     EncoderKind("hf", "the generic Hugging Face encoder",
                 poolings=("mean", "mean-with-padding", "cls"), source=True,
                 options=("special_tokens", "bos_text", "cut_to_multiple", "one_hot"),
-                checkpoint_code=True, packages=("torch", "transformers"),
+                checkpoint_code=True, checkpoint_files=True, packages=("torch", "transformers"),
                 install="pip install 'geneb[models]'", gpu=True),
     EncoderKind("kmer", "a k-mer baseline", fields=("encoder_k",), sequences=UPPER),
     # A class written for the official harness (harness/extractors/<module>.py), run as is: it
@@ -121,7 +123,7 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
     # the last layer with [CLS] and [SEP] per window, the windows averaged equally.
     EncoderKind("splicebert", "the SpliceBERT adapter", poolings=("mean",), source=True,
                 packages=("transformers",), module="transformers",
-                install="pip install 'geneb[models]'",
+                install="pip install 'geneb[models]'", checkpoint_files=True,
                 recipe="single-nucleotide ids without the checkpoint's tokenizer (it needs "
                        "spaces between letters) and the mean over overlapping 1,024-nt windows",
                 sequences=UPPER_U_AS_T, gpu=True),
