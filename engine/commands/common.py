@@ -31,8 +31,9 @@ from store.vocab.suites import SuiteChoice, store_suite
 if TYPE_CHECKING:
     from store.db import Snapshot
 
-console = Console(soft_wrap=True)  # messages stay one line (commands in them copy whole)
-err_console = Console(stderr=True)
+# messages stay one line (commands and paths in them copy whole; a path is never folded)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 OUTPUT_WIDTH = 200  # columns of the tables when stdout is not a terminal and $COLUMNS is unset
 

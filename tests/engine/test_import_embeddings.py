@@ -381,10 +381,9 @@ def test_a_folder_the_import_does_not_take_is_named(tmp_path, suite, capsys):
     rc, out, err = run(capsys, "import-embeddings", "m", str(folder), "--suite", str(suite),
                        "--store", str(tmp_path / "store"))
     assert rc == 0, err
-    said = " ".join(err.split())         # as printed, wrapped at the terminal's width
-    assert said == " ".join(f"warning: {folder / name}: not read: a hidden folder (its name "
-                            "starts with '.'); a task's folder is named by its task id"
-                            for name in ("..x", ".bin_task"))
+    assert err.splitlines() == [f"warning: {folder / name}: not read: a hidden folder (its "
+                                "name starts with '.'); a task's folder is named by its task id"
+                                for name in ("..x", ".bin_task")]     # one line each, whole
     assert "imported 4 splits of 2 tasks" in out
 
 
@@ -402,9 +401,8 @@ def test_a_link_within_the_folder_is_followed(tmp_path, suite, capsys):
         rc, out, err = run(capsys, "import-embeddings", "m", str(folder), "--suite",
                            str(suite), "--store", str(paths.root))
     assert rc == 0 and opened == [], err
-    assert " ".join(err.split()) == (f"warning: {folder / '.versions'}: not read: a hidden "
-                                     "folder (its name starts with '.'); a task's folder is "
-                                     "named by its task id")
+    assert err == (f"warning: {folder / '.versions'}: not read: a hidden "
+                   "folder (its name starts with '.'); a task's folder is named by its task id\n")
     for task, splits in arrays.items():
         for name, X in splits.items():
             np.testing.assert_array_equal(stored(paths, "m", task, name), X)
