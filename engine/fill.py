@@ -137,7 +137,8 @@ def run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: li
     (the ETA)."""
     checks = validate_tasks(suite, tasks, on_event, watch.see if watch else None)
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
-    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
+    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes,
+                    options.encoder)
     check_imported(paths, the_plan.work, checks.hashes)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
@@ -248,8 +249,10 @@ class _PairRunner:
         """Embed the pair and probe it (inline, or submitted to `pool`) under `lock`."""
         try:
             data = self.load(work.task.task_id)
-            todo = remaining(self.paths, work.model.model_id, data.task_id, data.data_hash,
-                             self.plan.revisions.get(work.model.model_id), work.todo)
+            mid = work.model.model_id
+            todo = remaining(self.paths, mid, data.task_id, data.data_hash,
+                             self.plan.revisions.get(mid), self.plan.precisions.get(mid),
+                             work.todo)
             if not todo:
                 lock.release()
                 self._report(work, computed=False)
@@ -292,7 +295,8 @@ class _PairRunner:
             self.encoder = None   # free the previous model before loading the next
             self.encoder = (model.model_id, build_encoder(model, self.options.encoder))
             self.built.add(model.model_id)
-            if event := loaded(self.paths, model, self.encoder[1], self.plan.revisions):
+            if event := loaded(self.paths, model, self.encoder[1], self.plan.revisions,
+                               self.plan.precisions):
                 self.on_event(event)
         return self.encoder[1]
 
