@@ -85,9 +85,8 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
 def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, revisions=None,
                      also=None) -> dict[str, dict[str, int]]:
     """Model -> {precision: cells done} of the local cells done at another compute precision
-    than the one `precisions` gives the model (what `fill` would compute in: those are other
-    cells, which `fill --dtype` at that precision counts and readers show as
-    `<model> [<precision>]`)."""
+    than the one `precisions` gives the model (what `fill` would compute in): other cells,
+    which `fill --dtype` at that precision counts (`store.vocab.variant`)."""
     from store.cells import cell_states  # lazy: polars
     from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
 

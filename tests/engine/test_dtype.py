@@ -10,6 +10,7 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import json  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -17,6 +18,7 @@ import torch  # noqa: E402
 
 from engine.encoders import EncoderOptions, build_encoder, preflight, told_precision  # noqa: E402
 from engine.encoders.device import dtype_problem, precision_of  # noqa: E402
+from engine.pairs import loaded  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.db import query  # noqa: E402
@@ -157,3 +159,16 @@ def test_the_precision_a_run_computes_in_is_told_before_it_is_built(bert):
     assert told_precision(evo, cpu) == "float32"
     imported = type(meta)(**{**meta.__dict__, "encoder": "imported", "model_id": "i"})
     assert told_precision(imported, cpu) is None
+
+
+def test_an_encoder_that_computes_otherwise_than_planned_says_so(bert, tmp_path):
+    """A Ray actor on another device than the driver's: the plan counted the model's cells at
+    the driver's precision; the run says at which it computes, and counts them there."""
+    meta = resolve_model("tiny-bert", bert["catalog"])
+    actor = SimpleNamespace(revision="r", precision="bfloat16-autocast")
+    paths = StorePaths(tmp_path / "store")
+    event = loaded(paths, meta, actor, {"tiny-bert": "r"}, {"tiny-bert": "float32"})
+    assert event["event"] == "warning" and event["message"].startswith(
+        "model tiny-bert: computes in bfloat16-autocast here, not in float32 as planned")
+    assert loaded(paths, meta, actor, {"tiny-bert": "r"},
+                  {"tiny-bert": "bfloat16-autocast"}) is None
