@@ -41,15 +41,19 @@ def mccs(store: Path) -> dict[tuple, float]:
     return {(r["model"], r["task"], r["regime"]): r["mcc"] for r in rows.iter_rows(named=True)}
 
 
-def embeddings(store: Path) -> dict[tuple, np.ndarray]:
-    """(model, task) -> its train split's stored embeddings."""
+def embeddings(store: Path, dtype: str) -> dict[tuple, np.ndarray]:
+    """(model, task) -> its train split's stored embeddings at `dtype` (kept apart by their
+    precision: `store.vocab.variant.split_suffix`)."""
     import zarr
+
+    from store.vocab.variant import split_suffix
 
     root = zarr.open_group(str(store / "embeddings.zarr"), mode="r")
     out = {}
     for model in root.group_keys():
         for task in root[model].group_keys():
-            out[model, task] = np.asarray(root[model][task]["train"]["embeddings"])
+            split = root[model][task][f"train{split_suffix(dtype)}"]
+            out[model, task] = np.asarray(split["embeddings"])
     return out
 
 
@@ -84,7 +88,7 @@ def main() -> int:
                              *models, "--device", "cpu", "--dtype", dtype])
             if rc != 0:
                 raise SystemExit(f"fill --dtype {dtype} failed ({rc})")
-            found[dtype], rows[dtype] = mccs(store), embeddings(store)
+            found[dtype], rows[dtype] = mccs(store), embeddings(store, dtype)
     base, base_rows = found["float32"], rows["float32"]
     print(f"geneb-v1, every regime; {len(KINDS)} tiny models ({', '.join(KINDS)}) x 3 tasks "
           f"(2, 3, 4 classes; {args.train} train / {args.test} test sequences of {args.length} "

@@ -59,7 +59,7 @@ from threadpoolctl import threadpool_limits
 
 from engine.data import Sample, TaskData
 from engine.embedding_import import check_imported
-from engine.encoders import build_encoder, preflight
+from engine.encoders import build_encoder, preflight, told_precision
 from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
@@ -214,7 +214,8 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
     if len(here) < len(tasks):
         _size_without_data(paths, [t for t in tasks if t not in here], counts, hashes, rows)
     models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
-    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes)
+    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes,
+                    options.encoder)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder, device=profile is None, sample=checks.sample)
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
@@ -300,17 +301,6 @@ def run_device(model: ModelMeta, options: FillOptions) -> str:
     return device_name(pick_device(options.encoder.device))
 
 
-def run_precision(model: ModelMeta, options: FillOptions) -> str | None:
-    """The precision a run of a model with weights records in the runs table (`fill --dtype` on
-    its device: `engine.encoders.device`); None for a weight-free kind (its rows match any)."""
-    if not KINDS[model.encoder].source:
-        return None
-    from engine.encoders.device import pick_device, precision_name, precision_of  # lazy: torch
-
-    return precision_name(*precision_of(pick_device(options.encoder.device),
-                                        options.encoder.dtype, model.model_id))
-
-
 class Measured:
     """What the store measured: the runs table, and the fit seconds of its local result rows."""
 
@@ -375,10 +365,11 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
     on_profile = profile is not None and bool(kind.source or kind.user_code)
     device = profile.name if on_profile else run_device(model, options)
     embeddings = EmbeddingStore(paths)
+    precision = told_precision(model, options.encoder)
     to_embed = [(w.task.task_id, name) for w in work for name in _SPLITS
                 if not embeddings.stored(model.model_id, w.task.task_id, name,
                                          measured.hashes.get(w.task.task_id),
-                                         revisions.get(model.model_id))]
+                                         revisions.get(model.model_id), precision=precision)]
     sequences = sum(counts.splits[s][0] for s in to_embed)
     nucleotides = sum(counts.splits[s][1] for s in to_embed)
     calibration = _Calibration(model, options, counts.sample, device)
@@ -406,7 +397,7 @@ def _machine_rate(model: ModelMeta, options: FillOptions, device: str) -> Rate:
     device table, else a matrix product timed here (see the module)."""
     if (row := profile_of(device)) is not None and device != "cpu":
         return Rate(row.flops, f"{row.basis_text}; this machine's {device}")
-    precision = run_precision(model, options)
+    precision = told_precision(model, options.encoder)
     flops = matmul_flops(device, precision)
     return Rate(flops, f"the {flops / 1e9:,.1f} GFLOP/s of a {precision or 'float32'} "
                        f"{'x'.join(map(str, MATMUL))} matrix product measured on this {device} "
@@ -451,10 +442,11 @@ def from_runs(model: ModelMeta, options: FillOptions, sequences: int, nucleotide
               measured: Measured) -> tuple[Estimate, int | None] | None:
     """(the seconds to embed `sequences` of `nucleotides` with `model` as `options` run it, the
     tokens they make) from the runs table's throughput of that model on that device at that
-    precision (`run_device`, `run_precision`): tokens over tokens per second where it counted
-    the model's tokens per nucleotide on these tasks, else sequences over sequences per second;
+    precision (`run_device`, `engine.encoders.told_precision`): tokens over tokens per
+    second where it counted the model's tokens per nucleotide on these tasks, else sequences
+    over sequences per second;
     None where it has not run so (`fill --dry-run` and fill's ETA, `engine.eta`)."""
-    device, precision = run_device(model, options), run_precision(model, options)
+    device, precision = run_device(model, options), told_precision(model, options.encoder)
     known = measured.throughput(model.model_id, device, precision)
     if known is None:
         return None

@@ -149,7 +149,8 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
               watch: Watch | None) -> Plan:
     checks = validate_tasks(suite, tasks, on_event, watch.see if watch else None)
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
-    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes)
+    the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes,
+                    options.encoder)
     check_imported(paths, the_plan.work, checks.hashes)
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors
@@ -263,8 +264,10 @@ class _PairRunner:
         """Embed the pair and probe it (inline, or submitted to `pool`) under `lock`."""
         try:
             data = self.load(work.task.task_id)
-            todo = remaining(self.paths, work.model.model_id, data.task_id, data.data_hash,
-                             self.plan.revisions.get(work.model.model_id), work.todo)
+            mid = work.model.model_id
+            todo = remaining(self.paths, mid, data.task_id, data.data_hash,
+                             self.plan.revisions.get(mid), self.plan.precisions.get(mid),
+                             work.todo)
             if not todo:
                 lock.release()
                 self._report(work, computed=False)
@@ -307,7 +310,8 @@ class _PairRunner:
             self.encoder = None   # free the previous model before loading the next
             self.encoder = (model.model_id, build_encoder(model, self.options.encoder))
             self.built.add(model.model_id)
-            if event := loaded(self.paths, model, self.encoder[1], self.plan.revisions):
+            if event := loaded(self.paths, model, self.encoder[1], self.plan.revisions,
+                               self.plan.precisions):
                 self.on_event(event)
         return self.encoder[1]
 

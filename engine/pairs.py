@@ -29,6 +29,7 @@ from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS
 from store.vocab.protocol import Protocol, seed_counts
 from store.vocab.sources import LOCAL
+from store.vocab.variant import precision_label
 
 
 def embeddings_identity(model: ModelMeta, encoder, data_hash: str) -> dict:
@@ -36,7 +37,7 @@ def embeddings_identity(model: ModelMeta, encoder, data_hash: str) -> dict:
     `store.embeddings.IDENTITY` compares: a stored split is reused when they match)."""
     return {"model_id": model.model_id, "model_revision": encoder.revision,
             "encoder": encoder.settings, "data_hash": data_hash, "dtype": "float32",
-            "engine_version": __version__}
+            "compute_precision": encoder.precision, "engine_version": __version__}
 
 
 def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, encoder,
@@ -85,38 +86,49 @@ def embedded_event(model_id: str, task_id: str, worker: str, done: dict) -> dict
 
 
 def remaining(paths: StorePaths, model_id: str, task_id: str, data_hash: str,
-              revision: str | None, todo: tuple[tuple[Protocol, tuple[str, ...]], ...]
+              revision: str | None, precision: str | None,
+              todo: tuple[tuple[Protocol, tuple[str, ...]], ...]
               ) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
     """The part of a pair's `todo` the results table still lacks on `data_hash` with the
-    model's `revision` (another process may have finished cells since the plan); checked under
-    the pair's lock."""
-    done = done_in_table(paths, model_id, task_id, data_hash, revision,
+    model's `revision` at the compute `precision` (another process may have finished cells
+    since the plan); checked under the pair's lock."""
+    done = done_in_table(paths, model_id, task_id, data_hash, revision, precision,
                          seed_counts(p for p, _ in todo))
     return tuple((p, left) for p, regimes in todo
                  if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
 
 
-def loaded(paths: StorePaths, model: ModelMeta, encoder,
-           planned: Mapping[str, str | None]) -> dict | None:
+def loaded(paths: StorePaths, model: ModelMeta, encoder, planned: Mapping[str, str | None],
+           precisions: Mapping[str, str | None]) -> dict | None:
     """What a run does once it has built a model's encoder: records the revision it computes
     with as the model's current one (`store.tables.catalogs.register_models`), and returns a
     `warning` event when the plan checked the model's done cells against another revision
     (`planned`, `engine.planner.Plan.revisions`: a random-initialisation control whose weights
-    came out otherwise, a file changed since the plan): those cells are stale now."""
+    came out otherwise, a file changed since the plan): those cells are stale now; or at
+    another compute precision (`precisions`, `engine.planner.Plan.precisions`: a Ray actor on
+    another device than the driver's): those are other cells."""
     register_models(paths, [model], {model.model_id: encoder.revision})
-    if model.model_id not in planned or planned[model.model_id] == encoder.revision:
-        return None
-    return {"event": "warning", "message": (
-        f"model {model.model_id}: loaded at revision {encoder.revision or 'none'}, not "
-        f"{planned[model.model_id] or 'none'} as planned; the cells this run computes are of "
-        "the new revision, and those it found done are stale now: run the same command again "
-        "to compute them")}
+    mid = model.model_id
+    if mid in planned and planned[mid] != encoder.revision:
+        return {"event": "warning", "message": (
+            f"model {mid}: loaded at revision {encoder.revision or 'none'}, not "
+            f"{planned[mid] or 'none'} as planned; the cells this run computes are of the new "
+            "revision, and those it found done are stale now: run the same command again to "
+            "compute them")}
+    if mid in precisions and precisions[mid] != encoder.precision:
+        return {"event": "warning", "message": (
+            f"model {mid}: computes in {precision_label(encoder.precision)} here, not in "
+            f"{precision_label(precisions[mid])} as planned; its cells are counted at "
+            f"{precision_label(encoder.precision)}: run the same command again to see them "
+            "done")}
+    return None
 
 
 def provenance_of(suite: Suite, data: TaskData, encoder) -> dict:
     """What every result row of a pair records about where it came from."""
     return {"source": LOCAL, "data_revision": suite.revision, "data_hash": data.data_hash,
-            "model_revision": encoder.revision, "engine_version": __version__}
+            "model_revision": encoder.revision, "compute_precision": encoder.precision,
+            "engine_version": __version__}
 
 
 def cell_events(work: PairWork, computed: bool, done: int, total: int) -> list[dict]:
@@ -151,9 +163,12 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
         r.update(provenance, model=model_id, task=task_id, created_at=now)
     predictions = prediction_rows(rows, test[1], model=model_id, task=task_id,
                                   source=provenance["source"],
-                                  data_hash=provenance["data_hash"], created_at=now)
+                                  data_hash=provenance["data_hash"],
+                                  compute_precision=provenance["compute_precision"],
+                                  created_at=now)
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"], revision=provenance["model_revision"],
-                       seeds=seed_counts(p for p, _ in todo), predictions=predictions)
+                       seeds=seed_counts(p for p, _ in todo),
+                       precision=provenance["compute_precision"], predictions=predictions)

@@ -1,12 +1,16 @@
 """What is missing: the (model, task, regime, protocol) cells a run needs that the store lacks.
 
 A cell is done when the store holds local rows for every seed of the protocol, with the same
-protocol hash, the data hash of the suite's files as they are now and the revision the run
-computes the model with (`store.cells`; rows on other data or of another revision are stale:
-MTEB's rule that old results merge only when the data revision matches). The revision is told
-before loading where it can be (`engine.encoders.revision`); a model whose revision only its
-loaded weights tell (a random-initialisation control) is planned with the store's current
-revision, and a run that finds another one when it loads it says so (`engine.pairs`).
+protocol hash, the data hash of the suite's files as they are now, the revision the run
+computes the model with and the compute precision it computes in (`store.cells`; rows on other
+data or of another revision are stale: MTEB's rule that old results merge only when the data
+revision matches; rows at another precision are other cells, `store.vocab.variant`). The
+revision is told before loading where it can be (`engine.encoders.revision`; a checkpoint
+folder's rows recorded under the fingerprint's rule before count while that older hash still
+matches, `store.current.legacy_revisions`); a model whose revision only its loaded weights
+tell (a random-initialisation control) is planned with the store's current revision, and a run
+that finds another one when it loads it says so (`engine.pairs`). The precision is told from
+`--device` and `--dtype` (`engine.encoders.told_precision`).
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
+from engine.encoders import EncoderOptions, told_precision
 from engine.encoders.revision import told_revisions
 from store.catalog import ModelMeta, TaskMeta
 from store.cells import cell_states, current_revisions
+from store.current import folder_of, legacy_revisions
 from store.db import Source, query
 from store.vocab.protocol import Protocol, seed_counts
 from store.vocab.sources import LOCAL
@@ -43,6 +49,8 @@ class Plan:
     # model id -> the revision its done cells were checked against (`run_revisions`); a model
     # left out had no local rows (nothing of it done, whatever its revision)
     revisions: Mapping[str, str | None]
+    # model id -> the compute precision its done cells were checked at (`told_precision`)
+    precisions: Mapping[str, str | None]
 
     @property
     def cells_missing(self) -> int:
@@ -59,15 +67,26 @@ def run_revisions(source: Source, model_ids: list[str],
     return {**current_revisions(partial(query, source), untold), **told} if untold else told
 
 
+def accepted_revisions(source: Source, models: list[ModelMeta]) -> dict[str, str]:
+    """Model id -> a second name of the revision it is told (`store.current.legacy_revisions`:
+    a checkpoint folder's `folder-sha256-` while it still matches the folder's files)."""
+    folders = {m.model_id: folder for m in models
+               if (folder := folder_of(m.path, m.encoder, m.random_init)) is not None}
+    return legacy_revisions(partial(query, source), folders) if folders else {}
+
+
 def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str, str],
-               revisions: Mapping[str, str | None]) -> set[tuple[str, str, str, str]]:
+               revisions: Mapping[str, str | None], precisions: Mapping[str, str | None],
+               also: Mapping[str, str] | None = None) -> set[tuple[str, str, str, str]]:
     """(protocol hash, model, task, regime) of every done local cell on the given data, of the
-    models `revisions` names with the revision it gives each (rows of others are stale)."""
+    models `revisions` names with the revision it gives each (`also`: a second name of it;
+    rows of others are stale) at the precision `precisions` gives each."""
     if not data_hashes or not revisions:
         return set()
     states = cell_states(
         partial(query, source), seeds=seed_counts(protocols),
-        data_hashes=data_hashes, revisions=revisions,
+        data_hashes=data_hashes, revisions=revisions, also=also,
+        precisions={m: precisions.get(m) for m in revisions},
         where=f"r.source = '{LOCAL}' AND list_contains(?, r.model) AND list_contains(?, r.task)",
         params=[list(revisions), list(data_hashes)])
     return {(r["protocol_hash"], r["model"], r["task"], r["regime"])
@@ -75,10 +94,13 @@ def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str,
 
 
 def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
-         regimes: list[str], protocols: list[Protocol], data_hashes: dict[str, str]) -> Plan:
+         regimes: list[str], protocols: list[Protocol], data_hashes: dict[str, str],
+         options: EncoderOptions) -> Plan:
     revisions = run_revisions(source, [m.model_id for m in models],
                               {m.model_id: m for m in models})
-    done = done_cells(source, protocols, data_hashes, revisions)
+    precisions = {m.model_id: told_precision(m, options) for m in models}
+    done = done_cells(source, protocols, data_hashes, revisions, precisions,
+                      accepted_revisions(source, models))
     work = []
     for m in models:
         for t in tasks:
@@ -90,4 +112,4 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
             if todo:
                 work.append(PairWork(m, t, todo))
     return Plan(len(models) * len(tasks) * len(regimes) * len(protocols), tuple(work),
-                revisions)
+                revisions, precisions)

@@ -281,6 +281,9 @@ class GenebApp(App[None]):
             self._damage_shown.add(problem)
             self.notify(escape(problem), title="Damaged store file", severity="warning",
                         timeout=15)
+        for note in sorted(set(msg.snapshot.notes) - self._damage_shown):   # once each too
+            self._damage_shown.add(note)
+            self.notify(escape(note), title="What is current", timeout=15)
         error = msg.snapshot.catalog_error
         if error and error != self._catalog_error_shown:
             self.notify(escape(f"{error}; its models are left out (fix it, then Ctrl+R)"),

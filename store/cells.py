@@ -1,8 +1,11 @@
 """When a cell is done and current: the one rule behind the planner, `status`, `export`,
-`report`, the dashboard and every commit.
+`report`, the site, the figures, the dashboard and every commit.
 
-A cell is (source, protocol hash, model, task, regime). A row is **current** when it was computed
-on the data chosen for its task and, for a local row, with the revision chosen for its model:
+A cell is (source, protocol hash, model, task, regime, variant): the variant
+(`store.vocab.variant`, the compute precision) is part of a cell, so a run at another
+precision computes its own cells and readers show them apart. A row is **current** when it was
+computed on the data chosen for its task and, for a local row, with the revision chosen for its
+model:
 
 - data: the reader names the data hash of each task (the planner and `status`: the hashes of the
   suite's files as they are now), or takes the store's current ones (`CURRENT_DATA_SQL`).
@@ -10,9 +13,17 @@ on the data chosen for its task and, for a local row, with the revision chosen f
   its pinned revision) and are always current.
 - model revision: the reader names the revision of each model (the planner and `status`: the
   revision a run computes with, `engine.planner.run_revisions`), or takes the store's current
-  ones (`CURRENT_REVISION_SQL`). A revision of None (an unpinned hub model, a k-mer baseline) is
-  compared as `NO_REVISION`. Imported rows carry their own revision string and have no local
+  ones (the `current_revision` view of `store.db`: a checkpoint folder's revision as its files
+  are now, `store.current`; else the one the model's last `fill` registered,
+  `CURRENT_REVISION_SQL`). A revision of None (an unpinned hub model, a k-mer baseline) is
+  compared as `NO_REVISION`. A chosen revision may name a second one that counts as the same
+  (`also_revision`: the name the rule before the checkpoint fingerprint gave the same files,
+  `store.fingerprint`). Imported rows carry their own revision string and have no local
   counterpart: they are always current.
+
+Of a model's current local rows, readers show those at its current precision (the precision of
+its newest current local row, `CURRENT_PRECISION_SQL`) under its id, and those at any other as
+the entry `<model> [<precision>]` (`ENTRY`): never pooled, always said.
 
 A cell is **done** when its current rows cover every seed of its protocol (imported: its
 seed-mean row), **partial** when they cover some, and **stale** when all its rows were computed
@@ -26,16 +37,27 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from store.vocab.sources import LOCAL
+from store.vocab.variant import NOT_RECORDED
 
 # How a model revision of None is written where revisions are compared: the revision a reader
 # chooses, and the model catalog's `model_revision` (NULL there: not recorded).
 NO_REVISION = ""
+# How a compute precision of None is written where precisions are compared.
+NO_PRECISION = ""
 
 # A row `r` joined with the chosen data hash `c` of its task and the chosen revision `v` of its
-# model (no chosen revision: any).
+# model (no chosen revision: any; `v.also_revision`: a second name of the same files).
 CURRENT = ("((r.data_hash IS NULL OR c.data_hash IS NULL OR r.data_hash = c.data_hash) AND "
            f"(r.source <> '{LOCAL}' OR v.model_revision IS NULL "
-           f"OR coalesce(r.model_revision, '{NO_REVISION}') = v.model_revision))")
+           f"OR coalesce(r.model_revision, '{NO_REVISION}') = v.model_revision "
+           "OR coalesce(r.model_revision = v.also_revision, false)))")
+# A row `r` at the chosen precision `p` of its model (no chosen precision: any).
+AT_PRECISION = (f"(r.source <> '{LOCAL}' OR p.model IS NULL "
+                f"OR coalesce(r.compute_precision, '{NO_PRECISION}') = p.compute_precision)")
+# The entry a row is shown as: its model, or `<model> [<precision>]` for a local row at another
+# precision than its model's current one (`p`).
+ENTRY = (f"CASE WHEN {AT_PRECISION} THEN r.model ELSE r.model || ' [' || "
+         f"coalesce(r.compute_precision, '{NOT_RECORDED}') || ']' END")
 
 # The store's current data hash per task: the hash `fill` registered in the task catalog (the
 # suite's files, not subsampled, as the last run read them), else the hash of the task's newest
@@ -52,9 +74,11 @@ GROUP BY task
 # The store's current revision per model: the revision `fill` registered in the model catalog
 # (what the model's last run computed with), else that of the model's newest local row.
 CURRENT_REVISION_SQL = f"""
-SELECT model_id AS model, model_revision FROM models WHERE model_revision IS NOT NULL
+SELECT model_id AS model, model_revision, NULL::VARCHAR AS also_revision
+FROM models WHERE model_revision IS NOT NULL
 UNION ALL
-SELECT model, arg_max(coalesce(model_revision, '{NO_REVISION}'), created_at) AS model_revision
+SELECT model, arg_max(coalesce(model_revision, '{NO_REVISION}'), created_at) AS model_revision,
+       NULL::VARCHAR AS also_revision
 FROM results_all
 WHERE source = '{LOCAL}'
   AND model NOT IN (SELECT model_id FROM models WHERE model_revision IS NOT NULL)
@@ -63,8 +87,27 @@ GROUP BY model
 
 _CHOSEN = ("LEFT JOIN current_data c ON c.task = r.task "
            "LEFT JOIN current_revision v ON v.model = r.model")
-CURRENT_RESULTS_SQL = f"SELECT r.* FROM results_latest r {_CHOSEN} WHERE {CURRENT}"
+# The latest rows current by data and revision (every precision, by model id) and the others.
+CURRENT_ROWS_SQL = f"SELECT r.* FROM results_latest r {_CHOSEN} WHERE {CURRENT}"
 STALE_RESULTS_SQL = f"SELECT r.* FROM results_latest r {_CHOSEN} WHERE NOT {CURRENT}"
+# The store's current precision per model: that of its newest current local row.
+CURRENT_PRECISION_SQL = f"""
+SELECT model, arg_max(coalesce(compute_precision, '{NO_PRECISION}'), created_at)
+       AS compute_precision
+FROM current_rows WHERE source = '{LOCAL}' GROUP BY model
+"""
+# Whether some model's local rows are at several precisions (else every entry is its model, and
+# `results` is `current_rows` as it is).
+SEVERAL_PRECISIONS_SQL = f"""
+SELECT count(*) FROM (SELECT model FROM results_all WHERE source = '{LOCAL}' GROUP BY model
+                      HAVING count(DISTINCT coalesce(compute_precision, '{NO_PRECISION}')) > 1)
+"""
+_AT = "LEFT JOIN current_precision p ON p.model = r.model"
+# What every reader shows: the current rows, each as its entry (`ENTRY`).
+CURRENT_RESULTS_SQL = f"SELECT r.* REPLACE ({ENTRY} AS model) FROM current_rows r {_AT}"
+# The entries of models at another precision than their current one.
+ENTRIES_SQL = (f"SELECT DISTINCT {ENTRY} AS entry, r.model, r.compute_precision "
+               f"FROM current_rows r {_AT} WHERE NOT {AT_PRECISION}")
 
 _STATES_SQL = f"""
 WITH _protocol_seeds AS (
@@ -72,21 +115,25 @@ WITH _protocol_seeds AS (
 ), _chosen_data AS (
   SELECT unnest(?::VARCHAR[]) AS task, unnest(?::VARCHAR[]) AS data_hash
 ), _chosen_revision AS (
-  SELECT unnest(?::VARCHAR[]) AS model, unnest(?::VARCHAR[]) AS model_revision
+  SELECT unnest(?::VARCHAR[]) AS model, unnest(?::VARCHAR[]) AS model_revision,
+         unnest(?::VARCHAR[]) AS also_revision
+), _chosen_precision AS (
+  SELECT unnest(?::VARCHAR[]) AS model, unnest(?::VARCHAR[]) AS compute_precision
 ), per_cell AS (
-  SELECT r.source, r.protocol_hash, r.model, r.task, r.regime,
+  SELECT r.source, r.protocol_hash, r.model, r.task, r.regime, r.compute_precision,
          count(DISTINCT r.seed) FILTER (WHERE {CURRENT}) AS n_seeds,
          coalesce(bool_or(r.seed IS NULL AND {CURRENT}), false) AS seed_means,
          coalesce(bool_or({CURRENT}), false) AS has_current
   FROM {{rows}} r LEFT JOIN {{hashes}} c ON c.task = r.task
                   LEFT JOIN {{revisions}} v ON v.model = r.model
-  WHERE {{where}}
+                  LEFT JOIN {{precisions}} p ON p.model = r.model
+  WHERE {AT_PRECISION} AND {{where}}
   GROUP BY ALL
 )
-SELECT p.source, p.protocol_hash, p.model, p.task, p.regime, p.n_seeds,
-       CASE WHEN p.seed_means OR p.n_seeds >= s.n_seeds THEN 'done'
-            WHEN p.has_current THEN 'partial' ELSE 'stale' END AS state
-FROM per_cell p JOIN _protocol_seeds s ON s.protocol_hash = p.protocol_hash
+SELECT q.source, q.protocol_hash, q.model, q.task, q.regime, q.compute_precision, q.n_seeds,
+       CASE WHEN q.seed_means OR q.n_seeds >= s.n_seeds THEN 'done'
+            WHEN q.has_current THEN 'partial' ELSE 'stale' END AS state
+FROM per_cell q JOIN _protocol_seeds s ON s.protocol_hash = q.protocol_hash
 """
 
 Run = Callable[[str, list], pl.DataFrame]
@@ -97,27 +144,43 @@ def revision_text(revision: str | None) -> str:
     return NO_REVISION if revision is None else revision
 
 
+def precision_text(precision: str | None) -> str:
+    """A compute precision as compared here (None: `NO_PRECISION`)."""
+    return NO_PRECISION if precision is None else precision
+
+
 def cell_states(run: Run, rows: str = "results_latest", *, seeds: Mapping[str, int],
                 data_hashes: Mapping[str, str] | None = None,
-                revisions: Mapping[str, str | None] | None = None, where: str = "true",
+                revisions: Mapping[str, str | None] | None = None,
+                also: Mapping[str, str] | None = None,
+                precisions: Mapping[str, str | None] | None = None, where: str = "true",
                 params: list | None = None) -> pl.DataFrame:
-    """[source, protocol_hash, model, task, regime, n_seeds, state] of every cell with rows in
-    the relation `rows` (rows of protocols that `seeds` does not name are ignored).
+    """[source, protocol_hash, model, task, regime, compute_precision, n_seeds, state] of every
+    cell with rows in the relation `rows` (rows of protocols that `seeds` does not name are
+    ignored).
 
     `run(sql, params)` runs a query (`store.db.Snapshot.query`). `seeds`: protocol hash -> the
     number of seeds a done cell covers. `data_hashes`: task -> the chosen data hash (tasks not
     named take any data); None: the store's current data (the `current_data` view of
-    `store.db`). `revisions`: model -> the chosen revision (models not named take any); None:
-    the store's current revisions (the `current_revision` view). `where` filters `r.` columns
-    with `?` placeholders for `params`.
+    `store.db`). `revisions`: model -> the chosen revision (models not named take any), `also`:
+    model -> a second name of the same revision; None: the store's current revisions (the
+    `current_revision` view). `precisions`: model -> the chosen compute precision (a local
+    row at another is another cell, left out; models not named: every precision, each its own
+    cell); None: the store's current precisions (the `current_precision` view). `where`
+    filters `r.` columns with `?` placeholders for `params`.
     """
     hashes = "current_data" if data_hashes is None else "_chosen_data"
     chosen = dict(data_hashes or {})
     revised = "current_revision" if revisions is None else "_chosen_revision"
     models = {m: revision_text(r) for m, r in (revisions or {}).items()}
-    sql = _STATES_SQL.format(rows=rows, hashes=hashes, revisions=revised, where=where)
+    seconds = [(also or {}).get(m) for m in models]
+    at = "current_precision" if precisions is None else "_chosen_precision"
+    exact = {m: precision_text(p) for m, p in (precisions or {}).items()}
+    sql = _STATES_SQL.format(rows=rows, hashes=hashes, revisions=revised, precisions=at,
+                             where=where)
     return run(sql, [list(seeds), list(seeds.values()), list(chosen), list(chosen.values()),
-                     list(models), list(models.values()), *(params or [])])
+                     list(models), list(models.values()), seconds, list(exact),
+                     list(exact.values()), *(params or [])])
 
 
 def current_revisions(run: Run, models: list[str]) -> dict[str, str | None]:

@@ -4,15 +4,22 @@ A `Snapshot` opens the newest version of the results table once (`store.tables.r
 every query through it sees that version, whatever is committed or compacted meanwhile. Its
 views:
 
-- `results_all`: every row of the version;
+- `results_all`: every row of the version (a local row written before the compute precision was
+  recorded reads as its run's: `store.tables.migrate.LEGACY_PRECISION_SQL`);
 - `results_latest`: the newest row per key (`store.tables.schema.KEY`, which includes the data
-hash);
-- `current_data`, `current_revision`: the store's current data hash per task and revision per
-  model;
-- `results`, `stale_results`: the latest rows that are current (on current data and, for local
-  rows, of the model's current revision: what every reader shows) and the others
-  (`store.cells` decides which is which);
+hash and the variant);
+- `current_data`, `current_revision`, `current_precision`: the store's current data hash per
+  task, revision per model (a checkpoint folder's as its files are now: `store.current`) and
+  compute precision per model;
+- `current_rows`, `stale_results`: the latest rows that are current (on current data and, for
+  local rows, of the model's current revision) and the others (`store.cells` decides which is
+  which);
+- `results`: what every reader shows, the current rows each as its entry (a model's rows at
+  another precision than its current one as `<model> [<precision>]`); `entries`: those entries;
 - `tasks`, `models`: the catalogs.
+
+`Snapshot.notes` says what the current revisions leave out and what they could not check (a
+checkpoint folder that is gone), one line per model, for every reader to show.
 
 Damage is contained: a data file the version lists but that is missing or has the wrong size is
 left out when the snapshot opens; one that fails while a query reads it (garbled bytes, a bad
@@ -30,17 +37,25 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from store import current
 from store.cells import (
     CURRENT_DATA_SQL,
+    CURRENT_PRECISION_SQL,
     CURRENT_RESULTS_SQL,
     CURRENT_REVISION_SQL,
+    CURRENT_ROWS_SQL,
+    ENTRIES_SQL,
+    SEVERAL_PRECISIONS_SQL,
     STALE_RESULTS_SQL,
 )
 from store.damage import REPAIR, note
 from store.paths import StorePaths
 from store.tables.catalogs import read_catalog
+from store.tables.migrate import LEGACY_PRECISION_SQL
 from store.tables.results import DataFile, read_files, read_state
 from store.tables.schema import KEY, RESULT_SCHEMA
+from store.tables.telemetry import read_runs
+from store.vocab.sources import LOCAL
 
 
 def _constant(value: str, n: int):
@@ -78,6 +93,8 @@ class Snapshot:
                 continue
             self._files.append(f)
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._folders: dict[str, current.FolderRevision] = {}
+        self._runs: bool = False
 
     @property
     def label(self) -> str:
@@ -114,7 +131,8 @@ class Snapshot:
             con = duckdb.connect(":memory:")
             con.execute("SET TimeZone = 'UTC'")
             con.register("_results_rows", self._rows())
-            con.execute("CREATE VIEW results_all AS SELECT * FROM _results_rows")
+            con.execute("CREATE VIEW results_all AS "
+                        + self.recorded_precision(con, "_results_rows"))
             key = ", ".join(KEY)
             # Latest row per key. Keys are unique unless a key was written again (a changed
             # import, rows of an older version): only then is the (wide, memory-hungry) window
@@ -127,15 +145,61 @@ class Snapshot:
                 f"SELECT *, row_number() OVER (PARTITION BY {key} ORDER BY created_at DESC, "
                 f"mcc DESC NULLS LAST, acc DESC NULLS LAST) AS rn FROM results_all) "
                 f"WHERE rn = 1")
-            for name in ("tasks", "models"):
-                con.register(f"_{name}_frame", read_catalog(self.paths, name).to_arrow())
+            catalogs = {name: read_catalog(self.paths, name) for name in ("tasks", "models")}
+            for name, frame in catalogs.items():
+                con.register(f"_{name}_frame", frame.to_arrow())
                 con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_frame")
             con.execute(f"CREATE VIEW current_data AS {CURRENT_DATA_SQL}")
-            con.execute(f"CREATE VIEW current_revision AS {CURRENT_REVISION_SQL}")
-            con.execute(f"CREATE VIEW results AS {CURRENT_RESULTS_SQL}")
+            self._told_revisions(con, catalogs["models"])
+            con.execute(f"CREATE VIEW current_rows AS {CURRENT_ROWS_SQL}")
+            con.execute(f"CREATE VIEW current_precision AS {CURRENT_PRECISION_SQL}")
+            apart = con.sql(SEVERAL_PRECISIONS_SQL).fetchall()[0][0]
+            con.execute("CREATE VIEW results AS "
+                        + (CURRENT_RESULTS_SQL if apart else "SELECT * FROM current_rows"))
+            con.execute("CREATE VIEW entries AS "
+                        + (ENTRIES_SQL if apart else f"{ENTRIES_SQL} LIMIT 0"))
             con.execute(f"CREATE VIEW stale_results AS {STALE_RESULTS_SQL}")
             self._con = con
         return self._con
+
+    def recorded_precision(self, con: duckdb.DuckDBPyConnection, rows: str) -> str:
+        """The SQL of the relation `rows` (result or prediction rows registered in `con`) with
+        the local rows written before the compute precision was recorded read as their run's
+        (`store.tables.migrate.LEGACY_PRECISION_SQL`; the runs table read only when such rows
+        are there)."""
+        older = con.sql(f"SELECT count(*) FROM {rows} WHERE source = '{LOCAL}' "
+                        "AND compute_precision IS NULL").fetchall()[0][0]
+        if not older:
+            return f"SELECT * FROM {rows}"
+        if not self._runs:
+            con.register("_runs_rows", read_runs(self.paths).to_arrow())
+            self._runs = True
+        return LEGACY_PRECISION_SQL.format(rows=rows, runs="_runs_rows")
+
+    def _told_revisions(self, con: duckdb.DuckDBPyConnection, models: pl.DataFrame) -> None:
+        """The `current_revision` view: each checkpoint folder's revision as its files are
+        now (`store.current.reader_revisions` over the model catalog `models`; a folder that
+        is gone keeps its last run's), every other model's registered one
+        (`store.cells.CURRENT_REVISION_SQL`)."""
+        def run(sql: str, params: list) -> pl.DataFrame:
+            return con.sql(sql, params=params).pl()
+
+        self._folders = current.reader_revisions(run, models)
+        told = pl.DataFrame([(m, f.revision, f.also) for m, f in self._folders.items()
+                             if f.revision is not None],
+                            schema={"model": pl.String, "model_revision": pl.String,
+                                    "also_revision": pl.String}, orient="row")
+        con.register("_told_revision", told.to_arrow())
+        con.execute("CREATE VIEW current_revision AS SELECT * FROM _told_revision UNION ALL "
+                    f"SELECT * FROM ({CURRENT_REVISION_SQL}) "
+                    "WHERE model NOT IN (SELECT model FROM _told_revision)")
+
+    @property
+    def notes(self) -> list[str]:
+        """What the store's current revisions leave out and what they could not check, one
+        line per model (`store.current.notes`): every reader shows them."""
+        self.con  # noqa: B018 - the views (and the folders' revisions) are built once
+        return current.notes(self.query, self._folders)
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         try:
@@ -162,6 +226,7 @@ class Snapshot:
         if self._con is not None:
             self._con.close()
             self._con = None
+            self._runs = False
         return True
 
     def close(self) -> None:
@@ -170,6 +235,7 @@ class Snapshot:
         if self._con is not None:
             self._con.close()
             self._con = None
+            self._runs = False
 
 
 Source = StorePaths | Snapshot

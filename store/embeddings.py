@@ -1,5 +1,8 @@
 """Embeddings in Zarr v3: `<store>/embeddings.zarr/<model>/<task>/<split>` (`train`, `test`;
-the folders are `store.tables.schema.path_part` of the ids). A model whose embeddings were
+the folders are `store.tables.schema.path_part` of the ids), `<split>@<precision>` for those
+computed at another precision than the reference one (`store.vocab.variant.split_suffix`: the
+precision is part of the embeddings' identity, so a run at another precision never replaces
+them; the caller's `expect` names it, `compute_precision`). A model whose embeddings were
 imported keeps them in the folder its import record names instead of `<model>`
 (`store.embedding_imports`: `<model>@<revision>`, one per import, so that an import switches
 atomically); `EmbeddingStore.model_folder` says which.
@@ -53,6 +56,7 @@ from store.failpoints import reach
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import path_part
+from store.vocab.variant import split_suffix
 
 CHUNK_ROWS = 1024
 # Attributes that must match for stored embeddings to be reused.
@@ -380,16 +384,19 @@ class EmbeddingStore:
             self._folders[model] = record.embeddings if record else path_part(model)
         return self._folders[model]
 
-    def split_path(self, model: str, task: str, split: str) -> Path:
+    def split_path(self, model: str, task: str, split: str,
+                   precision: str | None = None) -> Path:
+        """The split's folder; at `precision` (`store.vocab.variant.split_suffix`)."""
         if not _SPLIT_NAME.match(split):
             raise ValueError(f"split name {split!r}: letters, digits, '_' and '-' only")
-        return self.root / self.model_folder(model) / path_part(task) / split
+        return (self.root / self.model_folder(model) / path_part(task)
+                / (split + split_suffix(precision)))
 
     def load(self, model: str, task: str, split: str,
              expect: dict) -> tuple[np.ndarray, np.ndarray] | None:
         """(embeddings, labels) when the split is complete, intact and made the way `expect`
         says; else None."""
-        path = self.split_path(model, task, split)
+        path = self.split_path(model, task, split, expect.get("compute_precision"))
         try:
             group = _open_group(path)
             if not _same(group.attrs.asdict(), expect):
@@ -399,13 +406,16 @@ class EmbeddingStore:
             return None
 
     def stored(self, model: str, task: str, split: str, data_hash: str,
-               revision: str | None, expect: dict | None = None) -> bool:
+               revision: str | None, expect: dict | None = None,
+               precision: str | None = None) -> bool:
         """Whether a complete split of `model` on the data `data_hash`, made with the model's
-        `revision` (and, given `expect`, made the way it says), is stored, by its attributes
-        alone (what a plan counts on reusing, read fast): `load` verifies it, and the settings
-        it was made with, before a run uses it."""
+        `revision` at `precision` (and, given `expect`, made the way it says, its precision
+        included), is stored, by its attributes alone (what a plan counts on reusing, read
+        fast): `load` verifies it, and the settings it was made with, before a run uses it."""
+        if expect is not None:
+            precision = expect.get("compute_precision")
         try:
-            attrs = _open_group(self.split_path(model, task, split)).attrs.asdict()
+            attrs = _open_group(self.split_path(model, task, split, precision)).attrs.asdict()
         except Exception:   # _Corrupt, or whatever a damaged file raises
             return False
         return (attrs.get("complete") is True and attrs.get("model_id") == model
@@ -417,14 +427,14 @@ class EmbeddingStore:
                expect: dict) -> SplitWriter:
         """A writer for the split; resumes a compatible partial write, else starts afresh.
         The caller holds the (model, task) lock."""
-        final = self.split_path(model, task, split)
+        final = self.split_path(model, task, split, expect.get("compute_precision"))
         final.parent.mkdir(parents=True, exist_ok=True)
         for folder in (self.root, final.parent.parent, final.parent):
             _browsable(folder)
-        for leftover in final.parent.glob(f".{split}.tmp-*"):
+        for leftover in final.parent.glob(f".{final.name}.tmp-*"):
             if TEMP_NAME.match(leftover.name):   # a replaced split a crash left behind
                 _remove(leftover)
-        path = final.with_name(split + PARTIAL)
+        path = final.with_name(final.name + PARTIAL)
         labels = np.asarray(labels, dtype=np.int64)
         return _resume(path, final, labels, expect) or _create(path, final, labels, expect)
 

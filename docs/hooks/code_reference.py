@@ -127,10 +127,18 @@ RESULT_COLUMNS = {
                      "`geneb-mini-1` for geneb-mini)",
     "data_hash": "content hash of the task data; NULL for imported rows",
     "model_revision": "the model's revision (hub commit, file hash of an official extractor, "
-                      "`folder-sha256-<hex>` for a checkpoint folder, "
+                      "`checkpoint-sha256-<hex>` for a checkpoint folder (`folder-sha256-<hex>` "
+                      "in rows written before the fingerprint), "
                       "`random-init-<SEED>-sha256-<hex>` for the random-init control); a "
                       "local row of another revision than the model's current one is stale "
                       "([Model revisions](../guide/store.md#model-revisions))",
+    "compute_precision": "the row's variant: the precision the forward pass that made its "
+                         "embeddings computed in (`float32`, `bfloat16`, `float16`, "
+                         "`bfloat16-autocast`, `float16-autocast`; the k-mer baseline "
+                         "`float32`); NULL where no forward pass of this engine made them (an "
+                         "official extractor, imported embeddings, imported rows). Part of the "
+                         "key: a run at another precision is its own cell, shown apart "
+                         "([Precision](../guide/store.md#precision-is-identity))",
     "engine_version": "the engine's version; an imported file's `harness_version`",
     "created_at": "when the row was written (UTC); the latest wins among rows of one key",
 }

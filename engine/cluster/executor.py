@@ -167,7 +167,7 @@ class RayExecutor:
                     name=f"embed-{self.run_id}-{p.model_id}-{i}", num_gpus=p.gpus,
                     num_cpus=p.cpus, max_restarts=MAX_RETRIES, max_task_retries=MAX_RETRIES,
                 ).remote(self.paths, self.suite, models[p.model_id],
-                         self.encoder, p.gpus, self.plan.revisions)
+                         self.encoder, p.gpus, self.plan.revisions, self.plan.precisions)
                 actors.append(_Actor(handle, p.model_id))
         probe = ray.remote(probe_task).options(
             num_cpus=self.cluster.probe_cpus, max_retries=MAX_RETRIES, retry_exceptions=True)

@@ -40,10 +40,12 @@ class EmbedWorker:
     CPU; more than 1: the model is spread over them)."""
 
     def __init__(self, paths: StorePaths, suite: Suite, model: ModelMeta, options: EncoderOptions,
-                 gpus: float, planned: Mapping[str, str | None]):
+                 gpus: float, planned: Mapping[str, str | None],
+                 precisions: Mapping[str, str | None]):
         self.paths = paths
         self.suite, self.model = suite, model
         self.planned = planned       # the plan's revisions (`engine.planner.Plan.revisions`)
+        self.precisions = precisions     # and precisions (`engine.planner.Plan.precisions`)
         self.options = (replace(options, device="cpu") if gpus == 0
                         else replace(options, spread=gpus > 1))
         self.embeddings = EmbeddingStore(self.paths)
@@ -66,7 +68,7 @@ class EmbedWorker:
         try:
             data = self.load(task_id)
             todo = remaining(self.paths, model_id, task_id, data.data_hash,
-                             self.planned.get(model_id), todo)
+                             self.planned.get(model_id), encoder.precision, todo)
             if not todo:
                 return {"status": "done"}
             events, self.pending = self.pending, []
@@ -92,7 +94,8 @@ class EmbedWorker:
                 self.encoder = build_encoder(self.model, self.options)
             except GenebError as exc:
                 raise GenebError(f"{exc} (on the Ray actor {self.worker})") from None
-            if event := loaded(self.paths, self.model, self.encoder, self.planned):
+            if event := loaded(self.paths, self.model, self.encoder, self.planned,
+                               self.precisions):
                 self.pending.append(event)
         return self.encoder
 
@@ -104,7 +107,7 @@ def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, t
     another process finished them meanwhile)."""
     with pair_lock(paths, model_id, task_id):
         todo = remaining(paths, model_id, task_id, data_hash, provenance["model_revision"],
-                         todo)
+                         provenance["compute_precision"], todo)
         if not todo:
             return 0
         reach("probe-task")

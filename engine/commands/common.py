@@ -79,6 +79,17 @@ def store_of(args, *, write: bool = False) -> StorePaths:
     return paths
 
 
+def current_notes(args, snap: Snapshot) -> list[str]:
+    """What the snapshot's current revisions leave out or could not check and which entries
+    show a model at another precision (`store.db.Snapshot.notes`), each on stderr as one
+    `geneb-engine <command>: note: ...` line (the Rich markup of store text never read);
+    returned for a `--json` document."""
+    found = snap.notes
+    for line in found:
+        print(f"geneb-engine {args.command}: note: {line}", file=sys.stderr)
+    return found
+
+
 def real_number(ok: Callable[[float], bool], *, give: str, bad: str) -> Callable[[str], float]:
     """An argparse `type=` that takes a finite number for which `ok` holds: "{text!r} is not a
     number; {give}" for text that is no number, "{text} is {bad}" for one `ok` refuses."""

@@ -17,6 +17,7 @@ from engine.commands.common import (
     add_suite_arg,
     choice_of,
     console,
+    current_notes,
     domain_cells,
     emit_json,
     reading_suite,
@@ -107,6 +108,7 @@ def run(args) -> int:
     names.check_models(args.models)
     names.check_sources(args.sources)
     out = _csv_path(args.csv)
+    notes = current_notes(args, snap)
     sources = args.sources[0] if args.sources and len(args.sources) == 1 else None
     suite, chosen = reading_suite(args, snap, sources)
     tasks, scope = scoped_tasks(args, paths, suite)
@@ -127,7 +129,7 @@ def run(args) -> int:
     if args.json:
         emit_json({"path": str(out), "rows": frame.height, "suite": suite.name,
                    "suite_chosen": chosen, "tasks": [t.task_id for t in tasks],
-                   "per_seed": args.per_seed, "table_version": snap.version})
+                   "per_seed": args.per_seed, "table_version": snap.version, "notes": notes})
         return 0
     for line in (chosen, scope):
         if line:

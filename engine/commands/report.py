@@ -32,6 +32,7 @@ from engine.commands.common import (
     add_scope_args,
     add_suite_args,
     choice_of,
+    current_notes,
     domain_cells,
     emit_json,
     one_protocol,
@@ -892,6 +893,7 @@ def render_domain(console: Console, agg: pl.DataFrame, names: _Names, *, regime:
 
 
 def run(args) -> int:
+    from store.current import with_entries  # lazy: polars
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
     from store.task_health import health_row, task_health  # lazy: polars, duckdb
 
@@ -905,7 +907,8 @@ def run(args) -> int:
     if args.models:
         names.check_models(args.models)
     figures = figures_folder(args, paths)
-    models = _models(paths)
+    models = with_entries(_models(paths), snap.query)
+    notes = current_notes(args, snap)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
     if args.models:
@@ -946,6 +949,7 @@ def run(args) -> int:
                    "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
                    "source": args.source, "resamples": args.resamples, "level": args.level,
                    "bootstrap_seed": args.bootstrap_seed, "domain": args.domain,
+                   "notes": notes,
                    **({"not_computed_under_domain": list(DOMAIN_SKIPPED)} if args.domain
                       else {}),
                    "task_health": [health_row(t, h) for t, (_, h) in health.items()],

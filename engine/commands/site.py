@@ -12,6 +12,7 @@ from engine.commands.common import (
     StoreNames,
     add_suite_args,
     console,
+    current_notes,
     emit_json,
     reading_suite,
     store_of,
@@ -62,6 +63,7 @@ def run(args) -> int:
         write_site,
     )
     from engine.site.data import site_data  # lazy: polars, duckdb, pyarrow
+    from store.current import with_entries  # lazy: polars
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
     from store.official.leaderboard import (  # lazy: polars, duckdb, pyarrow
         leaderboard_documents,
@@ -82,7 +84,9 @@ def run(args) -> int:
                                    protocol_hash=GENEB_V1.hash)
     health = {t: h.verdict for t, (_, h) in
               task_health(snap, [t.task_id for t in suite.tasks]).items()}   # audited tasks
-    data = site_data(snap, models_with_builtins(paths), suite.tasks, suite=suite.name,
+    notes = current_notes(args, snap)
+    data = site_data(snap, with_entries(models_with_builtins(paths), snap.query), suite.tasks,
+                     suite=suite.name,
                      title=args.title, resamples=args.resamples, level=args.level,
                      seed=args.bootstrap_seed, health=health)
     if data is None:
@@ -96,7 +100,7 @@ def run(args) -> int:
     if args.json:
         emit_json({"folder": str(out.path), "bytes": size, "table_version": data["table_version"],
                    "models": len(data["models"]), "tasks": len(data["tasks"]),
-                   "leaderboard_files": board is not None})
+                   "leaderboard_files": board is not None, "notes": notes})
         return 0
     console.print(f"site of {len(data['models'])} models and {len(data['tasks'])} tasks "
                   f"written to {out.path} ({size / 1e6:.1f} MB); open {out.path / ENTRY}",

@@ -21,9 +21,11 @@ from engine.commands.common import (
     table_console,
 )
 from engine.commands.layout import Col, FitTable
+from engine.encoders import EncoderOptions, told_precision
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, seed_counts
 from store.vocab.sources import LOCAL
+from store.vocab.variant import precision_label
 
 
 def register(sub, common) -> None:
@@ -46,12 +48,13 @@ def register(sub, common) -> None:
 
 
 def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=None,
-                 revisions=None, pairs=None):
+                 revisions=None, pairs=None, *, also=None, precisions=None):
     """Per (model, category): cells done, stale (rows only on other data or of another model
     revision) and total (tasks x regimes), by the rule of `store.cells` (`data_hashes`: the
-    suite's files as they are now, `revisions`: the models' as they are now; None: the store's
-    current ones). `pairs`: the (model, task) pairs counted, from the frame of all of them
-    (`--domain`'s `domain_cells`; None: all)."""
+    suite's files as they are now, `revisions` (`also`: their second names): the models' as
+    they are now, `precisions`: the compute precision a run of each computes in; None: the
+    store's current ones). `pairs`: the (model, task) pairs counted, from the frame of all of
+    them (`--domain`'s `domain_cells`; None: all)."""
     import polars as pl  # lazy: polars
 
     from store.cells import cell_states  # lazy: polars
@@ -60,7 +63,7 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
     task_ids = [t.task_id for t in tasks]
     states = cell_states(
         snapshot_of(source).query, seeds=seed_counts([GENEB_V1]),
-        data_hashes=data_hashes, revisions=revisions,
+        data_hashes=data_hashes, revisions=revisions, also=also, precisions=precisions,
         where="r.source = ? AND list_contains(?, r.task) AND list_contains(?, r.regime)",
         params=[source_name, task_ids, list(regimes)])
     per_task = (states.group_by("model", "task")
@@ -79,6 +82,29 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
                  (pl.len() * len(regimes)).alias("total")))
 
 
+def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, revisions=None,
+                     also=None) -> dict[str, dict[str, int]]:
+    """Model -> {precision: cells done} of the local cells done at another compute precision
+    than the one `precisions` gives the model (what `fill` would compute in): other cells,
+    which `fill --dtype` at that precision counts (`store.vocab.variant`)."""
+    from store.cells import cell_states  # lazy: polars
+    from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
+
+    states = cell_states(
+        snapshot_of(source).query, seeds=seed_counts([GENEB_V1]),
+        data_hashes=data_hashes, revisions=revisions, also=also, precisions={},
+        where="r.source = ? AND list_contains(?, r.task) AND list_contains(?, r.regime)",
+        params=[LOCAL, [t.task_id for t in tasks], list(regimes)])
+    out: dict[str, dict[str, int]] = {}
+    for r in states.iter_rows(named=True):
+        if r["state"] == "done" and r["model"] in precisions \
+                and r["compute_precision"] != precisions[r["model"]]:
+            at = out.setdefault(r["model"], {})
+            label = precision_label(r["compute_precision"])
+            at[label] = at.get(label, 0) + 1
+    return out
+
+
 def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
     """The data hashes of the suite's files as they are now; (None, why) when unreadable."""
     from engine.fill import validate_tasks  # lazy: polars, duckdb, pyarrow
@@ -89,11 +115,13 @@ def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
         return None, str(exc).splitlines()[0]
 
 
-def _revisions(paths, snap, models: list[str] | None) -> dict[str, str | None]:
-    """The revision each model (`models`, else every one with local rows) computes with now
-    (`engine.planner.run_revisions`: a checkpoint folder's files as they are, its registry
-    entry's revision...; the store's current one for a model the store cannot run)."""
-    from engine.planner import run_revisions  # lazy: polars, duckdb, pyarrow
+def _revisions(paths, snap, models: list[str] | None):
+    """(revision, its second name, compute precision) of each model (`models`, else every one
+    with local rows) as a run of it would compute now (`engine.planner`: a checkpoint folder's
+    files as they are, its registry entry's revision, `fill`'s default `--device` and `--dtype`
+    on this machine; the store's current revision and precision for a model the store cannot
+    run)."""
+    from engine.planner import accepted_revisions, run_revisions  # lazy: polars, duckdb
     from store.tables.catalogs import store_models  # lazy: polars, pyarrow
 
     ids = models or snap.query("SELECT DISTINCT model FROM results_all WHERE source = ?",
@@ -102,7 +130,16 @@ def _revisions(paths, snap, models: list[str] | None) -> dict[str, str | None]:
         known = store_models(paths)
     except GenebError:          # a broken <store>/models.toml: `fill` says why
         known = store_models(paths, user=False)
-    return run_revisions(snap, ids, known)
+    runs = [known[m] for m in ids if m in known]
+    precisions = dict(snap.query("SELECT model, nullif(compute_precision, '') FROM "
+                                 "current_precision WHERE list_contains(?, model)",
+                                 [ids]).iter_rows())
+    for m in runs:
+        try:
+            precisions[m.model_id] = told_precision(m, EncoderOptions())
+        except GenebError:      # a kind this machine cannot run: the store's current one
+            continue
+    return run_revisions(snap, ids, known), accepted_revisions(snap, runs), precisions
 
 
 def run(args) -> int:
@@ -120,18 +157,23 @@ def run(args) -> int:
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
     hashes, unread = _suite_hashes(suite, tasks)
-    revisions = _revisions(paths, snap, args.models) if args.source == LOCAL else None
+    revisions, also, precisions = (_revisions(paths, snap, args.models)
+                                   if args.source == LOCAL else (None, None, None))
     domain_of = pair_domains(paths)
     frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes,
                          revisions, pairs=lambda grid: domain_cells(
-                             args.domain, grid, domain_of, what="(model, task) pairs"))
+                             args.domain, grid, domain_of, what="(model, task) pairs"),
+                         also=also, precisions=precisions)
+    others = (other_precisions(snap, tasks, args.regimes, precisions, data_hashes=hashes,
+                               revisions=revisions, also=also) if precisions else {})
     data_note = ("the suite's files as they are now" if hashes is not None else
                  f"the store's current data (task files not read: {unread})")
     if args.json:
         emit_json({"suite": args.suite, "suite_chosen": chosen, "source": args.source,
                    "protocol": GENEB_V1.name, "tasks": [t.task_id for t in tasks],
                    "domain": args.domain,
-                   "table_version": snap.version, "data": data_note, "rows": frame.to_dicts()})
+                   "table_version": snap.version, "data": data_note, "rows": frame.to_dicts(),
+                   "precisions": precisions or {}, "other_precisions": others})
         return 0
     if chosen:
         console.print(f"[dim]{escape(chosen)}[/]")
@@ -170,6 +212,12 @@ def run(args) -> int:
                       f"{data_note}, or with another revision of the model than it has now "
                       "(another commit, edited extractor, re-saved checkpoint folder); `fill` "
                       "computes them again")
+    for model, at in others.items():
+        console.print(escape(
+            f"{model}: counted at {precision_label(precisions[model])} (what `fill` computes "
+            f"in here); also done at "
+            + ", ".join(f"{p}: {n} cell{'s' if n != 1 else ''}" for p, n in sorted(at.items()))
+            + " (other cells: `fill --dtype` at that precision counts them)"))
     if nothing:
         console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
                       f"in {paths.root}; {_how_to_get(args, nothing)}")

@@ -37,6 +37,7 @@ from store.vocab.encoder_kinds import (
 )
 from store.vocab.errors import GenebError
 from store.vocab.revisions import is_pinned
+from store.vocab.variant import kind_precision
 
 if TYPE_CHECKING:
     from engine.data import Sample
@@ -60,6 +61,7 @@ BUILDERS: dict[str, str] = {
 class Encoder(Protocol):
     settings: dict
     revision: str | None
+    precision: str | None       # the compute precision (`told_precision`, `store.vocab.variant`)
 
     def encode_into(self, sequences: Sequence[str], writer: SplitWriter) -> dict: ...
 
@@ -81,6 +83,23 @@ class EncoderOptions:
 
 
 LOAD_ERROR_CHARS = 400     # of a library's message, in the one line of a failed load
+
+
+def told_precision(model: ModelMeta, options: EncoderOptions) -> str | None:
+    """The compute precision (`store.vocab.variant`) a run of `model` computes in with the
+    run's `--device` and `--dtype`, as its encoder records it once built (`precision`):
+    `store.vocab.variant.kind_precision` on the device `--device` picks here (a `--dtype` the
+    device cannot run is refused, `engine.encoders.device.dtype_problem`). The planner checks
+    a model's done cells at it; torch is imported only for a kind with weights."""
+    kind = KINDS[model.encoder]
+    if not kind.source:
+        return kind_precision(kind, options.dtype, "cpu")
+    from engine.encoders.device import pick_device, precision_of  # lazy: torch
+
+    device = pick_device(options.device)
+    _, autocast = precision_of(device, options.dtype, model.model_id)   # refused, or how
+    return kind_precision(kind, options.dtype, device.type, bf16=str(autocast) != "torch.float16")
+
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
 CODE_FILES: tuple[str, ...] = ("config.json", "tokenizer_config.json")

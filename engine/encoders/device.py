@@ -1,7 +1,7 @@
 """Where an encoder runs and in what precision: the device a `--device` names (`pick_device`),
 its name in the runs table (`device_name`), and what `fill --dtype` means on it (`precision_of`;
 `dtype_problem`, the refusal `engine.encoders.preflight` checks before the store changes;
-`precision_name`, how the embeddings' settings and the runs table name it)."""
+`precision_name`, how the embeddings' settings, the runs table and the result rows name it)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch
 
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.errors import GenebError
+from store.vocab.variant import AUTOCAST, REFERENCE_PRECISION, dtype_precision
 
 
 def device_name(device: torch.device) -> str:
@@ -49,23 +50,26 @@ def dtype_problem(device: torch.device, dtype: str) -> str | None:
 def precision_of(device: torch.device, dtype: str,
                  model_id: str) -> tuple[torch.dtype | None, torch.dtype | None]:
     """(the dtype the weights are cast to, the autocast dtype of a forward pass), None for
-    neither: 'auto' autocasts on CUDA only (bf16 where the card supports it, else fp16) over
-    float32 weights; 'bfloat16' and 'float16' cast the weights (`dtype_problem` refuses a device
-    without them); 'float32' does neither."""
+    neither, of the precision `--dtype` computes in on `device`
+    (`store.vocab.variant.dtype_precision`: 'auto' autocasts on CUDA only, bf16 where the card
+    supports it, else fp16, over float32 weights; 'bfloat16' and 'float16' cast the weights,
+    `dtype_problem` refuses a device without them; 'float32' does neither)."""
     if (problem := dtype_problem(device, dtype)) is not None:
         raise GenebError(f"model {model_id}: {problem}")
-    if dtype != "auto":
-        return {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(dtype), None
-    if device.type != "cuda":
-        return None, None
-    return None, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    name = dtype_precision(dtype, device.type, device.type == "cuda"
+                           and torch.cuda.is_bf16_supported())
+    if name.endswith(AUTOCAST):
+        return None, getattr(torch, name.removesuffix(AUTOCAST))
+    return (None if name == REFERENCE_PRECISION else getattr(torch, name)), None
 
 
 def precision_name(weights: torch.dtype | None, autocast: torch.dtype | None) -> str:
-    """How a forward pass computes, as the embeddings' settings and the runs table record it:
-    float32, bfloat16 / float16 (weights cast), bfloat16-autocast / float16-autocast."""
+    """How a forward pass computes, as the embeddings' settings, the runs table and the result
+    rows record it (`store.vocab.variant.dtype_precision`'s names): float32, bfloat16 / float16
+    (weights cast), bfloat16-autocast / float16-autocast."""
     if weights is not None:
         return str(weights).removeprefix("torch.")
     if autocast is None:
-        return "float32"
-    return f"{str(autocast).removeprefix('torch.')}-autocast"
+        return REFERENCE_PRECISION
+    return f"{str(autocast).removeprefix('torch.')}{AUTOCAST}"
+

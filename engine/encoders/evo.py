@@ -254,7 +254,7 @@ class EvoEncoder(StreamingEncoder):
 
     @property
     def precision(self) -> str:
-        return "bfloat16" if self.device.type == "cuda" else "float32"
+        return KINDS["evo"].precision[self.device.type == "cuda"]
 
     def recipe(self) -> dict:
         return {"config": self.config.name, "config_sha256": self.config.sha256,

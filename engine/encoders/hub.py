@@ -30,7 +30,6 @@ own) read the cache at once instead of retrying for tens of seconds.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -40,8 +39,8 @@ from pathlib import Path
 
 from store import hf_cache
 from store.atomic import write_text_atomic
+from store.fingerprint import checkpoint_fingerprint
 from store.hf_cache import manifest_path
-from store.paths import user_cache_dir
 from store.vocab.errors import GenebError
 from store.vocab.revisions import commit_of, is_pinned
 
@@ -96,87 +95,11 @@ def local_checkpoint(source: str, revision: str | None) -> Path | None:
 
 def checkpoint_revision(source: str, revision: str | None) -> str | None:
     """The revision results record for the checkpoint `source` at `revision`: a local folder's
-    is the sha256 of its files (`folder_sha256`, so re-saved weights, an edited config or
-    tokenizer are another revision), a hub id's the revision it names (None: none)."""
+    is the sha256 of its files that define the model (`store.fingerprint`: re-saved weights, an
+    edited config, tokenizer or code are another revision; a README or a log is not), a hub
+    id's the revision it names (None: none)."""
     folder = _directory(source)
-    return revision if folder is None else folder_sha256(folder)
-
-
-def folder_sha256(folder: Path) -> str:
-    """`folder-sha256-<hex>`: the sha256 of every file under `folder` (hidden ones left out:
-    `.git`, `.cache`...), in path order, each as its relative path and the sha256 of its bytes.
-    A file's sha256 is read again only when its size, mtime or inode changed since it was last
-    read, by any process (`FileDigests`): a plan, `status` and the load that follows do not
-    read the weights each time."""
-    try:
-        digests = FileDigests.load()
-        digest = hashlib.sha256()
-        for name in sorted(_files(folder)):
-            digest.update(f"{name}\0{digests.of(folder / name)}\n".encode())
-        digests.save()
-        return f"folder-sha256-{digest.hexdigest()}"
-    except OSError as exc:
-        raise GenebError(f"{folder}: cannot read {exc.filename or 'the folder'} to tell the "
-                         f"checkpoint's revision ({exc.strerror})") from None
-
-
-class FileDigests:
-    """Files' sha256 by absolute path, each with the (size, mtime_ns, inode) it was read at,
-    kept in `<user cache>/file-sha256.json` (`store.paths.user_cache_dir`) so that a file is
-    hashed once until it changes. The file is only a cache: one that cannot be read or written
-    is ignored (every digest is then computed)."""
-
-    FILE = "file-sha256.json"
-    _lock = threading.Lock()
-
-    def __init__(self, path: Path, known: dict[str, list]):
-        self.path, self.known, self.changed = path, known, False
-
-    @classmethod
-    def load(cls) -> FileDigests:
-        path = user_cache_dir() / cls.FILE
-        try:
-            known = json.loads(path.read_text())
-            known = known if isinstance(known, dict) else {}
-        except (OSError, ValueError):
-            known = {}
-        return cls(path, known)
-
-    def of(self, file: Path) -> str:
-        key = os.path.realpath(file)
-        st = os.stat(key)
-        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
-        entry = self.known.get(key)
-        if isinstance(entry, list) and len(entry) == 4 and entry[:3] == stamp:
-            return entry[3]
-        with open(key, "rb") as f:
-            value = hashlib.file_digest(f, "sha256").hexdigest()
-        self.known[key] = [*stamp, value]
-        self.changed = True
-        return value
-
-    def save(self) -> None:
-        if not self.changed:
-            return
-        with self._lock:
-            try:
-                write_text_atomic(self.path, json.dumps(self.known))
-            except OSError:
-                pass                  # a cache: the next process hashes again
-
-
-def _files(folder: Path) -> list[str]:
-    """The relative paths of the files under `folder`, hidden files and folders left out."""
-    found = []
-    for root, dirs, names in os.walk(folder, onerror=_raise):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        base = Path(root).relative_to(folder)
-        found += [(base / n).as_posix() for n in names if not n.startswith(".")]
-    return found
-
-
-def _raise(exc: OSError) -> None:
-    raise exc
+    return revision if folder is None else checkpoint_fingerprint(folder)
 
 
 def _directory(source: str) -> Path | None:

@@ -30,6 +30,7 @@ def build(model: ModelMeta, options=None) -> ImportedEncoder:
 class ImportedEncoder:
     model_id: str
     revision: str | None
+    precision = None            # made elsewhere: no compute precision here (`store.vocab.variant`)
 
     @property
     def settings(self) -> dict:

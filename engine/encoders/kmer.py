@@ -15,6 +15,7 @@ import numpy as np
 
 from engine.data import as_read_by
 from store.embeddings import SplitWriter
+from store.vocab.encoder_kinds import KINDS
 
 if TYPE_CHECKING:
     from engine.encoders import EncoderOptions
@@ -39,6 +40,7 @@ class KmerEncoder:
         return 4 ** self.k
 
     revision = None
+    precision = KINDS["kmer"].precision[0]     # float32 spectra, whatever `--dtype` says
 
     @property
     def settings(self) -> dict:

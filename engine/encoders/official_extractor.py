@@ -142,6 +142,7 @@ class OfficialExtractor:
         except OSError as exc:
             raise GenebError(f"{self.label}: cannot be read ({exc.strerror})") from None
         self.revision = revision_of(source, init)
+        self.precision = None       # the extractor decides its own (`store.vocab.variant`)
         module = self._guarded(lambda: load_module(file, source), "loading it")
         cls = getattr(module, class_name, None)
         if not isinstance(cls, type):

@@ -4,9 +4,11 @@ is the revision the model's encoder records once built:
 
 - an official extractor: the sha256 of its file and arguments
   (`engine.encoders.official_extractor.extractor_revision`);
-- a model with weights (a hub id or a local folder): `engine.encoders.hub.checkpoint_revision`,
-  the sha256 of a local folder's files, else the revision the entry or `--models ID@REV` names
-  (None: none);
+- a checkpoint folder given by path: the sha256 of its files that define the model
+  (`store.current.folder_revision`, the fingerprint of `store.fingerprint`: what every reader
+  compares with too);
+- a hub model: `engine.encoders.hub.checkpoint_revision`, the revision the entry or
+  `--models ID@REV` names (None: none);
 - imported embeddings: the import's (`store.embedding_imports`, the entry's `revision`);
 - a kind without weights (a k-mer baseline): None;
 - a random-initialisation control: the sha256 of the weights it draws, known only once they
@@ -15,11 +17,10 @@ is the revision the model's encoder records once built:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from engine.encoders.hub import checkpoint_revision
 from engine.encoders.official_extractor import extractor_revision
 from store.catalog import ModelMeta
+from store.current import folder_of, folder_revision
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 
@@ -39,10 +40,11 @@ def told_revisions(models: list[ModelMeta]) -> dict[str, str | None]:
                 told[m.model_id] = m.revision
             elif kind.user_code:
                 told[m.model_id] = extractor_revision(m)
-            elif kind.source and m.path and not Path(m.path).expanduser().is_dir():
-                continue                            # a folder no longer there
-            elif kind.source and (m.path or m.hub_id):
-                told[m.model_id] = checkpoint_revision(m.path or m.hub_id, m.revision)
+            elif (folder := folder_of(m.path, m.encoder, m.random_init)) is not None:
+                if (now := folder_revision(folder).revision) is not None:
+                    told[m.model_id] = now          # else gone or unreadable: not told
+            elif kind.source and m.hub_id:
+                told[m.model_id] = checkpoint_revision(m.hub_id, m.revision)
             else:
                 told[m.model_id] = None
         except (OSError, GenebError):

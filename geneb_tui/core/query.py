@@ -9,6 +9,7 @@ mean of its tasks, micro of all tasks, macro of the categories; any missing task
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,11 +33,13 @@ from store.analyses.scores import scores_of, seed_means
 from store.audit.verdict import Health
 from store.catalog import CATEGORY_ORDER, ModelMeta, TaskMeta, TaskProfile
 from store.cells import cell_states
+from store.current import with_entries
 from store.damage import damage
 from store.db import Snapshot
 from store.domains import UNKNOWN
 from store.paths import StorePaths
 from store.pins import pinned, read_pins
+from store.runnable import resolved_device
 from store.tables.catalogs import (
     known_tasks,
     models_frame,
@@ -45,10 +48,13 @@ from store.tables.catalogs import (
     store_models,
 )
 from store.task_health import task_health
+from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
+from store.vocab.sources import LOCAL
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 from store.vocab.suites import generated_suites, store_suite
+from store.vocab.variant import kind_precision
 
 FLAG = "⚑"   # before a flagged task (its audit's flags: `store.audit.verdict`) in a task list
 
@@ -61,9 +67,14 @@ class StoreSnapshot:
     scores: pl.DataFrame   # `store.analyses.seed_means`: one row per (model, source, task, regime)
     tasks: pl.DataFrame    # task_id, label, category, suite, source_benchmark
     models: pl.DataFrame   # the models catalog (store's, then built-in and user entries)
-    done: pl.DataFrame     # (model, task, regime) done in some source (`store.cells`)
+    # (model, task, regime, source, compute_precision) done (`store.cells`; a local cell at
+    # each precision it is done at)
+    done: pl.DataFrame
     version: int | None = None        # the results table version read
     damage: tuple[str, ...] = ()      # damaged store files met while reading (store.db)
+    # what is current leaves out or shows apart (`store.db.Snapshot.notes`: other revisions'
+    # rows, a checkpoint folder gone, a model's rows at other precisions)
+    notes: tuple[str, ...] = ()
     # The engine's catalog (built-in, <store>/models.toml, the checkpoint folders the store has
     # run: `store.tables.catalogs.store_models`) as ModelMeta fields, at the commits the store
     # pins (`store.pins`): what `fill` can run; `catalog_error` when the user's files could
@@ -82,8 +93,9 @@ class StoreSnapshot:
     def load(cls, paths: StorePaths, protocol_hash: str = GENEB_V1.hash) -> StoreSnapshot:
         snap = Snapshot(paths)   # one version of the results for everything shown
         scores = seed_means(snap, protocol_hash=protocol_hash)
-        done = (cell_states(snap.query, seeds=seed_counts([protocol_hash]))
-                .filter(pl.col("state") == "done").select("model", "task", "regime").unique())
+        done = (cell_states(snap.query, seeds=seed_counts([protocol_hash]), precisions={})
+                .filter(pl.col("state") == "done")
+                .select("model", "task", "regime", "source", "compute_precision").unique())
         tasks = known_tasks(paths, snap.query("SELECT * FROM tasks"))
         catalog_error = None
         try:
@@ -92,11 +104,12 @@ class StoreSnapshot:
         except GenebError as exc:  # a broken user file must not keep the dashboard from opening
             known, pins = store_models(paths, user=False), {}
             catalog_error = str(exc)
-        models = models_with_builtins(paths, known)
+        models = with_entries(models_with_builtins(paths, known), snap.query)
         health = task_health(snap, tasks["task_id"].to_list(),
                              scores if protocol_hash == GENEB_V1.hash else None)
+        notes = tuple(snap.notes)
         snap.close()
-        return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()),
+        return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()), notes,
                    catalog={mid: asdict(pinned(m, pins)) for mid, m in known.items()},
                    catalog_error=catalog_error, protocol=name_of(protocol_hash),
                    protocol_hash=protocol_hash,
@@ -353,14 +366,31 @@ def sort_rows(view: TableView, key: str, descending: bool) -> list[Row]:
 
 
 def missing_cells(snap: StoreSnapshot, filters: Filters, models: list[str],
-                  regimes: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
+                  regimes: tuple[str, ...] | None = None,
+                  precisions: Mapping[str, str | None] | None = None
+                  ) -> list[tuple[str, str, str]]:
     """(model, task, regime) cells of the selection that no source has done (by the rule of
-    `store.cells`: partial and stale cells are missing, as `fill` sees them), in the order
-    models, tasks (suite order), regimes."""
+    `store.cells`: partial and stale cells are missing, as `fill` sees them; a local cell
+    counts only at the compute precision `precisions` gives its model, what the fill would
+    compute in: `run_precisions`; a model it does not name, at any), in the order models,
+    tasks (suite order), regimes."""
     regimes = regimes or (filters.regime,)
     tasks = snap.suite_tasks(filters.suite, filters.category)["task_id"].to_list()
-    have = set(snap.done.iter_rows())
+    chosen = precisions or {}
+    have = {(m, t, r) for m, t, r, source, at in snap.done.iter_rows()
+            if source != LOCAL or m not in chosen or at == chosen[m]}
     return [(m, t, r) for m in models for t in tasks for r in regimes if (m, t, r) not in have]
+
+
+def run_precisions(snap: StoreSnapshot, models: list[str], device: str,
+                   dtype: str) -> dict[str, str | None]:
+    """Model -> the compute precision a fill of it with `--device` and `--dtype` computes in
+    here (`store.vocab.variant.kind_precision` on the device `auto` means here,
+    `store.runnable.resolved_device`; a CUDA card is taken to have bfloat16, as every card
+    since Ampere has), for the models of the engine's catalog."""
+    on = resolved_device(device).partition(":")[0]
+    return {m: kind_precision(KINDS[kind], dtype, on) for m in models
+            if (kind := (snap.catalog.get(m) or {}).get("encoder")) in KINDS}
 
 
 def candidate_models(snap: StoreSnapshot, filters: Filters) -> list[str]:
@@ -376,7 +406,7 @@ def candidate_models(snap: StoreSnapshot, filters: Filters) -> list[str]:
 __all__ = [
     "METRIC_LABELS", "RANK_SCOPES", "REGIMES", "Column", "Row", "StoreSnapshot", "TableView",
     "build_view",
-    "candidate_models", "missing_cells", "selection_scores", "sort_rows",
+    "candidate_models", "missing_cells", "run_precisions", "selection_scores", "sort_rows",
 ]
 
 

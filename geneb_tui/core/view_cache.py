@@ -150,7 +150,8 @@ def regimes_of(choice: str) -> tuple[str, ...]:
 def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...],
                  device: str, dtype: str = "auto") -> MissingData:
     """The missing-evaluations screen's `MissingData` for a selection, regimes, device and
-    precision (`--dtype`: the weights' memory estimate)."""
+    precision (`--dtype`: the weights' memory estimate, and the precision the cells are
+    counted at: `query.run_precisions`)."""
 
     def run() -> MissingData:
         memory = runnable.device_memory(device)
@@ -160,7 +161,8 @@ def missing_view(snap: StoreSnapshot, filters: Filters, regimes: tuple[str, ...]
                                        dtype=dtype, installed=installed) for m in found}
         candidates = ([m for m in found if assessed[m].runnable]
                       + [m for m in found if not assessed[m].runnable])
-        cells = query.missing_cells(snap, filters, candidates, regimes)
+        cells = query.missing_cells(snap, filters, candidates, regimes,
+                                    query.run_precisions(snap, candidates, device, dtype))
         return MissingData(tuple(candidates), assessed, memory, tuple(cells))
 
     return cache_of(snap).get(missing_key(filters, regimes, device, dtype), run)

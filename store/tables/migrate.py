@@ -1,11 +1,26 @@
-"""Once per store: results kept as Parquet fragments (geneb 0.1: `results/<group>/*.parquet`)
-become the Delta Lake table of `store.tables.results`.
+"""What rows written by an older geneb mean today.
+
+**Fragments.** Once per store: results kept as Parquet fragments (geneb 0.1:
+`results/<group>/*.parquet`) become the Delta Lake table of `store.tables.results`.
 
 Under `locks/migrate.lock`: every fragment is read (one that cannot be read is reported and stays
 in the old folder); the table is built in `results.migrating/` with all rows in ONE commit
 (version 0); the old folder moves to `aside/<stamp>-results-fragments/` (kept, never deleted);
 `results.migrating/` becomes `results/`. A crash before the last rename leaves either the old
 folder (the migration starts again) or `results.migrating/` alone (the next open finishes it).
+
+**The compute precision** (`store.vocab.variant`). A local result or prediction row written
+before the precision was recorded (its `compute_precision` NULL: the column is NULL where a data
+file lacks it) was computed at `fill --dtype auto`, the only precision there was until
+`--dtype`, or at the `--dtype` its run was given; what that was on its device (float32 on the
+CPU, bfloat16-autocast on CUDA...) the runs table recorded (`store.tables.telemetry`, `dtype`)
+for every split the run encoded. So such a row reads as the `dtype` of the newest split of its
+(model, task, data hash) encoded before the row was written (`LEGACY_PRECISION_SQL`, applied by
+every reader: `store.db` and the predictions table); it stays NULL ("precision not recorded")
+where no encoding of its pair was recorded (a store older than the runs table, a run killed
+between its embeddings and the runs table's commit), and so for the kinds that record none (an
+official extractor, imported embeddings). Nothing is rewritten: the rows keep their bytes, their
+protocol hash and their cells; imported rows (other sources) carry no precision and stay NULL.
 """
 
 from __future__ import annotations
@@ -24,6 +39,18 @@ from store.paths import StorePaths
 from store.tables.data_files import TABLE_CONFIG, write_data_file
 from store.tables.schema import PARTITIONS, RESULT_SCHEMA
 from store.vocab.errors import brief
+from store.vocab.sources import LOCAL
+
+# A relation `{rows}` of result or prediction rows, each local row without a precision read as
+# its pair's newest recorded encoding's before it (`{runs}`: the runs table's rows); see the
+# module.
+LEGACY_PRECISION_SQL = f"""
+SELECT r.* REPLACE (CASE WHEN r.source = '{LOCAL}' THEN coalesce(r.compute_precision, u.dtype)
+                         ELSE r.compute_precision END AS compute_precision)
+FROM {{rows}} r ASOF LEFT JOIN {{runs}} u
+  ON u.model = r.model AND u.task = r.task AND u.data_hash = r.data_hash
+ AND r.created_at >= u.created_at
+"""
 
 
 def _migrating(paths: StorePaths) -> Path:

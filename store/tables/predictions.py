@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from store.cells import ENTRY
 from store.paths import StorePaths
 from store.tables.data_files import Table
 from store.tables.results import read_files, read_state
@@ -46,6 +47,7 @@ PREDICTION_SCHEMA = pa.schema([
     ("values", pa.binary()),       # n little-endian signed integers of `width` bytes
     ("source", pa.string()),
     ("data_hash", pa.string()),
+    ("compute_precision", pa.string()),     # the result row's variant (`store.vocab.variant`)
     ("created_at", pa.timestamp("us", tz="UTC")),
 ])
 PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions")
@@ -76,13 +78,14 @@ def decode(width: int, data: bytes) -> np.ndarray:
 
 
 def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
-                    source: str, data_hash: str | None,
+                    source: str, data_hash: str | None, compute_precision: str | None = None,
                     created_at: datetime | None = None) -> list[dict]:
-    """The predictions rows of one pair: one `pred` row per result row of `rows` (each with its
-    `pred` array, and protocol_hash, regime, seed) and one `labels` row of `y_test`."""
+    """The predictions rows of one pair at one variant (`compute_precision`): one `pred` row
+    per result row of `rows` (each with its `pred` array, and protocol_hash, regime, seed) and
+    one `labels` row of `y_test`."""
     now = created_at or datetime.now(UTC)
     common = {"model": model, "task": task, "source": source, "data_hash": data_hash,
-              "created_at": now}
+              "compute_precision": compute_precision, "created_at": now}
     width, data = encode(y_test)
     out = [{**common, "regime": None, "seed": None, "protocol_hash": None, "kind": "labels",
             "width": width, "n": len(y_test), "values": data}]
@@ -103,27 +106,37 @@ def predictions_table(rows: Iterable[Mapping]) -> pa.Table:
 
 def _latest(paths: StorePaths) -> pl.DataFrame:
     """The newest row per key (`PRED_KEY`) of the newest version that is current by
-    `store.cells`: a `pred` row whose result row is in the `results` view (on the task's
-    current data, of the model's current revision), a `labels` row on its task's current
-    data."""
-    from store.db import query  # lazy: duckdb, filelock
+    `store.cells`: a `pred` row whose result row is current (on the task's current data, of
+    the model's current revision), named by its result row's entry (a model's predictions at
+    another precision than its current one as `<model> [<precision>]`, as the `results` view
+    names them), a `labels` row on its task's current data. A local row written before the
+    compute precision was recorded reads as its run's (`store.tables.migrate`)."""
+    from store.db import Snapshot  # lazy: duckdb, filelock
 
     state = read_state(paths, PREDICTIONS)
     rows, _ = read_files(paths, state.files if state else (), PREDICTIONS)
-    frame = pl.from_arrow(rows)
-    if frame.height == 0:
-        return frame
-    frame = (frame.sort("created_at", descending=True)
-             .unique(subset=list(PRED_KEY), keep="first", maintain_order=True))
-    current = query(paths, "SELECT task, data_hash AS current_hash FROM current_data")
+    if rows.num_rows == 0:
+        return pl.from_arrow(rows)
+    snap = Snapshot(paths)
+    try:
+        snap.con.register("_prediction_rows", rows)
+        frame = snap.query(snap.recorded_precision(snap.con, "_prediction_rows"))
+        frame = (frame.sort("created_at", descending=True)
+                 .unique(subset=list(PRED_KEY), keep="first", maintain_order=True))
+        current = snap.query("SELECT task, data_hash AS current_hash FROM current_data")
+        results = snap.query(f"SELECT DISTINCT {', '.join(f'r.{k}' for k in KEY)}, "
+                             f"{ENTRY} AS entry FROM current_rows r LEFT JOIN "
+                             f"current_precision p ON p.model = r.model "
+                             f"WHERE r.source = '{LOCAL}'")
+    finally:
+        snap.close()
     labels = (frame.filter(pl.col("kind") == "labels").join(current, on="task", how="left")
               .filter(pl.col("current_hash").is_null() | pl.col("data_hash").is_null()
                       | (pl.col("data_hash") == pl.col("current_hash")))
               .drop("current_hash"))
-    results = query(paths, f"SELECT DISTINCT {', '.join(KEY)} FROM results "
-                           f"WHERE source = '{LOCAL}'")
-    preds = frame.filter(pl.col("kind") == "pred").join(  # a row without a data hash too
-        results, on=list(KEY), how="semi", nulls_equal=True)
+    preds = (frame.filter(pl.col("kind") == "pred")   # a row without a data hash too
+             .join(results, on=list(KEY), how="inner", nulls_equal=True)
+             .with_columns(pl.col("entry").alias("model")).drop("entry"))
     return pl.concat([labels, preds])
 
 

@@ -257,7 +257,8 @@ def append_table(paths: StorePaths, table: pa.Table, operation: str, spec: Table
 
 def read_files(paths: StorePaths, files: Iterable[DataFile],
                table: Table = RESULTS) -> tuple[pa.Table, list[DataFile]]:
-    """The rows of `files` (partition columns added) and the files that could not be read."""
+    """The rows of `files` (partition columns added; a column a file written before it lacks
+    is NULL) and the files that could not be read."""
     tables, broken = [], []
     root, schema = table.root(paths), table.schema
     for f in files:
@@ -267,9 +268,11 @@ def read_files(paths: StorePaths, files: Iterable[DataFile],
             broken.append(f)
             continue
         n = t.num_rows
-        t = t.append_column("source", pa.array([f.source] * n, pa.string()))
-        t = t.append_column("model", pa.array([f.model] * n, pa.string()))
-        tables.append(t.select(schema.names).cast(schema))
+        partition = {"source": pa.array([f.source] * n, pa.string()),
+                     "model": pa.array([f.model] * n, pa.string())}
+        tables.append(pa.Table.from_arrays(
+            [t.column(c.name).cast(c.type) if c.name in t.column_names else
+             partition.get(c.name, pa.nulls(n, c.type)) for c in schema], schema=schema))
     if not tables:
         return schema.empty_table(), broken
     return pa.concat_tables(tables), broken

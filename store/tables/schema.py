@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
+from store.vocab.variant import VARIANT_COLUMNS
+
 # One result row. `seed` is NULL for imported seed means (the official formats carry no seeds).
 RESULT_SCHEMA = pa.schema([
     ("model", pa.string()),
@@ -31,13 +33,18 @@ RESULT_SCHEMA = pa.schema([
     ("data_revision", pa.string()),
     ("data_hash", pa.string()),      # content hash of the task data; NULL for imported rows
     ("model_revision", pa.string()),
+    # the row's variant (`store.vocab.variant`): NULL where none applies, and on rows written
+    # before it was recorded (read as `store.tables.migrate.LEGACY_PRECISION_SQL` says)
+    ("compute_precision", pa.string()),
     ("engine_version", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
 ])
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
-# A row is identified by these; the latest `created_at` wins. The data hash is part of the key:
-# rows on other data (a subsample, an edited or re-downloaded task file) never replace others.
-KEY: tuple[str, ...] = ("source", "protocol_hash", "model", "task", "regime", "seed", "data_hash")
+# A row is identified by these; the latest `created_at` wins. The data hash and the variant are
+# part of the key: rows on other data (a subsample, an edited or re-downloaded task file) or at
+# another precision never replace others.
+KEY: tuple[str, ...] = ("source", "protocol_hash", "model", "task", "regime", "seed", "data_hash",
+                        *VARIANT_COLUMNS)
 # The results table is partitioned by these (one folder per source and model).
 PARTITIONS: tuple[str, ...] = ("source", "model")
 FILE_SCHEMA = pa.schema([f for f in RESULT_SCHEMA if f.name not in PARTITIONS])

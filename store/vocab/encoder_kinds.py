@@ -62,6 +62,9 @@ class EncoderKind:
     hub_needs_cuda: str = ""            # why its published checkpoints run on CUDA only
     imported: bool = False              # nothing runs: its embeddings were imported into the
     #                                     store (`geneb-engine import-embeddings`)
+    precision: tuple[str, str] = ()     # (on the CPU, on CUDA): the compute precision of a kind
+    #                                     that sets its own whatever `--dtype` says
+    #                                     (`store.vocab.variant`)
 
     @property
     def weight_free(self) -> bool:
@@ -80,7 +83,8 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
                 options=("special_tokens", "bos_text", "cut_to_multiple", "one_hot"),
                 checkpoint_code=True, checkpoint_files=True, packages=("torch", "transformers"),
                 install="pip install 'geneb[models]'", gpu=True),
-    EncoderKind("kmer", "a k-mer baseline", fields=("encoder_k",), sequences=UPPER),
+    EncoderKind("kmer", "a k-mer baseline", fields=("encoder_k",), sequences=UPPER,
+                precision=("float32", "float32")),
     # A class written for the official harness (harness/extractors/<module>.py), run as is: it
     # gets the text as the harness gives it and decides itself.
     EncoderKind("official-extractor", "an official-harness extractor", fields=("extractor",),
@@ -92,7 +96,9 @@ KINDS: dict[str, EncoderKind] = {k.name: k for k in (
                 imported=True),
     # mean: the mean over every byte token of the final-norm hidden states (the official
     # recipe). Attention layers need CUDA and flash-attn; Hyena-only configs run on the CPU.
+    # Its official extractor's precision: bfloat16 weights on CUDA, float32 on the CPU.
     EncoderKind("evo", "the Evo-1 adapter", poolings=("mean",), source=True,
+                precision=("float32", "bfloat16"),
                 packages=("evo-model", "stripedhyena"), module="evo",
                 install="pip install --no-deps evo-model==0.5 stripedhyena==0.2.2 (without "
                         "their declared flash-attn and triton, which build on CUDA machines "

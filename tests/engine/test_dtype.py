@@ -9,17 +9,23 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import json  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
+from engine.encoders import EncoderOptions, build_encoder, preflight, told_precision  # noqa: E402
 from engine.encoders.device import dtype_problem, precision_of  # noqa: E402
+from engine.pairs import loaded  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
+from store.db import query  # noqa: E402
+from store.paths import StorePaths  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
-from tests.engine.in_process import refused, run  # noqa: E402
+from tests.engine.in_process import outputs, refused, run  # noqa: E402
 from tests.engine.tiny_models import build, random_dna  # noqa: E402
 
 SEQS = random_dna(9, 20, 80, seed=3)
@@ -97,3 +103,72 @@ def test_evo_keeps_its_extractors_precision(bert):
     evo = type(meta)(**{**meta.__dict__, "encoder": "evo", "model_id": "tiny-evo"})
     with pytest.raises(GenebError, match="tiny-evo: --dtype float32: Evo-1 runs in its official"):
         preflight(evo, EncoderOptions(device="cpu", dtype="float32"), device=False)
+
+
+def test_a_run_at_another_precision_is_computed_and_shown_apart(bert, tmp_path, capsys):
+    """The precision is part of each result's identity (`store.vocab.variant`): `fill --dtype
+    float16` then `fill --dtype float32` computes the second (on 2dfd362: "nothing to
+    compute"), keeps both runs' embeddings and rows, and every reader shows them apart."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    write_task(suite / "one_task.csv", 20, 10, 2, 1, length=40)
+    store = tmp_path / "store"
+    argv = ("fill", "--store", str(store), "--suite", str(suite), "--models",
+            str(bert["folder"]), "--regimes", "full", "--device", "cpu", "--json")
+
+    def computed(*more: str) -> int:
+        rc, out, err = outputs(capsys, *argv, *more)
+        assert rc == 0, err
+        return sum(e["computed"] for e in map(json.loads, out.splitlines())
+                   if e["event"] == "cell")
+
+    assert computed("--dtype", "float16") == 1
+    assert computed("--dtype", "float32") == 1
+    assert computed("--dtype", "auto") == 0           # float32 on the CPU: the same cells
+    assert computed("--dtype", "float16") == 0
+    split = store / "embeddings.zarr" / "tiny-bert" / "one_task"
+    assert sorted(p.name for p in split.iterdir() if p.is_dir()) == [
+        "test", "test@float16", "train", "train@float16"]
+    rows = query(StorePaths(store), "SELECT compute_precision, count(*) AS n FROM results "
+                                    "GROUP BY ALL ORDER BY ALL")
+    assert rows.rows() == [("float16", 5), ("float32", 5)]
+    rc, out, err = outputs(capsys, "report", "--store", str(store), "--suite", str(suite),
+                           "--resamples", "0", "--json")
+    doc = json.loads(out)
+    assert sorted(a["model"] for a in doc["aggregates"]) == ["tiny-bert", "tiny-bert [float16]"]
+    assert doc["notes"] == ["tiny-bert: results at float32 shown as tiny-bert, at other "
+                            "precisions apart as tiny-bert [float16] (never pooled)"]
+    rc, out, _ = outputs(capsys, "status", "--store", str(store), "--suite", str(suite),
+                         "--regimes", "full", "--json")
+    doc = json.loads(out)
+    assert doc["precisions"] == {"tiny-bert": "float32"}
+    assert doc["other_precisions"] == {"tiny-bert": {"float16": 1}}
+    assert [(r["done"], r["stale"]) for r in doc["rows"]] == [(1, 0)]
+
+
+def test_the_precision_a_run_computes_in_is_told_before_it_is_built(bert):
+    meta = resolve_model("tiny-bert", bert["catalog"])
+    cpu = EncoderOptions(device="cpu")
+    assert told_precision(meta, cpu) == encoder(bert, "auto").precision == "float32"
+    for dtype in ("bfloat16", "float16", "float32"):
+        assert told_precision(meta, EncoderOptions(device="cpu", dtype=dtype)) == \
+            encoder(bert, dtype).precision == dtype
+    kmer = load_models()["kmer-3"]
+    assert told_precision(kmer, EncoderOptions(dtype="float16")) == "float32"   # its own
+    evo = type(meta)(**{**meta.__dict__, "encoder": "evo", "model_id": "tiny-evo"})
+    assert told_precision(evo, cpu) == "float32"
+    imported = type(meta)(**{**meta.__dict__, "encoder": "imported", "model_id": "i"})
+    assert told_precision(imported, cpu) is None
+
+
+def test_an_encoder_that_computes_otherwise_than_planned_says_so(bert, tmp_path):
+    """A Ray actor on another device than the driver's: the plan counted the model's cells at
+    the driver's precision; the run says at which it computes, and counts them there."""
+    meta = resolve_model("tiny-bert", bert["catalog"])
+    actor = SimpleNamespace(revision="r", precision="bfloat16-autocast")
+    paths = StorePaths(tmp_path / "store")
+    event = loaded(paths, meta, actor, {"tiny-bert": "r"}, {"tiny-bert": "float32"})
+    assert event["event"] == "warning" and event["message"].startswith(
+        "model tiny-bert: computes in bfloat16-autocast here, not in float32 as planned")
+    assert loaded(paths, meta, actor, {"tiny-bert": "r"},
+                  {"tiny-bert": "bfloat16-autocast"}) is None

@@ -21,10 +21,10 @@ pytest.importorskip("enformer_pytorch")
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
 from engine.encoders.enformer import EnformerEncoder  # noqa: E402
-from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
+from store.fingerprint import checkpoint_fingerprint  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.adapter_runs import fill_one_task  # noqa: E402
 from tests.engine.tiny_models import random_dna  # noqa: E402
@@ -139,7 +139,7 @@ def test_poolings_follow_the_recipe(zoo):
     assert (want_tracks > 0).all()                  # softplus tracks
     assert tracks.settings == {
         "encoder": "enformer", "source": str(zoo["dir"]),
-        "revision": folder_sha256(Path(zoo["dir"])),
+        "revision": checkpoint_fingerprint(Path(zoo["dir"])),
         "pooling": "tracks", "head": "human", "max_bp": WIDTH, "pad": "N-centred",
         "bins": BINS, "positional_gamma": "torch", "dtype": "float32"}
     assert trunk.settings["pooling"] == "trunk" and trunk.settings["head"] is None

@@ -60,9 +60,10 @@ def watched(tmp_path: Path, sequences_per_s: float | None) -> tuple[EtaWatch, Cl
     clock = Clock()
     watch = EtaWatch(clock)
     checks = validate_tasks(suite, list(suite.tasks), lambda e: None, watch.see)
+    options = FillOptions()
     the_plan = plan(paths, models_of(paths, ["kmer-3"]), list(suite.tasks), ["full"], [GENEB_V1],
-                    checks.hashes)
-    watch.planned(paths, the_plan, checks.hashes, FillOptions())
+                    checks.hashes, options.encoder)
+    watch.planned(paths, the_plan, checks.hashes, options)
     return watch, clock
 
 

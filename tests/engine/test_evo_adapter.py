@@ -31,10 +31,10 @@ from stripedhyena.utils import dotdict  # noqa: E402
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
 from engine.encoders.evo import EvoEncoder, config_of  # noqa: E402
-from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
+from store.fingerprint import checkpoint_fingerprint  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.adapter_runs import fill_one_task  # noqa: E402
 from tests.engine.in_process import refused  # noqa: E402
@@ -148,7 +148,7 @@ def test_embeddings_equal_the_package_model_one_sequence_at_a_time(zoo):
     digest = config_of("tiny-evo", str(zoo["dir"]), None).sha256
     assert enc.settings == {
         "encoder": "evo", "source": str(zoo["dir"]),
-        "revision": folder_sha256(Path(zoo["dir"])), "pooling": "mean",
+        "revision": checkpoint_fingerprint(Path(zoo["dir"])), "pooling": "mean",
         "config": "tiny_inference.yml", "config_sha256": digest, "max_tokens": None,
         "tokens": "bytes", "special_tokens": False, "layer": "final-norm", "dtype": "float32"}
 

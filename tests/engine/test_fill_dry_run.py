@@ -62,7 +62,7 @@ def test_measured_throughput_and_fit_times_give_the_estimate(tmp_path, task_dir,
         "kmer-3", "cpu", 3, 6, 6, 0, SEQUENCES, SEQUENCES * 120, None)
     assert m["embedding"]["source"] == "runs"
     assert m["embedding"]["seconds"] == pytest.approx(SEQUENCES / 500)
-    assert "runs table: 1 split(s) of kmer-3 embedded on cpu, 500 sequences/s" \
+    assert "runs table: 1 split(s) of kmer-3 embedded on cpu in float32, 500 sequences/s" \
         == m["embedding"]["note"]
     full, ten = m["probes"]
     assert (full["regime"], full["source"], full["examples"]) == ("full", "store", TRAIN)

@@ -21,11 +21,11 @@ from packaging.version import Version  # noqa: E402
 from engine.encoders import BUILDERS, EncoderOptions, build_encoder  # noqa: E402
 from engine.encoders.batching import default_batch_tokens  # noqa: E402
 from engine.encoders.hf import HFEncoder  # noqa: E402
-from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import ENCODERS, POOLINGS, ModelMeta, load_models  # noqa: E402
 from store.embeddings import EmbeddingStore  # noqa: E402
+from store.fingerprint import checkpoint_fingerprint  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
 from store.vocab import encoder_kinds  # noqa: E402
 from store.vocab.encoder_kinds import ADAPTERS  # noqa: E402
@@ -247,7 +247,7 @@ def test_a_missing_checkpoint_is_one_clear_error(tmp_path):
 def test_settings_are_the_identity(zoo):
     s = encoder(zoo, "tiny-bert").settings
     folder = Path(zoo["dirs"]["bert"])
-    assert s == {"encoder": "hf", "source": str(folder), "revision": folder_sha256(folder),
+    assert s == {"encoder": "hf", "source": str(folder), "revision": checkpoint_fingerprint(folder),
                  "pooling": "mean", "max_tokens": 128, "padding_side": "right",
                  "dtype": "float32", "layer": "last"}
 

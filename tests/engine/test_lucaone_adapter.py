@@ -23,11 +23,11 @@ import torch  # noqa: E402
 pytest.importorskip("lucaone")
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
-from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.lucaone import LucaOneEncoder  # noqa: E402
 from engine.encoders.streaming import ArraySink  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
+from store.fingerprint import checkpoint_fingerprint  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.adapter_runs import fill_one_task  # noqa: E402
 from tests.engine.tiny_models import random_dna  # noqa: E402
@@ -107,7 +107,7 @@ def test_embeddings_equal_the_package_model_one_sequence_at_a_time(zoo):
     assert np.unique(sink.array.round(4), axis=0).shape[0] == len(SEQS)
     assert enc.settings == {
         "encoder": "lucaone", "source": str(zoo["dir"]),
-        "revision": folder_sha256(Path(zoo["dir"])), "pooling": "mean",
+        "revision": checkpoint_fingerprint(Path(zoo["dir"])), "pooling": "mean",
         "max_tokens": CONTEXT, "seq_type": "gene", "special_tokens": True, "layer": "last",
         "dtype": "float32"}
 

@@ -8,17 +8,24 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import hashlib  # noqa: E402
 import json  # noqa: E402
+import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import polars as pl  # noqa: E402
+import pyarrow as pa  # noqa: E402
 import pytest  # noqa: E402
 import zarr  # noqa: E402
 
 from engine.cli import main  # noqa: E402
-from engine.encoders.hub import folder_sha256  # noqa: E402
 from store.db import query  # noqa: E402
+from store.fingerprint import checkpoint_fingerprint, folder_sha256  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
+from store.tables.catalogs import path_models, register_models  # noqa: E402
+from store.tables.data_files import RESULTS, Table  # noqa: E402
+from store.tables.predictions import PREDICTIONS  # noqa: E402
+from store.tables.results import append_rows, append_table, read_files, read_state  # noqa: E402
+from store.tables.telemetry import RUNS, read_runs  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
 from tests.engine.tiny_models import build  # noqa: E402
 
@@ -73,64 +80,33 @@ def split_revision(setup, task: str, split: str) -> str:
     return group.attrs["model_revision"]
 
 
-def test_the_revision_of_a_folder_is_the_hash_of_its_files(tmp_path):
-    folder = tmp_path / "ckpt"
-    (folder / "sub").mkdir(parents=True)
-    (folder / "config.json").write_bytes(b"{}")
-    (folder / "sub" / "w.bin").write_bytes(b"\x00\x01")
-    (folder / ".cache").mkdir()
-    (folder / ".cache" / "lock").write_bytes(b"anything")      # hidden: left out
-
-    def sha(data: bytes) -> str:
-        return hashlib.sha256(data).hexdigest()
-
-    want = sha(f"config.json\0{sha(b'{}')}\nsub/w.bin\0{sha(bytes([0, 1]))}\n".encode())
-    assert folder_sha256(folder) == f"folder-sha256-{want}"
-    (folder / "sub" / "w.bin").write_bytes(b"\x00\x02")
-    assert folder_sha256(folder) != f"folder-sha256-{want}"
-
-
-def test_a_file_is_read_again_only_when_it_changed_whatever_the_process(tmp_path,
-                                                                        monkeypatch):
-    """The files' digests are remembered in the user cache: a later call (a later `status`,
-    the run's load after its plan) reads none of the unchanged weights, and reads a changed
-    file again."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    folder = tmp_path / "ckpt"
-    folder.mkdir()
-    (folder / "config.json").write_bytes(b"{}")
-    (folder / "w.bin").write_bytes(b"\x00\x01")
-    first = folder_sha256(folder)
-    reads: list[str] = []
-    plain = hashlib.file_digest
-    monkeypatch.setattr(hashlib, "file_digest",
-                        lambda f, name: reads.append(Path(f.name).name) or plain(f, name))
-    assert folder_sha256(folder) == first and reads == []
-    (folder / "w.bin").write_bytes(b"\x00\x02\x03")
-    second = folder_sha256(folder)
-    assert reads == ["w.bin"] and second != first
-    want = hashlib.sha256(f"config.json\0{hashlib.sha256(b'{}').hexdigest()}\nw.bin\0"
-                          f"{hashlib.sha256(bytes([0, 2, 3])).hexdigest()}\n".encode())
-    assert second == f"folder-sha256-{want.hexdigest()}"
-    (tmp_path / "cache" / "geneb" / "file-sha256.json").write_text("not json")
-    assert folder_sha256(folder) == second          # a broken cache is only recomputed
-
-
 def test_resaved_weights_make_the_cells_stale_and_fill_recomputes_only_them(setup, capsys):
     folder, store = setup["folder"], setup["store"]
     assert fill(capsys, setup, str(folder), "kmer-3") == sorted(
         (m, t) for m in (MODEL, "kmer-3") for t in TASKS)
-    first = folder_sha256(folder)
+    first = checkpoint_fingerprint(folder)
     assert revisions(setup) == {**{(MODEL, t): first for t in TASKS},
                                 **{("kmer-3", t): None for t in TASKS}}
     kmer_sql = "SELECT * FROM results WHERE model = 'kmer-3' ORDER BY task, seed"
     kmer_rows = query(StorePaths(store), kmer_sql)
 
+    (folder / "README.md").write_text("# tiny\n")       # docs and logs define nothing
+    (folder / "logs").mkdir()
+    (folder / "logs" / "train.log").write_text("step 1\n")
+    assert status(capsys, setup) == {MODEL: (2, 0), "kmer-3": (2, 0)}
+    assert fill(capsys, setup, MODEL) == []
+
     build("bert", folder, max_len=64, seed=1)        # other weights, the same folder
-    second = folder_sha256(folder)
+    second = checkpoint_fingerprint(folder)
     assert second != first
-    # `status` tells the revision from the folder as it is now: both cells are stale.
+    # `status` tells the revision from the folder as it is now: both cells are stale, and
+    # every reader sees it too (the registered revision is still the first one).
     assert status(capsys, setup) == {MODEL: (0, 2), "kmer-3": (2, 0)}
+    before = events(capsys, "report", "--store", str(store), "--suite", str(setup["suite"]),
+                    "--resamples", "0", "--json")[0]
+    assert [a["model"] for a in before["aggregates"]] == ["kmer-3"]
+    assert before["notes"] == [f"{MODEL}: 2 results of an earlier revision of {folder} left "
+                               "out; fill computes the current one"]
 
     # One task again: computed with the new revision, embedded again (not reused).
     assert fill(capsys, setup, MODEL, tasks=("task_a",)) == [(MODEL, "task_a")]
@@ -167,3 +143,47 @@ def test_status_reads_a_store_whose_checkpoint_folder_is_gone(setup, capsys):
         file.unlink()
     setup["folder"].rmdir()
     assert status(capsys, setup) == {MODEL: (2, 0)}
+
+
+def test_a_store_written_before_the_fingerprint_and_the_precision_opens_current(setup, capsys,
+                                                                               tmp_path):
+    """A store as geneb wrote it at ebefafa: its data files without `compute_precision`, its
+    checkpoint folder's rows under `folder-sha256-` (every file, a README among them). Opened by
+    this version, every cell is current: `fill` computes nothing, `status` counts them done,
+    `report` shows each model once and notes nothing."""
+    folder = setup["folder"]
+    (folder / "README.md").write_text("# tiny\n")
+    assert fill(capsys, setup, str(folder), "kmer-3") == sorted(
+        (m, t) for m in (MODEL, "kmer-3") for t in TASKS)
+    legacy = folder_sha256(folder)
+    old = StorePaths(tmp_path / "old")
+    write_as_before(StorePaths(setup["store"]), old, {MODEL: legacy})
+    assert query(old, "SELECT DISTINCT model_revision FROM results_all WHERE model = ?",
+                 [MODEL]).item() == legacy
+    setup = {**setup, "store": old.root}
+    assert fill(capsys, setup, MODEL, "kmer-3") == []
+    assert status(capsys, setup) == {MODEL: (2, 0), "kmer-3": (2, 0)}
+    report = events(capsys, "report", "--store", str(old.root), "--suite", str(setup["suite"]),
+                    "--resamples", "0", "--json")[0]
+    assert sorted(a["model"] for a in report["aggregates"]) == ["kmer-3", MODEL]
+    assert report["notes"] == []
+
+
+def write_as_before(new: StorePaths, old: StorePaths, revisions: dict[str, str]) -> None:
+    """Copy the store `new` to `old` as geneb wrote it before the compute precision and the
+    checkpoint fingerprint: results and predictions data files without the column, the models'
+    revisions (results and catalog) those of `revisions`; runs and catalogs as they are."""
+    def as_before(table: Table, frame: pl.DataFrame) -> None:
+        schema = pa.schema([f for f in table.schema if f.name != "compute_precision"])
+        append_table(old, frame.to_arrow().select(schema.names).cast(schema), "fill",
+                     Table(table.name, schema, table.delta_name))
+
+    shutil.copytree(new.root / "catalog", old.root / "catalog")
+    results = read_files(new, read_state(new).files)[0]
+    as_before(RESULTS, pl.from_arrow(results).with_columns(
+        pl.col("model").replace_strict(revisions, default=pl.col("model_revision"))
+        .alias("model_revision")))
+    as_before(PREDICTIONS, pl.from_arrow(read_files(new, read_state(new, PREDICTIONS).files,
+                                                    PREDICTIONS)[0]))
+    append_rows(old, read_runs(new).to_arrow(), table=RUNS)
+    register_models(old, list(path_models(old).values()), revisions)

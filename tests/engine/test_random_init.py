@@ -16,10 +16,10 @@ import torch  # noqa: E402
 from transformers import AutoConfig, AutoModel  # noqa: E402
 
 from engine.encoders import EncoderOptions, build_encoder  # noqa: E402
-from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import parse_model_entries  # noqa: E402
 from store.db import query  # noqa: E402
+from store.fingerprint import checkpoint_fingerprint  # noqa: E402
 from store.paths import resolve_store  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
@@ -61,7 +61,7 @@ def test_the_weights_come_from_the_seed_and_their_sha256_is_the_revision(bert):
     assert np.array_equal(seven.encode(SEQS), again.encode(SEQS))
     assert not np.allclose(seven.encode(SEQS), eight.encode(SEQS))
     assert not np.allclose(seven.encode(SEQS), trained.encode(SEQS))
-    assert trained.revision == folder_sha256(bert)      # the folder's files (engine.encoders.hub)
+    assert trained.revision == checkpoint_fingerprint(bert)      # the folder (store.fingerprint)
 
 
 def test_fill_stores_the_control_under_its_own_id(tmp_path, capsys, bert):

@@ -15,10 +15,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
-from engine.encoders.hub import folder_sha256  # noqa: E402
 from engine.encoders.splicebert import SpliceBERTEncoder, window_starts  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
+from store.fingerprint import checkpoint_fingerprint  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.tiny_models import build, char_tokenizer  # noqa: E402
 
@@ -60,7 +60,7 @@ def test_letters_become_the_vocabulary_s_ids_and_the_rest_n(zoo):
     np.testing.assert_allclose(got[0], got[1], atol=1e-6)
     np.testing.assert_allclose(got[1], got[2], atol=1e-6)
     assert enc.settings == {"encoder": "splicebert", "source": enc.source,
-                            "revision": folder_sha256(Path(enc.source)),
+                            "revision": checkpoint_fingerprint(Path(enc.source)),
                             "pooling": "mean", "window": 32, "stride": 16,
                             "letters": "ACGT, else N", "dtype": "float32", "layer": "last"}
 

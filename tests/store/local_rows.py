@@ -39,7 +39,8 @@ def local_rows(model: str, tasks: Sequence[str] | None = None,
                 rows.append({"model": model, "task": task, "regime": regime, "seed": seed,
                              "probe": "logreg", "protocol": GENEB_V1.name,
                              "protocol_hash": GENEB_V1.hash, "mcc": mcc, "acc": acc,
-                             "f1_macro": f1, "source": "local", "shared_fit": regime == "full"})
+                             "f1_macro": f1, "source": "local", "shared_fit": regime == "full",
+                             "compute_precision": "float32"})
     return rows
 
 
@@ -58,6 +59,7 @@ def full_mcc_rows(mcc: dict[str, dict[str, float]]) -> list[dict]:
     fit), acc 0.7, F1 0.6: hand-countable aggregates."""
     return [{"model": model, "task": task, "regime": "full", "seed": seed, "probe": "logreg",
              "protocol": GENEB_V1.name, "protocol_hash": GENEB_V1.hash, "mcc": value,
-             "acc": 0.7, "f1_macro": 0.6, "source": "local", "shared_fit": True}
+             "acc": 0.7, "f1_macro": 0.6, "source": "local", "shared_fit": True,
+             "compute_precision": "float32"}
             for model, scores in mcc.items() for task, value in scores.items()
             for seed in SEEDS]

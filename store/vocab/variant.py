@@ -1,0 +1,70 @@
+"""A result's variant: how its embeddings were made, beyond the model, its revision, the task's
+data and the protocol. DESIGN.md's "presets and policies are identity": rows of different
+variants never pool. The variant is part of a result row's key (`store.tables.schema.KEY`), of
+its predictions' key, of its cell (`store.cells`: a run at another variant computes its own
+cells), of its embeddings' path (`store.embeddings`) and of the entry readers show (a model's
+rows at another variant than its current one are the entry `<model> [<variant>]`).
+
+Its members, each a column of the results and predictions tables (`VARIANT_COLUMNS`) and an
+attribute of the embeddings:
+
+- `compute_precision`: how the forward pass that made the embeddings computed, as
+  `engine.encoders.device.precision_name` names it (`fill --dtype` on its device): float32,
+  bfloat16 or float16 (the weights cast), bfloat16-autocast or float16-autocast (float32 weights
+  under autocast: `--dtype auto` on CUDA); a kind that sets its own (`EncoderKind.precision`:
+  the k-mer baseline float32, Evo-1 its official extractor's); NULL where no forward pass of
+  this engine made them (an official extractor decides its own, imported embeddings, imported
+  results). A row written before the column reads as the precision its run recorded in the runs
+  table (`store.tables.migrate.LEGACY_PRECISION_SQL`).
+
+Later members (the recipe preset, the context policy, the storage precision) are added here
+and to `VARIANT_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+from store.vocab.encoder_kinds import EncoderKind
+
+VARIANT_COLUMNS: tuple[str, ...] = ("compute_precision",)
+# The precision geneb-v1's numbers were computed in; the embeddings at it (or at none) keep the
+# plain path `<model>/<task>/<split>`.
+REFERENCE_PRECISION = "float32"
+AUTOCAST = "-autocast"          # a precision's suffix when float32 weights run under autocast
+NOT_RECORDED = "precision not recorded"
+
+
+def precision_label(precision: str | None) -> str:
+    """How an entry names the precision of its rows."""
+    return NOT_RECORDED if precision is None else precision
+
+
+def split_suffix(precision: str | None) -> str:
+    """What a split's folder name adds for embeddings at `precision`: nothing at the reference
+    precision (or none), else `@<precision>`, so that two precisions never share a folder."""
+    return "" if precision in (None, REFERENCE_PRECISION) else f"@{precision}"
+
+
+def dtype_precision(dtype: str, device_type: str, bf16: bool = True) -> str:
+    """What `fill --dtype` (`store.vocab.encoder_kinds.DTYPES`) computes in on a device type
+    (`cpu`, `cuda`, ...), named as the results record it: the weights cast to `bfloat16` or
+    `float16`; `float32`; `auto` is float32 weights under autocast on CUDA
+    (`bfloat16-autocast`, `float16-autocast` on a card without bfloat16: `bf16`) and float32
+    elsewhere. `engine.encoders.device.precision_of` applies it with torch."""
+    if dtype != "auto":
+        return dtype
+    if device_type != "cuda":
+        return REFERENCE_PRECISION
+    return f"{'bfloat16' if bf16 else 'float16'}{AUTOCAST}"
+
+
+def kind_precision(kind: EncoderKind, dtype: str, device_type: str,
+                   bf16: bool = True) -> str | None:
+    """The compute precision of a model of encoder kind `kind` run with `--dtype` on a device
+    type: the kind's own where it sets one (`EncoderKind.precision`: the k-mer baseline, on the
+    CPU; Evo-1 by its device), `dtype_precision` for the other kinds with weights, None for a
+    kind without a forward pass of this engine (an official extractor, imported embeddings)."""
+    if not kind.source:
+        return kind.precision[0] if kind.precision else None
+    if kind.precision:
+        return kind.precision[device_type == "cuda"]
+    return dtype_precision(dtype, device_type, bf16)
