@@ -124,7 +124,8 @@ def test_resaved_weights_make_the_cells_stale_and_fill_recomputes_only_them(setu
     from geneb_tui.core.query import StoreSnapshot
 
     snap = StoreSnapshot.load(StorePaths(store))
-    assert sorted(snap.done.filter(model=MODEL).rows()) == [(MODEL, "task_a", "full")]
+    assert sorted(snap.done.filter(model=MODEL).select("model", "task", "regime").rows()) == [
+        (MODEL, "task_a", "full")]
     assert sorted(snap.scores.filter(model=MODEL)["task"]) == ["task_a"]
 
     # The next fill recomputes that cell, and only it.
