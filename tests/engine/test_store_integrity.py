@@ -32,13 +32,14 @@ from tests.engine.processes import (
     temp_files,
     wait_no_orphans,
 )
+from tests.helpers import sweep_size
 
 # Every write point of a fill (store/failpoints.py); `:2`: the second time it is reached, so
 # the run dies with a pair finished and the next one half-written.
 WRITE_POINTS = ("split-created:2", "arrays-created:2", "rows-written:2", "done-flags:2",
                 "checksum:2", "complete:2", "split-renamed:2", "data-file-temp:2",
                 "data-file-renamed:2", "committed:2", "catalog-written:2")
-RANDOM_KILLS = 20   # per --jobs setting
+RANDOM_KILLS = sweep_size(20, 6)   # per --jobs setting (make test-full: 20; make test: 6)
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="orphan checks read /proc")
 
