@@ -1,5 +1,8 @@
 # The two commands: `make demo` (fill the built-in suite, open the dashboard) and `make test`.
 # `make docs` builds the docs site (mkdocs.yml) into build/site; `make test` builds it too.
+# `make test-full` is `make test` with every random sweep at its full size (GENEB_TEST_FULL=1;
+# tests/helpers.sweep_size): the fill killed at 20 random times per --jobs setting instead of 6,
+# the monkey test at both terminal sizes on every kind of store instead of one.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,7 +24,7 @@ TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 	tests/engine/test_recipe_parity.py tests/engine/test_splicebert_adapter.py \
 	tests/engine/test_checkpoint_checks.py
 
-.PHONY: demo test browser-check test-tf4 docs lint clean bench
+.PHONY: demo test test-full checks browser-check lint test-suite test-tf4 docs clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -32,9 +35,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --no-deps evo-model==0.5 stripedhyena==0.2.2
 	touch $(STAMP)
 
-$(STAMP_TF4): pyproject.toml
+# In two steps, so that `make test` builds both environments at once: torch beside .venv's
+# install, then the package after .venv's (order-only: two editable installs at once would both
+# write geneb.egg-info in this folder).
+TORCH_TF4 := $(VENV_TF4)/.torch
+$(TORCH_TF4): pyproject.toml
 	test -x $(BIN_TF4)/python || $(PY) -m venv $(VENV_TF4)
 	$(BIN_TF4)/pip install -q $(TORCH)
+	touch $(TORCH_TF4)
+
+$(STAMP_TF4): $(TORCH_TF4) | $(STAMP)
 	$(BIN_TF4)/pip install -q $(TORCH) "transformers<5" -e ".[models,adapters,test]"
 	touch $(STAMP_TF4)
 
@@ -47,9 +57,25 @@ demo: $(STAMP)
 # The site's browser tests (tests/engine/test_site_browser.py, one xdist group) need Debian's
 # chromium and chromium-driver; GENEB_NO_BROWSER=1 skips them, saying so.
 # Checked first: a machine without them is told in one line before anything installs or runs.
-test: browser-check $(STAMP) test-tf4 docs
-	$(BIN)/ruff check engine store geneb_tui tests bench
+# Then the checks run at once, each as soon as its environment is there (the two environments
+# are built at once too); each one's output is printed whole when it ends.
+test: browser-check
+	$(MAKE) --no-print-directory -j4 --output-sync=target checks
+
+test-full: browser-check
+	GENEB_TEST_FULL=1 $(MAKE) --no-print-directory -j4 --output-sync=target checks
+
+checks: lint docs test-tf4 test-suite
+
+# The tests start several hundred Python processes (`geneb-engine` runs, their workers): each
+# reads this folder's modules compiled once, not compiled again (an environment that sets
+# PYTHONDONTWRITEBYTECODE would make every process compile them; Python reads it empty as unset).
+test-suite test-tf4: export PYTHONDONTWRITEBYTECODE =
+test-suite: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+lint: $(STAMP)
+	$(BIN)/ruff check engine store geneb_tui tests bench
 
 browser-check:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \

@@ -6,8 +6,17 @@ import os
 import tempfile
 
 import pytest
+from threadpoolctl import threadpool_limits
 
 from store.official.data import official_tree
+
+# One thread per process for torch's and the BLAS libraries' pools (unless the caller set it):
+# `make test` runs as many workers as cores (pytest -n 2), each starting `geneb-engine`
+# processes, and a pool of one thread per core in each of them spins against the others (a
+# five-second fit took minutes on a loaded machine). torch reads it when it loads, and so do
+# the processes tests start; the pools already loaded (numpy's, by a pytest plugin) are set now.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+threadpool_limits(int(os.environ["OMP_NUM_THREADS"]))
 
 # The user cache (`store.paths.user_cache_dir`: the files' digests of checkpoint revisions) in a
 # folder of this run, never the user's; the processes tests start inherit it.

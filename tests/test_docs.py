@@ -142,3 +142,82 @@ def test_the_screenshots_are_the_snapshot_svgs_without_remote_fonts():
     for svg in shots.values():
         assert svg.startswith("<svg") and 'local("FiraCode-Regular")' in svg
         assert not re.search(r"url\(\W*https?:", svg)
+
+
+def _readme_section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    return text.split(f"\n## {title}\n")[1].split("\n## ")[0]
+
+
+def test_the_readme_lists_the_pages_of_the_sites_nav():
+    """The README's Documentation list and mkdocs.yml's nav name the same pages (the command
+    reference, generated at build time, is named in words in one and filled by a hook in the
+    other)."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    listed = {t.removeprefix("docs/") for t in LINK.findall(_readme_section("Documentation"))
+              if t.startswith("docs/")}
+    assert listed == set(_nav_uris(config["nav"]))
+
+
+def _store_tree() -> dict[str, str]:
+    """The store guide's folder tree: each top-level entry (`catalog/`, `models.toml`) -> its
+    text, continuation lines included."""
+    page = (ROOT / "docs" / "guide" / "store.md").read_text(encoding="utf-8")
+    block = page.split("```\n<store>/\n")[1].split("```")[0]
+    entries: dict[str, str] = {}
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            name, _, text = line.strip().partition(" ")
+            entries[name] = text
+        else:
+            entries[name] += " " + line.strip()
+    beside = page.split("Beside these")[1].split("\n\n")[0]
+    return entries | dict.fromkeys(re.findall(r"`([a-z]+/)", beside), "")
+
+
+def _pattern(documented: str) -> re.Pattern:
+    """A documented path (`<model>/<task>/{train,test}`, `source=<source>/*.parquet`) as a
+    regular expression: a placeholder or `*` is any name, {a,b} one of its names."""
+    out = re.escape(documented)
+    out = re.sub(r"<[a-z_]+>|\\\*", "[^/]+", out)
+    return re.compile(re.sub(r"\\\{([^}]*)\\\}", lambda m: "(" + m[1].replace(",", "|") + ")",
+                             out) + "$")
+
+
+@pytest.fixture(scope="module")
+def written_store(tmp_path_factory):
+    """A store as `fill`, `audit` and `import` write it: kmer-3 on one tiny task, that task
+    audited, one official submission imported."""
+    from engine.cli import main
+    from tests.conftest import SUBMISSIONS
+    from tests.engine.conftest import write_task
+
+    root = tmp_path_factory.mktemp("layout")
+    (root / "suite").mkdir()
+    write_task(root / "suite" / "tiny_task.csv", 60, 30, 2, 1)
+    store = str(root / "store")
+    for argv in (["fill", "--suite", str(root / "suite"), "--models", "kmer-3", "--regimes",
+                  "full"], ["audit", "--suite", str(root / "suite")],
+                 ["import", str(SUBMISSIONS / "GROVER.json")]):
+        assert main([*argv, "--store", store]) == 0
+    return root / "store"
+
+
+def test_the_store_guides_tree_names_what_a_store_holds(written_store):
+    tree = _store_tree()
+    written = {p.name + "/" if p.is_dir() else p.name for p in written_store.iterdir()}
+    assert written - set(tree) == set()
+    catalog = {p.name for p in (written_store / "catalog").iterdir()}
+    assert catalog == set(re.findall(r"[a-z_]+\.parquet", tree["catalog/"]))
+    # embeddings.zarr/: <model>/<task>/{train,test}/{embeddings,labels,done}, every folder
+    splits = _pattern(re.search(r"<model>/\S+(?=:)", tree["embeddings.zarr/"])[0])
+    zarr = written_store / "embeddings.zarr"
+    arrays = [p.relative_to(zarr).as_posix() for p in zarr.glob("*/*/*/*") if p.is_dir()]
+    assert len(arrays) == 6 and all(splits.match(a) for a in arrays), arrays
+    # results/: _delta_log/ and source=<source>/model=<model>/*.parquet
+    files = _pattern(re.search(r"source=\S+\.parquet", tree["results/"])[0])
+    results = written_store / "results"
+    parquet = [p.relative_to(results).as_posix() for p in results.rglob("*.parquet")
+               if "_delta_log" not in p.parts]
+    assert len(parquet) == 2 and all(files.match(p) for p in parquet), parquet
+    assert "_delta_log/" in tree["results/"] and (results / "_delta_log").is_dir()

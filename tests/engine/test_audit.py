@@ -6,7 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,9 +100,21 @@ def _audit(*argv: str) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_geneb_mini_end_to_end(tmp_path, capsys):
-    store = str(tmp_path / "s")
-    doc = _audit("--store", store, "--suite", "geneb-mini")
+@pytest.fixture(scope="module")
+def mini_audit(tmp_path_factory) -> tuple[Path, dict]:
+    """geneb-mini audited once on a new store: (the store, the audit's --json). Read-only: a
+    test copies the store (`_copy`) before it changes anything."""
+    store = tmp_path_factory.mktemp("mini-audit") / "store"
+    return store, _audit("--store", str(store), "--suite", "geneb-mini")
+
+
+def _copy(store: Path, folder: Path) -> Path:
+    shutil.copytree(store, folder / "s")
+    return folder / "s"
+
+
+def test_geneb_mini_end_to_end(mini_audit, tmp_path, capsys):
+    store, doc = str(_copy(mini_audit[0], tmp_path)), mini_audit[1]
     verdicts = {t["task"]: t["verdict"] for t in doc["tasks"]}
     assert len(verdicts) == 13 and len(doc["measured"]) == 13
     assert {t for t, v in verdicts.items() if v != CLEAN} == MINI_SHORTCUTS
@@ -149,14 +163,13 @@ def test_leaks_shared_across_tasks_of_a_folder(tmp_path):
     (("--suite", "{missing}",), "no such folder"),
     (("--suite", "{bad}",), "label 'x' is not an integer"),
 ])
-def test_bad_input_is_one_line_and_leaves_the_store(tmp_path, capsys, argv, message):
-    store = tmp_path / "s"
+def test_bad_input_is_one_line_and_leaves_the_store(mini_audit, tmp_path, capsys, argv,
+                                                    message):
+    store = _copy(mini_audit[0], tmp_path)      # a store holding audits
     bad = tmp_path / "bad"         # task a reads (and would be measured), task b cannot
     _flat(bad, [(s, i % 2, sp) for sp, n in (("train", 20), ("test", 10))
                 for i, s in enumerate(seqs(n, 50))])
     (bad / "b.csv").write_text("text,label,split\nACGT,x,train\nACGA,1,test\n")
-    assert main(["audit", "--store", str(store), "--suite", "geneb-mini", "--tasks",
-                 "mini_methyl_cpg"]) == 0
     before = digest(store)
     capsys.readouterr()
     argv = [a.format(missing=tmp_path / "nope", bad=bad) for a in argv]
@@ -176,9 +189,8 @@ def _mcc(model: str, task: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def audited_mini(tmp_path_factory):
-    store = tmp_path_factory.mktemp("audited") / "store"
-    doc = _audit("--store", str(store), "--suite", "geneb-mini")
+def audited_mini(mini_audit, tmp_path_factory):
+    store, doc = _copy(mini_audit[0], tmp_path_factory.mktemp("audited")), mini_audit[1]
     hashes = {t["task"]: t["data_hash"] for t in doc["tasks"]}
     paths = resolve_store(store)
     register_tasks(paths, TASKS, hashes)

@@ -34,15 +34,23 @@ def raw_predictions(store) -> pl.DataFrame:
     return pl.from_arrow(rows)
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_a_fill_killed_after_a_predictions_commit_resumes_to_the_reference(tmp_path, jobs):
-    suite = tmp_path / "suite"
+@pytest.fixture(scope="module")
+def suite_and_reference(tmp_path_factory):
+    """Two tasks and an uninterrupted run's store (one job: the results and predictions of two
+    jobs are the same, bit for bit)."""
+    root = tmp_path_factory.mktemp("predictions-kill")
+    suite = root / "suite"
     suite.mkdir()
     write_task(suite / "task_a.csv", 160, 60, 2, 11)
     write_task(suite / "task_b.csv", 150, 60, 3, 12)
-    reference = tmp_path / "reference"
-    assert run(fill_cmd(reference, suite, "--jobs", jobs)).returncode == 0
+    assert run(fill_cmd(root / "reference", suite)).returncode == 0
+    return suite, root / "reference"
 
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_fill_killed_after_a_predictions_commit_resumes_to_the_reference(
+        tmp_path, suite_and_reference, jobs):
+    suite, reference = suite_and_reference
     store = tmp_path / "store"
     mark = uuid.uuid4().hex
     killed = run(fill_cmd(store, suite, "--jobs", jobs), mark,

@@ -5,6 +5,7 @@ stale data, and `doctor --repair` after damage. Every run is a real `geneb-engin
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import shutil
@@ -14,10 +15,12 @@ import sys
 import threading
 import time
 import uuid
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
+from engine.cli import main
 from store.db import query
 from store.paths import resolve_store
 from tests.engine.conftest import write_task
@@ -32,13 +35,14 @@ from tests.engine.processes import (
     temp_files,
     wait_no_orphans,
 )
+from tests.helpers import sweep_size
 
 # Every write point of a fill (store/failpoints.py); `:2`: the second time it is reached, so
 # the run dies with a pair finished and the next one half-written.
 WRITE_POINTS = ("split-created:2", "arrays-created:2", "rows-written:2", "done-flags:2",
                 "checksum:2", "complete:2", "split-renamed:2", "data-file-temp:2",
                 "data-file-renamed:2", "committed:2", "catalog-written:2")
-RANDOM_KILLS = 20   # per --jobs setting
+RANDOM_KILLS = sweep_size(20, 6)   # per --jobs setting (make test-full: 20; make test: 6)
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="orphan checks read /proc")
 
@@ -72,8 +76,9 @@ def assert_recovers(store: Path, suite: Path, reference_frame, jobs: str, what: 
     assert results_of(store).equals(reference_frame), f"{what}: results differ"
     assert duplicate_keys(store) == 0, f"{what}: duplicate key rows"
     assert temp_files(store) == [], f"{what}: temporary files left"
-    doctor = run([sys.executable, "-m", "engine.cli", "doctor", "--store", str(store)])
-    assert doctor.returncode == 0, f"{what}: {doctor.stdout}"
+    out = io.StringIO()   # doctor in this process: the same check without a process's start
+    with redirect_stdout(out):
+        assert main(["doctor", "--store", str(store)]) == 0, f"{what}: {out.getvalue()}"
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -261,7 +266,6 @@ def test_doctor_repairs_every_kind_of_damage_and_the_store_fills_to_the_referenc
 
 def test_doctor_keeps_an_unreadable_reference_table_aside(official_store, tmp_path, capsys):
     """The tables only an import writes: found, kept aside, restored by importing again."""
-    from engine.cli import main
     from tests.conftest import SUBMISSIONS
 
     root = tmp_path / "store"

@@ -1,4 +1,5 @@
-"""Monkey test: seeded random keystrokes on every kind of store, at 80x24 and 160x45.
+"""Monkey test: seeded random keystrokes on every kind of store, at 80x24 and 160x45 (`make
+test`: each kind at one of the two sizes; `make test-full`: both).
 
 Every key of every screen (the actions registry), the dialogs' keys, the comparison views' tabs,
 tab / arrows / Enter / Escape, the command palette and text typed into it: no exception, no
@@ -23,6 +24,7 @@ from textual import events
 from geneb_tui.actions import SCREENS
 from geneb_tui.app import GenebApp
 from geneb_tui.core import fill
+from tests.helpers import sweep_size
 
 KEYS_PER_RUN = int(os.environ.get("GENEB_MONKEY_KEYS", "2000"))
 BURST = int(os.environ.get("GENEB_MONKEY_BURST", "100"))   # keys sent before the app idles
@@ -133,8 +135,14 @@ async def monkey(app: GenebApp, size: tuple[int, int], seed: int, n: int) -> dic
     return {"keys": sent, "quits": quits, "screens": screens}
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("kind", STORE_KINDS)
+# Every kind of store at both sizes under `make test-full`; under `make test`, every kind at one
+# of them (the kinds take turns), the same seeds.
+RUNS = [(kind, SIZES[(i + j) % len(SIZES)]) for i, kind in enumerate(STORE_KINDS)
+        for j in range(sweep_size(len(SIZES), 1))]
+
+
+@pytest.mark.parametrize(("kind", "size"), RUNS, ids=lambda v: v if isinstance(v, str)
+                         else f"{v[0]}x{v[1]}")
 async def test_monkey(kind, size, store_of_kind, no_real_side_effects):
     seed = BASE_SEED + STORE_KINDS.index(kind) * 10 + SIZES.index(size)
     app = GenebApp(store_of_kind(kind))
