@@ -248,8 +248,8 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
                       f"`geneb-engine fetch-models {model_id}` on a machine that reaches the "
                       "hub, then copy its Hugging Face cache here")
         if hub.reachable is None:
-            unsure = (f"no cached snapshot of {source}{at}, and whether the hub can be reached "
-                      f"is not known ({hub.why})")
+            unsure = (f"no snapshot of the weights is cached here, and whether the hub can be "
+                      f"reached is not known ({hub.why})")      # every unfetched model's
 
     needs_trust = remote == "required" and kind.checkpoint_code
     pinned = needs_trust and not path and is_pinned(revision)

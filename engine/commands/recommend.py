@@ -216,7 +216,7 @@ def _print(answer, *, regime_how: str | None, told: str | None) -> None:
                       params_text(p.params), f"{p.context:,}" if p.context else "?",
                       f"{d.inside}/{d.outside}/{d.unknown}", here_text(p.runs_here))
         console.print(t)
-        for line in filter(None, (p.not_here for p in answer.picks)):
+        for line in answer.not_here:
             console.print(escape(line))
         if answer.fill:
             console.print(f"run here: {escape(answer.fill)}")

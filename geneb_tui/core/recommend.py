@@ -167,7 +167,7 @@ def after_lines(a: Answer) -> list[str]:
     """The tie rule, why a pick does not run here, the neighbouring regimes' lines and the
     command that computes the picks here (plain text)."""
     return ([a.rule] if a.picks else []) + \
-        [p.not_here for p in a.picks if p.not_here] + \
+        a.not_here + \
         [n.line for n in a.neighbours] + ([f"run here: {a.fill}"] if a.fill else [])
 
 

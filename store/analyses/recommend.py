@@ -267,11 +267,6 @@ class Pick:
     runs_why: str                       # what a run needs, or why it cannot (or may not) run
     fill: str | None                    # the command that computes it here
 
-    @property
-    def not_here(self) -> str | None:
-        """The line that says why it does not run here (None where it does): the reason
-        behind "here: no" in every output, not only in `--json`."""
-        return None if self.runs_here else f"{self.model} does not run here: {self.runs_why}"
 
 
 @dataclass(frozen=True)
@@ -318,6 +313,21 @@ class Answer:
     @property
     def leader(self) -> Pick | None:
         return self.picks[0] if self.picks else None
+
+    @property
+    def not_here(self) -> list[str]:
+        """The lines that say why picks do not run here, or why that cannot be told: the
+        reasons behind "here: no" and "here: ?" in every output, not only in `--json`; the
+        picks with one reason in one line (the hub's state is every unfetched model's)."""
+        groups: dict[tuple[bool | None, str], list[str]] = {}
+        for p in self.picks:
+            if not p.runs_here:
+                groups.setdefault((p.runs_here, p.runs_why), []).append(p.model)
+        return [f"{', '.join(models)} {'does' if len(models) == 1 else 'do'} not run here: {why}"
+                if runs is False else
+                f"whether {', '.join(models)} {'runs' if len(models) == 1 else 'run'} here "
+                f"cannot be told: {why}"
+                for (runs, why), models in groups.items()]
 
     def to_dict(self) -> dict:
         out = asdict(self)

@@ -402,19 +402,27 @@ def test_splicebert_and_gena_lm_large_are_not_separable_on_promoters_at_10shot(w
 
 def test_why_a_pick_does_not_run_here_is_in_the_text_too(official_store, capsys):
     """Chromatin accessibility at 1shot: JanusDNA_72_w leads the official models, and its
-    weights are not on the hub. The text says why beside "here: no" (before: only --json)."""
+    weights are not on the hub. The text says why beside "here: no" (before: only --json), and
+    why "here: ?" cannot be told (before: "does not run here", which it did not know), each
+    reason once with the picks it holds for."""
     argv = ("--store", str(official_store.root), "--category", "Chromatin Acc.", "--regime",
             "1shot", "--resamples", "200")
     a = answer(*argv)
     lead = a["picks"][0]
     assert (lead["model"], lead["runs_here"]) == ("JanusDNA_72_w", False)
     assert run("recommend", *argv) == 0
-    out = " ".join(capsys.readouterr().out.split())     # the lines as printed, unwrapped
-    for p in a["picks"]:
-        line = f"{p['model']} does not run here: {p['runs_why']}"
-        assert (line in out) == (not p["runs_here"]), line
-    assert ("JanusDNA_72_w does not run here: weights not published on the Hugging Face hub "
-            "(weights in the JanusDNA repository; padded to 1,024); add a registry entry") in out
+    out = capsys.readouterr().out.splitlines()
+    unknown = [p["model"] for p in a["picks"] if p["runs_here"] is None]
+    whys = {p["runs_why"] for p in a["picks"] if p["runs_here"] is None}
+    assert len(unknown) > 1 and len(whys) == 1       # the hub's state: one line for them all
+    assert f"whether {', '.join(unknown)} run here cannot be told: {whys.pop()}" in out
+    for p in a["picks"]:                             # each other reason, with its models
+        said = [line for line in out if line.endswith(f" not run here: {p['runs_why']}")]
+        assert (p["runs_here"] is False) == bool(said) == any(
+            p["model"] in line.split(" do")[0].split(", ") for line in said), p
+    assert ("JanusDNA_72_w, JanusDNA_72_wo do not run here: weights not published on the Hugging "
+            "Face hub (weights in the JanusDNA repository; padded to 1,024); add a registry "
+            "entry") in " ".join(out)
 
 
 def test_every_reason_a_model_cannot_run_keeps_its_parentheses_whole(official_store):

@@ -67,8 +67,8 @@ def test_a_whole_cached_snapshot_runs_here_offline(cache, monkeypatch):
 def test_without_a_recent_answer_of_the_hub_it_cannot_be_told(cache):
     a = here()
     assert (a.runnable, a.runs_here, here_text(a.runs_here)) == (True, None, "?")
-    assert a.unsure == ("no cached snapshot of PoetschLab/GROVER, and whether the hub can be "
-                        "reached is not known (no geneb-engine run has asked the hub at "
+    assert a.unsure == ("no snapshot of the weights is cached here, and whether the hub can "
+                        "be reached is not known (no geneb-engine run has asked the hub at "
                         "https://huggingface.co in the last 60 minutes)")
     assert a.short.endswith("? " + a.unsure)
 
