@@ -56,6 +56,7 @@ from store.vocab.encoder_kinds import (
     KINDS,
     UNPUBLISHED,
     WEIGHT_BYTES,
+    EncoderKind,
     adapter_of,
     extractor_problem,
     what_to_do,
@@ -181,91 +182,176 @@ def assess(meta: Mapping | None, model_id: str, *, device: str = "auto",
     if meta is None:
         return Runnability(model_id, False, "not in the model catalog; add an entry to "
                                             "<store>/models.toml (see geneb-engine models)")
-    encoder = meta.get("encoder") or "hf"
-    remote = meta.get("remote_code") or "no"
-    revision = meta.get("revision") or None
-    path = meta.get("path") or None
-    source = path or meta.get("hub_id")
-    params = int(meta.get("params") or 0)
-
-    def no(why: str) -> Runnability:
+    entry = _Entry.of(meta)
+    kind = KINDS.get(entry.encoder)
+    if why := _entry_problem(meta, entry, kind):
         return Runnability(model_id, False, why)
+    if (ready := _without_weights(meta, model_id, kind)) is not None:
+        return ready
+    if why := _source_problem(entry) or _code_problem(meta, entry, kind, device, installed):
+        return Runnability(model_id, False, why)
+    why, unsure = _weights_reach(entry, model_id)
+    if why:
+        return Runnability(model_id, False, why)
+    trust, fit = _trust(entry, kind), _memory_fit(entry, device, memory, dtype)
+    needs = [n for n in (_adapter_need(meta, entry, kind), trust.need, fit.need) if n]
+    return Runnability(model_id, True, needs=" · ".join(needs), remote_code=trust.needed,
+                       revision=trust.commit, memory=fit.weights, warning=fit.warning,
+                       unsure=unsure)
 
-    kind = KINDS.get(encoder)
+
+@dataclass(frozen=True)
+class _Entry:
+    """The fields of a catalog entry that decide where it runs, with their defaults."""
+
+    encoder: str
+    remote: str                     # remote_code: no, required, custom, package
+    revision: str | None
+    path: str | None                # a local checkpoint folder
+    source: str | None              # the folder, else the hub id
+    params: int
+
+    @classmethod
+    def of(cls, meta: Mapping) -> _Entry:
+        path = meta.get("path") or None
+        return cls(encoder=meta.get("encoder") or "hf", remote=meta.get("remote_code") or "no",
+                   revision=meta.get("revision") or None, path=path,
+                   source=path or meta.get("hub_id"), params=int(meta.get("params") or 0))
+
+
+def _entry_problem(meta: Mapping, entry: _Entry, kind: EncoderKind | None) -> str:
+    """Why the entry's encoder kind cannot run it at all ("" when it can): an unknown kind,
+    one this engine has no adapter or weights for, a field the kind needs, the installed
+    transformers outside the entry's range."""
     if kind is None:
-        return no(f"unknown encoder {encoder!r}")
+        return f"unknown encoder {entry.encoder!r}"
     if kind.unavailable == UNPUBLISHED:
         note = meta.get("notes") or "see the GENEB README"
-        return no(f"weights not published on the Hugging Face hub ({note}); {what_to_do(kind)}")
+        return f"weights not published on the Hugging Face hub ({note}); {what_to_do(kind)}"
     if kind.unavailable:
-        return no(f"needs the {encoder} adapter, which this geneb-engine does not have; "
-                  f"{what_to_do(kind)}")
+        return (f"needs the {entry.encoder} adapter, which this geneb-engine does not have; "
+                f"{what_to_do(kind)}")
     for name in kind.fields:
         if not meta.get(name):
-            return no(f"{kind.label} needs '{name}' in its entry")
-    if problem := transformers_problem(meta.get("transformers")):
-        return no(problem)
+            return f"{kind.label} needs '{name}' in its entry"
+    return transformers_problem(meta.get("transformers")) or ""
+
+
+def _without_weights(meta: Mapping, model_id: str, kind: EncoderKind) -> Runnability | None:
+    """The runnability of a kind that loads no weights (the user's extractor, imported
+    embeddings, a weight-free baseline); None for a kind with weights."""
     if kind.user_code:              # the user's own class, run as is (no trust flag)
         if problem := extractor_problem(meta["extractor"]):
-            return no(problem)
+            return Runnability(model_id, False, problem)
         return Runnability(model_id, True, needs=f"your extractor {Path(meta['extractor']).name}")
     if kind.imported:               # nothing runs: fill probes the embeddings the store holds
         return Runnability(model_id, True, needs="imported embeddings")
     if kind.weight_free:
         return Runnability(model_id, True, needs="weight-free baseline")
-    if not source:
-        return no("its entry gives neither 'hub_id' nor 'path'")
-    if path and not Path(str(path)).expanduser().is_dir():
-        return no(f"its checkpoint folder {path} does not exist")
+    return None
 
-    needs: list[str] = []
+
+def _source_problem(entry: _Entry) -> str:
+    """Why the weights have nowhere to come from ("" when they do)."""
+    if not entry.source:
+        return "its entry gives neither 'hub_id' nor 'path'"
+    if entry.path and not Path(str(entry.path)).expanduser().is_dir():
+        return f"its checkpoint folder {entry.path} does not exist"
+    return ""
+
+
+def _adapter_package(meta: Mapping, kind: EncoderKind) -> str:
+    """The package a family adapter imports: the entry's `requires`, else the kind's own."""
+    return meta.get("requires") or kind.packages[0]
+
+
+def _code_problem(meta: Mapping, entry: _Entry, kind: EncoderKind, device: str,
+                  installed: Callable[[str], bool]) -> str:
+    """Why the code that runs the model is missing here ("" when it is not): a family
+    adapter's package or the CUDA its hub checkpoints need; for the generic encoder, a
+    pooling or remote code it does not have, or torch and transformers."""
     if kind.recipe:                 # a family adapter: its own package
-        package = meta.get("requires") or kind.packages[0]
+        package = _adapter_package(meta, kind)
         if not installed(package):
-            return no(f"needs the package {package}, which is not installed: "
-                      f"pip install {package}")
-        if kind.hub_needs_cuda and not path and resolved_device(device) != "cuda":
-            return no(f"{kind.hub_needs_cuda}, and this machine runs it on "
-                      f"{resolved_device(device)}; a Hyena-only checkpoint folder ('path') "
-                      "runs on the CPU")
-        needs.append(f"{encoder} adapter ({package})")
-    else:
-        if owner := adapter_of(meta.get("pooling")):
-            return no(f"pooling {meta.get('pooling')!r} needs encoder = \"{owner}\"")
-        if remote in ("custom", "package"):
-            return no(f"needs its own code (remote_code = {remote}); the generic Hugging Face "
-                      "encoder cannot run it")
-        missing = [p for p in kind.packages if not installed(p)]
-        if missing:
-            return no(f"needs {' and '.join(missing)}, not installed: {kind.install}")
+            return f"needs the package {package}, which is not installed: pip install {package}"
+        if kind.hub_needs_cuda and not entry.path and resolved_device(device) != "cuda":
+            return (f"{kind.hub_needs_cuda}, and this machine runs it on "
+                    f"{resolved_device(device)}; a Hyena-only checkpoint folder ('path') "
+                    "runs on the CPU")
+        return ""
+    if owner := adapter_of(meta.get("pooling")):
+        return f"pooling {meta.get('pooling')!r} needs encoder = \"{owner}\""
+    if entry.remote in ("custom", "package"):
+        return (f"needs its own code (remote_code = {entry.remote}); the generic Hugging Face "
+                "encoder cannot run it")
+    missing = [p for p in kind.packages if not installed(p)]
+    if missing:
+        return f"needs {' and '.join(missing)}, not installed: {kind.install}"
+    return ""
 
-    unsure = ""
-    if not path and not is_cached(str(source), revision):
-        hub = hub_reach()
-        at = f" at {revision}" if revision else ""
-        if hub.reachable is False:
-            return no(f"no cached snapshot of {source}{at} and the hub is offline ({hub.why}); "
-                      f"`geneb-engine fetch-models {model_id}` on a machine that reaches the "
-                      "hub, then copy its Hugging Face cache here")
-        if hub.reachable is None:
-            unsure = (f"no snapshot of the weights is cached here, and whether the hub can be "
-                      f"reached is not known ({hub.why})")      # every unfetched model's
 
-    needs_trust = remote == "required" and kind.checkpoint_code
-    pinned = needs_trust and not path and is_pinned(revision)
-    if needs_trust:
-        needs.append("trusts local code" if path else
-                     f"trusts code at {revision[:COMMIT_SHOWN]}" if pinned else
-                     "trusts code, resolves the commit at run")
+def _adapter_need(meta: Mapping, entry: _Entry, kind: EncoderKind) -> str:
+    """What a run needs of a family adapter ("" for the generic encoder)."""
+    return f"{entry.encoder} adapter ({_adapter_package(meta, kind)})" if kind.recipe else ""
 
-    weights = weight_bytes(params, dtype)
+
+def _weights_reach(entry: _Entry, model_id: str) -> tuple[str, str]:
+    """(why the hub weights cannot be had here, the doubt that they can), "" each when
+    neither: a local folder or a cached snapshot is here; without one, the hub offline
+    refuses and a hub not known to answer is a doubt."""
+    if entry.path or is_cached(str(entry.source), entry.revision):
+        return "", ""
+    hub = hub_reach()
+    at = f" at {entry.revision}" if entry.revision else ""
+    if hub.reachable is False:
+        return (f"no cached snapshot of {entry.source}{at} and the hub is offline ({hub.why}); "
+                f"`geneb-engine fetch-models {model_id}` on a machine that reaches the hub, "
+                "then copy its Hugging Face cache here"), ""
+    if hub.reachable is None:
+        return "", (f"no snapshot of the weights is cached here, and whether the hub can be "
+                    f"reached is not known ({hub.why})")      # every unfetched model's
+    return "", ""
+
+
+@dataclass(frozen=True)
+class _Trust:
+    """Whether a run needs --trust-remote-code, the commit it trusts (None: resolved at the
+    run, or a local folder's own code) and what the models list says of it."""
+
+    needed: bool = False
+    commit: str | None = None
+    need: str = ""
+
+
+def _trust(entry: _Entry, kind: EncoderKind) -> _Trust:
+    """A checkpoint's code runs trusted where the entry requires it: its folder's, the pinned
+    commit's, else the commit its branch names when the run starts."""
+    if not (entry.remote == "required" and kind.checkpoint_code):
+        return _Trust()
+    if entry.path:
+        return _Trust(True, None, "trusts local code")
+    if is_pinned(entry.revision):
+        return _Trust(True, entry.revision, f"trusts code at {entry.revision[:COMMIT_SHOWN]}")
+    return _Trust(True, None, "trusts code, resolves the commit at run")
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """The bytes of a model's weights at a dtype (None: weight-free, unknown) and what is said
+    of them: a need where they fit the device's memory, else a warning."""
+
+    weights: int | None = None
+    need: str = ""
+    warning: str = ""
+
+
+def _memory_fit(entry: _Entry, device: str, memory: int | None, dtype: str) -> _Fit:
+    """Whether the weights at `dtype` fit the device's `memory` (None: not known)."""
+    weights = weight_bytes(entry.params, dtype)
     held = PRECISION_SHOWN[dtype]
-    warning = ""
-    if weights is not None and memory is not None and weights > memory:
-        warning = (f"⚠ needs ≈{format_bytes(weights)} ({held} weights), the "
-                   f"{resolved_device(device)} has {format_bytes(memory)}")
-    elif weights is not None:
-        needs.append(f"≈{format_bytes(weights)} {held}")
-    return Runnability(model_id, True, needs=" · ".join(needs), remote_code=needs_trust,
-                       revision=revision if pinned else None,
-                       memory=weights, warning=warning, unsure=unsure)
+    if weights is None:
+        return _Fit()
+    if memory is not None and weights > memory:
+        return _Fit(weights, warning=f"⚠ needs ≈{format_bytes(weights)} ({held} weights), the "
+                                     f"{resolved_device(device)} has {format_bytes(memory)}")
+    return _Fit(weights, need=f"≈{format_bytes(weights)} {held}")

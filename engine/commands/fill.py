@@ -6,7 +6,8 @@ import argparse
 import math
 import signal
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.progress import (
@@ -40,18 +41,33 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions
 from engine.registry import PATH_MODEL_ID
-from store.catalog import ModelMeta
+from store.catalog import ModelMeta, TaskMeta
 from store.devices import DeviceProfile, device_profile, device_profiles
+from store.paths import StorePaths
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
 from store.vocab.protocol import REGIMES, Protocol, Solver
+
+if TYPE_CHECKING:
+    from engine.dry_run import DryRun
+    from engine.fill import FillOptions
+    from engine.suites import Suite
 
 
 def register(sub, common) -> None:
     p = sub.add_parser("fill", parents=[common], help="compute the missing results",
                        description="Compute only the cells (model, task, regime) the store lacks; "
                                    "each (model, task) is embedded once.")
+    _add_request_args(p)
+    _add_encoder_args(p.add_argument_group("model encoders"))
+    _add_cluster_args(p.add_argument_group("cluster (docs: Clusters and offline nodes)"))
+    p.set_defaults(handler=run, changes_store=True)   # engine.cli: store_changed
+
+
+def _add_request_args(p) -> None:
+    """What to compute (suite, models, tasks, regimes, protocols) and how: probe workers,
+    a dry run."""
     add_suite_args(p)
     p.add_argument("--models", nargs="+", required=True, metavar="MODEL",
                    help="catalog ids (`geneb-engine models` lists them), hub ids (org/name) or "
@@ -87,7 +103,11 @@ def register(sub, common) -> None:
     p.add_argument("--probe-device", metavar="DEVICE",
                    help="device of the variant solvers (the batched ones and "
                         "geneb-v1-array-api; default: cuda when available)")
-    enc = p.add_argument_group("model encoders")
+
+
+def _add_encoder_args(enc) -> None:
+    """How the models embed: device, precision, batches, compilation, remote code, the
+    random-weights control."""
     enc.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
     enc.add_argument("--dtype", default="auto", choices=DTYPES, type=choice_of("dtype", DTYPES),
                      help="the precision of models with weights: auto (default: float32 weights, "
@@ -113,7 +133,10 @@ def register(sub, common) -> None:
                      type=whole_number(0, maximum=(1 << 63) - 1, above="a seed below 2^63"),
                      help="the control: each model's architecture with random weights drawn "
                           "from SEED (default 0), results under <model>-random-init-<SEED>")
-    ray = p.add_argument_group("cluster (docs: Clusters and offline nodes)")
+
+
+def _add_cluster_args(ray) -> None:
+    """The executor, and the Ray cluster's options (`cluster_of` refuses them without it)."""
     ray.add_argument("--executor", default=IN_PROCESS, choices=EXECUTORS,
                      type=choice_of("executor", EXECUTORS),
                      help="local (default: this process, --jobs probe workers) or ray (GPU "
@@ -127,7 +150,6 @@ def register(sub, common) -> None:
     ray.add_argument("--probe-cpus", type=positive_int, metavar="N",
                      help="CPUs Ray reserves per probe task (default 1): fewer probes at "
                           "once, more memory each")
-    p.set_defaults(handler=run, changes_store=True)   # engine.cli: store_changed
 
 
 RAY_ONLY = ("address", "gpus_per_model", "probe_cpus")
@@ -226,10 +248,31 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, raise_interrupt)
 
 
-def run(args) -> int:
-    from engine.eta import EtaWatch  # lazy: polars, duckdb, pyarrow
-    from engine.fill import FillOptions, run_fill  # lazy: polars, duckdb, pyarrow
-    _stop_on_sigterm()
+@dataclass(frozen=True)
+class FillRequest:
+    """What a fill was asked for, every name and option checked: the store, the suite, the
+    models, the tasks and regimes, and how to run (`engine.fill.FillOptions`)."""
+
+    paths: StorePaths
+    suite: Suite
+    models: list[ModelMeta]
+    tasks: list[TaskMeta]
+    regimes: list[str]
+    options: FillOptions
+
+    def shape(self) -> str:
+        """"2 tasks × 3 models × 3 regimes" (and "× N protocols" for more than one)."""
+        protocols = len(self.options.protocols)
+        per = f" × {protocols} protocols" if protocols > 1 else ""
+        return (f"{len(self.tasks)} tasks × {len(self.models)} models × "
+                f"{len(self.regimes)} regimes{per}")
+
+
+def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
+    """The request `args` make, and the device `--device-profile` estimates on, each option
+    checked (a refusal writes nothing)."""
+    from engine.fill import FillOptions  # lazy: polars, duckdb, pyarrow
+
     paths = store_of(args, write=True)
     models = models_of(paths, args.models)      # names first: a typo changes nothing
     if args.random_init is not None:
@@ -252,60 +295,104 @@ def run(args) -> int:
                                                  compile=args.compile, dtype=args.dtype,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
+    return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile
+
+
+def run(args) -> int:
+    _stop_on_sigterm()
+    request, profile = fill_request(args)
     if args.dry_run:
         args.changes_store = False              # nothing written: no listener to tell
-        return _dry_run(args, paths, suite, models, tasks, options, profile)
-    start = time.perf_counter()
-    computed = 0    # cells this run computed (the others were finished by another process)
-    watch = EtaWatch()
+        return _dry_run(args, request, profile)
+    return _fill_json(request) if args.json else _fill_shown(request)
 
-    def count(event: dict) -> float | None:
-        """Counts a computed cell; the run's ETA in seconds (`engine.eta`), None unknown."""
-        nonlocal computed
-        computed += event["event"] == "cell" and event["computed"]
-        if watch.eta is None:
+
+class CellCount:
+    """The cells this run computed (the others were finished by another process) and its ETA
+    (`engine.eta`), from the events of `run_fill`."""
+
+    def __init__(self) -> None:
+        from engine.eta import EtaWatch  # lazy: polars, duckdb, pyarrow
+
+        self.computed = 0
+        self.watch = EtaWatch()
+        self.start = time.perf_counter()
+
+    def observe(self, event: dict) -> float | None:
+        """Counts a computed cell; the run's ETA in seconds, None unknown."""
+        self.computed += event["event"] == "cell" and event["computed"]
+        if self.watch.eta is None:
             return None
-        watch.eta.observe(event)
-        return watch.eta.seconds()
+        self.watch.eta.observe(event)
+        return self.watch.eta.seconds()
 
-    if args.json:
-        def on_event(event: dict) -> None:
-            eta = count(event)
-            if event["event"] == "cell":
-                event["eta_s"] = None if eta is None else round(eta, 1)
-            emit_json(event)
-        run_fill(paths, suite, models, tasks, args.regimes, options, on_event, watch)
-        emit_json({"event": "done", "computed": computed,
-                   "seconds": round(time.perf_counter() - start, 3)})
-        return 0
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start
 
-    shown = progress_console()      # a log file: whole lines, one every LOG_EVERY_S
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TextColumn("cells"), TimeElapsedColumn(),
-                        TextColumn("ETA {task.fields[eta]}"), console=shown,
-                        transient=False)
-    bar = None
-    logged = time.monotonic()
-    rates: dict[str, str] = {}    # the latest throughput of each worker that embedded
+
+def _fill_json(request: FillRequest) -> int:
+    """`fill --json`: each event of the run as one line (a cell with its ETA), then `done`."""
+    from engine.fill import run_fill  # lazy: polars, duckdb, pyarrow
+
+    count = CellCount()
 
     def on_event(event: dict) -> None:
-        nonlocal bar, logged
-        eta = count(event)
+        eta = count.observe(event)
+        if event["event"] == "cell":
+            event["eta_s"] = None if eta is None else round(eta, 1)
+        emit_json(event)
+
+    run_fill(request.paths, request.suite, request.models, request.tasks, request.regimes,
+             request.options, on_event, count.watch)
+    emit_json({"event": "done", "computed": count.computed, "seconds": round(count.seconds(), 3)})
+    return 0
+
+
+def _fill_shown(request: FillRequest) -> int:
+    """`fill` on a terminal or into a log: the plan, a progress bar over the cells to compute,
+    then what was computed (`FillProgress`)."""
+    from engine.fill import run_fill  # lazy: polars, duckdb, pyarrow
+
+    count = CellCount()
+    shown = FillProgress(request, count)
+    try:
+        the_plan = run_fill(request.paths, request.suite, request.models, request.tasks,
+                            request.regimes, request.options, shown.on_event, count.watch)
+    finally:
+        shown.stop()
+    if the_plan.cells_missing == 0:
+        console.print("nothing to compute: every requested cell is already in the store")
+        return 0
+    others = the_plan.cells_missing - count.computed
+    console.print(f"computed {count.computed} cells in {count.seconds():.1f} s"
+                  + (f" ({others} more were computed meanwhile by another process)"
+                     if others else "") + f"; store: {request.paths.root}")
+    return 0
+
+
+class FillProgress:
+    """What a fill shows as it runs: warnings, the plan line, the executor's messages and one
+    progress bar over the cells to compute with each worker's latest throughput (a log file
+    gets whole lines, one every LOG_EVERY_S)."""
+
+    def __init__(self, request: FillRequest, count: CellCount) -> None:
+        self.request, self.count = request, count
+        self.shown = progress_console()
+        self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TextColumn("cells"), TimeElapsedColumn(),
+                                 TextColumn("ETA {task.fields[eta]}"), console=self.shown,
+                                 transient=False)
+        self.bar = None
+        self.logged = time.monotonic()
+        self.rates: dict[str, str] = {}    # the latest throughput of each worker that embedded
+
+    def on_event(self, event: dict) -> None:
+        eta = self.count.observe(event)
         if event["event"] == "warning":
             err_console.print(f"[yellow]warning:[/] {escape(event['message'])}")
         elif event["event"] == "plan":
-            have = event["cells_total"] - event["cells_missing"]
-            per = f" × {len(options.protocols)} protocols" if len(options.protocols) > 1 else ""
-            console.print(f"suite [bold]{suite.name}[/]: {len(tasks)} tasks × {len(models)} "
-                          f"models × {len(args.regimes)} regimes{per} = "
-                          f"{event['cells_total']} cells; "
-                          f"{have} in the store, {event['cells_missing']} to compute")
-            if event["cells_missing"]:
-                progress.start()
-                bar = progress.add_task("fill", total=event["cells_missing"], eta="-")
-        elif event["event"] == "remote_code":   # which code at which commit it runs
-            console.print(escape(event["message"]), highlight=False)
-        elif event["event"] == "jobs":
+            self.planned(event)
+        elif event["event"] in ("remote_code", "jobs"):  # remote: which code at which commit
             console.print(escape(event["message"]), highlight=False)
         elif event["event"] == "executor":
             console.print(f"Ray cluster ({event['address']}): {event['nodes']} node(s), "
@@ -315,32 +402,37 @@ def run(args) -> int:
             console.print(f"  {escape(event['model'])}: {event['actors']} actor(s), {gpus} each "
                           f"({escape(event['reason'])})")
         elif event["event"] == "embedded" and event["sequences_per_s"] is not None:
-            rates[event["worker"]] = f"{event['worker']} {event['sequences_per_s']:,.0f} seq/s"
+            self.rates[event["worker"]] = (f"{event['worker']} "
+                                           f"{event['sequences_per_s']:,.0f} seq/s")
         elif event["event"] == "cell":
-            rate = f" · {escape(' · '.join(rates.values()))}" if rates else ""
-            progress.update(bar, advance=1, eta="-" if eta is None else duration(eta),
-                            description=f"{escape(event['model'])} {escape(event['task'])}{rate}")
-            if not shown.is_terminal and time.monotonic() - logged >= LOG_EVERY_S:
-                shown.print(progress.get_renderable())
-                logged = time.monotonic()
+            self.advance(event, eta)
 
-    try:
-        the_plan = run_fill(paths, suite, models, tasks, args.regimes, options, on_event,
-                            watch)
-    finally:
-        if bar is not None:
-            progress.stop()
-    if the_plan.cells_missing == 0:
-        console.print("nothing to compute: every requested cell is already in the store")
-        return 0
-    others = the_plan.cells_missing - computed
-    console.print(f"computed {computed} cells in {time.perf_counter() - start:.1f} s"
-                  + (f" ({others} more were computed meanwhile by another process)"
-                     if others else "") + f"; store: {paths.root}")
-    return 0
+    def planned(self, event: dict) -> None:
+        """The plan's line; the bar starts where there is anything to compute."""
+        have = event["cells_total"] - event["cells_missing"]
+        console.print(f"suite [bold]{escape(self.request.suite.name)}[/]: {self.request.shape()} = "
+                      f"{event['cells_total']} cells; "
+                      f"{have} in the store, {event['cells_missing']} to compute")
+        if event["cells_missing"]:
+            self.progress.start()
+            self.bar = self.progress.add_task("fill", total=event["cells_missing"], eta="-")
+
+    def advance(self, event: dict, eta: float | None) -> None:
+        """One cell further; into a log file, the bar as a whole line every LOG_EVERY_S."""
+        rate = f" · {escape(' · '.join(self.rates.values()))}" if self.rates else ""
+        self.progress.update(self.bar, advance=1, eta="-" if eta is None else duration(eta),
+                             description=f"{escape(event['model'])} "
+                                         f"{escape(event['task'])}{rate}")
+        if not self.shown.is_terminal and time.monotonic() - self.logged >= LOG_EVERY_S:
+            self.shown.print(self.progress.get_renderable())
+            self.logged = time.monotonic()
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.progress.stop()
 
 
-def _dry_run(args, paths, suite, models, tasks, options, profile) -> int:
+def _dry_run(args, request: FillRequest, profile: DeviceProfile | None) -> int:
     """`--dry-run`: the plan and its estimates (`engine.dry_run`), nothing written."""
     from engine.dry_run import dry_run  # lazy: polars, duckdb, pyarrow
 
@@ -352,9 +444,11 @@ def _dry_run(args, paths, suite, models, tasks, options, profile) -> int:
             if not args.json:
                 err_console.print(f"[yellow]warning:[/] {escape(event['message'])}")
 
-    found = dry_run(paths, suite, models, tasks, args.regimes, options, on_event, profile)
+    found = dry_run(request.paths, request.suite, request.models, request.tasks,
+                    request.regimes, request.options, on_event, profile)
     if args.json:
-        emit_json({"event": "dry_run", "suite": suite.name, "store": str(paths.root),
+        emit_json({"event": "dry_run", "suite": request.suite.name,
+                   "store": str(request.paths.root),
                    "cells_total": found.cells_total, "cells_missing": found.cells_missing,
                    "jobs": found.jobs, "jobs_reason": found.jobs_reason,
                    "device": found.device, "sizes": list(found.sizes),
@@ -362,10 +456,16 @@ def _dry_run(args, paths, suite, models, tasks, options, profile) -> int:
                    "warnings": warnings,
                    "models": [{**asdict(m), "probe_seconds": m.probe_seconds,
                                "seconds": m.seconds} for m in found.models]})
-        return 0
-    per = f" × {len(options.protocols)} protocols" if len(options.protocols) > 1 else ""
-    console.print(f"dry run, nothing written: suite [bold]{escape(suite.name)}[/]: {len(tasks)} "
-                  f"tasks × {len(models)} models × {len(args.regimes)} regimes{per} = "
+    else:
+        _show_dry_run(request, found)
+    return 0
+
+
+def _show_dry_run(request: FillRequest, found: DryRun) -> None:
+    """A dry run's plan on the terminal: its line, the task sizes, the table of estimates per
+    model, where each estimate comes from, and the total."""
+    console.print(f"dry run, nothing written: suite [bold]{escape(request.suite.name)}[/]: "
+                  f"{request.shape()} = "
                   f"{found.cells_total} cells; {found.cells_total - found.cells_missing} in "
                   f"the store, {found.cells_missing} to compute; estimated for "
                   f"{escape(found.device)}")
@@ -397,7 +497,6 @@ def _dry_run(args, paths, suite, models, tasks, options, profile) -> int:
                   f"({escape(found.jobs_reason)})"
                   + (f"; not counted: {escape(', '.join(found.unestimated))} (see above)"
                      if found.unestimated else ""), highlight=False)
-    return 0
 
 
 def _seconds(seconds: float | None) -> str:

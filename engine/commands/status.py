@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 
 from engine.commands.common import (
@@ -22,10 +25,16 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions, told_precision
+from store.catalog import TaskMeta
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, seed_counts
 from store.vocab.sources import LOCAL
 from store.vocab.variant import precision_label
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from store.db import Snapshot
 
 
 def register(sub, common) -> None:
@@ -142,13 +151,44 @@ def _revisions(paths, snap, models: list[str] | None):
     return run_revisions(snap, ids, known), accepted_revisions(snap, runs), precisions
 
 
-def run(args) -> int:
-    from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
-    from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
+@dataclass(frozen=True)
+class StatusCounts:
+    """What `status` counted (`status_frame`) and what the counts rest on: the suite's data
+    (`data_note`), the precision each model is counted at and its cells done at others."""
 
+    snap: Snapshot
+    chosen: str | None                  # how the suite was chosen, when not named
+    tasks: tuple[TaskMeta, ...]
+    scope: str | None                   # the scope's line, when one narrows the tasks
+    frame: pl.DataFrame                 # per (model, category): done, stale, total
+    data_note: str
+    precisions: dict[str, str] | None   # None: not the local source
+    others: dict[str, dict[str, int]]   # other_precisions
+
+
+def run(args) -> int:
     paths = store_of(args)
     if args.perf:
         return _perf(paths, args)
+    counts = count_cells(args, paths)
+    if args.json:
+        emit_json({"suite": args.suite, "suite_chosen": counts.chosen, "source": args.source,
+                   "protocol": GENEB_V1.name, "tasks": [t.task_id for t in counts.tasks],
+                   "domain": args.domain,
+                   "table_version": counts.snap.version, "data": counts.data_note,
+                   "rows": counts.frame.to_dicts(), "precisions": counts.precisions or {},
+                   "other_precisions": counts.others})
+        return 0
+    _show(args, paths, counts)
+    return 0
+
+
+def count_cells(args, paths) -> StatusCounts:
+    """The cells of the suite, scope and domain `args` name, per model and category, each name
+    checked first."""
+    from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
+    from store.tables.catalogs import pair_domains  # lazy: polars, pyarrow
+
     snap = Snapshot(paths)
     names = StoreNames(paths, snap)
     names.check_sources([args.source], option="--source")
@@ -168,35 +208,54 @@ def run(args) -> int:
                                revisions=revisions, also=also) if precisions else {})
     data_note = ("the suite's files as they are now" if hashes is not None else
                  f"the store's current data (task files not read: {unread})")
-    if args.json:
-        emit_json({"suite": args.suite, "suite_chosen": chosen, "source": args.source,
-                   "protocol": GENEB_V1.name, "tasks": [t.task_id for t in tasks],
-                   "domain": args.domain,
-                   "table_version": snap.version, "data": data_note, "rows": frame.to_dicts(),
-                   "precisions": precisions or {}, "other_precisions": others})
-        return 0
-    if chosen:
-        console.print(f"[dim]{escape(chosen)}[/]")
-    if frame.is_empty():
+    return StatusCounts(snap, chosen, tasks, scope, frame, data_note, precisions, others)
+
+
+def _show(args, paths, counts: StatusCounts) -> None:
+    """The counts on the terminal: the table, what stale means, the other precisions, and how
+    to get what no model has."""
+    if counts.chosen:
+        console.print(f"[dim]{escape(counts.chosen)}[/]")
+    if counts.frame.is_empty():
         console.print(f"no {args.source} results for suite {args.suite} in {paths.root}"
-                      f"{_elsewhere(snap, args.source)}; {_how_to_get(args)}")
-        return 0
-    if scope:
-        console.print(escape(scope))
+                      f"{_elsewhere(counts.snap, args.source)}; {_how_to_get(args)}")
+        return
+    if counts.scope:
+        console.print(escape(counts.scope))
     if args.domain:
         console.print(f"domain: only the (model, task) pairs {DOMAIN_WORDS[args.domain]}")
-    stale_any = frame["stale"].sum() > 0
+    stale_any = counts.frame["stale"].sum() > 0
+    nothing = _print_table(args, counts, stale_any)
+    if stale_any:
+        console.print(f"stale: cells whose results were computed on other data than "
+                      f"{counts.data_note}, or with another revision of the model than it has "
+                      "now (another commit, edited extractor, re-saved checkpoint folder); "
+                      "`fill` computes them again")
+    for model, at in counts.others.items():
+        console.print(escape(
+            f"{model}: counted at {precision_label(counts.precisions[model])} (what `fill` "
+            f"computes in here); also done at "
+            + ", ".join(f"{p}: {n} cell{'s' if n != 1 else ''}" for p, n in sorted(at.items()))
+            + " (other cells: `fill --dtype` at that precision counts them)"))
+    if nothing:
+        console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
+                      f"in {paths.root}; {_how_to_get(args, nothing)}")
+
+
+def _print_table(args, counts: StatusCounts, stale_any: bool) -> list[str]:
+    """The table of cells done (and stale) per model, with the categories missing; the models
+    with no cell done or stale."""
+    frame = counts.frame
     table = FitTable(f"{args.suite}: cells (task × regime) done ({args.source}, "
-                     f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {snap.label})",
+                     f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {counts.snap.label})",
                      [Col("model", key=True, style="bold"), Col("done", justify="right"),
                       *([Col("stale", justify="right")] if stale_any else []),
                       Col("missing, by category", wrap=24, max=90)])
     nothing = []
     for model in dict.fromkeys(frame["model"]):
-        rows = frame.filter(model=model).iter_rows(named=True)
         done = total = stale = 0
         missing = []
-        for r in rows:
+        for r in frame.filter(model=model).iter_rows(named=True):
             done, total, stale = done + r["done"], total + r["total"], stale + r["stale"]
             if r["done"] < r["total"]:
                 missing.append(f"{escape(r['category'])} {r['total'] - r['done']}")
@@ -207,21 +266,7 @@ def run(args) -> int:
             cells.append(f"[yellow]{stale}[/]" if stale else "0")
         table.add_row(*cells, ", ".join(missing) or "[green]none[/]")
     table_console().print(table)
-    if stale_any:
-        console.print(f"stale: cells whose results were computed on other data than "
-                      f"{data_note}, or with another revision of the model than it has now "
-                      "(another commit, edited extractor, re-saved checkpoint folder); `fill` "
-                      "computes them again")
-    for model, at in others.items():
-        console.print(escape(
-            f"{model}: counted at {precision_label(precisions[model])} (what `fill` computes "
-            f"in here); also done at "
-            + ", ".join(f"{p}: {n} cell{'s' if n != 1 else ''}" for p, n in sorted(at.items()))
-            + " (other cells: `fill --dtype` at that precision counts them)"))
-    if nothing:
-        console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
-                      f"in {paths.root}; {_how_to_get(args, nothing)}")
-    return 0
+    return nothing
 
 
 def _how_to_get(args, models: list[str] | None = None) -> str:

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -301,17 +302,47 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
           repository: str | None = None, commit: str | None = None) -> list[Path]:
     """Rebuild the shipped data in `out_dir` from a GENEB checkout (or a copy laid out as
     ../shared/data); refuses anything it could not give back exactly. The written paths."""
-    import pyarrow as pa  # lazy: pyarrow
-    import pyarrow.parquet as pq  # lazy: pyarrow
-
     source_dir, out_dir = Path(source_dir), Path(out_dir)
+    repository, commit = repository or OFFICIAL_REPO, commit or OFFICIAL_COMMIT
+    _check_source(source_dir, commit)
+    found = _read_submissions(source_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = [_write_scores(out_dir, found.columns),
+               write_text_atomic(out_dir / HEADERS_FILE,
+                                 _headers_json(repository, commit, found.headers))]
+    copied = {}
+    for name in (LEADERBOARD_FILE, SPEC_FILE, MODEL_META_FILE):
+        path, copied[name] = _copy_published(source_dir, out_dir, name)
+        written.append(path)
+    written.append(write_text_atomic(out_dir / NOTICE_FILE,
+                                     _notice(repository, commit, found.headers, copied)))
+    _check_written_back(source_dir, out_dir, found.published)
+    return written
+
+
+def _check_source(source_dir: Path, commit: str) -> None:
+    """A folder, and at `commit` where it is a git checkout."""
     if not source_dir.is_dir():
         raise GenebError(f"{source_dir}: no such folder (give a GENEB checkout)")
-    repository, commit = repository or OFFICIAL_REPO, commit or OFFICIAL_COMMIT
     head = _git_head(source_dir)
     if head is not None and head != commit:
         raise GenebError(f"{source_dir} is at commit {head}, not {commit}: check out {commit} "
                          f"or pass --commit {head}")
+
+
+@dataclass(frozen=True)
+class _Submissions:
+    """What the published submission files hold: every score as columns (file, model_id,
+    regime, task, then METRICS), each file's header, and each file's bytes by name."""
+
+    columns: dict[str, list]
+    headers: list[dict]
+    published: dict[str, bytes]
+
+
+def _read_submissions(source_dir: Path) -> _Submissions:
+    """Every submission file of the source tree, refused where a file's keys, name or values
+    could not be written back exactly."""
     columns: dict[str, list] = {c: [] for c in ("file", "model_id", "regime", "task", *METRICS)}
     headers: list[dict] = []
     published: dict[str, bytes] = {}
@@ -335,40 +366,51 @@ def build(source_dir: str | os.PathLike, out_dir: str | os.PathLike = REFERENCE_
                 for key, value in (("file", path.name), ("model_id", doc["model_id"]),
                                    ("regime", regime), ("task", task), *values.items()):
                     columns[key].append(value)
+    return _Submissions(columns, headers, published)
+
+
+def _write_scores(out_dir: Path, columns: dict[str, list]) -> Path:
+    """submissions.parquet: the scores as float64, small (zstd, dictionaries, byte-stream
+    split) and the same bytes for the same scores (no statistics)."""
+    import pyarrow as pa  # lazy: pyarrow
+    import pyarrow.parquet as pq  # lazy: pyarrow
+
     table = pa.table({k: pa.array(v, pa.float64() if k in METRICS else pa.string())
                       for k, v in columns.items()})
-    out_dir.mkdir(parents=True, exist_ok=True)
 
     def write_scores(tmp: Path) -> None:
         pq.write_table(table, tmp, compression="zstd", compression_level=19,
                        use_dictionary=["file", "model_id", "regime", "task"],
                        use_byte_stream_split=list(METRICS), write_statistics=False)
 
-    written = [write_atomic(out_dir / SCORES_FILE, write_scores),
-               write_text_atomic(out_dir / HEADERS_FILE,
-                                 _headers_json(repository, commit, headers))]
-    copied = {}
-    for name in (LEADERBOARD_FILE, SPEC_FILE, MODEL_META_FILE):
-        path = _find_source_file(source_dir, name)
-        blob = path.read_bytes()
-        if name == LEADERBOARD_FILE:
-            compact = json.dumps(json.loads(blob), ensure_ascii=False,
-                                 separators=(",", ":")).encode("utf-8")
-            how = "unchanged (published compact)" if compact == blob else "made compact"
-            blob = compact
-        else:
-            how = "unchanged"
-        copied[name] = f"{path.parent.name}/{name} of the source tree, {how}"
-        written.append(write_bytes_atomic(out_dir / name, blob))
-    written.append(write_text_atomic(out_dir / NOTICE_FILE,
-                                     _notice(repository, commit, headers, copied)))
+    return write_atomic(out_dir / SCORES_FILE, write_scores)
+
+
+def _copy_published(source_dir: Path, out_dir: Path, name: str) -> tuple[Path, str]:
+    """One published file copied as it is (the leaderboard made compact where it is not); the
+    written path and where it came from and how, for the NOTICE."""
+    path = _find_source_file(source_dir, name)
+    blob = path.read_bytes()
+    if name == LEADERBOARD_FILE:
+        compact = json.dumps(json.loads(blob), ensure_ascii=False,
+                             separators=(",", ":")).encode("utf-8")
+        how = "unchanged (published compact)" if compact == blob else "made compact"
+        blob = compact
+    else:
+        how = "unchanged"
+    return (write_bytes_atomic(out_dir / name, blob),
+            f"{path.parent.name}/{name} of the source tree, {how}")
+
+
+def _check_written_back(source_dir: Path, out_dir: Path, published: dict[str, bytes]) -> None:
+    """Each published submission file given back byte for byte by the shipped data just
+    written (read afresh: the caches cleared)."""
     _headers.cache_clear()
     score_columns.cache_clear()
-    for name, doc in submission_documents(folder=out_dir).items():   # read back: exact?
+    for name, doc in submission_documents(folder=out_dir).items():
         if document_bytes(doc) != published[name]:
             raise GenebError(f"{source_dir}: {name} is not written back byte for byte from the "
                              "shipped data (is it compact JSON as the official tools write?)")
-    return written
 
 
 def main(argv: list[str] | None = None) -> int:
