@@ -169,28 +169,16 @@ def question(args, tasks: tuple[TaskMeta, ...], *, published: bool) -> Question:
 
 
 def run(args) -> int:
-    from engine.commands.report_tables import (  # lazy: polars
-        Names,
-        render,
-        render_domain,
-        render_examples,
-        render_health,
-    )
-    from store.analyses.compute import DOMAIN_SKIPPED, compute  # lazy: polars, duckdb
+    from engine.commands.report_tables import render_health  # lazy: polars
+    from store.analyses.compute import compute  # lazy: polars, duckdb
     from store.current import with_entries  # lazy: polars
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
     from store.tables.catalogs import models_with_builtins  # lazy: polars, pyarrow, filelock
-    from store.task_health import health_row, task_health  # lazy: polars, duckdb
+    from store.task_health import task_health  # lazy: polars, duckdb
 
     paths = store_of(args)
     snap = Snapshot(paths)   # every analysis reads this one version of the results
-    names = StoreNames(paths, snap)
-    if args.source is not None:
-        names.check_sources([args.source], option="--source")
-    if args.versus is not None:
-        one_protocol(args.versus, "--versus", why="rankings are compared with one")
-    if args.models:
-        names.check_models(args.models)
+    _check_names(args, StoreNames(paths, snap))
     figures = figures_folder(args, paths)
     models = with_entries(models_with_builtins(paths), snap.query)
     notes = current_notes(args, snap)
@@ -220,29 +208,73 @@ def run(args) -> int:
     if args.json:
         emit_json({"store": str(paths.root), "table_version": snap.version,
                    "as_of": snap.label, "suite": suite.name, "suite_chosen": chosen,
-                   "scope": scope, "tasks": [t.task_id for t in tasks],
-                   "models": args.models, "protocol": GENEB_V1.name,
-                   "protocol_hash": GENEB_V1.hash, "regime": args.regime, "metric": args.metric,
-                   "source": args.source, "resamples": args.resamples, "level": args.level,
-                   "bootstrap_seed": args.bootstrap_seed, "domain": args.domain,
-                   "notes": notes,
-                   **({"not_computed_under_domain": list(DOMAIN_SKIPPED)} if args.domain
-                      else {}),
-                   "task_health": [health_row(t, h) for t, (_, h) in health.items()],
-                   "excluded_flagged": excluded,
+                   "scope": scope, "tasks": [t.task_id for t in tasks], **_settings(args),
+                   "notes": notes, **_health_document(args, health, excluded),
                    **{k: f.to_dicts() for k, f in frames.items()}})
         for line in figure_lines:
             print(line, file=sys.stderr)
         return 0
     console = table_console()
-    if chosen:
-        console.print(f"[dim]{escape(chosen)}[/]")
-    if scope:
-        console.print(escape(scope))
+    for line in _preamble(args, chosen, scope, excluded, health):
+        console.print(line)
+    _print_frames(console, args, frames, models)
+    render_health(console, health, len(tasks) + len(excluded), suite.name)
+    console.print(f"[dim]results {snap.label} of {paths.results}[/]")
+    for line in figure_lines:
+        console.print(escape(line), soft_wrap=True)
+    return 0
+
+
+def _check_names(args, names: StoreNames) -> None:
+    """`--source`, `--versus` and `--models` each a name the store knows (a GenebError)."""
+    if args.source is not None:
+        names.check_sources([args.source], option="--source")
+    if args.versus is not None:
+        one_protocol(args.versus, "--versus", why="rankings are compared with one")
     if args.models:
-        console.print(f"models: only {escape(', '.join(args.models))} (--models)")
-    if excluded:
-        console.print(escape(_excluded_line(excluded, health)))
+        names.check_models(args.models)
+
+
+def _settings(args) -> dict:
+    """The question as `--json` says it (between the tasks and the notes)."""
+    return {"models": args.models, "protocol": GENEB_V1.name, "protocol_hash": GENEB_V1.hash,
+            "regime": args.regime, "metric": args.metric, "source": args.source,
+            "resamples": args.resamples, "level": args.level,
+            "bootstrap_seed": args.bootstrap_seed, "domain": args.domain}
+
+
+def _health_document(args, health: dict, excluded: list[str]) -> dict:
+    """What `--domain` leaves out, the task health and the tasks `--exclude-flagged` left out,
+    as `--json` says them."""
+    from store.analyses.compute import DOMAIN_SKIPPED  # lazy: polars, duckdb
+    from store.task_health import health_row  # lazy: polars, duckdb
+
+    return {**({"not_computed_under_domain": list(DOMAIN_SKIPPED)} if args.domain else {}),
+            "task_health": [health_row(t, h) for t, (_, h) in health.items()],
+            "excluded_flagged": excluded}
+
+
+def _preamble(args, chosen: str | None, scope: str | None, excluded: list[str],
+              health: dict) -> list[str]:
+    """The lines above the tables: how the suite was chosen, the scope, `--models`, the tasks
+    `--exclude-flagged` left out (markup escaped)."""
+    return [*([f"[dim]{escape(chosen)}[/]"] if chosen else []),
+            *([escape(scope)] if scope else []),
+            *([f"models: only {escape(', '.join(args.models))} (--models)"] if args.models
+              else []),
+            *([escape(_excluded_line(excluded, health))] if excluded else [])]
+
+
+def _print_frames(console, args, frames, models) -> None:
+    """The report's tables (`engine.commands.report_tables`): every section, or `--domain`'s;
+    then where `--examples`' intervals are."""
+    from engine.commands.report_tables import (  # lazy: polars
+        Names,
+        render,
+        render_domain,
+        render_examples,
+    )
+
     first = frames.get("aggregates", frames.get("domain_aggregates"))
     names = Names(models, args.source is None and first["source"].n_unique() > 1)
     if args.domain:
@@ -253,11 +285,6 @@ def run(args) -> int:
                level=args.level)
     if "example_intervals" in frames:
         render_examples(console, frames["example_intervals"], args.regime)
-    render_health(console, health, len(tasks) + len(excluded), suite.name)
-    console.print(f"[dim]results {snap.label} of {paths.results}[/]")
-    for line in figure_lines:
-        console.print(escape(line), soft_wrap=True)
-    return 0
 
 
 def _check_models_have_results(snap, args, tasks: tuple[TaskMeta, ...], suite: str) -> None:
