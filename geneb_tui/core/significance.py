@@ -57,9 +57,8 @@ from store.analyses.presets import (
     RESAMPLES,
     SEED,
     TABLE_RESAMPLES,
-    alpha_of,
 )
-from store.analyses.ranktests import average_ranks, friedman, wilcoxon_holm
+from store.analyses.ranktests import ALPHA, average_ranks, friedman, wilcoxon_holm
 from store.analyses.uncertainty import (
     bootstrap,
     interval_text,
@@ -75,8 +74,6 @@ from store.vocab.bootstrap import ONE_TASK_NOTE
 from store.vocab.protocol import GENEB_V1
 from store.vocab.pvalues import p_is, p_text
 from store.vocab.sources import LOCAL
-
-ALPHA = alpha_of(LEVEL)   # the Nemenyi CD and the Wilcoxon test: 0.05
 
 _INTERVAL_SCHEMA = {"model": pl.String, "source": pl.String, "scope": pl.String,
                     "value": pl.Float64, "low": pl.Float64, "high": pl.Float64,

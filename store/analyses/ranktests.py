@@ -57,7 +57,7 @@ _TEST_SCHEMA = {"n_models": pl.Int64, "n_tasks": pl.Int64, "statistic": pl.Float
 _PAIR_SCHEMA = {"model_a": pl.String, "model_b": pl.String, "n_tasks": pl.Int64,
                 "mean_difference": pl.Float64, "statistic": pl.Float64, "p_value": pl.Float64,
                 "p_holm": pl.Float64, "reject": pl.Boolean}
-ALPHA = alpha_of(LEVEL)   # the tests' default alpha: 0.05
+ALPHA = alpha_of(LEVEL)   # the tests' alpha at the presets' level (0.05): defaults, dashboard
 MIN_TASKS = 5             # a category's tests need at least this many tasks
 
 
