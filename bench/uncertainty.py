@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 def official_scores() -> tuple[dict[tuple[str, str], object], object]:
     """({(regime, metric): scores frame}, the models frame) of the 40 official models, read
     from a fresh store."""
-    from store.analyses import scores_of, seed_means
+    from store.analyses.scores import scores_of, seed_means
     from store.official.data import official_tree
     from store.official.submission import import_files
     from store.paths import resolve_store
@@ -95,7 +95,7 @@ def loop(scores_df, n: int) -> float:
     """Seconds for the straightforward loop: one Python iteration per resample."""
     from scipy.stats import rankdata
 
-    from store.analyses import aggregates
+    from store.analyses.aggregates import aggregates
     from store.analyses.uncertainty import suite_categories
     from store.catalog import geneb_v1_tasks
 

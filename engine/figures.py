@@ -2,11 +2,12 @@
 (Agg, a `Figure` of its own, no pyplot state) as `<name>.svg` and `<name>.png`, and the values
 each one draws in `figures.json` (figure name -> its data).
 
-The data is taken from the report's frames (`engine.commands.report.compute`, what `report
---json` prints), never recomputed: rows of those frames as they are, filtered to what the figure
-shows. The only values a figure adds are the scatter's parameter counts (the model catalog's
-`params`, the x of the scale analysis) and the critical-difference diagram's groups (runs of
-entries whose average ranks differ by less than the CD, Demšar's bars).
+The data is taken from the report's frames (the analysis layer's
+`store.analyses.compute.compute`, what `report --json` prints), never recomputed: rows of those
+frames as they are, filtered to what the figure shows. The only values a figure adds are the
+scatter's parameter counts (the model catalog's `params`, the x of the scale analysis) and the
+critical-difference diagram's groups (runs of entries whose average ranks differ by less than
+the CD, Demšar's bars).
 
 DIR is an output folder (`store.output_folder`): only the figures' own files are written and
 replaced (`figures.json` last), a previous run's figure that is empty now removed, every other

@@ -24,6 +24,9 @@ MULTIPLE = "multiple"    # a task's organism when it spans several species
 
 IN, OUT = "in", "out"
 DOMAINS: tuple[str, ...] = (IN, OUT, UNKNOWN)
+# The cells of each domain, in words (`--domain`'s messages and titles).
+DOMAIN_WORDS = {IN: "in their model's pretraining domain", OUT: "out of their model's "
+                "pretraining domain", UNKNOWN: "of unknown domain"}
 
 
 def domain(model_kingdoms: Iterable[str], model_organisms: Iterable[str],

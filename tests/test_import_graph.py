@@ -238,6 +238,7 @@ def test_the_lazy_rule_finds_each_kind_of_problem(tmp_path, monkeypatch):
 
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "store": ("engine", "geneb_tui", "torch", "transformers", "textual"),
+    "store/analyses": ("engine",),   # the analysis layer: read by the engine, never reading it
     "geneb_tui": ("engine", "torch", "transformers"),
     "geneb_tui/core": ("textual", "textual_plotext"),
 }
@@ -263,3 +264,25 @@ def test_the_packages_keep_their_import_rules():
               if (bad := top_level_imports(path) & set(banned))]
     assert not broken, "\n".join(broken)
     assert "torch" in top_level_imports(ROOT / "engine/encoders/streaming.py")   # it reads imports
+
+
+def test_only_the_command_line_imports_the_commands():
+    """engine/commands parses, calls the analysis layer and prints: nothing but the CLI
+    (engine/cli.py and the commands themselves) imports it, inside a function included (the
+    site's data, the figures and the dashboard read `store.analyses`)."""
+    commands = "engine.commands"
+    broken = [f"{m} imports {', '.join(sorted(t for t in ts if t.startswith(commands)))}"
+              for m, ts in sorted(edges().items())
+              if m != "engine.cli" and not m.startswith(commands)
+              and any(t == commands or t.startswith(commands + ".") for t in ts)]
+    assert not broken, "\n".join(broken)
+
+
+def test_the_presets_load_before_polars():
+    """The analyses' presets (resamples, seed, level) are read by the command line's defaults
+    and the dashboard's first frame: importing them, or the layer's package, loads no outside
+    package; the CLI and the main table's intervals stay without polars."""
+    assert loaded("store.analyses.presets") <= {"__future__"}
+    assert loaded("store.analyses") <= {"__future__"}
+    assert "polars" not in loaded("engine.cli")
+    assert "polars" not in loaded("geneb_tui.core.intervals")

@@ -17,7 +17,8 @@ from rich.console import Console
 from engine.registry import resolve_model
 from store.catalog import ARCHITECTURE_FAMILIES, TOKENIZATION_FAMILIES, ModelMeta, TaskMeta
 from store.did_you_mean import check_names, suggestions
-from store.domains import DOMAINS, IN, OUT, UNKNOWN
+from store.domains import DOMAIN_WORDS as DOMAIN_WORDS  # read by the commands from here
+from store.domains import DOMAINS
 from store.paths import StorePaths, absent_store, new_store, store_named
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
@@ -236,10 +237,6 @@ def scoped_tasks(args, paths: StorePaths, suite) -> tuple[tuple[TaskMeta, ...], 
                    f"({scope.describe()})")
 
 
-DOMAIN_WORDS = {IN: "in their model's pretraining domain", OUT: "out of their model's "
-                "pretraining domain", UNKNOWN: "of unknown domain"}
-
-
 def add_domain_arg(p) -> None:
     """`--domain in|out|unknown`: only the (model, task) cells of that domain (read by
     `domain_cells`)."""
@@ -250,18 +247,12 @@ def add_domain_arg(p) -> None:
 
 
 def domain_cells(which: str | None, frame, domain_of, *, what: str = "result cells"):
-    """The rows of `frame` (model and task columns) whose pair is of domain `which` (`--domain`;
-    `store.analyses.domains.keep_domain`, every row for None); a GenebError naming the domains
-    its rows have when it had rows and none is of that one."""
-    from store.analyses.domains import domain_flags, keep_domain  # lazy: polars
+    """`--domain`'s cells of `frame` (`store.analyses.domains.domain_cells`: the rows whose pair
+    is of domain `which`, every row for None; a GenebError when it had rows and none is of that
+    one), imported when a command filters (its start-up stays without polars)."""
+    from store.analyses.domains import domain_cells as cells  # lazy: polars
 
-    kept = keep_domain(frame, domain_of, which)
-    if kept.is_empty() and not frame.is_empty():
-        counts = domain_flags(frame, domain_of).value_counts(sort=True)
-        have = ", ".join(f"{d} ({n})" for d, n in counts.iter_rows())
-        raise GenebError(f"--domain {which}: none of the {frame.height} {what} of the "
-                         f"selection is {DOMAIN_WORDS[which]}; theirs: {have}")
-    return kept
+    return cells(which, frame, domain_of, what=what)
 
 
 def suite_of(args, paths: StorePaths, *, write: bool = False):

@@ -30,9 +30,9 @@ from engine.commands.common import (
 )
 from engine.commands.layout import Col, FitTable
 from engine.commands.report import level_of, resample_count, seed_of
+from store.analyses.presets import LEVEL, RESAMPLES, SEED
 from store.catalog import params_text
 from store.runnable import here_text
-from store.vocab.bootstrap import LEVEL, RESAMPLES, SEED
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.errors import GenebError
 from store.vocab.protocol import METRICS, REGIMES

@@ -18,8 +18,8 @@ from engine.commands.common import (
     store_of,
 )
 from engine.commands.report import level_of, resample_count, seed_of
+from store.analyses.presets import LEVEL, SEED, SITE_RESAMPLES
 from store.output_folder import output_folder
-from store.vocab.bootstrap import LEVEL, SEED, SITE_RESAMPLES
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1
 

@@ -1,7 +1,8 @@
 """The static site's data: one plain document (JSON-ready) from one snapshot of a store.
 
-Every number comes from the functions `geneb-engine report` computes with
-(`engine.commands.report`: `seed_level_rows`, `regime_draws`, `rank_test_frames`, and the
+Every number comes from the analysis layer's steps that `geneb-engine report` computes with
+(`store.analyses.compute`: `cells.question_means`, `cells.seed_level_rows`,
+`cells.regime_scores`, `intervals.regime_draws`, `ranktests.regime_rank_tests`, and the
 analyses of `store.analyses`), called with the same arguments, so the site shows the values
 `report --json --metric M --regime R --resamples N` prints: per metric and regime the
 aggregates, the point ranks of every scope, the macro score and rank intervals, the leader and
@@ -23,13 +24,17 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from engine.commands.report import rank_test_frames, regime_draws, seed_level_rows
 from engine.site.build import GENERATOR
 from store import __version__
-from store import analyses as A
 from store.analyses import uncertainty as U
-from store.analyses.aggregates import categories_of
+from store.analyses.aggregates import aggregates, categories_of
+from store.analyses.cells import question_means, regime_scores, seed_level_rows
+from store.analyses.degradation import degradation as degradation_of
 from store.analyses.differ import compared_for, threshold_text, too_few
+from store.analyses.intervals import regime_draws
+from store.analyses.question import Question
+from store.analyses.rankings import rank_shift, rankings
+from store.analyses.ranktests import regime_rank_tests
 from store.catalog import ModelMeta, TaskMeta, scale_band
 from store.official.submission import entry_provenance
 from store.vocab.ids import path_part
@@ -80,7 +85,7 @@ def _board(agg: pl.DataFrame, index: Mapping[tuple[str, str], int], scopes: list
     """One regime and metric: a row per entry (scores and point ranks of every scope, and
     with `draws` the macro score interval and rank interval, the tie-group mark and the one
     rule's p against the leader), the leader (macro), its tie group and the rule's numbers."""
-    ranks = {(r["model"], r["source"]): r for r in A.rankings(agg).iter_rows(named=True)}
+    ranks = {(r["model"], r["source"]): r for r in rankings(agg).iter_rows(named=True)}
     macro = {}
     group = None
     if draws is not None:
@@ -151,7 +156,7 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
     store has no geneb-v1 result on them. `catalog`: the model catalog
     (`store.tables.catalogs.models_with_builtins`)."""
     ids = [t.task_id for t in tasks]
-    means = A.seed_means(snap, protocol_hash=GENEB_V1.hash).filter(pl.col("task").is_in(ids))
+    means = question_means(snap, Question(tasks=tasks))
     per_seed = seed_level_rows(snap, means, None) if resamples else None
     version = snap.version
     snap.close()
@@ -167,10 +172,9 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
     boards, shifts, degradation, cd = {}, {}, {}, {}
     task_scores: dict[str, dict] = {t: {} for t in ids}
     for metric in METRICS:
-        scores = {r: A.scores_of(means, regime=r, metric=metric, with_source=True)
-                  for r in REGIMES}
-        aggs = {r: A.aggregates(s, tasks=tasks) for r, s in scores.items()}
-        tests = rank_test_frames(scores, tasks=tasks, level=level) if resamples else {}
+        scores = regime_scores(means, metric=metric, with_source=True)
+        aggs = {r: aggregates(s, tasks=tasks) for r, s in scores.items()}
+        tests = regime_rank_tests(scores, tasks=tasks, level=level) if resamples else {}
         boards[metric], cd[metric] = {}, {}
         for r in REGIMES:
             draws = (regime_draws(scores[r], tasks=tasks, regime=r, metric=metric,
@@ -178,10 +182,10 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
                                   seed=seed) if resamples else None)
             boards[metric][r] = _board(aggs[r], index, scopes, draws, level)
             cd[metric][r] = _cd(tests, r, index)
-        shifts[metric] = {r: _keyed(A.rank_shift(aggs["full"], aggs[r]), index,
+        shifts[metric] = {r: _keyed(rank_shift(aggs["full"], aggs[r]), index,
                                     SHIFT_COLUMNS)
                           for r in FEW_SHOT_REGIMES}
-        degradation[metric] = _keyed(A.degradation(aggs), index, DEGRADATION_COLUMNS)
+        degradation[metric] = _keyed(degradation_of(aggs), index, DEGRADATION_COLUMNS)
         for r, frame in scores.items():
             for row in frame.iter_rows(named=True):
                 cell = task_scores[row["task"]].setdefault(metric, {}).setdefault(

@@ -21,18 +21,12 @@ from geneb_tui.core.query import (
     selection_scores,
     suite_task_metas,
 )
-from store.analyses import (
-    borda,
-    category_agreement,
-    category_leaders,
-    controlled_pairs,
-    degradation,
-    rank_shift,
-    rankings,
-    scale_correlation,
-    task_difficulty,
-)
-from store.analyses.difficulty import EASY, HARD, HIGH_VAR
+from store.analyses.controlled import controlled_pairs
+from store.analyses.degradation import degradation
+from store.analyses.difficulty import EASY, HARD, HIGH_VAR, task_difficulty
+from store.analyses.leaders import category_leaders
+from store.analyses.rankings import borda, category_agreement, rank_shift, rankings
+from store.analyses.scale import scale_correlation
 from store.audit.verdict import Health
 from store.catalog import PROFILE_HEADERS, profile_cells
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot

@@ -7,14 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from store.vocab.bootstrap import LEVEL, ONE_TASK_NOTE, SEED
+from store.analyses.presets import LEVEL, SEED, TABLE_RESAMPLES
+from store.vocab.bootstrap import ONE_TASK_NOTE
 
 if TYPE_CHECKING:
     import polars as pl
-
-# The main table's worker ranks every scope (15 on geneb-v1) in every resample: 5,000 keep it
-# near 0.2 s for 40 models on two cores (10,000: 0.5 s); the Significance view uses one scope.
-TABLE_RESAMPLES = 5_000
 
 
 @dataclass(frozen=True)

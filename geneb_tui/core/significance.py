@@ -45,18 +45,24 @@ import polars as pl
 
 from geneb_tui.core.compare import Table
 from geneb_tui.core.filters import METRIC_LABELS, Filters
-from geneb_tui.core.intervals import LEVEL, SEED, TABLE_RESAMPLES, Intervals
+from geneb_tui.core.intervals import Intervals
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from store.analyses.aggregates import aggregates
 from store.analyses.differ import claim_text, decide, threshold_text, too_few
 from store.analyses.examples import mcnemar, paired_mcc_difference
-from store.analyses.ranktests import average_ranks, friedman, wilcoxon_holm
+from store.analyses.intervals import scope_intervals
+from store.analyses.presets import (
+    EXAMPLE_RESAMPLES,
+    LEVEL,
+    RESAMPLES,
+    SEED,
+    TABLE_RESAMPLES,
+)
+from store.analyses.ranktests import ALPHA, average_ranks, friedman, wilcoxon_holm
 from store.analyses.uncertainty import (
     bootstrap,
     interval_text,
     leader_tie_group,
-    rank_intervals,
-    score_intervals,
     win_probabilities,
 )
 from store.catalog import TaskMeta
@@ -64,12 +70,10 @@ from store.db import Snapshot
 from store.paths import StorePaths
 from store.seedmeans import per_seed
 from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
-from store.vocab.bootstrap import ONE_TASK_NOTE, RESAMPLES
+from store.vocab.bootstrap import ONE_TASK_NOTE
 from store.vocab.protocol import GENEB_V1
 from store.vocab.pvalues import p_is, p_text
 from store.vocab.sources import LOCAL
-
-ALPHA = 0.05          # the Nemenyi CD and the Wilcoxon test (1 - LEVEL)
 
 _INTERVAL_SCHEMA = {"model": pl.String, "source": pl.String, "scope": pl.String,
                     "value": pl.Float64, "low": pl.Float64, "high": pl.Float64,
@@ -112,17 +116,6 @@ def store_seed_rows(snap: StoreSnapshot) -> pl.DataFrame | None:
 
 
 # -- the main table ------------------------------------------------------------------------------
-def _scope_frame(draws, level: float, scopes: tuple[str, ...]) -> pl.DataFrame:
-    keys = list(draws.entries.columns)
-    on = [*keys, "scope"]
-    ties = pl.concat([leader_tie_group(draws, scope=s, level=level)
-                      .select(*keys, pl.lit(s).alias("scope"), "p_best", "leader",
-                              "tied_with_leader") for s in scopes])
-    return (score_intervals(draws, level).filter(pl.col("scope").is_in(list(scopes)))
-            .join(rank_intervals(draws, level), on=on, how="left")
-            .join(ties, on=on, how="left"))
-
-
 def table_intervals(snap: StoreSnapshot, filters: Filters, *, n: int = TABLE_RESAMPLES,
                     seed: int = SEED, level: float = LEVEL,
                     seed_rows: pl.DataFrame | None = None) -> Intervals:
@@ -146,7 +139,7 @@ def table_intervals(snap: StoreSnapshot, filters: Filters, *, n: int = TABLE_RES
                          per_seed_rows=seed_rows, n=n, seed=seed)
 
     draws = drawn(tasks)
-    frames = [_scope_frame(draws, level, draws.scopes)] if draws.entries.height else []
+    frames = [scope_intervals(draws, level, draws.scopes)] if draws.entries.height else []
     seeds_resampled = draws.seeds_resampled
     agg = aggregates(long, tasks=tasks)
     for category in draws.scopes[2:]:
@@ -156,7 +149,7 @@ def table_intervals(snap: StoreSnapshot, filters: Filters, *, n: int = TABLE_RES
         part = drawn(own)
         seeds_resampled |= part.seeds_resampled
         frames = [f.filter(pl.col("scope") != category) for f in frames]
-        frames.append(_scope_frame(part, level, (category,)))
+        frames.append(scope_intervals(part, level, (category,)))
     if not frames:
         return empty
     frame = pl.concat(frames, how="diagonal_relaxed").select(list(_INTERVAL_SCHEMA)).cast(
@@ -470,7 +463,6 @@ class Pair:
 
 NO_EXAMPLES = ("Per-example paired tests need stored test-set predictions; these results have "
                "none, so every test here is over tasks.")
-EXAMPLE_RESAMPLES = 2_000
 
 
 def _model_of(entry: str) -> tuple[str, str | None]:

@@ -36,6 +36,7 @@ import polars as pl
 from store.analyses.aggregates import aggregates, entry_keys
 from store.analyses.controlled import controlled_pairs
 from store.analyses.leaders import category_leaders
+from store.analyses.presets import LEVEL, SEED
 from store.analyses.rankings import tie_mean_ranks
 from store.analyses.scale import scale_correlation
 from store.analyses.uncertainty import (
@@ -49,7 +50,6 @@ from store.analyses.uncertainty import (
 )
 from store.catalog import TaskMeta, geneb_v1_tasks
 from store.domains import IN
-from store.vocab.bootstrap import SEED
 
 if TYPE_CHECKING:
     from store.analyses.differ import Verdicts
@@ -90,7 +90,7 @@ def _key(row: Mapping, prefix: str = "") -> tuple:
 # --- leader changes -------------------------------------------------------------------------
 
 def leader_change_significance(draws: Mapping[str, Draws], *, base: str = "full",
-                               level: float = 0.95) -> pl.DataFrame:
+                               level: float = LEVEL) -> pl.DataFrame:
     """[regime_from, regime_to, scope, leader_from, (source_from), value_from, leader_to,
     (source_to), value_to, changed, p_new_beats_old, p_old_beats_new, p_value_to,
     p_value_from, n_tasks, threshold_to, threshold_from, significant].
@@ -207,7 +207,7 @@ def _row_spearman(fixed: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def scale_rho_intervals(draws: Draws, models_df: pl.DataFrame, exclude: Iterable[str] = (),
                         *, scopes: Sequence[str] | None = None,
-                        level: float = 0.95) -> pl.DataFrame:
+                        level: float = LEVEL) -> pl.DataFrame:
     """[(source), scope, rho, p_value, n, low, high]: the scale Spearman rho with its bootstrap
     interval, for every scope of `draws` (or `scopes`).
 
@@ -279,7 +279,7 @@ def pair_differences(draws: Draws, ia: np.ndarray, ib: np.ndarray, level: float)
 
 def controlled_pair_intervals(draws: Draws, models_df: pl.DataFrame,
                               pairs: Iterable[tuple[str, str]] | None = None, *,
-                              level: float = 0.95) -> pl.DataFrame:
+                              level: float = LEVEL) -> pl.DataFrame:
     """[(source), model_a, model_b, attribute, value_a, value_b, scope, delta, low, high,
     p_a_beats_b, p_b_beats_a, p_value, method, n_tasks, wins, losses, differs]: every
     controlled pair's delta with its bootstrap interval and the one rule's decision.
@@ -336,7 +336,7 @@ MIN_IN_DOMAIN = 2   # a pair compared in domain needs at least this many tasks i
 def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_df: pl.DataFrame,
                                domain_of: Callable[[str, str], str], *,
                                tasks: Iterable[TaskMeta] | None = None, regime: str,
-                               metric: str, level: float = 0.95, resamples: int = 0,
+                               metric: str, level: float = LEVEL, resamples: int = 0,
                                seed: int = SEED, per_seed: pl.DataFrame | None = None
                                ) -> pl.DataFrame:
     """[(source), model_a, model_b, attribute, value_a, value_b, n_tasks, n_categories, macro,
@@ -400,7 +400,7 @@ def controlled_pairs_in_domain(scores: pl.DataFrame, agg: pl.DataFrame, models_d
 # --- the leader's margin --------------------------------------------------------------------
 
 def leader_margin(draws: Draws, tie_group: pl.DataFrame, *, scope: str = "macro",
-                  level: float = 0.95) -> pl.DataFrame:
+                  level: float = LEVEL) -> pl.DataFrame:
     """[model, (source), value, runner_up, (runner_up_source), runner_up_value, margin, low,
     high, p_leader_beats, p_value, method, n_tasks, wins, losses, threshold, differs]: one
     row, the leader of `scope` and the runner-up, the first two rows of its
@@ -442,7 +442,7 @@ def leader_margin(draws: Draws, tie_group: pl.DataFrame, *, scope: str = "macro"
 # --- smaller beats larger -------------------------------------------------------------------
 
 def smaller_beats_larger(draws: Draws, models_df: pl.DataFrame, *, ratio: float = RATIO,
-                         scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
+                         scope: str = "macro", level: float = LEVEL) -> pl.DataFrame:
     """[(source), model_small, model_large, params_small, params_large, value_small,
     value_large, delta, low, high, p_small_beats_large, p_value, method, n_tasks, wins,
     losses, holds]: the paper's "a smaller model beats a model 5x larger" cases of one regime

@@ -12,7 +12,8 @@ import polars as pl
 
 from store.analyses.aggregates import categories_of, entry_keys
 from store.catalog import TaskMeta, geneb_v1_tasks
-from store.domains import IN, OUT, UNKNOWN
+from store.domains import DOMAIN_WORDS, IN, OUT, UNKNOWN
+from store.vocab.errors import GenebError
 
 DomainOf = Callable[[str, str], str]
 
@@ -31,6 +32,20 @@ def keep_domain(frame: pl.DataFrame, domain_of: DomainOf, which: str | None, *,
     if which is None:
         return frame
     return frame.filter(domain_flags(frame, domain_of, model=model, task=task) == which)
+
+
+def domain_cells(which: str | None, frame: pl.DataFrame, domain_of: DomainOf, *,
+                 what: str = "result cells") -> pl.DataFrame:
+    """The rows of `frame` (model and task columns) whose pair is of domain `which` (`--domain`;
+    `keep_domain`, every row for None); a GenebError naming the domains its rows have when it
+    had rows and none is of that one."""
+    kept = keep_domain(frame, domain_of, which)
+    if kept.is_empty() and not frame.is_empty():
+        counts = domain_flags(frame, domain_of).value_counts(sort=True)
+        have = ", ".join(f"{d} ({n})" for d, n in counts.iter_rows())
+        raise GenebError(f"--domain {which}: none of the {frame.height} {what} of the "
+                         f"selection is {DOMAIN_WORDS[which]}; theirs: {have}")
+    return kept
 
 
 def partial_aggregates(scores: pl.DataFrame,

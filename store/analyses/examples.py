@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-N_RESAMPLES = 10_000
-LEVEL = 0.95
+from store.analyses.presets import LEVEL, RESAMPLES
+
 _CHUNK_CELLS = 4_000_000   # resampled rows held at once (resamples x test rows)
 
 
@@ -60,7 +60,7 @@ def _mcc(counts: np.ndarray, k: int) -> np.ndarray:
     return np.where(denom == 0, 0.0, out)
 
 
-def resampled_mcc(y: np.ndarray, preds: np.ndarray, n_resamples: int = N_RESAMPLES,
+def resampled_mcc(y: np.ndarray, preds: np.ndarray, n_resamples: int = RESAMPLES,
                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(point MCC (S,), resampled MCC (n_resamples, S)) of S prediction vectors `preds` (S, n)
     against labels `y` (n,), every vector on the same resampled test rows."""
@@ -92,7 +92,7 @@ def _interval(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]
 
 
 def mcc_interval(y: np.ndarray, preds: np.ndarray, seeds: list[int] | None = None, *,
-                 n_resamples: int = N_RESAMPLES, level: float = LEVEL,
+                 n_resamples: int = RESAMPLES, level: float = LEVEL,
                  seed: int = 0) -> pl.DataFrame:
     """[seed, mcc, lo, hi, n_test, n_resamples] of one cell: a row per seed of `preds` (S, n)
     and a seed-mean row (`seed` NULL), test examples resampled (module docstring)."""
@@ -113,7 +113,7 @@ def mcc_interval(y: np.ndarray, preds: np.ndarray, seeds: list[int] | None = Non
 
 
 def example_intervals(predictions: pl.DataFrame, labels: dict[tuple[str, str], np.ndarray], *,
-                      n_resamples: int = N_RESAMPLES, level: float = LEVEL,
+                      n_resamples: int = RESAMPLES, level: float = LEVEL,
                       seed: int = 0) -> pl.DataFrame:
     """[model, task, regime, seed, mcc, lo, hi, n_test, n_resamples]: `mcc_interval` of every
     (model, task, regime) of `predictions` (`store.tables.predictions.read_predictions`; one
@@ -139,7 +139,7 @@ def example_intervals(predictions: pl.DataFrame, labels: dict[tuple[str, str], n
 
 
 def paired_mcc_difference(y: np.ndarray, preds_a: np.ndarray, preds_b: np.ndarray, *,
-                          n_resamples: int = N_RESAMPLES, level: float = LEVEL,
+                          n_resamples: int = RESAMPLES, level: float = LEVEL,
                           seed: int = 0) -> pl.DataFrame:
     """[diff, lo, hi, p, n_test, n_resamples]: one row, the seed-mean MCC of A (S_a, n) minus
     B's (S_b, n) on one task, both scored on the same resampled test rows (module docstring)."""

@@ -47,6 +47,7 @@ import polars as pl
 
 from store.analyses.aggregates import entry_keys
 from store.analyses.nemenyi_q import Q_05
+from store.analyses.presets import LEVEL, alpha_of
 from store.analyses.rankings import tie_mean_ranks
 from store.analyses.signed_rank import wilcoxon
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
@@ -56,6 +57,8 @@ _TEST_SCHEMA = {"n_models": pl.Int64, "n_tasks": pl.Int64, "statistic": pl.Float
 _PAIR_SCHEMA = {"model_a": pl.String, "model_b": pl.String, "n_tasks": pl.Int64,
                 "mean_difference": pl.Float64, "statistic": pl.Float64, "p_value": pl.Float64,
                 "p_holm": pl.Float64, "reject": pl.Boolean}
+ALPHA = alpha_of(LEVEL)   # the tests' alpha at the presets' level (0.05): defaults, dashboard
+MIN_TASKS = 5             # a category's tests need at least this many tasks
 
 
 def _expected(tasks: Iterable[TaskMeta] | None) -> list[TaskMeta]:
@@ -112,7 +115,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return tie_mean_ranks(-values)
 
 
-def critical_difference(n_models: int, n_tasks: int, alpha: float = 0.05) -> float | None:
+def critical_difference(n_models: int, n_tasks: int, alpha: float = ALPHA) -> float | None:
     """The Nemenyi critical difference of average ranks for k = `n_models` entries over N =
     `n_tasks` tasks: q_alpha * sqrt(k (k + 1) / (6 N)), q_alpha the studentized range quantile
     (1 - alpha; k, inf) / sqrt(2). NULL (None) with fewer than 2 entries or no task."""
@@ -171,7 +174,7 @@ def average_ranks(scores_df: pl.DataFrame, *,
 
 
 def friedman(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
-             alpha: float = 0.05) -> pl.DataFrame:
+             alpha: float = ALPHA) -> pl.DataFrame:
     """One row: [n_models, n_tasks, statistic, p_value, critical_difference, alpha].
 
     Friedman's chi-square over the expected tasks (the blocks) and the entries with a score on
@@ -185,7 +188,7 @@ def friedman(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None
 
 
 def rank_tests(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
-               alpha: float = 0.05, min_tasks: int = 5) -> pl.DataFrame:
+               alpha: float = ALPHA, min_tasks: int = MIN_TASKS) -> pl.DataFrame:
     """[scope, n_models, n_tasks, statistic, p_value, critical_difference, alpha]: `friedman`
     for scope "all" (every expected task), then for each category with at least `min_tasks`
     expected tasks (CATEGORY_ORDER). Each scope counts the entries complete on its own tasks,
@@ -200,7 +203,7 @@ def rank_tests(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = No
 
 
 def scope_average_ranks(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | None = None,
-                        min_tasks: int = 5) -> pl.DataFrame:
+                        min_tasks: int = MIN_TASKS) -> pl.DataFrame:
     """[scope, model, (source), average_rank]: `average_ranks` for the scopes of `rank_tests`
     (scope order kept; within a scope sorted by average_rank, then the entry keys)."""
     keys = entry_keys(scores_df)
@@ -211,6 +214,24 @@ def scope_average_ranks(scores_df: pl.DataFrame, *, tasks: Iterable[TaskMeta] | 
                       .select(pl.lit(scope).alias("scope"), *keys, "average_rank"))
     schema = {"scope": pl.String, **{k: pl.String for k in keys}, "average_rank": pl.Float64}
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+def regime_rank_tests(scores: dict[str, pl.DataFrame], *, tasks: Sequence[TaskMeta] | None,
+                      level: float) -> dict[str, pl.DataFrame]:
+    """`rank_tests` ([regime, scope, n_models, n_tasks, statistic, p_value,
+    critical_difference, alpha]) and `average_ranks` ([regime, scope, model, (source),
+    average_rank]) of every regime of `scores` (regime -> its scores) with scores: Friedman
+    and Nemenyi over the tasks, for all of them and for each category with at least
+    MIN_TASKS, at alpha = 1 - level (`presets.alpha_of`); none when no regime has scores."""
+    tests, ranks = [], []
+    for r, frame in scores.items():
+        if frame.is_empty():
+            continue
+        tests.append(rank_tests(frame, tasks=tasks, alpha=alpha_of(level), min_tasks=MIN_TASKS)
+                     .select(pl.lit(r).alias("regime"), pl.all()))
+        ranks.append(scope_average_ranks(frame, tasks=tasks, min_tasks=MIN_TASKS)
+                     .select(pl.lit(r).alias("regime"), pl.all()))
+    return {"rank_tests": pl.concat(tests), "average_ranks": pl.concat(ranks)} if tests else {}
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -226,7 +247,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 
 
 def wilcoxon_holm(scores_df: pl.DataFrame, pairs: list[tuple[str, str]], *,
-                  tasks: Iterable[TaskMeta] | None = None, alpha: float = 0.05) -> pl.DataFrame:
+                  tasks: Iterable[TaskMeta] | None = None, alpha: float = ALPHA) -> pl.DataFrame:
     """[model_a, model_b, n_tasks, mean_difference, statistic, p_value, p_holm, reject]: one
     row per pair, in the given order.
 

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 import polars as pl
 
 from store.analyses.differ import claim_text, threshold_text, too_few
+from store.analyses.presets import LEVEL, RESAMPLES, SEED
 from store.analyses.scores import scores_of, seed_means
 from store.analyses.uncertainty import bootstrap, leader_tie_group, min_ranks, score_intervals
 from store.catalog import ModelMeta, TaskMeta, param_count, params_text
@@ -56,7 +57,6 @@ from store.runnable import (
 from store.scopes import with_metadata
 from store.seedmeans import per_seed
 from store.tables.catalogs import known_tasks, pair_domains, store_models
-from store.vocab.bootstrap import LEVEL, RESAMPLES, SEED
 from store.vocab.encoder_kinds import KINDS, UNPUBLISHED
 from store.vocab.errors import GenebError
 from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES

@@ -67,10 +67,11 @@ import polars as pl
 
 from store.analyses.aggregates import aggregates, entry_keys
 from store.analyses.differ import Verdicts, decide
+from store.analyses.presets import LEVEL, RESAMPLES, SEED
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 from store.db import Source
 from store.seedmeans import per_seed
-from store.vocab.bootstrap import MIN_SCOPE_TASKS, RESAMPLES, SEED
+from store.vocab.bootstrap import MIN_SCOPE_TASKS
 from store.vocab.protocol import GENEB_V1, METRICS
 
 T = TypeVar("T")
@@ -527,7 +528,7 @@ def _per_scope(draws: Draws, columns: dict[str, np.ndarray], schema: dict) -> pl
     return frame
 
 
-def score_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
+def score_intervals(draws: Draws, level: float = LEVEL) -> pl.DataFrame:
     """[model, (source), scope, value, low, high]: per entry and scope the point score and its
     percentile interval, the (1 - level)/2 and 1 - (1 - level)/2 quantiles of the resampled
     scores (numpy "linear"). Resampling unit: tasks (and seeds, two-level, when
@@ -555,7 +556,7 @@ def _without_one_task_scopes(draws: Draws, frame: pl.DataFrame,
     return frame.with_columns(pl.when(moving).then(pl.col(c)).alias(c) for c in columns)
 
 
-def rank_intervals(draws: Draws, level: float = 0.95) -> pl.DataFrame:
+def rank_intervals(draws: Draws, level: float = LEVEL) -> pl.DataFrame:
     """[model, (source), scope, rank, rank_low, rank_high]: per entry and scope its rank among
     the draws' entries (1 = best, 'min' ties) on the point scores, and its rank interval: the
     (1 - level)/2 quantile of its resampled ranks rounded down ("lower") and the
@@ -619,7 +620,7 @@ def win_probabilities(draws: Draws, scope: str = "macro") -> pl.DataFrame:
 
 
 def pair_verdicts(draws: Draws, ia: Sequence[int] | np.ndarray, ib: Sequence[int] | np.ndarray,
-                  scope: str | int = "macro", level: float = 0.95, *, compared: int = 1,
+                  scope: str | int = "macro", level: float = LEVEL, *, compared: int = 1,
                   interval: tuple[np.ndarray, np.ndarray] | None = None) -> Verdicts:
     """The one rule (`store.analyses.differ.decide`) for the pairs (ia[k], ib[k]) of entries of
     `draws` in `scope`: the sign-flip test of their per-task differences with the scope's task
@@ -656,7 +657,7 @@ def leader_index(draws: Draws, scope: str | int = "macro") -> int | None:
 
 
 def leader_verdicts(draws: Draws, scope: str | int = "macro",
-                    level: float = 0.95) -> tuple[int, Verdicts] | None:
+                    level: float = LEVEL) -> tuple[int, Verdicts] | None:
     """(the leader's row, the rule for the leader against every entry, row by row: the
     leader's own row compares it with itself) in `scope`; the threshold is shared by the
     E - 1 comparisons with the leader (`store.analyses.differ`: the leader is picked by the
@@ -669,7 +670,7 @@ def leader_verdicts(draws: Draws, scope: str | int = "macro",
                                compared=max(1, e - 1))
 
 
-def leader_tie_group(draws: Draws, scope: str = "macro", level: float = 0.95) -> pl.DataFrame:
+def leader_tie_group(draws: Draws, scope: str = "macro", level: float = LEVEL) -> pl.DataFrame:
     """[model, (source), p_best, rank_low, rank_high, leader, tied_with_leader, delta,
     delta_low, delta_high, p_value, method, n_tasks, wins, losses, threshold, p_leader_beats]
     for one scope.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from engine.cli import main
 from store import output_folder
-from store.vocab.bootstrap import SITE_RESAMPLES
+from store.analyses.presets import SITE_RESAMPLES
 from tests.engine.in_process import refused
 from tests.helpers import digest
 

@@ -12,8 +12,11 @@ import pytest
 from rich.cells import cell_len
 
 from engine.cli import main
-from store.analyses import aggregates, controlled_pairs, scale_correlation, scores
 from store.analyses import ranktests as R
+from store.analyses.aggregates import aggregates
+from store.analyses.controlled import controlled_pairs
+from store.analyses.scale import scale_correlation
+from store.analyses.scores import scores
 from store.tables.catalogs import models_with_builtins
 from tests.store.local_rows import local_rows, local_store
 

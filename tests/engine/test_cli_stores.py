@@ -254,14 +254,17 @@ def _snapshot_store(root: Path):
 
 @pytest.mark.parametrize("width", [80, 100])
 def test_report_snapshot(tmp_path, width):
-    from engine.commands.report import _models, _Names, compute, render
+    from engine.commands.report_tables import Names, render
+    from store.analyses.compute import compute
+    from store.analyses.question import Question
+    from store.tables.catalogs import models_with_builtins
 
     paths, tasks = _snapshot_store(tmp_path / "store")
-    models = _models(paths)
-    frames = compute(paths, models, regime="full", metric="mcc", source=None, tasks=tasks)
+    models = models_with_builtins(paths)
+    frames = compute(paths, models, Question(regime="full", metric="mcc", tasks=tasks))
     console = Console(width=width, record=True, soft_wrap=True, file=io.StringIO(),
                       color_system=None)
-    render(console, frames, _Names(models, mixed=True), regime="full", metric="mcc")
+    render(console, frames, Names(models, mixed=True), regime="full", metric="mcc")
     text = "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
     assert all(cell_len(line) <= width for line in text.splitlines())
     snapshot = SNAPSHOTS / f"report_{width}.txt"

@@ -13,11 +13,12 @@ import polars as pl
 import pytest
 
 from engine.cli import main
-from engine.commands.report import compute
 from engine.figures import figure_data
 from engine.site.data import site_data
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot, missing_cells, run_precisions
+from store.analyses.compute import compute
+from store.analyses.question import Question
 from store.catalog import ModelMeta
 from store.current import with_entries
 from store.db import Snapshot
@@ -44,8 +45,8 @@ def resaved(tmp_path):
 
 def report_frames(paths) -> dict[str, pl.DataFrame]:
     snap = Snapshot(paths)
-    return compute(snap, with_entries(models_with_builtins(paths), snap.query), regime="full",
-                   metric="mcc", source=None, tasks=tuple(TASKS))
+    return compute(snap, with_entries(models_with_builtins(paths), snap.query),
+                   Question(regime="full", metric="mcc", tasks=tuple(TASKS)))
 
 
 def test_report_and_its_figures_leave_the_old_revision_out(tmp_path):

@@ -9,26 +9,22 @@ import polars as pl
 import pytest
 from scipy.stats import permutation_test, spearmanr
 
-from store.analyses import (
-    aggregates,
+from store.analyses.aggregates import aggregates
+from store.analyses.controlled import controlled_pairs
+from store.analyses.degradation import degradation, degradation_summary
+from store.analyses.difficulty import task_difficulty
+from store.analyses.leaders import category_leaders, leader_changes
+from store.analyses.rankings import (
+    EXACT_SPEARMAN,
     borda,
     category_agreement,
-    category_leaders,
-    controlled_pairs,
-    degradation,
-    degradation_summary,
-    leader_changes,
     rank_shift,
     rankings,
-    scale_correlation,
-    scores,
-    scores_of,
-    seed_means,
     spearman,
     spearman_regimes,
-    task_difficulty,
 )
-from store.analyses.rankings import EXACT_SPEARMAN
+from store.analyses.scale import scale_correlation
+from store.analyses.scores import scores, scores_of, seed_means
 from store.catalog import CATEGORY_ORDER, TaskMeta
 from store.tables.catalogs import read_catalog
 from store.vocab.protocol import REGIMES

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from scipy.stats import rankdata, spearmanr
 
-from store.analyses import aggregates, category_leaders, controlled_pairs, scale_correlation
+from store.analyses.aggregates import aggregates
 from store.analyses.claims import (
     _row_spearman,
     controlled_pair_intervals,
@@ -21,7 +21,10 @@ from store.analyses.claims import (
     smaller_beats_larger,
     smaller_beats_larger_summary,
 )
+from store.analyses.controlled import controlled_pairs
+from store.analyses.leaders import category_leaders
 from store.analyses.rankings import tie_mean_ranks
+from store.analyses.scale import scale_correlation
 from store.analyses.uncertainty import draw
 from store.catalog import TaskMeta
 

@@ -96,7 +96,7 @@ def test_a_manifest_gives_organism_and_kingdom(tmp_path):
 def test_domain_split_means_the_in_and_out_tasks_of_each_entry():
     import polars as pl
 
-    from store.analyses import domain_split
+    from store.analyses.domains import domain_split
 
     scores = pl.DataFrame({"model": ["h", "h", "h", "h", "n"],
                            "task": ["hs", "mm", "yeast", "x", "hs"], "category": ["c"] * 5,

@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.cli import main
-from store.analyses import aggregates, scores
+from store.analyses.aggregates import aggregates
+from store.analyses.scores import scores
 from store.catalog import CATEGORY_ORDER, geneb_v1_tasks, official_model_ids
 from store.official import data as official_data
 from store.official.data import (

@@ -9,7 +9,8 @@ import shutil
 import polars as pl
 
 from engine.cli import main
-from store.analyses import aggregates, scores
+from store.analyses.aggregates import aggregates
+from store.analyses.scores import scores
 from store.catalog import CATEGORY_ORDER, load_models
 from store.db import query
 from store.official.formats import read_official_files

@@ -15,7 +15,6 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from store.analyses import scores
 from store.analyses.ranktests import (
     average_ranks,
     critical_difference,
@@ -24,6 +23,7 @@ from store.analyses.ranktests import (
     scope_average_ranks,
     wilcoxon_holm,
 )
+from store.analyses.scores import scores
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 
 ROOT = Path(__file__).resolve().parents[2]

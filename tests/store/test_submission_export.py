@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from store.analyses import scores
+from store.analyses.scores import scores
 from store.catalog import geneb_v1_tasks, load_models
 from store.official.formats import read_official_file, read_official_files
 from store.official.submission import META_FIELDS, export_submission, import_files

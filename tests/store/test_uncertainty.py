@@ -11,7 +11,9 @@ import polars as pl
 import pytest
 from scipy.stats import rankdata
 
-from store.analyses import aggregates, rankings, scores, scores_of, seed_means
+from store.analyses.aggregates import aggregates
+from store.analyses.rankings import rankings
+from store.analyses.scores import scores, scores_of, seed_means
 from store.analyses.uncertainty import (
     draw,
     leader_tie_group,

@@ -1,0 +1,41 @@
+"""The cells a question covers, read once from a snapshot: their seed means (the input of every
+analysis), the per-seed rows of the bootstrap's seed level, and the scores of each regime."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from store.analyses.question import Question
+from store.analyses.scores import scores_of, seed_means
+from store.seedmeans import per_seed
+from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES
+
+
+def question_means(snap, q: Question) -> pl.DataFrame:
+    """The geneb-v1 seed means of `snap` (a `store.db.Snapshot`) that `q` covers: its source,
+    its suite's tasks (the entries with results on the suite, and only those) and its models."""
+    means = seed_means(snap, protocol_hash=GENEB_V1.hash, source=q.source)
+    if q.tasks is not None:
+        means = means.filter(pl.col("task").is_in([t.task_id for t in q.tasks]))
+    if q.models:
+        means = means.filter(pl.col("model").is_in(list(q.models)))
+    return means
+
+
+def seed_level_rows(snap, means: pl.DataFrame, source: str | None) -> pl.DataFrame | None:
+    """The per-seed rows of the bootstrap's seed level, only where a cell of `means` has
+    several seeds (local k-shot runs); None where none has (imported results are seed means)."""
+    if means.is_empty() or (means["n_seeds"].max() or 0) <= 1:
+        return None
+    filters = {"protocol_hash": [GENEB_V1.hash], "regime": list(FEW_SHOT_REGIMES),
+               "model": means["model"].unique().sort().to_list()}
+    if source is not None:
+        filters["source"] = [source]
+    return per_seed(snap, **filters)
+
+
+def regime_scores(means: pl.DataFrame, *, metric: str,
+                  with_source: bool) -> dict[str, pl.DataFrame]:
+    """The `scores` frame of every regime (`store.analyses.scores.scores_of`) for `metric`."""
+    return {r: scores_of(means, regime=r, metric=metric, with_source=with_source)
+            for r in REGIMES}
