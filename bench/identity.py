@@ -73,6 +73,7 @@ def main(argv: list[str]) -> int:
     for name, steps in BUILD.items():
         store = folder / "stores" / name
         if mode == "record" and not store.exists():
+            store.parent.mkdir(parents=True, exist_ok=True)   # a new store: in a folder that is
             for step in steps:
                 engine(*step, store=store)
         elif not store.exists():
