@@ -61,7 +61,7 @@ from store.tables.results import append_rows, open_for_writing
 from store.vocab.errors import GenebError, brief
 from store.vocab.ids import safe_name
 from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS, is_few_shot
-from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
+from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SUBMISSION_PROVENANCES
 
 _COMPARED = ["model", "source", "task", "regime", "mcc", "acc", "f1_macro", "engine_version"]
 # The fields of an official submission's `meta`, in the order the official tools write them.
@@ -255,13 +255,13 @@ def model_meta(paths: StorePaths, model_id: str) -> dict:
 
 def entry_provenance(source: str, model_id: str) -> str:
     """The provenance a store entry is published with: an imported submission's own, a
-    leaderboard_tasks.json row's `leaderboard_provenance`, else 'self-reported' (local results,
-    as `export --submission` writes them by default)."""
+    leaderboard_tasks.json row's `leaderboard_provenance`, else `DEFAULT_PROVENANCE` (local
+    results, as `export --submission` writes them by default)."""
     if source in SUBMISSION_PROVENANCES:
         return source
     if source == LEADERBOARD_SOURCE:
         return leaderboard_provenance(model_id)
-    return "self-reported"
+    return DEFAULT_PROVENANCE
 
 
 def submission_header(paths: StorePaths, model_id: str, source: str, *,
