@@ -61,10 +61,10 @@ def write_models(root: str, first: int, count: int) -> None:
     from store.catalog import geneb_v1_tasks
     from store.paths import resolve_store
     from store.tables.pair_commit import append_pair
-    from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS
+    from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS, seed_counts
 
     paths = resolve_store(root)
-    seeds = {GENEB_V1.hash: len(SEEDS)}
+    seeds = seed_counts([GENEB_V1])
     for i in range(first, first + count):
         rng = np.random.default_rng(i)
         skill = rng.uniform(0.2, 0.6)

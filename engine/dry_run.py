@@ -77,7 +77,7 @@ from store.tables.catalogs import known_tasks
 from store.tables.telemetry import perf_summary, read_runs
 from store.task_sizes import TaskSize, basis_lines, task_sizes
 from store.vocab.encoder_kinds import KINDS
-from store.vocab.protocol import REGIME_K, Protocol
+from store.vocab.protocol import REGIME_K, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 
 CALIBRATION_SEQUENCES = 256     # sequences of the suite a calibration embeds
@@ -113,11 +113,11 @@ class Counts:
 
     def examples(self, task: str, protocol: Protocol, regime: str) -> int:
         """Training examples one cell fits, over all its fits."""
-        k = REGIME_K[regime]
+        k, seeds = REGIME_K[regime], seed_counts([protocol])[protocol.hash]
         if k is None:
-            fits = 1 if protocol.shares_full_fit else len(protocol.seeds)
+            fits = 1 if protocol.shares_full_fit else seeds
             return fits * self.splits[task, "train"][0]
-        return len(protocol.seeds) * int(np.minimum(self.classes[task], k).sum())
+        return seeds * int(np.minimum(self.classes[task], k).sum())
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.catalog import params_text
 from store.output_folder import OutputFolder, write_output
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES
 
@@ -179,20 +180,13 @@ def _scale(fig, data: dict) -> None:
         ax.scatter([p["params"] for p in points], [p["macro"] for p in points], s=14,
                    label=" ".join(label) or None)
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(_count)
+    # a count as every surface writes it (10M, 1.5B): the log axis's own labels are mathtext,
+    # which the figures turn off
+    ax.xaxis.set_major_formatter(lambda value, _position: params_text(value))
     ax.set_xlabel("parameters")
     ax.set_ylabel("macro score")
     ax.set_title("Scale: Spearman's ρ between size and macro score")
     ax.legend(loc="lower right")
-
-
-def _count(value: float, _position=None) -> str:
-    """A parameter count as the size bins write it (10M, 1.5B): the log axis's own labels
-    are mathtext, which the figures turn off."""
-    for unit, scale in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if value >= scale:
-            return f"{value / scale:g}{unit}"
-    return f"{value:g}"
 
 
 def _critical_difference(fig, data: dict) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
 from store.manifest import MANIFEST
+from store.vocab.protocol import GENEB_V1
 from store.vocab.suites import GENEB_MINI_SUITE
 
 REVISION = "geneb-mini-1"
@@ -470,11 +471,9 @@ def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
 
 # --- measuring the planted signals -------------------------------------------------------------
 
-SEEDS = (13, 17, 42, 123, 997)
-
 
 def probe_mcc(train_x, train_y, test_x, test_y, shots: int | None = None) -> float:
-    """Test MCC of the geneb-v1 probe (mean over the five seeds for a few-shot regime)."""
+    """Test MCC of the geneb-v1 probe (mean over its seeds for a few-shot regime)."""
     from sklearn.linear_model import LogisticRegression  # lazy: sklearn
     from sklearn.metrics import matthews_corrcoef  # lazy: sklearn
 
@@ -482,7 +481,7 @@ def probe_mcc(train_x, train_y, test_x, test_y, shots: int | None = None) -> flo
         clf = LogisticRegression(max_iter=1000).fit(train_x, train_y)
         return float(matthews_corrcoef(test_y, clf.predict(test_x)))
     scores = []
-    for seed in SEEDS:
+    for seed in GENEB_V1.seeds:
         rs = np.random.RandomState(seed)
         idx = np.concatenate([
             rs.choice(np.flatnonzero(train_y == c), min(shots, int((train_y == c).sum())),

@@ -289,15 +289,17 @@ def param_count(params: int | None) -> int | None:
     return params if params is not None and params > 0 else None
 
 
-def params_text(params: int | None) -> str:
-    """A parameter count as the command line shows it ('117M', '2.5B'; "n/a" without one)."""
+def params_text(params: float | None) -> str:
+    """A parameter count as every surface shows it (the command line, the dashboard, the
+    figures' and the scale plot's axes; the site's script writes the same): three significant
+    digits in the largest unit it reaches, trailing zeros dropped ('999', '1K', '19.7M', '117M',
+    '2.5B'); "n/a" without one (`param_count`)."""
     n = param_count(params)
     if n is None:
         return "n/a"
-    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
-            return f"{n / div:.3g}{unit}"
-    return str(n)
+    unit, div = next(((u, d) for u, d in (("B", 1e9), ("M", 1e6), ("K", 1e3)) if n >= d),
+                     ("", 1))
+    return f"{float(f'{n / div:.3g}'):g}{unit}"     # .3g alone writes 1000 as 1e+03
 
 
 def scale_band(params: int | None) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from store.catalog import ModelMeta
+from store.catalog import ModelMeta, params_text
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 
@@ -56,8 +56,9 @@ def gpus_for(model: ModelMeta, cluster_gpus: float, gpus_per_model: float | None
                              f"{cluster_gpus:g} GPU(s)")
         return gpus_per_model, f"--gpus-per-model {gpus_per_model:g}"
     if model.params and model.params < SMALL_PARAMS:
-        return SHARED_GPU, (f"{model.params / 1e6:.0f}M parameters (< {SMALL_PARAMS / 1e6:.0f}M):"
-                            f" {round(1 / SHARED_GPU)} actors share a GPU")
+        return SHARED_GPU, (f"{params_text(model.params)} parameters (< "
+                            f"{params_text(SMALL_PARAMS)}): {round(1 / SHARED_GPU)} actors share "
+                            "a GPU")
     return 1.0, "one GPU per actor"
 
 

@@ -29,7 +29,7 @@ from store.folders import folder_problem
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
 from store.vocab.scopes import SCOPE_FIELDS
-from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
+from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SUBMISSION_PROVENANCES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
@@ -60,7 +60,7 @@ def register(sub, common) -> None:
                         "verified (only local results recomputed from embeddings imported with "
                         "`import-embeddings --submission FILE` that reproduce that file), "
                         "reproduced or self-reported (default: an imported file's, else "
-                        "self-reported)")
+                        f"{DEFAULT_PROVENANCE})")
     p.add_argument("--display", metavar="NAME", help="meta.display (default: the imported "
                                                      "file's, else the catalog's display name)")
     p.add_argument("--params", type=_integer, metavar="N",
@@ -258,7 +258,7 @@ def _submission(paths, args) -> int:
     except InvalidSubmission as exc:   # a refused field the user set is named by its option
         raise GenebError("; ".join(f"{options.get(p.field, p.field)}: {p.rule}"
                                    for p in exc.problems) + "; nothing written") from None
-    provenance = json.loads(out.read_bytes())["meta"].get("provenance", "self-reported")
+    provenance = json.loads(out.read_bytes())["meta"].get("provenance", DEFAULT_PROVENANCE)
     if args.json:
         emit_json({"path": str(out), "model": args.submission, "source": args.source,
                    "provenance": provenance})

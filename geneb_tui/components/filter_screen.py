@@ -24,9 +24,9 @@ from geneb_tui.core.filters import (
     METRIC_LABELS,
     SCALE_BANDS,
     Filters,
-    format_params,
     parse_bounds,
 )
+from store.catalog import params_text
 from store.vocab.protocol import REGIMES
 
 if TYPE_CHECKING:
@@ -56,8 +56,8 @@ def _values(filters: Filters, ch: FilterChoices) -> dict[str, object]:
     for id_, (values, _, blank) in _options(ch).items():
         current = getattr(filters, id_)
         shown[id_] = current if current in values else Select.NULL if blank else values[0]
-    shown["params_min"] = format_params(filters.params_min) if filters.params_min else ""
-    shown["params_max"] = format_params(filters.params_max) if filters.params_max else ""
+    shown["params_min"] = params_text(filters.params_min) if filters.params_min else ""
+    shown["params_max"] = params_text(filters.params_max) if filters.params_max else ""
     shown["search"] = filters.search
     return shown
 

@@ -46,10 +46,11 @@ from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.typed_input import TypedInput
 from geneb_tui.core import content_cache, fill, perf, view_cache
-from geneb_tui.core.filters import Filters, format_params
+from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady, FillFinished, FillProgress
 from store import runnable
+from store.catalog import params_text
 from store.paths import StorePaths
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.executors import EXECUTORS
@@ -249,7 +250,7 @@ class MissingScreen(Screen[None]):
             meta = self.snapshot.model_meta(m)
             dim = "" if self.assessed[m].runnable else "dim"
             table.add_row(self._tick_text(m), Text(str(meta.get("display") or m), style=dim),
-                          Text(format_params(meta.get("params")), style=dim, justify="right"),
+                          Text(params_text(meta.get("params")), style=dim, justify="right"),
                           Text(str(self.missing_by_model.get(m, 0)) if known else "?",
                                style=dim, justify="right"),
                           self._needs_text(m), Text(m, style="dim"), key=m)

@@ -31,7 +31,7 @@ from geneb_tui.components.typed_input import TypedInput
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import Failed
-from geneb_tui.core.filters import Filters, format_params
+from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.core.recommend import (
     Form,
@@ -49,6 +49,7 @@ from geneb_tui.core.recommend import (
 )
 from geneb_tui.messages import ComparisonReady
 from store.analyses.recommend import Answer
+from store.catalog import params_text
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.protocol import REGIMES
 
@@ -62,7 +63,7 @@ def _shown(name: str, value) -> str:
     """A text field's text for the form's value."""
     if value is None:
         return ""
-    return format_params(value) if name == "max_params" else f"{value:g}"
+    return params_text(value) if name == "max_params" else f"{value:g}"
 
 
 @dismiss_once

@@ -8,6 +8,7 @@ import math
 from textual_plotext import PlotextPlot
 
 from geneb_tui.core.compare import Scatter
+from store.catalog import params_text
 
 LABELLED = 5   # how many of the best points carry their model's name
 
@@ -49,16 +50,9 @@ class ScalePlot(PlotextPlot):
                          alignment="right" if right_half else "left")
                 self.labelled.append(data.labels[i])
             ticks = list(range(lo, hi + 1))
-            plt.xticks(ticks, [_params_label(10**t) for t in ticks])
+            plt.xticks(ticks, [params_text(10**t) for t in ticks])
         rho = "n/a" if data.rho is None else f"{data.rho:+.2f}"
         plt.title(f"{data.column} vs params (log): Spearman ρ = {rho}, n = {data.n}")
         plt.xlabel("parameters")
         plt.ylabel(data.column)
         self.refresh()
-
-
-def _params_label(n: float) -> str:
-    for div, s in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if n >= div:
-            return f"{n / div:g}{s}"
-    return f"{n:g}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from store.catalog import params_text
 from store.domains import IN, OUT, UNKNOWN
 from store.vocab.ids import safe_name
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
@@ -46,21 +47,9 @@ def parse_bounds(lo_text: str, hi_text: str) -> tuple[int | None, int | None]:
                              "number such as 50M, 1.5B or 250000000") from None
     lo, hi = out
     if lo is not None and hi is not None and lo > hi:
-        raise ValueError(f"Params from ({format_params(lo)}) is above Params to "
-                         f"({format_params(hi)}); swap them")
+        raise ValueError(f"Params from ({params_text(lo)}) is above Params to "
+                         f"({params_text(hi)}); swap them")
     return lo, hi
-
-
-def format_params(n: int | None) -> str:
-    """A parameter count as shown: "n/a" for a model without one (None: the catalog's rule,
-    `store.catalog.param_count`)."""
-    if n is None:
-        return "n/a"
-    for div, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
-        if n >= div:
-            v = n / div
-            return f"{v:.1f}{suffix}" if v < 10 and v != int(v) else f"{v:.0f}{suffix}"
-    return str(n)
 
 
 @dataclass(frozen=True)
@@ -136,8 +125,8 @@ class Filters:
         if self.architecture_family:
             parts.append(f"arch {self.architecture_family}")
         if self.scale_band == "custom":
-            lo = format_params(self.params_min) if self.params_min else "0"
-            hi = format_params(self.params_max) if self.params_max else "∞"
+            lo = params_text(self.params_min) if self.params_min else "0"
+            hi = params_text(self.params_max) if self.params_max else "∞"
             parts.append(f"params {lo}–{hi}")
         elif self.scale_band:
             parts.append(f"params {self.scale_band}")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from geneb_tui.core.compare import Table
-from geneb_tui.core.filters import Filters, format_params, parse_params
+from geneb_tui.core.filters import Filters, parse_params
 from geneb_tui.core.query import StoreSnapshot, suite_task_metas
 from store.analyses.differ import claim_text
 from store.analyses.recommend import (
@@ -28,6 +28,7 @@ from store.analyses.recommend import (
     regime_for_labels,
 )
 from store.analyses.uncertainty import interval_text
+from store.catalog import params_text
 from store.domains import IN
 from store.runnable import here_text
 from store.scopes import scope_tasks
@@ -187,7 +188,7 @@ EXCLUDED_HEADER = ["Model", "Source", "Score", "p vs lead", "Why"]
 def picks_table(a: Answer) -> Table:
     """The leader and its tie group, best first."""
     rows = [[p.model, _status(a, p), p.source, p.score, interval_text(p.low, p.high, 3),
-             _rank(p), p.p_value, format_params(p.params),
+             _rank(p), p.p_value, params_text(p.params),
              f"{p.context:,}" if p.context else "?",
              f"{p.domain.inside}/{p.domain.outside}/{p.domain.unknown}",
              here_text(p.runs_here)] for p in a.picks]

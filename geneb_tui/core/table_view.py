@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from geneb_tui.core.filters import METRIC_LABELS, Filters, format_params
+from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.intervals import CellInterval, Intervals
+from store.catalog import params_text
 from store.domains import IN, OUT, UNKNOWN
 from store.vocab.protocol import GENEB_V1
 
@@ -119,7 +120,7 @@ class TableView:
             pad = " " * (self.intervals.width - len(iv.label))
             return f"{v:.3f} {pad}{(TIE_MARK if iv.tied else '') + rank:>4} {iv.label}"
         if col.key == "params":
-            return format_params(v)
+            return params_text(v)
         return "" if v is None else str(v)
 
     # -- CSV export: the table as shown, plus what identifies it -----------------------------

@@ -59,12 +59,12 @@ from store.seedmeans import per_seed
 from store.tables.catalogs import known_tasks, pair_domains, store_models
 from store.vocab.encoder_kinds import KINDS, UNPUBLISHED
 from store.vocab.errors import GenebError
-from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES
+from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIME_K, REGIMES
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 
-# Labelled sequences per class of the few-shot regimes, and the budget from which full data
-# ("many") is the nearest regime's.
-REGIME_LABELS: dict[str, int] = {"1shot": 1, "10shot": 10}
+# Labelled sequences per class of the few-shot regimes (their k), and the budget from which full
+# data ("many") is the nearest regime's.
+REGIME_LABELS: dict[str, int] = {r: REGIME_K[r] for r in FEW_SHOT_REGIMES}
 FULL_FROM = 100
 NEAREST: tuple[tuple[int, str], ...] = ((3, "1shot"), (30, "10shot"))   # N <= bound -> regime
 # The regimes beside each (how the answer changes there).

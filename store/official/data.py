@@ -35,6 +35,7 @@ from pathlib import Path
 
 from store.atomic import temp_path, write_atomic, write_bytes_atomic, write_text_atomic
 from store.vocab.errors import GenebError
+from store.vocab.sources import DEFAULT_PROVENANCE
 
 REFERENCE_DATA = Path(__file__).resolve().parent / "reference_data"
 OFFICIAL_REPO = "darlednik/GENEB"
@@ -154,7 +155,7 @@ def _tree_files() -> dict[str, tuple[str, bytes | None]]:
     """{relative path: (sha256, bytes or None for a submission)} of the tree."""
     files: dict[str, tuple[str, bytes | None]] = {}
     for head in submission_headers():
-        prov = head["meta"].get("provenance", "self-reported")
+        prov = head["meta"].get("provenance", DEFAULT_PROVENANCE)
         folder = TREE_SUBMISSIONS if prov == "official" else TREE_OTHER.format(provenance=prov)
         files[f"{folder}/{head['file']}"] = (head["sha256"], None)
     for name in (LEADERBOARD_FILE, SPEC_FILE, MODEL_META_FILE):
@@ -251,7 +252,7 @@ def _git_head(source_dir: Path) -> str | None:
 def _notice(repository: str, commit: str, headers: list[dict], copied: dict[str, str]) -> str:
     count: dict[str, int] = {}
     for head in headers:
-        prov = head["meta"].get("provenance", "self-reported")
+        prov = head["meta"].get("provenance", DEFAULT_PROVENANCE)
         count[prov] = count.get(prov, 0) + 1
     kinds = ", ".join(f"{n} {p}" for p, n in count.items())
     others = ", ".join(h["model_id"] for h in headers

@@ -29,7 +29,10 @@ from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks, official_mod
 from store.vocab.errors import GenebError
 from store.vocab.ids import ID_RULE, id_problem, safe_name
 from store.vocab.protocol import REGIMES
-from store.vocab.sources import SUBMISSION_PROVENANCES  # 'official' only for the authors' 40 models
+from store.vocab.sources import (  # 'official' only for the authors' 40 models
+    DEFAULT_PROVENANCE,
+    SUBMISSION_PROVENANCES,
+)
 
 SCHEMA_VERSION = "1.0"
 # The source of the result rows imported from a leaderboard_tasks.json (it states no provenance).
@@ -54,7 +57,7 @@ class Submission:
 
     @property
     def provenance(self) -> str:
-        return self.meta.get("provenance", "self-reported")
+        return self.meta.get("provenance", DEFAULT_PROVENANCE)
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,8 @@ def leaderboard_schema() -> dict[str, pl.DataType]:
 def leaderboard_provenance(model_id: str) -> str:
     """The provenance of a model's row in leaderboard_tasks.json, which states none: 'official'
     for the benchmark authors' curated models (the only ones that may claim it), else the
-    official tools' default 'self-reported'."""
-    return "official" if model_id in official_model_ids() else "self-reported"
+    official tools' default (`DEFAULT_PROVENANCE`)."""
+    return "official" if model_id in official_model_ids() else DEFAULT_PROVENANCE
 
 
 def _kind(value) -> str:
@@ -213,13 +216,13 @@ def _load_json(path: Path, problems: _Problems):
 def _check_meta(meta: dict, model_id: str | None, p: _Problems) -> None:
     p.non_empty_string(meta, "display", "meta.display")
     p.count(meta.get("params"), "meta.params")
-    provenance = meta.get("provenance", "self-reported")
+    provenance = meta.get("provenance", DEFAULT_PROVENANCE)
     if provenance not in SUBMISSION_PROVENANCES:
         p.add("meta.provenance", f"must be one of {', '.join(SUBMISSION_PROVENANCES)}, "
                                  f"got {_kind(provenance)} {provenance!r}")
     elif provenance == "official" and model_id and model_id not in official_model_ids():
         p.add("meta.provenance", "'official' is reserved for the benchmark authors' 40 curated "
-                                 "models; an external submission uses 'self-reported'")
+                                 f"models; an external submission uses {DEFAULT_PROVENANCE!r}")
     if not isinstance(meta.get("zero_shot", False), bool):
         p.add("meta.zero_shot", f"must be true or false, got {_kind(meta['zero_shot'])}")
 

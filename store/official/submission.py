@@ -60,8 +60,8 @@ from store.tables.catalogs import read_catalog, register_models, register_tasks
 from store.tables.results import append_rows, open_for_writing
 from store.vocab.errors import GenebError, brief
 from store.vocab.ids import safe_name
-from store.vocab.protocol import GENEB_V1, REGIMES, SEEDS, is_few_shot
-from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
+from store.vocab.protocol import GENEB_V1, REGIMES, is_few_shot, seed_counts
+from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SUBMISSION_PROVENANCES
 
 _COMPARED = ["model", "source", "task", "regime", "mcc", "acc", "f1_macro", "engine_version"]
 # The fields of an official submission's `meta`, in the order the official tools write them.
@@ -225,17 +225,18 @@ def _holds(existing: pl.DataFrame, rows: list[dict]) -> bool:
 
 def missing_cells(means: pl.DataFrame) -> list[str]:
     """One line per incomplete (task, regime) of a `seed_means` frame of one model and source:
-    no result, or (k-shot) fewer seeds than the protocol's five. An imported cell has no seeds
-    (`n_seeds` 0): the file's seed mean stands for all five."""
+    no result, or (k-shot) fewer seeds than its protocol's (`seed_counts`: geneb-v1's five). An
+    imported cell has no seeds (`n_seeds` 0): the file's seed mean stands for all of them."""
     cells = {(r["task"], r["regime"]): r for r in means.iter_rows(named=True)}
+    seeds = seed_counts(means["protocol_hash"].unique())
     lines = []
     for regime in REGIMES:
         for task in geneb_v1_tasks():
             cell = cells.get((task.task_id, regime))
             if cell is None or any(cell[m] is None for m in METRIC_COLUMNS.values()):
                 lines.append(f"{regime} {task.task_id}: no result")
-            elif is_few_shot(regime) and 0 < cell["n_seeds"] < len(SEEDS):
-                lines.append(f"{regime} {task.task_id}: {cell['n_seeds']} of {len(SEEDS)} seeds")
+            elif is_few_shot(regime) and 0 < cell["n_seeds"] < (n := seeds[cell["protocol_hash"]]):
+                lines.append(f"{regime} {task.task_id}: {cell['n_seeds']} of {n} seeds")
     return lines
 
 
@@ -255,13 +256,13 @@ def model_meta(paths: StorePaths, model_id: str) -> dict:
 
 def entry_provenance(source: str, model_id: str) -> str:
     """The provenance a store entry is published with: an imported submission's own, a
-    leaderboard_tasks.json row's `leaderboard_provenance`, else 'self-reported' (local results,
-    as `export --submission` writes them by default)."""
+    leaderboard_tasks.json row's `leaderboard_provenance`, else `DEFAULT_PROVENANCE` (local
+    results, as `export --submission` writes them by default)."""
     if source in SUBMISSION_PROVENANCES:
         return source
     if source == LEADERBOARD_SOURCE:
         return leaderboard_provenance(model_id)
-    return "self-reported"
+    return DEFAULT_PROVENANCE
 
 
 def submission_header(paths: StorePaths, model_id: str, source: str, *,

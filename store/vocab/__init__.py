@@ -7,7 +7,8 @@ import it freely. One module per decision:
 - `ids`: what may name a task or a model;
 - `protocol`: probe protocols, their hashes and names, regimes (`is_few_shot`), metrics,
   seeds (`seed_counts`), probes and solvers;
-- `sources`: where a result row comes from (`LOCAL`, the submission provenances);
+- `sources`: where a result row comes from (`LOCAL`, the submission provenances and the
+  default one, `DEFAULT_PROVENANCE`);
 - `suites`: the named suites and the suite of a command given none (`store_suite`);
 - `revisions`: what names a commit (`commit_of`, `is_pinned`);
 - `encoder_kinds`: the encoder kinds a model entry may name;

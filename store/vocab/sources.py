@@ -10,6 +10,10 @@ from __future__ import annotations
 LOCAL = "local"
 SUBMISSION_PROVENANCES: tuple[str, ...] = ("official", "verified", "reproduced", "self-reported")
 """An official submission's `meta.provenance` (schema 1.0), and the source of its imported rows."""
+DEFAULT_PROVENANCE = "self-reported"
+"""The provenance of a submission whose `meta` states none, of a leaderboard_tasks.json row of a
+model the benchmark authors did not curate, and of this tool's exports unless told otherwise (the
+official tools' default)."""
 SOURCES: tuple[str, ...] = (LOCAL, *SUBMISSION_PROVENANCES)
 """Every source a result row may have, local first."""
 

@@ -16,6 +16,7 @@ from store.vocab.protocol import (
     GENEB_V1_CONVERGED,
     MLP,
     NAMED,
+    REGIME_K,
     REGIMES,
     SEEDS,
     name_of,
@@ -84,7 +85,7 @@ def test_converged_rows_cover_every_regime_and_seed_with_the_official_draws(cell
     assert len({r["mcc"] for r in full}) == 1
     for r in rows:
         if r["regime"] != "full":
-            k = {"10shot": 10, "1shot": 1}[r["regime"]]
+            k = REGIME_K[r["regime"]]
             assert not r["shared_fit"]
             assert r["n_train"] == len(few_shot_indices(y, k, r["seed"]))
             assert r["n_test"] == 100

@@ -8,6 +8,7 @@ screenshots (docs/assets/site-index.png, site-model.png)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -15,6 +16,8 @@ from urllib.parse import unquote, urlparse
 import polars as pl
 import pytest
 
+from engine.site.build import TEMPLATES
+from store.catalog import params_text
 from store.paths import resolve_store
 from store.tables.catalogs import models_with_builtins
 from store.tables.results import append_rows
@@ -83,6 +86,18 @@ def _shown(driver) -> list[str]:
 
 def _leader(rep: dict) -> str:
     return next(r["model"] for r in rep["leader_tie_group"] if r["leader"])
+
+
+def test_the_site_writes_a_parameter_count_as_every_other_surface(driver):
+    """The site's script (`paramsText`, run in the browser) and `store.catalog.params_text`
+    (the command line, the dashboard, the figures) write the same counts alike."""
+    script = (TEMPLATES / "site.js").read_text()
+    function = re.search(r"^  function paramsText\(n\) \{$.*?^  \}$", script, re.S | re.M)
+    counts = [0, 999, 1_000, 7_500_000, 19_710_474, 117_000_000, 1_234_567, 999_999,
+              1_200_000_000, 2_500_000_000, 10**12]
+    shown = driver.execute_script(f"{function.group(0)}\nreturn arguments[0].map(paramsText);",
+                                  counts)
+    assert shown == [params_text(n) for n in counts]
 
 
 def test_regime_and_metric_switch_the_leader_to_the_reports(driver, site, official_store):

@@ -7,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from store.catalog import ModelMeta, load_models, param_count, scale_band
+from store.catalog import ModelMeta, load_models, param_count, params_text, scale_band
 from store.official.submission import import_files
 from store.paths import resolve_store
 from store.tables.catalogs import models_frame, models_with_builtins, register_models
@@ -82,3 +82,23 @@ def test_a_model_without_a_parameter_count_has_none_in_every_catalog_frame(tmp_p
     params = dict(models.select("model_id", "params").rows())
     assert params["kmer-4"] is None and params["kmer-3"] is None
     assert params["METAGENE-1"] == 7_000_000_000
+
+
+@pytest.mark.parametrize("count, shown", [
+    (0, "n/a"), (None, "n/a"), (999, "999"), (1_000, "1K"), (7.5e6, "7.5M"), (1.2e9, "1.2B"),
+    (19_710_474, "19.7M"), (117_000_000, "117M"), (2_500_000_000, "2.5B"),
+    (1_234_567, "1.23M"), (999_999, "1000K"),     # rounded within its unit, as the site's script
+])
+def test_a_parameter_count_is_written_one_way(count, shown):
+    """Three significant digits in the largest unit the count reaches, trailing zeros dropped
+    (the command line, the dashboard, the figures' and the scale plot's axes alike); the
+    dashboard wrote 19,710,474 as 20M and 1,234,567 as 1.2M, the figures' axis as 19.7105M."""
+    assert params_text(count) == shown
+
+
+def test_the_log_axes_tick_labels_stay_as_the_figures_wrote_them():
+    """The figures' scale axis and the dashboard's scale plot label powers of ten: the labels
+    their own formatters wrote (`f"{value / unit:g}"`), so the figures do not change."""
+    assert [params_text(10.0 ** t) for t in range(13)] == [
+        "1", "10", "100", "1K", "10K", "100K", "1M", "10M", "100M", "1B", "10B", "100B",
+        "1000B"]

@@ -12,6 +12,7 @@ from store.analyses.recommend import Constraints, DomainCounts, like_tasks, regi
 from store.catalog import TaskMeta, load_models
 from store.runnable import assess
 from store.vocab.errors import GenebError
+from store.vocab.protocol import FEW_SHOT_REGIMES, REGIME_K
 
 
 @pytest.mark.parametrize("n, regime, between", [
@@ -28,6 +29,16 @@ def test_a_label_budget_answers_for_the_nearest_regime(n, regime, between):
     else:
         assert warning.startswith(f"{n} labels per class lie between {between[0]} ")
         assert f"and {between[1]} (" in warning and warning.endswith(f"the nearest, {regime}")
+
+
+def test_the_label_counts_are_the_regimes_k():
+    """Each few-shot regime answers its own k (`protocol.REGIME_K`: the k its training sets are
+    drawn with) without a warning, and the warning between two says those k."""
+    for regime in FEW_SHOT_REGIMES:
+        assert regime_for_labels(REGIME_K[regime]) == (regime, None)
+    _, warning = regime_for_labels(2)
+    assert (f"between 1shot ({REGIME_K['1shot']} per class) and 10shot "
+            f"({REGIME_K['10shot']} per class)") in warning
 
 
 TASKS = tuple(TaskMeta(t, t, "Promoters", "s", "other", "x", k)

@@ -12,11 +12,17 @@ import pytest
 from engine.cli import main
 from store.analyses.scores import scores
 from store.catalog import geneb_v1_tasks, load_models
-from store.official.formats import read_official_file, read_official_files
-from store.official.submission import META_FIELDS, export_submission, import_files
+from store.official.formats import leaderboard_provenance, read_official_file, read_official_files
+from store.official.submission import (
+    META_FIELDS,
+    entry_provenance,
+    export_submission,
+    import_files,
+)
 from store.paths import resolve_store
 from store.vocab.errors import GenebError
 from store.vocab.protocol import METRICS, REGIMES, SEEDS
+from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SUBMISSION_PROVENANCES
 from tests.conftest import SELF_REPORTED, SUBMISSIONS
 from tests.store.local_rows import local_rows, local_store
 
@@ -48,6 +54,28 @@ def test_export_then_import_round_trips_exactly(tmp_path):
                           source="self-reported").sort("task")
             assert back.height == 100
             assert back.equals(local)  # exactly: the same floats
+
+
+def test_a_submission_stating_no_provenance_is_self_reported_on_every_path(tmp_path):
+    """One default (`DEFAULT_PROVENANCE`, the official tools' 'self-reported'): a local export
+    states it, a file without `meta.provenance` is valid and imported as its rows' source, a
+    leaderboard_tasks.json row of a model the authors did not curate has it, and the refusal of
+    'official' for such a model names it."""
+    assert DEFAULT_PROVENANCE == "self-reported" and DEFAULT_PROVENANCE in SUBMISSION_PROVENANCES
+    assert leaderboard_provenance(MODEL) == entry_provenance(LOCAL, MODEL) == DEFAULT_PROVENANCE
+    paths = _store(tmp_path, _local_rows())
+    out = export_submission(paths, MODEL, tmp_path)
+    doc = json.loads(out.read_text())
+    assert doc["meta"].pop("provenance") == DEFAULT_PROVENANCE
+    out.write_text(json.dumps(doc))
+    [sub] = read_official_files([out])
+    assert sub.provenance == DEFAULT_PROVENANCE
+    [outcome] = import_files(paths, [out])
+    assert outcome.source == DEFAULT_PROVENANCE
+    doc["meta"]["provenance"] = "official"
+    out.write_text(json.dumps(doc))
+    with pytest.raises(GenebError, match=f"an external submission uses '{DEFAULT_PROVENANCE}'"):
+        read_official_files([out])
 
 
 def test_exported_scores_are_the_seed_means(tmp_path):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from geneb_tui.core.fill import fill_command, parse_line
-from geneb_tui.core.filters import Filters, format_params, parse_params
+from geneb_tui.core.filters import Filters, parse_params
+from store.catalog import params_text
 
 
 def test_params_parse_and_format():
@@ -15,8 +16,8 @@ def test_params_parse_and_format():
     assert parse_params(" ") is None
     with pytest.raises(ValueError):
         parse_params("lots")
-    assert format_params(117_000_000) == "117M" and format_params(2_500_000_000) == "2.5B"
-    assert format_params(None) == "n/a"   # no count (store.catalog.param_count)
+    assert params_text(117_000_000) == "117M" and params_text(2_500_000_000) == "2.5B"
+    assert params_text(None) == "n/a"   # no count (store.catalog.param_count)
 
 
 def test_filters_describe_and_clear():
