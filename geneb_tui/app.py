@@ -1,5 +1,10 @@
 """The geneb-tui application: owns the selection and the store snapshot, wires workers to widgets.
 
+`GenebApp` holds the state, the store worker, the main table and its rank intervals, the idle
+work and the export; its selection keys and sort are `geneb_tui.selection.SelectionKeys`, the
+screens it opens and keeps installed `geneb_tui.screens.ScreenKeys` (parts of the one app, each
+a module named for what it holds).
+
 Threading rule (as harlequin): every store read or file write runs in a
 `@work(thread=True, exclusive=True)` worker that posts a message; `@on` handlers own the state
 and update widgets. Each request carries a token; a late result of a superseded request is
@@ -23,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,16 +38,14 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Header, Input
+from textual.widgets import Header
 
 from geneb_tui.actions import ACTIONS, bindings, palette_title
 from geneb_tui.components import compat  # noqa: F401  (guards a Textual crash; see there)
 from geneb_tui.components.empty_store_screen import EmptyStoreScreen
 from geneb_tui.components.export_screen import ExportScreen
 from geneb_tui.components.filter_bar import FilterBar
-from geneb_tui.components.filter_screen import FilterScreen
 from geneb_tui.components.footer import KeysFooter
-from geneb_tui.components.help_screen import HelpScreen
 from geneb_tui.components.palette import Palette
 from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.components.typed_input import TypedInput
@@ -56,14 +59,20 @@ from geneb_tui.messages import (
     ExportFinished,
     IntervalsReady,
     SnapshotLoaded,
-    SortRequested,
     StoreLoadFailed,
     ViewBuilt,
     ViewFailed,
 )
+from geneb_tui.screens import KEPT, ScreenKeys
+from geneb_tui.selection import (
+    SelectionKeys,
+    next_metric,
+    next_regime,
+    other_scope,
+    step_category,
+)
 from store.csv_out import write_csv
 from store.paths import StorePaths
-from store.vocab.protocol import METRICS, REGIMES
 
 IDLE_S = 1.0
 """Seconds of a pause before the app does its idle work, which on two cores would compete with
@@ -79,10 +88,6 @@ if TYPE_CHECKING:
 
 
 REGISTRY = frozenset(a.action for a in ACTIONS)
-# The screens the app prepares in a pause (`_prepare_screens`), the likeliest to be opened
-# first; these and the Recommend view (its answer computed only when it is asked) are kept
-# installed between openings (`_kept_screen`).
-KEPT = ("compare", "significance", "missing", "filters", "help")
 # Actions that work on the main table only (their widgets live there).
 MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope",
                        "significance", "recommend"})
@@ -108,32 +113,9 @@ class FirstViewRead(Message):
     token: int
 
 
-def _cycle(values, current, step: int = 1):
-    values = list(values)
-    if current not in values:
-        return values[0]
-    return values[(values.index(current) + step) % len(values)]
-
-
-# What the selection keys change (each action, and the tables built ahead in a pause).
-def _next_regime(f: Filters) -> Filters:
-    return f.with_(regime=_cycle(REGIMES, f.regime))
-
-
-def _next_metric(f: Filters) -> Filters:
-    return f.with_(metric=_cycle(METRICS, f.metric))
-
-
-def _step_category(f: Filters, snap: StoreSnapshot, step: int) -> Filters:
-    return f.with_(category=_cycle([None, *snap.categories(f.suite)], f.category, step))
-
-
-def _other_scope(scope: str) -> str:
-    return "shown" if scope == "store" else "store"
-
-
-class GenebApp(App[None]):
-    """`GenebApp(paths)`: the dashboard over one store."""
+class GenebApp(SelectionKeys, ScreenKeys, App[None]):
+    """`GenebApp(paths)`: the dashboard over one store. Its selection keys and sort are in
+    `geneb_tui.selection`, the screens it opens and keeps in `geneb_tui.screens`."""
 
     CSS_PATH = Path(__file__).with_name("geneb.tcss")
     TITLE = "GENEB"
@@ -193,7 +175,7 @@ class GenebApp(App[None]):
         # paint the first frame, then read the store (its imports run in the worker)
         self.call_after_refresh(self.action_refresh)
 
-    # -- command palette: every action of the registry ----------------------------------------
+    # -- where each action applies, the command palette, the keys --------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for a in ACTIONS:
@@ -228,6 +210,17 @@ class GenebApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.allowed(action, self.screen)
+
+    def on_key(self, event) -> None:
+        if (self.snapshot is None and self.view is not None and event.key in NEEDS_SNAPSHOT_KEYS
+                and self._main_on_top()):
+            self.notify("Still reading the store (the table is the one shown last time); "
+                        "this key works in a moment", timeout=2)
+            return
+        search = self._main_search()
+        if event.key == "escape" and self.focused is search and self._main_on_top():
+            self.query_one(ResultsTable).focus()
+            event.stop()
 
     # -- store reads (workers) ----------------------------------------------------------------
     def action_refresh(self) -> None:
@@ -341,20 +334,6 @@ class GenebApp(App[None]):
             self._show_view(built, self._view_token)
             return
         self._build_view(self.snapshot, request, self._view_token)
-
-    def _request(self, **change) -> tuple:
-        """The main table's request (filters, sort key, descending, rank scope) for the
-        selection shown, or for it with `change` (`filters`, `rank_scope`) applied as the keys
-        apply it (`set_filters`: a new category or suite sorts by the first score column)."""
-        filters = change.get("filters", self.filters)
-        return (filters, self._sort_after(filters), self.descending,
-                change.get("rank_scope", self.rank_scope))
-
-    def _sort_after(self, filters: Filters) -> str | None:
-        """The sort key once `filters` are set: None (the first score column) when the columns
-        change (another category or suite)."""
-        same = (filters.category, filters.suite) == (self.filters.category, self.filters.suite)
-        return self.sort_key if same else None
 
     @work(thread=True, exclusive=True, group="view")
     def _build_view(self, snap: StoreSnapshot, request: tuple, token: int) -> None:
@@ -499,9 +478,9 @@ class GenebApp(App[None]):
         (r), metric (m), category (c) and the previous one, the other rank scope (n)."""
         f, snap = self.filters, self.snapshot
         return [*(self._request(filters=g) for g in (
-                    _next_regime(f), _next_metric(f), _step_category(f, snap, 1),
-                    _step_category(f, snap, -1))),
-                self._request(rank_scope=_other_scope(self.rank_scope))]
+                    next_regime(f), next_metric(f), step_category(f, snap, 1),
+                    step_category(f, snap, -1))),
+                self._request(rank_scope=other_scope(self.rank_scope))]
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent) and not event.is_forwarded:
@@ -563,196 +542,7 @@ class GenebApp(App[None]):
         except Exception:  # noqa: BLE001 - a view computes its own content when opened and
             return         # says there what failed; a background guess never stops the app
 
-    # -- selection ----------------------------------------------------------------------------
-    def set_filters(self, filters: Filters | None) -> None:
-        if filters is None or filters == self.filters or self.snapshot is None:
-            return
-        self.sort_key = self._sort_after(filters)
-        self.filters = filters
-        for screen in self.screen_stack:
-            follow = getattr(screen, "filters_updated", None)
-            if follow is not None:
-                follow(filters)
-        search = self._main_search()
-        if search.value != filters.search:
-            with search.prevent(Input.Changed):
-                search.value = filters.search
-        self.rebuild()
-
-    def action_filters(self) -> None:
-        if self.snapshot is not None:
-            self.push_screen(self._kept_screen("filters"), self.set_filters)
-
-    def action_clear_filters(self) -> None:
-        self.set_filters(self.filters.cleared())
-
-    def action_cycle_regime(self) -> None:
-        self.set_filters(_next_regime(self.filters))
-
-    def action_cycle_metric(self) -> None:
-        self.set_filters(_next_metric(self.filters))
-
-    def action_cycle_category(self) -> None:
-        if self.snapshot is not None:
-            self.set_filters(_step_category(self.filters, self.snapshot, 1))
-
-    def action_prev_category(self) -> None:
-        if self.snapshot is not None:
-            self.set_filters(_step_category(self.filters, self.snapshot, -1))
-
-    def action_cycle_suite(self) -> None:
-        if self.snapshot is not None:
-            suite = _cycle(self.snapshot.suites(), self.filters.suite)
-            self.set_filters(self.filters.with_(suite=suite, category=None))
-
-    def action_search(self) -> None:
-        if self._main_on_top():
-            self._main_search().focus()
-
-    def action_rank_scope(self) -> None:
-        self.rank_scope = _other_scope(self.rank_scope)
-        self.notify("Ranks among the rows shown" if self.rank_scope == "shown" else
-                    "Ranks among all entries in the store", timeout=3)
-        self.rebuild()
-
-    def _main_search(self) -> Input:
-        """The main screen's search box. (The filter dialog's "Model name" field has the same
-        id, the `Filters` field it sets, and applies only with the dialog.)"""
-        return self.screen_stack[0].query_one("#search", Input)
-
-    @on(Input.Changed, "#search")
-    def _search_changed(self, event: Input.Changed) -> None:
-        if event.input is self._main_search():
-            self.set_filters(self.filters.with_(search=event.value.strip()))
-
-    @on(Input.Submitted, "#search")
-    def _search_done(self, event: Input.Submitted) -> None:
-        if event.input is self._main_search():
-            self.screen_stack[0].query_one(ResultsTable).focus()
-
-    def on_key(self, event) -> None:
-        if (self.snapshot is None and self.view is not None and event.key in NEEDS_SNAPSHOT_KEYS
-                and self._main_on_top()):
-            self.notify("Still reading the store (the table is the one shown last time); "
-                        "this key works in a moment", timeout=2)
-            return
-        search = self._main_search()
-        if event.key == "escape" and self.focused is search and self._main_on_top():
-            self.query_one(ResultsTable).focus()
-            event.stop()
-
-    # -- sorting ------------------------------------------------------------------------------
-    def sort_by(self, key: str) -> None:
-        if key == self.sort_key:
-            self.descending = not self.descending
-        else:
-            # numbers: best first; names: A→Z
-            self.sort_key, self.descending = key, key not in (
-                "display", "source", "architecture", "tokenization", "pretraining_data")
-        view = self.view
-        if (view is not None and self.snapshot is not None and not self._rebuild_pending
-                and self._shown_token == self._view_token
-                and any(c.key == self.sort_key for c in view.columns)):
-            # the rows shown are current: only their order changes (no rebuild, no worker)
-            from geneb_tui.core.query import sort_rows  # lazy: polars, duckdb, pyarrow
-
-            self._view_token += 1
-            rows = sort_rows(view, self.sort_key, self.descending)
-            self._show_view(replace(view, rows=rows, sort_key=self.sort_key,
-                                    descending=self.descending), self._view_token)
-            return
-        self.rebuild()
-
-    @on(SortRequested)
-    def _sort_requested(self, msg: SortRequested) -> None:
-        self.sort_by(msg.column_key)
-
-    def action_sort_column(self) -> None:
-        key = self.query_one(ResultsTable).cursor_column_key()
-        if key:
-            self.sort_by(key)
-
-    # -- screens ------------------------------------------------------------------------------
-    def action_help(self) -> None:
-        if not any(isinstance(s, HelpScreen) for s in self.screen_stack):   # ? on the help
-            self.push_screen(self._kept_screen("help"))
-
-    def action_compare(self) -> None:
-        self._open_view("compare")
-
-    def action_significance(self) -> None:
-        self._open_view("significance")
-
-    def action_missing(self) -> None:
-        self._open_view("missing")
-
-    def action_recommend(self) -> None:
-        self._open_view("recommend")
-
-    def _new_view(self, name: str) -> Screen:
-        """A new view `name` (compare, significance, recommend, missing) over the snapshot and
-        the selection."""
-        if name == "compare":
-            # lazy: polars, duckdb, pyarrow
-            from geneb_tui.components.compare_screen import CompareScreen
-
-            return CompareScreen(self.snapshot, self.filters)
-        if name == "significance":
-            # lazy: polars, duckdb, pyarrow
-            from geneb_tui.components.significance_screen import SignificanceScreen
-
-            return SignificanceScreen(self.snapshot, self.filters)
-        if name == "recommend":
-            # lazy: polars, duckdb, pyarrow
-            from geneb_tui.components.recommend_screen import RecommendScreen
-
-            return RecommendScreen(self.snapshot, self.filters)
-        # lazy: polars, duckdb, pyarrow
-        from geneb_tui.components.missing_screen import MissingScreen
-
-        return MissingScreen(self.paths, self.snapshot, self.filters, self.fill_choices)
-
-    def _open_view(self, name: str) -> None:
-        if self.snapshot is not None and not self.snapshot.is_empty:
-            self.push_screen(self._kept_screen(name))
-
-    # -- screens kept between openings ----------------------------------------------------------
-    def _screen_kind(self, name: str) -> tuple[Callable[[Screen], bool], Callable[[], Screen]]:
-        """For kept screen `name` (one of KEPT, or "recommend"): whether the one kept still
-        fits the app's state, and how to make a new one."""
-        if name == "help":
-            return (lambda screen: True), HelpScreen
-        if name == "filters":
-            choices = self.snapshot.filter_choices(self.filters.suite)
-            return (lambda dialog: dialog.choices == choices), (
-                lambda: FilterScreen(self.filters, choices))
-        return (lambda view: view.snapshot is self.snapshot), lambda: self._new_view(name)
-
-    def _kept_screen(self, name: str) -> Screen:
-        """Screen `name` as it was last shown (or prepared) while it still fits, reopened for
-        the current filters (`reopen`): the app keeps it installed, so closing it keeps its
-        widgets and showing it again skips composing, mounting and styling them. Otherwise a
-        new one, installed in its place."""
-        fits, make = self._screen_kind(name)
-        screen = self._kept.get(name)
-        if screen is not None and fits(screen):
-            screen.reopen(self.filters)
-            return screen
-        return self._keep_new(name, make)
-
-    def _keep_new(self, name: str, make: Callable[[], Screen]) -> Screen:
-        self._forget(name)
-        screen = self._kept[name] = make()
-        self.install_screen(screen, name)
-        return screen
-
-    def _forget(self, name: str) -> None:
-        """Kept screen `name` (not on the stack) uninstalled and removed, if there is one."""
-        screen = self._kept.pop(name, None)
-        if screen is not None:
-            self.uninstall_screen(screen)
-            screen.remove()
-
+    # -- kept screens prepared off screen in a pause (`geneb_tui.screens`) --------------------
     async def _prepare_screens(self, names: tuple[str, ...] = KEPT) -> None:
         """In a pause on the main table, once the views' content for the selection is cached:
         the first of `names` not kept (or no longer fitting) made and mounted off screen (what

@@ -27,6 +27,7 @@ from geneb_tui.components.task_screen import TaskScreen
 from geneb_tui.components.view_table import ViewTable
 from geneb_tui.core import content_cache, view_cache
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed
+from geneb_tui.core.cycle import cycled
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady
@@ -40,11 +41,6 @@ def _pane(name: str):
         yield ScalePlot(id="scale-plot")
     else:
         yield ViewTable(id=f"{name}-table", classes="view-table")
-
-
-def _next(values, current):
-    values = list(values)
-    return values[(values.index(current) + 1) % len(values)] if current in values else values[0]
 
 
 @dismiss_once
@@ -180,14 +176,14 @@ class CompareScreen(SelectionScreen):
         self.recompute()
 
     def action_regime_a(self) -> None:
-        self._set(regime_a=_next(REGIMES, self.options.regime_a))
+        self._set(regime_a=cycled(REGIMES, self.options.regime_a))
 
     def action_regime_b(self) -> None:
-        self._set(regime_b=_next(REGIMES, self.options.regime_b))
+        self._set(regime_b=cycled(REGIMES, self.options.regime_b))
 
     def action_column(self) -> None:
         cols = ["macro", "micro", *self.snapshot.categories(self.filters.suite)]
-        self._set(column=_next(cols, self.options.column))
+        self._set(column=cycled(cols, self.options.column))
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name

@@ -8,7 +8,9 @@ reopening the screen (the app keeps the screen itself installed while the snapsh
 `reopen`). The candidates, their runnability and their missing cells for the selection, the
 regimes and the device come from the views' cache (`geneb_tui.core.view_cache.missing_view`):
 painted when the screen opens if the background precomputation has them, else computed in a
-worker behind a "computing…" note; a tick only filters them (no recomputation).
+worker behind a "computing…" note; a tick only filters them (no recomputation). What a run
+takes (models, cells, tasks, regimes, options, the command) and whether it waits for the trust
+toggle are `geneb_tui.core.fill_plan`'s decisions: the screen shows them and asks.
 
 The fill runs `geneb-engine fill --json` as a subprocess in a worker thread; each JSON event
 becomes a `FillProgress` message; while it runs the status shows the latest progress line, the
@@ -45,7 +47,8 @@ from geneb_tui.components.once import dismiss_once, rearm
 from geneb_tui.components.painted_table import PaintedTable
 from geneb_tui.components.removed import unless_removed
 from geneb_tui.components.typed_input import TypedInput
-from geneb_tui.core import content_cache, fill, perf, view_cache
+from geneb_tui.core import content_cache, fill, fill_plan, perf, view_cache
+from geneb_tui.core.cycle import cycled
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.messages import ComparisonReady, FillFinished, FillProgress
@@ -60,11 +63,6 @@ REGIME_CHOICES: tuple[str, ...] = ("all", *REGIMES)
 MAX_CELL_ROWS = 500          # the cells list shows this many; the note gives the total
 TICKED, UNTICKED, BLOCKED = "[x]", "[ ]", " - "
 STATE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold yellow"}
-
-
-def _next(values, current):
-    values = list(values)
-    return values[(values.index(current) + 1) % len(values)] if current in values else values[0]
 
 
 @dismiss_once
@@ -208,19 +206,14 @@ class MissingScreen(Screen[None]):
 
     @property
     def ticked(self) -> list[str]:
-        """Ticked runnable models shown, in the list's order."""
-        return [m for m in self.candidates
-                if m in self.choices.ticked and self.assessed[m].runnable]
+        """Ticked runnable models shown, in the list's order (`fill_plan.ticked`)."""
+        return fill_plan.ticked(self.candidates, self.choices.ticked, self.assessed)
 
     def refresh_all(self) -> None:
         if not self._ready:
             return
-        everything = self._all_cells
-        self.missing_by_model = dict.fromkeys(self.candidates, 0)
-        for m, _, _ in everything:
-            self.missing_by_model[m] += 1
-        chosen = set(self.ticked)
-        self.cells = [c for c in everything if c[0] in chosen]
+        self.missing_by_model = fill_plan.missing_counts(self.candidates, self._all_cells)
+        self.cells = fill_plan.cells_of(self._all_cells, self.ticked)
         self._fill_models()
         self._fill_cells()
         self._update_texts()
@@ -234,11 +227,9 @@ class MissingScreen(Screen[None]):
 
     def _needs_text(self, m: str) -> Text:
         a = self.assessed[m]
+        text = fill_plan.needs_text(a, self.choices.trust_remote_code)
         if not a.runnable:
-            return Text(a.short, style="dim")
-        text = a.short
-        if a.remote_code and not self.choices.trust_remote_code:
-            text += " (t: off)"
+            return Text(text, style="dim")
         return Text(text, style="bold yellow" if a.warning or a.unsure else "")
 
     def _fill_models(self) -> None:
@@ -322,11 +313,7 @@ class MissingScreen(Screen[None]):
         if not a.runnable:
             body = f"[b]not runnable here[/b]: {escape(a.why)}"
         else:
-            parts = [p for p in (a.needs, a.warning, a.unsure and "may not run: " + a.unsure)
-                     if p]
-            if a.remote_code:
-                parts.append(f"runs as --models {a.spec} with --trust-remote-code")
-            body = escape("; ".join(parts) or "ready to run")
+            body = escape(fill_plan.detail_text(a))
         note = meta.get("notes")
         if note and a.needs and a.needs in str(note):
             note = None   # the k-mer baselines' notes say what the needs column says
@@ -373,15 +360,15 @@ class MissingScreen(Screen[None]):
         self.refresh_all()
 
     def action_next_regimes(self) -> None:
-        self.choices.regimes = _next(REGIME_CHOICES, self.choices.regimes)
+        self.choices.regimes = cycled(REGIME_CHOICES, self.choices.regimes)
         self.reassess()
 
     def action_next_device(self) -> None:
-        self.choices.device = _next(runnable.DEVICES, self.choices.device)
+        self.choices.device = cycled(runnable.DEVICES, self.choices.device)
         self.reassess()
 
     def action_next_dtype(self) -> None:
-        self.choices.dtype = _next(DTYPES, self.choices.dtype)
+        self.choices.dtype = cycled(DTYPES, self.choices.dtype)
         self.reassess()     # the weights' memory estimate is at the precision
 
     def action_toggle_trust(self) -> None:
@@ -403,7 +390,7 @@ class MissingScreen(Screen[None]):
         self.query_one("#missing-models", DataTable).focus()
 
     def action_next_executor(self) -> None:
-        self.choices.executor = _next(EXECUTORS, self.choices.executor)
+        self.choices.executor = cycled(EXECUTORS, self.choices.executor)
         if self.choices.executor != "ray" and self.focused is self.query_one("#ray-address"):
             self.query_one("#missing-models", DataTable).focus()
         self._update_texts()
@@ -455,55 +442,24 @@ class MissingScreen(Screen[None]):
             self.reassess()
 
     # -- the run -----------------------------------------------------------------------------
-    def fill_plan(self) -> tuple[list[str] | None, str]:
-        """The command for the ticked models' missing cells, or None and why not."""
-        ticked = self.ticked
-        if not ticked:
-            return None, "Nothing to run: tick runnable models first (space, or a for all)."
-        try:
-            batch = fill.parse_batch_size(self.query_one("#batch-size", Input).value)
-        except ValueError as exc:
-            return None, f"Batch size: {exc}"
-        address = ""
-        if self.choices.executor == "ray":
-            try:
-                address = fill.parse_address(self.query_one("#ray-address", Input).value)
-            except ValueError as exc:
-                return None, f"Ray address: {exc}"
-        suite_tasks = self.snapshot.suite_tasks(self.filters.suite)["task_id"].to_list()
-        if suite_tasks:
-            if not self.cells:
-                return None, "Nothing missing for the ticked models in this selection."
-            models = list(dict.fromkeys(m for m, _, _ in self.cells))
-            tasks = list(dict.fromkeys(t for _, t, _ in self.cells))
-            present = {r for _, _, r in self.cells}
-            regimes = [r for r in REGIMES if r in present]
-            if set(tasks) == set(suite_tasks):
-                tasks = []          # the whole suite: no need to list 100 ids
-        else:
-            models, tasks, regimes = ticked, [], list(self.regimes)
-        remote = [m for m in models if self.assessed[m].remote_code]
-        if remote and not self.choices.trust_remote_code:
-            return None, (f"{', '.join(remote)} run(s) Python code from the model's hub "
-                          "repository: press t to pass --trust-remote-code (the code runs at "
-                          "its pinned commit, else at the one its branch names when the run "
-                          "starts, then pinned for this store), or untick it.")
-        specs = [self.assessed[m].spec for m in models]
-        device = self.choices.device if self.choices.device != "auto" else None
-        cmd = fill.fill_command(self.paths.root, self.filters.suite, specs, tasks, regimes,
-                                device=device, batch_size=batch, dtype=self.choices.dtype,
-                                trust_remote_code=self.choices.trust_remote_code,
-                                executor=self.choices.executor, address=address)
-        return cmd, ""
+    def _plan(self) -> fill_plan.FillPlan | fill_plan.Refused:
+        """The run of the ticked models' missing cells, or why not (`core.fill_plan.plan`)."""
+        return fill_plan.plan(
+            self.paths.root, self.filters.suite,
+            self.snapshot.suite_tasks(self.filters.suite)["task_id"].to_list(), self.ticked,
+            self.cells, self.assessed, self.choices, self.regimes,
+            self.query_one("#batch-size", Input).value,
+            self.query_one("#ray-address", Input).value)
 
     def action_run_fill(self) -> None:
         if self.running:
             return
-        cmd, why = self.fill_plan()
+        run = self._plan()
         status = self.query_one("#fill-status", Static)
-        if cmd is None:
-            status.update(escape(why))
+        if isinstance(run, fill_plan.Refused):
+            status.update(escape(run.why))
             return
+        cmd = list(run.command)
         self.running, self.cancelled, self.outcome = True, False, None
         self.last_command, self.events = cmd, []
         self._executor, self._rates = "", {}
@@ -512,9 +468,8 @@ class MissingScreen(Screen[None]):
         bar = self.query_one(ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
-        warn = [self.assessed[m].warning for m in self.ticked if self.assessed[m].warning]
-        self._line = ("Starting: geneb-engine " + escape(" ".join(cmd[3:]))
-                      + (f"\n[b yellow]{escape(warn[0])}[/]" if warn else ""))
+        self._line = ("Starting: " + escape(run.shown)
+                      + (f"\n[b yellow]{escape(run.warning)}[/]" if run.warning else ""))
         status.update(self._line)
         self._run(cmd)
 
@@ -615,17 +570,10 @@ class MissingScreen(Screen[None]):
             self.proc.terminate()
 
     # -- buttons -----------------------------------------------------------------------------
-    @on(Button.Pressed, "#run-fill")
-    def _run_pressed(self) -> None:
-        self.action_run_fill()
-
-    @on(Button.Pressed, "#cancel-fill")
-    def _cancel_pressed(self) -> None:
-        self.action_cancel_fill()
-
-    @on(Button.Pressed, "#close-missing")
-    def _close_pressed(self) -> None:
-        self.action_close()
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        {"run-fill": self.action_run_fill, "cancel-fill": self.action_cancel_fill,
+         "close-missing": self.action_close}[event.button.id]()
 
     def action_close(self) -> None:
         if self.focused in (self.query_one("#batch-size"), self.query_one("#ray-address")):
