@@ -29,16 +29,21 @@ from tests.store.test_current import TASKS, cell, checkpoint, store_with
 NOTE = "m: 2 results of an earlier revision of {} left out; fill computes the current one"
 
 
-@pytest.fixture
-def resaved(tmp_path):
-    """A store of m (a checkpoint folder, its two tasks done) and kmer-3, whose folder's weights
-    were re-saved since."""
+def saved(tmp_path):
+    """A store of m (a checkpoint folder, its two tasks done) and kmer-3."""
     folder = checkpoint(tmp_path)
     revision = checkpoint_fingerprint(folder)
     paths = store_with(tmp_path / "s", folder,
                        [cell("m", t.task_id, revision, 0.5 + i / 10) for i, t in enumerate(TASKS)]
                        + [cell("kmer-3", t.task_id, None, 0.1) for t in TASKS],
                        registered=revision)
+    return paths, folder
+
+
+@pytest.fixture
+def resaved(tmp_path):
+    """`saved`, whose folder's weights were re-saved since."""
+    paths, folder = saved(tmp_path)
     checkpoint(tmp_path, weights=b"re-saved")
     return paths, folder
 
@@ -50,12 +55,7 @@ def report_frames(paths) -> dict[str, pl.DataFrame]:
 
 
 def test_report_and_its_figures_leave_the_old_revision_out(tmp_path):
-    folder = checkpoint(tmp_path)
-    revision = checkpoint_fingerprint(folder)
-    paths = store_with(tmp_path / "s", folder,
-                       [cell("m", t.task_id, revision, 0.5 + i / 10) for i, t in enumerate(TASKS)]
-                       + [cell("kmer-3", t.task_id, None, 0.1) for t in TASKS],
-                       registered=revision)
+    paths, folder = saved(tmp_path)
     register_models(paths, [ModelMeta.one_off("m", path=str(folder), params=10**6)])
 
     def figures() -> dict:
