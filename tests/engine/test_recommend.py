@@ -400,11 +400,15 @@ def test_splicebert_and_gena_lm_large_are_not_separable_on_promoters_at_10shot(w
         pair.note and "P(A > B)" not in pair.note
 
 
-def test_why_a_pick_does_not_run_here_is_in_the_text_too(official_store, capsys):
+def test_why_a_pick_does_not_run_here_is_in_the_text_too(official_store, capsys, monkeypatch,
+                                                        tmp_path):
     """Chromatin accessibility at 1shot: JanusDNA_72_w leads the official models, and its
     weights are not on the hub. The text says why beside "here: no" (before: only --json), and
     why "here: ?" cannot be told (before: "does not run here", which it did not know), each
     reason once with the picks it holds for."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))    # nothing cached,
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-recorded-answer"))  # the hub untold
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     argv = ("--store", str(official_store.root), "--category", "Chromatin Acc.", "--regime",
             "1shot", "--resamples", "200")
     a = answer(*argv)

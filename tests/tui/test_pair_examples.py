@@ -81,7 +81,8 @@ def local_pair_store(tmp_path):
         rows = [{"regime": "full", "seed": s, "protocol_hash": GENEB_V1.hash, "pred": pred}
                 for s in SEEDS]
         table = predictions_table(prediction_rows(rows, y, model=model, task=first,
-                                                  source="local", data_hash=None))
+                                                  source="local", data_hash=None,
+                                                  compute_precision="float32"))   # local_rows
         add = write_data_file(paths.predictions, table, "local", model, PREDICTIONS)
         commit_actions(paths, [add], "fill", PREDICTIONS)
     return paths, first, y
