@@ -72,7 +72,7 @@ checks: lint docs test-tf4 test-suite
 # PYTHONDONTWRITEBYTECODE would make every process compile them; Python reads it empty as unset).
 test-suite test-tf4: export PYTHONDONTWRITEBYTECODE =
 test-suite: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine store geneb_tui tests bench
@@ -83,7 +83,7 @@ browser-check:
 		|| { echo "make test: Chromium is missing (apt-get install chromium chromium-driver), or set GENEB_NO_BROWSER=1 to skip the browser tests" >&2; exit 1; }
 
 test-tf4: $(STAMP_TF4)
-	$(BIN_TF4)/python -m pytest -q -n 2 --dist loadgroup $(TF4_TESTS)
+	$(BIN_TF4)/python -m pytest -q -n 2 --dist loadfile $(TF4_TESTS)
 
 # --strict: a broken link or anchor, or a page left out of the nav, fails the build
 # (mkdocs.yml's validation settings); NO_MKDOCS_2_WARNING quiets Material's notice about MkDocs 2.

@@ -66,3 +66,11 @@ FULL = os.environ.get("GENEB_TEST_FULL") == "1"
 def sweep_size(full: int, sampled: int) -> int:
     """How many rounds a random sweep runs: `full` under `make test-full`, else `sampled`."""
     return full if FULL else sampled
+
+
+def taking_turns(items, settings) -> list[tuple]:
+    """(item, setting) pairs of a sweep over both: every pair under `make test-full`; under
+    `make test` each item at one setting, the items taking turns (every setting still runs)."""
+    items, settings = list(items), list(settings)
+    return [(item, settings[(i + j) % len(settings)]) for i, item in enumerate(items)
+            for j in range(sweep_size(len(settings), 1))]

@@ -46,7 +46,7 @@ from tests.engine.processes import (  # noqa: E402
 from tests.engine.tiny_models import build  # noqa: E402
 
 KMERS = ("kmer-3", "kmer-4", "kmer-6")
-PART = 4            # tasks of geneb-mini the fault and concurrency tests run (the largest)
+PART = 4            # tasks of geneb-mini the tests run (the largest first)
 HF_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
 pytestmark = [
     pytest.mark.xdist_group("cluster"),     # one worker: the reference is computed once
@@ -70,9 +70,10 @@ def events_of(proc) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory, tiny_bert):
-    """The local executor's results on geneb-mini: the three k-mer baselines and tiny-bert."""
+    """The local executor's results on geneb-mini's first PART tasks: the three k-mer
+    baselines and tiny-bert."""
     store = tmp_path_factory.mktemp("reference") / "store"
-    done = run(fill(store, models=(*KMERS, str(tiny_bert))), **HF_ENV)
+    done = run(fill(store, "--limit", str(PART), models=(*KMERS, str(tiny_bert))), **HF_ENV)
     assert done.returncode == 0, done.stderr
     return results_of(store)
 
@@ -93,7 +94,8 @@ def test_ray_fill_equals_the_local_executor_and_a_rerun_computes_nothing(tmp_pat
                                                                          tiny_bert):
     store, mark = tmp_path / "store", uuid.uuid4().hex
     models = (*KMERS, str(tiny_bert))
-    first = run(fill(store, "--executor", "ray", models=models), mark, **HF_ENV)
+    first = run(fill(store, "--executor", "ray", "--limit", str(PART), models=models), mark,
+                **HF_ENV)
     assert first.returncode == 0, first.stderr
     assert results_of(store).equals(reference)
     assert wait_no_orphans(mark, timeout=30) == [], "Ray processes outlived the run"
@@ -111,8 +113,8 @@ def test_ray_fill_equals_the_local_executor_and_a_rerun_computes_nothing(tmp_pat
     assert all(e["tokens"] > 0 and e["tokens_per_s"] > 0 for e in bert)
     assert all(e["tokens"] is None for e in embedded if e["model"] != "tiny-bert")
     done = [e for e in events if e["event"] == "done"][0]
-    assert done["computed"] == reference.height // 5 == 13 * 4 * 3    # cells, 5 seeds each
-    again = run(fill(store, "--executor", "ray", models=models), **HF_ENV)
+    assert done["computed"] == reference.height // 5 == PART * 4 * 3    # cells, 5 seeds each
+    again = run(fill(store, "--executor", "ray", "--limit", str(PART), models=models), **HF_ENV)
     assert again.returncode == 0, again.stderr
     assert [e["computed"] for e in events_of(again) if e["event"] == "done"] == [0]
     assert results_of(store).equals(reference)

@@ -35,7 +35,7 @@ from tests.engine.processes import (
     temp_files,
     wait_no_orphans,
 )
-from tests.helpers import sweep_size
+from tests.helpers import sweep_size, taking_turns
 
 # Every write point of a fill (store/failpoints.py); `:2`: the second time it is reached, so
 # the run dies with a pair finished and the next one half-written.
@@ -81,8 +81,9 @@ def assert_recovers(store: Path, suite: Path, reference_frame, jobs: str, what: 
         assert main(["doctor", "--store", str(store)]) == 0, f"{what}: {out.getvalue()}"
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-@pytest.mark.parametrize("point", WRITE_POINTS)
+# Every write point at both --jobs settings under `make test-full`, at one (in turns) under
+# `make test`.
+@pytest.mark.parametrize(("point", "jobs"), taking_turns(WRITE_POINTS, ["1", "2"]))
 def test_a_fill_killed_at_a_write_point_resumes_to_the_reference(tmp_path, suite, reference,
                                                                  point, jobs):
     store = tmp_path / "store"

@@ -24,7 +24,7 @@ from textual import events
 from geneb_tui.actions import SCREENS
 from geneb_tui.app import GenebApp
 from geneb_tui.core import fill
-from tests.helpers import sweep_size
+from tests.helpers import taking_turns
 
 KEYS_PER_RUN = int(os.environ.get("GENEB_MONKEY_KEYS", "2000"))
 BURST = int(os.environ.get("GENEB_MONKEY_BURST", "100"))   # keys sent before the app idles
@@ -137,8 +137,7 @@ async def monkey(app: GenebApp, size: tuple[int, int], seed: int, n: int) -> dic
 
 # Every kind of store at both sizes under `make test-full`; under `make test`, every kind at one
 # of them (the kinds take turns), the same seeds.
-RUNS = [(kind, SIZES[(i + j) % len(SIZES)]) for i, kind in enumerate(STORE_KINDS)
-        for j in range(sweep_size(len(SIZES), 1))]
+RUNS = taking_turns(STORE_KINDS, SIZES)
 
 
 @pytest.mark.parametrize(("kind", "size"), RUNS, ids=lambda v: v if isinstance(v, str)
