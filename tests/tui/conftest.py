@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fixture_store import SUBMISSIONS, build_official_store  # noqa: E402
-from waiting import settle  # noqa: E402  (the tests import it from here)
+from waiting import opened, settle  # noqa: E402, F401  (the tests import them from here)
 
 from geneb_tui.app import GenebApp  # noqa: E402
 from geneb_tui.components.filter_screen import FilterScreen  # noqa: E402

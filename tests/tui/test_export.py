@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from datetime import date
 
-from conftest import apply_filters, settle, two_seeds
+from conftest import apply_filters, opened, settle, two_seeds
 from fixture_store import SUBMISSIONS, build_official_store
 from textual.widgets import Input
 
@@ -212,13 +212,6 @@ def _typed_fast(app, keys) -> None:
         app._driver.send_message(event)
 
 
-async def dialog_at_120_columns(pilot) -> ExportScreen:
-    """The export dialog of the main table, opened once the table is shown."""
-    await settle(pilot)
-    await pilot.press("e")
-    await settle(pilot)
-    assert isinstance(pilot.app.screen, ExportScreen)
-    return pilot.app.screen
 
 
 async def test_a_path_typed_fast_is_exported_to_as_typed(official_store, tmp_path):
@@ -229,7 +222,7 @@ async def test_a_path_typed_fast_is_exported_to_as_typed(official_store, tmp_pat
 
     app = GenebApp(official_store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await dialog_at_120_columns(pilot)
+        await opened(pilot, "e", ExportScreen)
         typo = str(tmp_path / "tui-export.csx")
         _typed_fast(app, ["ctrl+u", *typo, "backspace", "v", "enter"])
         for _ in range(20):
@@ -249,7 +242,7 @@ async def test_at_120_columns_the_export_dialogs_title_is_read_whole(official_st
 
     app = GenebApp(official_store)
     async with app.run_test(size=(120, 40)) as pilot:
-        dialog = await dialog_at_120_columns(pilot)
+        dialog = await opened(pilot, "e", ExportScreen)
         title = (f"Export to CSV — {dialog.n_rows} rows × {dialog.n_cols} columns: "
                  f"{ExportScreen.TABLE}")
         inside = [line.split("█")[1] for line in screen_text(app).splitlines()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from capture import screen_text
-from conftest import settle
+from conftest import opened, settle
 from fixture_store import SUBMISSIONS, leaderboard
 from textual.widgets import TabbedContent
 
@@ -34,19 +34,12 @@ async def test_empty_store_says_how_to_fill_or_import(tmp_path):
         assert "geneb-engine fill --suite geneb-mini --models kmer-3 kmer-4 kmer-6" in text
 
 
-async def open_views(pilot) -> CompareScreen:
-    """The comparison views (v) opened once the store is read, their first tab computed."""
-    await settle(pilot)
-    await pilot.press("v")
-    await settle(pilot)
-    assert isinstance(pilot.app.screen, CompareScreen)
-    return pilot.app.screen
 
 
 async def test_comparison_views(official_store):
     app = GenebApp(official_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_views(pilot)
+        screen = await opened(pilot, "v", CompareScreen)
         lb = {r["model"]: r for r in leaderboard()["full"]}
         lb10 = {r["model"]: r for r in leaderboard()["10shot"]}
         official = {m: r for m, r in lb.items() if r["submitted"] == "official"}
@@ -137,7 +130,7 @@ async def test_the_comparison_views_shown_again_are_as_left_and_follow_the_selec
 
     app = GenebApp(official_store)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_views(pilot)
+        screen = await opened(pilot, "v", CompareScreen)
         await pilot.press("2", "b")                     # the Rank shift tab; regime B 1shot
         await settle(pilot)
         await pilot.press("escape", "v")

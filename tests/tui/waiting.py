@@ -29,3 +29,12 @@ async def settle(pilot, rounds: int = 3) -> None:
     for _ in range(rounds):
         await workers_done(pilot.app)
         await pilot.pause()
+
+
+async def opened(pilot, key: str, screen_type):
+    """The screen `key` opens, pressed once the store is read, its first content computed."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, screen_type)
+    return pilot.app.screen
