@@ -25,7 +25,7 @@ from store.analyses.ranktests import regime_rank_tests
 from store.analyses.scores import scores_of
 from store.db import snapshot_of
 from store.tables.catalogs import pair_domains
-from store.tables.predictions import read_labels, read_predictions
+from store.tables.predictions import labels_of, read_predictions
 from store.vocab.protocol import GENEB_V1
 
 # What a question with a domain leaves out: the analyses that compare entries on one task set
@@ -91,7 +91,5 @@ def stored_example_intervals(paths, *, regime: str, n: int, level: float,
     """`store.analyses.examples.example_intervals` of every local geneb-v1 cell of `regime`
     with stored predictions (each seed, and the seed mean with seed NULL)."""
     preds = read_predictions(paths, regime=regime, protocol_hash=GENEB_V1.hash)
-    labels = {(task, data_hash): y
-              for task, data_hash in preds.select("task", "data_hash").unique().iter_rows()
-              if (y := read_labels(paths, task, data_hash)) is not None}
+    labels = labels_of(paths, preds.select("task", "data_hash").unique().iter_rows())
     return example_intervals(preds, labels, n_resamples=n, level=level, seed=seed)

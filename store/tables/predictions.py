@@ -170,16 +170,26 @@ def read_predictions(paths: StorePaths, *, model: str | None = None, task: str |
 def read_labels(paths: StorePaths, task: str, data_hash: str | None = None) -> np.ndarray | None:
     """The test labels of `task` on `data_hash` (None: its current data); None when no local
     run stored them."""
+    return labels_of(paths, [(task, data_hash)]).get((task, data_hash))
+
+
+def labels_of(paths: StorePaths, keys: Iterable[tuple[str, str | None]]
+              ) -> dict[tuple[str, str | None], np.ndarray]:
+    """`read_labels` of each (task, data_hash) of `keys` that has them, from one read of the
+    table (a reader of many tasks' labels reads it once, not once a task)."""
     frame = _latest(paths)
     if frame.height == 0:
-        return None
-    frame = frame.filter((pl.col("kind") == "labels") & (pl.col("task") == task))
-    if data_hash is not None:
-        frame = frame.filter(pl.col("data_hash") == data_hash)
-    if frame.height == 0:
-        return None
-    first = frame.sort("created_at", descending=True).row(0, named=True)
-    return decode(first["width"], first["values"])
+        return {}
+    frame = frame.filter(pl.col("kind") == "labels").sort("created_at", descending=True)
+    out = {}
+    for task, data_hash in keys:
+        rows = frame.filter(pl.col("task") == task)
+        if data_hash is not None:
+            rows = rows.filter(pl.col("data_hash") == data_hash)
+        if rows.height:
+            first = rows.row(0, named=True)
+            out[(task, data_hash)] = decode(first["width"], first["values"])
+    return out
 
 
 def missing_reason(paths: StorePaths, model: str, task: str | None = None) -> str | None:
