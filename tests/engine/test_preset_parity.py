@@ -1,0 +1,164 @@
+"""The recipe presets held against the official extractors' loop, family by family, where the
+batch changes the value (`store/catalogs/recipes.toml`: `presets = "can-differ"`).
+
+METAGENE-1 (a Llama decoder whose official mean takes every position of the padded batch; its
+loop is tests/engine/test_recipe_parity.py's), HyenaDNA (its model gets the ids only; a Mamba
+stands in, with that file's loop), Caduceus and PlantCaduceus (a bidirectional Mamba that takes
+the mask and reads none: a Mamba run both ways, its code in the checkpoint, with caduceus.py's
+loop written out below; transformers' own Mamba applies a mask it is given, so it cannot stand
+in for them): one tiny checkpoint per family, embedded by `fill` under the catalog's own model
+ids (a user entry of the store with that id points at the checkpoint) with `--preset reference`
+at batch 4 and 8 and with the default normalized preset, on one task of a dozen sequences of
+different lengths per split. The reference preset equals the official loop at that batch,
+padding included; the normalized preset equals it at batch 1; the two differ. To 1e-5 in
+float32 on the CPU, under transformers 4 and 5 (the Makefile's TF4_TESTS).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import json  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+
+from store.catalog import RECIPE_DEFAULTS, RECIPE_FIELDS, load_models  # noqa: E402
+from tests.engine.test_recipe_parity import hyenadna, loop, masked_mean, metagene  # noqa: E402
+from tests.engine.tiny_models import (  # noqa: E402
+    build,
+    char_tokenizer,
+    hub_layout_task,
+    save_remote,
+)
+
+# As Caduceus: a Mamba read both ways, the mask taken and never read.
+BIDIRECTIONAL_MAMBA = '''
+from transformers import MambaConfig, MambaModel, PreTrainedModel
+from transformers.modeling_outputs import MaskedLMOutput
+
+
+class TinyRemoteConfig(MambaConfig):
+    model_type = "tiny-bidirectional-mamba"
+
+
+class TinyRemoteModel(PreTrainedModel):
+    config_class = TinyRemoteConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.mamba = MambaModel(config)
+        self.post_init()
+
+    def forward(self, input_ids, attention_mask=None, **kwargs):
+        ahead = self.mamba(input_ids=input_ids).last_hidden_state
+        back = self.mamba(input_ids=input_ids.flip(1)).last_hidden_state.flip(1)
+        hidden = ahead + back
+        return MaskedLMOutput(logits=hidden, hidden_states=(hidden,))
+'''
+
+
+def caduceus(folder, sequences, batch=1):
+    """caduceus.py: no special tokens, padded on the tokenizer's side, the ids and the mask to
+    the model, the masked mean of the last of hidden_states."""
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()
+
+    def embed(chunk):
+        enc = tok(chunk, add_special_tokens=False, padding=True, truncation=True,
+                  return_attention_mask=True, return_tensors="pt")
+        out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"])
+        return masked_mean(out.hidden_states[-1], enc["attention_mask"])
+
+    return loop(sequences, batch, embed)
+
+
+# Catalog model: (tiny architecture, the official extractor's loop).
+FAMILIES = {
+    "METAGENE-1": ("llama", metagene),
+    "hyenadna-medium-160k-seqlen-hf": ("mamba", hyenadna),
+    "caduceus-ph_seqlen-1k_d_model-256_n_layer-4_lr-8e-3": ("bimamba", caduceus),
+    "PlantCaduceus_l32": ("bimamba", caduceus),
+}
+BATCHES = (4, 8)
+SIZES = (("train", 12), ("test", 9))     # batches of 8: 8 + 4, then the test split's 8 + 1
+
+
+def checkpoints(root) -> dict:
+    """A tiny Llama (right padding, as its tokenizer), a tiny Mamba and a bidirectional one whose
+    tokenizers pad on the left, every weight random (as tests/engine/test_recipe_parity.py
+    builds them)."""
+    dirs = {"llama": build("llama", root / "llama"), "mamba": build("mamba", root / "mamba")}
+    char_tokenizer(128, padding_side="left").save_pretrained(dirs["mamba"])
+    dirs["bimamba"] = save_remote(root / "bimamba", BIDIRECTIONAL_MAMBA, dirs["mamba"],
+                                  vocab_size=10, hidden_size=32, state_size=4,
+                                  num_hidden_layers=2, expand=2, pad_token_id=None)
+    mamba = AutoModelForCausalLM.from_pretrained(dirs["mamba"])
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for p in mamba.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    mamba.save_pretrained(dirs["mamba"])
+    return dirs
+
+
+def entry(model_id: str, folder) -> str:
+    """The catalog entry `model_id`'s recipe, pointed at the tiny `folder` (a store entry of
+    the same id wins over the built-in one)."""
+    recipe = {f: getattr(load_models()[model_id], f) for f in RECIPE_FIELDS}
+    lines = [f"model_id = {json.dumps(model_id)}", f"path = {json.dumps(str(folder))}"]
+    lines += [f"{f} = {json.dumps(v)}" for f, v in recipe.items() if v != RECIPE_DEFAULTS[f]]
+    return "[[model]]\n" + "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def presets(tmp_path_factory) -> dict:
+    """The four families filled at the normalized preset and the reference preset at batch 4
+    and 8, in one store; every split's stored embeddings per preset value."""
+    import zarr
+
+    from engine.cli import main
+    from store.embeddings import EmbeddingStore
+    from store.paths import StorePaths
+
+    root = tmp_path_factory.mktemp("presets")
+    dirs = checkpoints(root / "ckpt")
+    texts = hub_layout_task(root / "suite", sizes=SIZES)
+    store = root / "store"
+    store.mkdir()
+    (store / "models.toml").write_text("\n".join(entry(m, dirs[a])
+                                                 for m, (a, _) in FAMILIES.items()))
+    common = ["fill", "--store", str(store), "--suite", str(root / "suite"), "--models",
+              *FAMILIES, "--regimes", "full", "--device", "cpu", "--trust-remote-code"]
+    assert main(common) == 0
+    for batch in BATCHES:
+        assert main([*common, "--preset", "reference", "--batch-size", str(batch)]) == 0
+    embeddings = EmbeddingStore(StorePaths(store.resolve()))
+    values = [None, *(f"reference@{b}" for b in BATCHES)]
+    stored = {(m, v, split): zarr.open_group(str(embeddings.split_path(m, "task_a", split,
+                                                                       None, v)), mode="r")
+              for m in FAMILIES for v in values for split in texts}
+    return {"dirs": dirs, "texts": texts, "stored": stored, "store": store}
+
+
+@pytest.mark.parametrize("model_id", list(FAMILIES))
+def test_the_reference_preset_is_the_official_loop_at_its_batch(presets, model_id):
+    arch, official = FAMILIES[model_id]
+    for split, sequences in presets["texts"].items():
+        normalized = presets["stored"][model_id, None, split]["embeddings"][:]
+        np.testing.assert_allclose(normalized, official(presets["dirs"][arch], sequences),
+                                   atol=1e-5, rtol=0, err_msg=f"{model_id} {split} batch 1")
+        for batch in BATCHES:
+            group = presets["stored"][model_id, f"reference@{batch}", split]
+            ours = group["embeddings"][:]
+            want = official(presets["dirs"][arch], sequences, batch=batch)
+            assert ours.dtype == np.float32
+            np.testing.assert_allclose(ours, want, atol=1e-5, rtol=0,
+                                       err_msg=f"{model_id} {split} batch {batch}")
+            assert group.attrs["encoder"]["preset"] == f"reference@{batch}"
+            # the batch matters for these families: the presets are not the same numbers
+            assert np.abs(ours - normalized).max() > 1e-4, f"{model_id} {split} {batch}"
