@@ -162,3 +162,68 @@ def test_the_reference_preset_is_the_official_loop_at_its_batch(presets, model_i
             assert group.attrs["encoder"]["preset"] == f"reference@{batch}"
             # the batch matters for these families: the presets are not the same numbers
             assert np.abs(ours - normalized).max() > 1e-4, f"{model_id} {split} {batch}"
+
+
+def test_readers_show_which_preset_a_row_used(presets, tmp_path):
+    """The newest run (reference@8) is each model's current variant, shown under its id; the
+    rows of the other presets are their own entries on every reader (one table, the notes,
+    the dashboard's model information, `export --csv`), never pooled."""
+    import csv
+
+    from engine.cli import main
+    from geneb_tui.core.query import StoreSnapshot
+    from store.db import Snapshot
+    from store.paths import StorePaths
+
+    paths = StorePaths(presets["store"].resolve())
+    snap = Snapshot(paths)
+    shown = snap.query("SELECT model, any_value(recipe_preset) AS preset, count(*) AS n "
+                       "FROM results WHERE model LIKE 'METAGENE-1%' GROUP BY model")
+    assert dict(zip(shown["model"], shown["preset"], strict=True)) == {
+        "METAGENE-1": "reference@8", "METAGENE-1 [normalized]": None,
+        "METAGENE-1 [reference@4]": "reference@4"}
+    assert ("METAGENE-1: results at float32, reference@8 shown as METAGENE-1, at other "
+            "variants apart as METAGENE-1 [normalized], METAGENE-1 [reference@4] (never "
+            "pooled)") in snap.notes
+    snap.close()
+    models = StoreSnapshot.load(paths).models
+    display = dict(zip(models["model_id"], models["display"], strict=False))
+    assert display["METAGENE-1 [reference@4]"].endswith(" [reference@4]")
+    out = tmp_path / "scores.csv"
+    assert main(["export", "--store", str(presets["store"]), "--csv", str(out)]) == 0
+    with open(out) as f:
+        exported = {(r["model"], r["recipe_preset"]) for r in csv.DictReader(f)
+                    if r["model"].startswith("METAGENE-1")}
+    assert exported == {("METAGENE-1", "reference@8"), ("METAGENE-1 [normalized]", ""),
+                        ("METAGENE-1 [reference@4]", "reference@4")}
+
+
+def test_each_preset_keeps_its_cells(presets):
+    """After the reference runs, a normalized fill finds its cells done: nothing is computed
+    again, nothing written."""
+    from engine.cli import main
+    from store.paths import StorePaths
+    from store.tables.results import read_state
+
+    paths = StorePaths(presets["store"].resolve())
+    before = read_state(paths).version
+    assert main(["fill", "--store", str(presets["store"]), "--suite",
+                 str(presets["store"].parent / "suite"), "--models", *FAMILIES, "--regimes",
+                 "full", "--device", "cpu", "--trust-remote-code"]) == 0
+    assert read_state(paths).version == before
+
+
+def test_a_batch_size_the_official_extractor_cannot_have_run_is_refused():
+    """Evo-1's official extractor embeds the first sequence of each batch only: its reference
+    batch is 1, and another is refused in one line naming why."""
+    from engine.encoders import EncoderOptions, told_preset
+    from store.vocab.errors import GenebError
+
+    evo = load_models()["evo-1-131k-base"]
+    assert told_preset(evo, EncoderOptions(preset="reference")) == "reference@1"
+    assert told_preset(evo, EncoderOptions()) is None
+    with pytest.raises(GenebError, match="batch size 1 only .*first sequence of each batch"):
+        told_preset(evo, EncoderOptions(preset="reference", batch_size=4))
+    metagene_1 = load_models()["METAGENE-1"]
+    assert told_preset(metagene_1, EncoderOptions(preset="reference")) == "reference@4"
+    assert told_preset(load_models()["kmer-3"], EncoderOptions(preset="reference")) is None
