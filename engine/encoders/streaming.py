@@ -57,7 +57,7 @@ import numpy as np
 import torch
 
 from engine.data import as_read_by
-from engine.encoders import pooling_of
+from engine.encoders import pooling_of, told_preset
 from engine.encoders.batching import (
     BATCHES_AHEAD,
     WINDOW_ROWS,
@@ -143,8 +143,6 @@ class StreamingEncoder:
     def for_model(cls, model: ModelMeta, options: EncoderOptions, **recipe) -> Self:
         """The encoder of a catalog entry that passed `engine.encoders.preflight`; its revision
         is `checkpoint_revision`'s (a local folder's: the sha256 of its files)."""
-        from engine.encoders import told_preset  # lazy: the package imports this module
-
         source = model.path or model.hub_id
         preset = told_preset(model, options)
         return cls(source, model_id=model.model_id,
