@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 
-from engine.cli import main
 from tests.conftest import SUBMISSIONS
-from tests.engine.test_cli_compare import reproduced_rows
+from tests.engine.test_cli_compare import reproduced_rows, run
 from tests.helpers import digest
 from tests.store.local_rows import local_store
 
@@ -23,16 +22,6 @@ OFF = 1e-3
 def variant(rows: list[dict], preset: str | None, shift: float) -> list[dict]:
     return [{**r, "recipe_preset": preset, "compute_precision": "float32",
              **{m: r[m] + shift for m in ("mcc", "acc", "f1_macro")}} for r in rows]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        rc = main(["compare", *argv])
-    except SystemExit as exc:
-        rc = exc.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def test_the_batch_size_that_reproduces_a_submission_is_named(tmp_path, capsys):

@@ -20,19 +20,22 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import json  # noqa: E402
-
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-import torch  # noqa: E402
-from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+from transformers import AutoModel, AutoTokenizer  # noqa: E402
 
-from store.catalog import RECIPE_DEFAULTS, RECIPE_FIELDS, load_models  # noqa: E402
-from tests.engine.test_recipe_parity import hyenadna, loop, masked_mean, metagene  # noqa: E402
+from store.catalog import load_models  # noqa: E402
+from tests.engine.test_recipe_parity import (  # noqa: E402
+    entry,
+    hyenadna,
+    loop,
+    masked_mean,
+    metagene,
+)
 from tests.engine.tiny_models import (  # noqa: E402
     build,
-    char_tokenizer,
     hub_layout_task,
+    mamba_left_padded,
     save_remote,
 )
 
@@ -92,27 +95,12 @@ def checkpoints(root) -> dict:
     """A tiny Llama (right padding, as its tokenizer), a tiny Mamba and a bidirectional one whose
     tokenizers pad on the left, every weight random (as tests/engine/test_recipe_parity.py
     builds them)."""
-    dirs = {"llama": build("llama", root / "llama"), "mamba": build("mamba", root / "mamba")}
-    char_tokenizer(128, padding_side="left").save_pretrained(dirs["mamba"])
+    dirs = {"llama": build("llama", root / "llama"),
+            "mamba": mamba_left_padded(root / "mamba")}
     dirs["bimamba"] = save_remote(root / "bimamba", BIDIRECTIONAL_MAMBA, dirs["mamba"],
                                   vocab_size=10, hidden_size=32, state_size=4,
                                   num_hidden_layers=2, expand=2, pad_token_id=None)
-    mamba = AutoModelForCausalLM.from_pretrained(dirs["mamba"])
-    torch.manual_seed(1)
-    with torch.no_grad():
-        for p in mamba.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-    mamba.save_pretrained(dirs["mamba"])
     return dirs
-
-
-def entry(model_id: str, folder) -> str:
-    """The catalog entry `model_id`'s recipe, pointed at the tiny `folder` (a store entry of
-    the same id wins over the built-in one)."""
-    recipe = {f: getattr(load_models()[model_id], f) for f in RECIPE_FIELDS}
-    lines = [f"model_id = {json.dumps(model_id)}", f"path = {json.dumps(str(folder))}"]
-    lines += [f"{f} = {json.dumps(v)}" for f, v in recipe.items() if v != RECIPE_DEFAULTS[f]]
-    return "[[model]]\n" + "\n".join(lines) + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +118,7 @@ def presets(tmp_path_factory) -> dict:
     texts = hub_layout_task(root / "suite", sizes=SIZES)
     store = root / "store"
     store.mkdir()
-    (store / "models.toml").write_text("\n".join(entry(m, dirs[a])
+    (store / "models.toml").write_text("\n".join(entry(m, dirs[a], as_id=m)
                                                  for m, (a, _) in FAMILIES.items()))
     common = ["fill", "--store", str(store), "--suite", str(root / "suite"), "--models",
               *FAMILIES, "--regimes", "full", "--device", "cpu", "--trust-remote-code"]
