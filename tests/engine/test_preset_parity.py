@@ -20,6 +20,8 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import json  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from transformers import AutoModel, AutoTokenizer  # noqa: E402
@@ -215,3 +217,18 @@ def test_a_batch_size_the_official_extractor_cannot_have_run_is_refused():
     metagene_1 = load_models()["METAGENE-1"]
     assert told_preset(metagene_1, EncoderOptions(preset="reference")) == "reference@4"
     assert told_preset(load_models()["kmer-3"], EncoderOptions(preset="reference")) is None
+
+
+def test_status_counts_the_normalized_cells_and_names_the_reference_ones(presets, capsys):
+    """`status` counts each model's cells at what a plain `fill` computes (the normalized
+    preset) and names those done at a reference batch size as other cells."""
+    from engine.cli import main
+
+    capsys.readouterr()
+    assert main(["status", "--store", str(presets["store"]), "--suite",
+                 str(presets["store"].parent / "suite"), "--models", *FAMILIES,
+                 "--regimes", "full", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["other_precisions"] == {m: {"float32, reference@4": 1, "float32, reference@8": 1}
+                                       for m in FAMILIES}
+    assert all(r["done"] == r["total"] == 1 for r in doc["rows"])
