@@ -411,12 +411,12 @@ class EmbeddingStore:
 
     def stored(self, model: str, task: str, split: str, data_hash: str,
                revision: str | None, expect: dict | None = None,
-               precision: str | None = None) -> bool:
+               precision: str | None = None, preset: str | None = None) -> bool:
         """Whether a complete split of `model` on the data `data_hash`, made with the model's
-        `revision` at `precision` (and, given `expect`, made the way it says, its precision
-        included), is stored, by its attributes alone (what a plan counts on reusing, read
-        fast): `load` verifies it, and the settings it was made with, before a run uses it."""
-        preset = None
+        `revision` at `precision` and recipe `preset` (and, given `expect`, made the way it
+        says, its variant included), is stored, by its attributes alone (what a plan counts on
+        reusing, read fast): `load` verifies it, and the settings it was made with, before a
+        run uses it."""
         if expect is not None:
             precision, preset = expect.get("compute_precision"), expect.get("recipe_preset")
         try:

@@ -276,6 +276,7 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
         raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
                          "entry")
     pooling_of(model)
+    told_preset(model, options)           # a batch size its official extractor cannot have run
     if kind.user_code and (problem := extractor_problem(model.extractor)):
         raise GenebError(f"model {model.model_id}: {problem} (the 'extractor' of its registry "
                          "entry)")
