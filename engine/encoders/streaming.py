@@ -321,9 +321,10 @@ class StreamingEncoder:
         return pinned(batch) if self.device.type == "cuda" else batch
 
     def _fits(self, part: Part) -> bool:
-        """Whether a planned batch still fits the limits (an out-of-memory error lowers them)."""
+        """Whether a planned batch still fits the limits (an out-of-memory error lowers them;
+        the reference preset's fixed batches always do)."""
         n = part.rows.size
-        return n == 1 or (n <= self.batch_size and (
+        return bool(self.preset) or n == 1 or (n <= self.batch_size and (
             not self.max_batch_tokens or n * int(part.lengths.max()) <= self.max_batch_tokens))
 
     def _split(self, part: Part) -> list[Part]:

@@ -232,3 +232,23 @@ def test_status_counts_the_normalized_cells_and_names_the_reference_ones(presets
     assert doc["other_precisions"] == {m: {"float32, reference@4": 1, "float32, reference@8": 1}
                                        for m in FAMILIES}
     assert all(r["done"] == r["total"] == 1 for r in doc["rows"])
+
+
+def test_a_resumed_split_runs_its_fixed_batches_again(presets):
+    """A split interrupted after some rows: the reference preset runs again every batch that
+    holds a row not yet written, whole, so the rows come out as one uninterrupted run's."""
+    from engine.encoders.hf import HFEncoder
+    from engine.encoders.streaming import ArraySink
+    from store.official.recipes import reference_of
+
+    encoder = HFEncoder(str(presets["dirs"]["llama"]), model_id="METAGENE-1",
+                        pooling="mean-with-padding", preset="reference@4",
+                        reference=reference_of("METAGENE-1"), device="cpu", dtype="float32")
+    sequences = presets["texts"]["train"]
+    whole = encoder.encode(sequences)
+    sink = ArraySink(len(sequences))
+    sink.array = np.full_like(whole, np.nan)
+    sink.done[:6] = True                  # rows 0-5 written: the batch of rows 4-7 runs again
+    encoder.encode_into(sequences, sink)
+    np.testing.assert_allclose(sink.array[6:], whole[6:], atol=1e-6, rtol=0)
+    assert np.isnan(sink.array[:4]).all()         # the first batch was not run again
