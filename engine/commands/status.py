@@ -237,7 +237,7 @@ def _show(args, paths, counts: StatusCounts) -> None:
         console.print(escape(
             f"{model}: counted at {precision_label(counts.precisions[model])}, normalized "
             "(what `fill` computes in here by default); also done at "
-            + ", ".join(f"{p}: {n} cell{'s' if n != 1 else ''}" for p, n in sorted(at.items()))
+            + "; ".join(f"{p}: {n} cell{'s' if n != 1 else ''}" for p, n in sorted(at.items()))
             + " (other cells: `fill` at that --dtype and --preset counts them)"))
     if nothing:
         console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
