@@ -22,7 +22,7 @@ TF4_TESTS := tests/engine/test_hf_encoder.py tests/engine/test_remote_code.py \
 	tests/engine/test_offline_models.py tests/engine/test_random_init.py \
 	tests/engine/test_quiet_model_load.py tests/engine/test_remote_pins.py \
 	tests/engine/test_recipe_parity.py tests/engine/test_splicebert_adapter.py \
-	tests/engine/test_checkpoint_checks.py
+	tests/engine/test_checkpoint_checks.py tests/engine/test_preset_parity.py
 
 .PHONY: demo test test-full checks browser-check lint test-suite test-tf4 docs clean bench
 

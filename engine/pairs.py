@@ -34,10 +34,20 @@ from store.vocab.variant import precision_label
 
 def embeddings_identity(model: ModelMeta, encoder, data_hash: str) -> dict:
     """The embeddings' identity and provenance, stored as the split's attributes (what
-    `store.embeddings.IDENTITY` compares: a stored split is reused when they match)."""
+    `store.embeddings.IDENTITY` compares: a stored split is reused when they match); the
+    recipe preset only where it is not normalized (it is in the encoder's settings then too),
+    so the normalized preset's attributes are what they always were."""
+    preset = recipe_preset(encoder)
     return {"model_id": model.model_id, "model_revision": encoder.revision,
             "encoder": encoder.settings, "data_hash": data_hash, "dtype": "float32",
-            "compute_precision": encoder.precision, "engine_version": __version__}
+            "compute_precision": encoder.precision, "engine_version": __version__,
+            **({"recipe_preset": preset} if preset is not None else {})}
+
+
+def recipe_preset(encoder) -> str | None:
+    """The encoder's recipe preset value (`store.vocab.variant`; None: normalized, and for the
+    kinds that batch nothing of their own)."""
+    return getattr(encoder, "preset", None)
 
 
 def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, encoder,
@@ -87,13 +97,13 @@ def embedded_event(model_id: str, task_id: str, worker: str, done: dict) -> dict
 
 def remaining(paths: StorePaths, model_id: str, task_id: str, data_hash: str,
               revision: str | None, precision: str | None,
-              todo: tuple[tuple[Protocol, tuple[str, ...]], ...]
+              todo: tuple[tuple[Protocol, tuple[str, ...]], ...], preset: str | None = None
               ) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
     """The part of a pair's `todo` the results table still lacks on `data_hash` with the
-    model's `revision` at the compute `precision` (another process may have finished cells
-    since the plan); checked under the pair's lock."""
+    model's `revision` at the compute `precision` and recipe `preset` (another process may
+    have finished cells since the plan); checked under the pair's lock."""
     done = done_in_table(paths, model_id, task_id, data_hash, revision, precision,
-                         seed_counts(p for p, _ in todo))
+                         seed_counts(p for p, _ in todo), preset)
     return tuple((p, left) for p, regimes in todo
                  if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
 
@@ -128,7 +138,7 @@ def provenance_of(suite: Suite, data: TaskData, encoder) -> dict:
     """What every result row of a pair records about where it came from."""
     return {"source": LOCAL, "data_revision": suite.revision, "data_hash": data.data_hash,
             "model_revision": encoder.revision, "compute_precision": encoder.precision,
-            "engine_version": __version__}
+            "recipe_preset": recipe_preset(encoder), "engine_version": __version__}
 
 
 def cell_events(work: PairWork, computed: bool, done: int, total: int) -> list[dict]:
@@ -165,10 +175,11 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                                   source=provenance["source"],
                                   data_hash=provenance["data_hash"],
                                   compute_precision=provenance["compute_precision"],
-                                  created_at=now)
+                                  recipe_preset=provenance["recipe_preset"], created_at=now)
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"], revision=provenance["model_revision"],
                        seeds=seed_counts(p for p, _ in todo),
-                       precision=provenance["compute_precision"], predictions=predictions)
+                       precision=provenance["compute_precision"],
+                       preset=provenance["recipe_preset"], predictions=predictions)

@@ -10,16 +10,17 @@ folder's rows recorded under the fingerprint's rule before count while that olde
 matches, `store.current.legacy_revisions`); a model whose revision only its loaded weights
 tell (a random-initialisation control) is planned with the store's current revision, and a run
 that finds another one when it loads it says so (`engine.pairs`). The precision is told from
-`--device` and `--dtype` (`engine.encoders.told_precision`).
+`--device` and `--dtype` (`engine.encoders.told_precision`), the recipe preset from `--preset`
+and `--batch-size` (`engine.encoders.told_preset`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
-from engine.encoders import EncoderOptions, told_precision
+from engine.encoders import EncoderOptions, told_precision, told_preset
 from engine.encoders.revision import told_revisions
 from store.catalog import ModelMeta, TaskMeta
 from store.cells import cell_states, current_revisions
@@ -51,6 +52,8 @@ class Plan:
     revisions: Mapping[str, str | None]
     # model id -> the compute precision its done cells were checked at (`told_precision`)
     precisions: Mapping[str, str | None]
+    # model id -> the recipe preset value its done cells were checked at (`told_preset`)
+    presets: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def cells_missing(self) -> int:
@@ -77,16 +80,19 @@ def accepted_revisions(source: Source, models: list[ModelMeta]) -> dict[str, str
 
 def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str, str],
                revisions: Mapping[str, str | None], precisions: Mapping[str, str | None],
-               also: Mapping[str, str] | None = None) -> set[tuple[str, str, str, str]]:
+               also: Mapping[str, str] | None = None,
+               presets: Mapping[str, str | None] | None = None
+               ) -> set[tuple[str, str, str, str]]:
     """(protocol hash, model, task, regime) of every done local cell on the given data, of the
     models `revisions` names with the revision it gives each (`also`: a second name of it;
-    rows of others are stale) at the precision `precisions` gives each."""
+    rows of others are stale) at the precision `precisions` and the recipe preset `presets`
+    (not named: normalized) give each."""
     if not data_hashes or not revisions:
         return set()
     states = cell_states(
         partial(query, source), seeds=seed_counts(protocols),
         data_hashes=data_hashes, revisions=revisions, also=also,
-        precisions={m: precisions.get(m) for m in revisions},
+        precisions={m: precisions.get(m) for m in revisions}, presets=presets,
         where=f"r.source = '{LOCAL}' AND list_contains(?, r.model) AND list_contains(?, r.task)",
         params=[list(revisions), list(data_hashes)])
     return {(r["protocol_hash"], r["model"], r["task"], r["regime"])
@@ -99,8 +105,9 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
     revisions = run_revisions(source, [m.model_id for m in models],
                               {m.model_id: m for m in models})
     precisions = {m.model_id: told_precision(m, options) for m in models}
+    presets = {m.model_id: told_preset(m, options) for m in models}
     done = done_cells(source, protocols, data_hashes, revisions, precisions,
-                      accepted_revisions(source, models))
+                      accepted_revisions(source, models), presets)
     work = []
     for m in models:
         for t in tasks:
@@ -112,4 +119,4 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
             if todo:
                 work.append(PairWork(m, t, todo))
     return Plan(len(models) * len(tasks) * len(regimes) * len(protocols), tuple(work),
-                revisions, precisions)
+                revisions, precisions, presets)

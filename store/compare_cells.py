@@ -5,6 +5,11 @@ A cell is (model, task, regime, metric); its value is the seed mean of a store's
 (`store.official.submission.submission_rows`).
 Two sides are compared on the cells both hold: difference = B - A, within the tolerance when
 |B - A| <= tol. Cells of one side only are counted, never compared.
+
+`preset_candidates` compares each variant a store holds of a submission's model (its rows at
+the current variant, under the model's id, and each entry `<model> [reference@4]`, ...: the
+recipe presets and batch sizes that were filled, `store.vocab.variant`) with the submission on
+its own, by the same rule: which one reproduces it.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from store import seedmeans
-from store.db import Source
+from store.db import Source, query
 from store.official.formats import Submission
 from store.official.submission import submission_rows
 from store.vocab.protocol import METRICS, REGIMES
+from store.vocab.variant import preset_label
 
 CELL: tuple[str, ...] = ("model", "task", "regime", "metric")
 
@@ -119,3 +125,54 @@ def compare_cells(a: pl.DataFrame, b: pl.DataFrame, tol: float = DEFAULT_TOL) ->
                       largest=both.row(0, named=True) if both.height else None,
                       only_a=only("a", "b"), only_b=only("b", "a"),
                       compared_models=both.group_by("model").agg(cells=pl.len()).sort("model"))
+
+
+def variant_cells(source: Source, protocol_hash: str, source_name: str | None = None
+                  ) -> pl.DataFrame:
+    """`store_cells` with `entry` (the model as readers name it: `<model> [<variant>]` at a
+    variant other than its current one) and `preset` (its recipe preset's label); `model` is
+    the model the entry is a variant of."""
+    filters = {"source": [source_name]} if source_name is not None else {}
+    means = seedmeans.seed_means(source, protocol_hash=[protocol_hash], **filters)
+    bases = dict(query(source, "SELECT entry, model FROM entries").iter_rows())
+    labels = {p: preset_label(p) for p in means["recipe_preset"].unique().to_list()}
+    return (means.with_columns(
+                entry=pl.col("model"),
+                model=pl.col("model").replace(bases),
+                preset=pl.col("recipe_preset").replace_strict(labels, return_dtype=pl.String))
+            .select("source", "model", "entry", "preset", "task", "regime", *METRICS)
+            .unpivot(on=list(METRICS), index=["source", "model", "entry", "preset", "task",
+                                              "regime"],
+                     variable_name="metric", value_name="value")
+            .drop_nulls("value"))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One variant of a store's model compared with a submission of that model."""
+
+    model: str                  # the submission's model
+    entry: str                  # the store's entry (the model at one variant)
+    preset: str                 # its recipe preset (`store.vocab.variant.preset_label`)
+    comparison: Comparison      # store (A) against the submission (B)
+
+    @property
+    def why_not(self) -> str:
+        """"" when this variant reproduces the submission (`Comparison.reproduced`), else why
+        not."""
+        return self.comparison.reproduced("b").get(self.model, "no cell in common")
+
+
+def preset_candidates(store: pl.DataFrame, submissions: pl.DataFrame,
+                      tol: float = DEFAULT_TOL) -> list[Candidate]:
+    """Each variant (`variant_cells`) of each submission model (`submission_cells`) compared
+    with the submission, by model, then the current variant first, then by entry."""
+    out = []
+    models = set(submissions["model"])
+    keys = (store.filter(pl.col("model").is_in(models)).select("model", "entry", "preset")
+            .unique().sort("model", pl.col("entry") != pl.col("model"), "entry"))
+    for model, entry, preset in keys.iter_rows():
+        side = store.filter(pl.col("entry") == entry).drop("entry", "preset")
+        out.append(Candidate(model, entry, preset, compare_cells(
+            side, submissions.filter(pl.col("model") == model), tol)))
+    return out

@@ -31,7 +31,7 @@ from store.fingerprint import LEGACY_PREFIX, checkpoint_fingerprint, folder_sha2
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.sources import LOCAL
-from store.vocab.variant import NOT_RECORDED, precision_label
+from store.vocab.variant import precision_label, preset_label
 
 Run = Callable[[str, list], pl.DataFrame]
 
@@ -112,13 +112,14 @@ def reader_revisions(run: Run, models: pl.DataFrame) -> dict[str, FolderRevision
 
 
 def left_out(run: Run) -> pl.DataFrame:
-    """[model, n]: the local results (cells: protocol, task, regime and precision, each over
+    """[model, n]: the local results (cells: protocol, task, regime and variant, each over
     its seeds) per model that are not current for their model's revision alone (on current
     data, of another revision: the `stale_results` view of `store.db` minus the rows stale for
     their data)."""
     return run(f"""
         SELECT r.model, count(DISTINCT (r.protocol_hash, r.task, r.regime,
-                                        r.compute_precision)) AS n FROM stale_results r
+                                        r.compute_precision, r.recipe_preset)) AS n
+        FROM stale_results r
         LEFT JOIN current_data c ON c.task = r.task
         WHERE r.source = '{LOCAL}'
           AND (r.data_hash IS NULL OR c.data_hash IS NULL OR r.data_hash = c.data_hash)
@@ -127,25 +128,26 @@ def left_out(run: Run) -> pl.DataFrame:
 
 def with_entries(models: pl.DataFrame, run: Run) -> pl.DataFrame:
     """The model metadata frame `models` (`model_id`, `display`, ...: a catalog's) with a row
-    for each entry of a model's rows at another compute precision (the `entries` view): its
-    model's metadata, its id and display name followed by ` [<precision>]`, so every reader
-    describes it as the model it is."""
-    entries = run("SELECT entry, model, compute_precision FROM entries ORDER BY entry", [])
+    for each entry of a model's rows at another variant (the `entries` view): its model's
+    metadata, its id and display name followed by the entry's ` [<variant>]` (`[float16]`,
+    `[reference@4]`), so every reader describes it as the model it is."""
+    entries = run("SELECT entry, model FROM entries ORDER BY entry", [])
     if entries.is_empty() or "model_id" not in models.columns:
         return models
     base = models.unique("model_id", keep="first")
     extra = (entries.join(base, left_on="model", right_on="model_id", how="inner")
-             .with_columns(pl.format("{} [{}]", pl.coalesce("display", "model"),
-                                     pl.col("compute_precision").fill_null(NOT_RECORDED))
+             .with_columns(pl.format("{} {}", pl.coalesce("display", "model"),
+                                     pl.col("entry").str.extract(r"(\[[^\]]*\])$"))
                            .alias("display"))
-             .drop("model", "compute_precision").rename({"entry": "model_id"}))
+             .drop("model").rename({"entry": "model_id"}))
     return pl.concat([models, extra.select(models.columns)], how="vertical_relaxed")
 
 
 def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
     """What the store's current revisions leave out or cannot check, and what is shown apart,
     one line per model: its rows of another revision (`left_out`), a checkpoint folder that is
-    gone, its rows at other compute precisions than its current one (the `entries` view)."""
+    gone, its rows at other variants than its current one (the `entries` view: other compute
+    precisions, other recipe presets)."""
     out = []
     for model, n in left_out(run).iter_rows():
         told = folders.get(model)
@@ -155,10 +157,14 @@ def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
     out += [f"{model}: {told.folder}: {told.problem}" for model, told in sorted(folders.items())
             if told.problem is not None]
     shown = run("SELECT e.model, string_agg(e.entry, ', ' ORDER BY e.entry) AS entries, "
-                "any_value(p.compute_precision) AS precision FROM entries e "
-                "JOIN current_precision p ON p.model = e.model GROUP BY e.model "
-                "ORDER BY e.model", [])
-    out += [f"{model}: results at {precision_label(precision or None)} shown as {model}, "
-            f"at other precisions apart as {entries} (never pooled)"
-            for model, entries, precision in shown.iter_rows()]
+                "any_value(p.compute_precision) AS precision, "
+                "any_value(p.recipe_preset) AS preset, "
+                "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset) AS one_preset "
+                "FROM entries e JOIN current_precision p ON p.model = e.model "
+                "GROUP BY e.model ORDER BY e.model", [])
+    out += [f"{model}: results at {precision_label(precision or None)}"
+            f"{'' if one_preset else ', ' + preset_label(preset or None)} shown as {model}, "
+            f"at other {'precisions' if one_preset else 'variants'} apart as {entries} "
+            "(never pooled)"
+            for model, entries, precision, preset, one_preset in shown.iter_rows()]
     return out

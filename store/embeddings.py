@@ -2,7 +2,9 @@
 the folders are `store.tables.schema.path_part` of the ids), `<split>@<precision>` for those
 computed at another precision than the reference one (`store.vocab.variant.split_suffix`: the
 precision is part of the embeddings' identity, so a run at another precision never replaces
-them; the caller's `expect` names it, `compute_precision`). A model whose embeddings were
+them; the caller's `expect` names it, `compute_precision`), and `<split>@reference@4` (after
+the precision's suffix, if any) for those of a recipe preset other than normalized
+(`recipe_preset`, in `expect` only then). A model whose embeddings were
 imported keeps them in the folder its import record names instead of `<model>`
 (`store.embedding_imports`: `<model>@<revision>`, one per import, so that an import switches
 atomically); `EmbeddingStore.model_folder` says which.
@@ -385,18 +387,20 @@ class EmbeddingStore:
         return self._folders[model]
 
     def split_path(self, model: str, task: str, split: str,
-                   precision: str | None = None) -> Path:
-        """The split's folder; at `precision` (`store.vocab.variant.split_suffix`)."""
+                   precision: str | None = None, preset: str | None = None) -> Path:
+        """The split's folder; at `precision` and recipe `preset`
+        (`store.vocab.variant.split_suffix`)."""
         if not _SPLIT_NAME.match(split):
             raise ValueError(f"split name {split!r}: letters, digits, '_' and '-' only")
         return (self.root / self.model_folder(model) / path_part(task)
-                / (split + split_suffix(precision)))
+                / (split + split_suffix(precision, preset)))
 
     def load(self, model: str, task: str, split: str,
              expect: dict) -> tuple[np.ndarray, np.ndarray] | None:
         """(embeddings, labels) when the split is complete, intact and made the way `expect`
         says; else None."""
-        path = self.split_path(model, task, split, expect.get("compute_precision"))
+        path = self.split_path(model, task, split, expect.get("compute_precision"),
+                               expect.get("recipe_preset"))
         try:
             group = _open_group(path)
             if not _same(group.attrs.asdict(), expect):
@@ -407,15 +411,17 @@ class EmbeddingStore:
 
     def stored(self, model: str, task: str, split: str, data_hash: str,
                revision: str | None, expect: dict | None = None,
-               precision: str | None = None) -> bool:
+               precision: str | None = None, preset: str | None = None) -> bool:
         """Whether a complete split of `model` on the data `data_hash`, made with the model's
-        `revision` at `precision` (and, given `expect`, made the way it says, its precision
-        included), is stored, by its attributes alone (what a plan counts on reusing, read
-        fast): `load` verifies it, and the settings it was made with, before a run uses it."""
+        `revision` at `precision` and recipe `preset` (and, given `expect`, made the way it
+        says, its variant included), is stored, by its attributes alone (what a plan counts on
+        reusing, read fast): `load` verifies it, and the settings it was made with, before a
+        run uses it."""
         if expect is not None:
-            precision = expect.get("compute_precision")
+            precision, preset = expect.get("compute_precision"), expect.get("recipe_preset")
         try:
-            attrs = _open_group(self.split_path(model, task, split, precision)).attrs.asdict()
+            attrs = _open_group(self.split_path(model, task, split, precision,
+                                                preset)).attrs.asdict()
         except Exception:   # _Corrupt, or whatever a damaged file raises
             return False
         return (attrs.get("complete") is True and attrs.get("model_id") == model
@@ -427,7 +433,8 @@ class EmbeddingStore:
                expect: dict) -> SplitWriter:
         """A writer for the split; resumes a compatible partial write, else starts afresh.
         The caller holds the (model, task) lock."""
-        final = self.split_path(model, task, split, expect.get("compute_precision"))
+        final = self.split_path(model, task, split, expect.get("compute_precision"),
+                                expect.get("recipe_preset"))
         final.parent.mkdir(parents=True, exist_ok=True)
         for folder in (self.root, final.parent.parent, final.parent):
             _browsable(folder)

@@ -139,6 +139,13 @@ RESULT_COLUMNS = {
                          "official extractor, imported embeddings, imported rows). Part of the "
                          "key: a run at another precision is its own cell, shown apart "
                          "([Precision](../guide/store.md#precision-is-identity))",
+    "recipe_preset": "the row's variant, second member: how the records were batched "
+                     "(`fill --preset`): NULL for `normalized` (the default; every row "
+                     "written before the column), `reference@<batch size>` for the official "
+                     "extractors' loop at that batch size; NULL for the kinds without a "
+                     "forward pass of this engine and for imported rows. Part of the key: "
+                     "rows of two presets (or two batch sizes) are their own cells, shown "
+                     "apart ([Recipes](recipes.md#two-presets))",
     "engine_version": "the engine's version; an imported file's `harness_version`",
     "created_at": "when the row was written (UTC); the latest wins among rows of one key",
 }
@@ -228,11 +235,13 @@ def result_columns() -> str:
 
 
 def recipes() -> str:
-    from store.official.recipes import RESOLUTIONS, recipe_table
+    from store.official.recipes import PRESET_DIFFERENCES, RESOLUTIONS, Reference, recipe_table
 
     table = recipe_table()
     rows = ["| model | official extractor | loads | tokenizer | batch | pooling | dtype | ours | "
             "resolution |", "|---" * 9 + "|"]
+    presets = ["| model | `--preset normalized` | `--preset reference` (the official loop) | "
+               "can they differ? |", "|---" * 4 + "|"]
     notes = []
     for r in table.recipes:
         link = (f"[`{r.extractor.rsplit('/', 1)[-1]}` @ `{r.commit[:7]}`](https://github.com/"
@@ -240,10 +249,33 @@ def recipes() -> str:
         ours = ", ".join(f"`{k} = {json.dumps(v)}`" for k, v in r.ours.items())
         rows.append(f"| `{r.model_id}` | {link} | {r.loading} | {r.tokenizer} | {r.batch} | "
                     f"{r.pooling} | {r.dtype} | {ours or 'the defaults'} | {r.resolution} |")
+        reference = _reference(Reference(**r.reference))
+        presets.append(f"| `{r.model_id}` | {_normalized(r)} | {reference} | "
+                       f"**{PRESET_DIFFERENCES[r.presets]}**: {r.presets_why} |")
         if r.difference:
             notes.append(f"- **`{r.model_id}`** ({RESOLUTIONS[r.resolution]}): "
                          f"{r.difference}. {r.note}")
-    return "\n".join([*rows, "", "### The differences found", "", *notes])
+    return "\n".join([*rows, "", "### The differences found", "", *notes, "",
+                      "### Both presets, model by model", "", *presets])
+
+
+def _normalized(recipe) -> str:
+    """How `--preset normalized` batches a model of the recipe table."""
+    ours = recipe.our_recipe()
+    if recipe.presets == "not-run":
+        return "not run"
+    if ours["pooling"] == "mean-with-padding" or ours["padding_side"] == "none":
+        return "batches of one length, never padded (the batch-1 value)"
+    return "length-sorted batches, the padding masked out"
+
+
+def _reference(ref) -> str:
+    """How `--preset reference` batches a model: its `store.official.recipes.Reference`."""
+    side = ("the tokenizer's side" if ref.padding_side == "tokenizer"
+            else f"the {ref.padding_side}")
+    mask = "the mask passed" if ref.mask else "no mask (the ids only)"
+    size = f"batch {ref.batch_size}" + (" only" if ref.fixed else " by default")
+    return f"file order, {size}, padded on {side}, {mask}"
 
 
 def devices() -> str:

@@ -6,6 +6,11 @@ Each of A and B is, in this order: an existing file (a submission) or folder (a 
 holds `results/` or `catalog/`, else a folder of submission files); `STORE:SOURCE`, one source
 of the store folder STORE; else a source of the `--store` store. The comparison itself is
 `store.compare_cells`.
+
+`--presets` (a store against submission files) compares each variant the store holds of a
+submission's model on its own (`store.compare_cells.preset_candidates`): the model at its
+current variant and each entry `<model> [reference@4]`, `[reference@8]`, ... that `fill
+--preset reference --batch-size N` computed, and says which reproduces the submission.
 """
 
 from __future__ import annotations
@@ -30,10 +35,13 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from store.compare_cells import (
     DEFAULT_TOL,
+    Candidate,
     compare_cells,
     mixed_sources,
+    preset_candidates,
     store_cells,
     submission_cells,
+    variant_cells,
 )
 from store.db import Snapshot
 from store.did_you_mean import check_names
@@ -75,6 +83,11 @@ def register(sub, common) -> None:
                         "prediction; 0: exact)")
     add_protocol_arg(p, help="the protocol of the stores' cells (submission files hold "
                              "geneb-v1's)")
+    p.add_argument("--presets", action="store_true",
+                   help="a store against submission files: compare each recipe preset and "
+                        "batch size the store holds of a submission's model (its entries "
+                        "MODEL [reference@4], ...: fill --preset reference --batch-size N "
+                        "computes them) on its own, and say which reproduces the submission")
     p.add_argument("--rows", type=positive_int, default=ROWS, metavar="N",
                    help=f"show at most N differing cells, largest first (default {ROWS}; "
                         "--json lists every one)")
@@ -206,6 +219,8 @@ def run(args) -> int:
     stores = _Stores()
     sides = [locate("A", args.a, args, stores), locate("B", args.b, args, stores)]
     protocol_hash = _protocol_hash(args.protocol, sides)
+    if args.presets:
+        return _presets(args, sides, stores, protocol_hash)
     a, b = (cells_of(s, stores, protocol_hash, args.protocol) for s in sides)
     result = compare_cells(a, b, args.tol)
     reproduced = _reproduced(sides, result)
@@ -293,3 +308,57 @@ def _summary(result: Comparison) -> str:
     return (f"[red]{result.differences.height} of {result.compared} cells compared beyond "
             f"{result.tol:g}[/], {largest} ({escape(big['model'])} {escape(big['task'])} "
             f"{big['regime']} {big['metric']}); {only}")
+
+
+def _presets(args, sides: list[Side], stores: _Stores, protocol_hash: str) -> int:
+    """`--presets`: each variant of the store's models against the submissions; exit 0 when
+    every submission model the store holds is reproduced by one of its variants."""
+    if {s.kind for s in sides} != {"store", "submissions"}:
+        raise GenebError("--presets compares a store with submission files: give one of each "
+                         "as A and B")
+    store = next(s for s in sides if s.kind == "store")
+    subs = _submission_cells(next(s for s in sides if s.kind == "submissions"))
+    cells = variant_cells(stores.snap(resolve_store(store.path)), protocol_hash, store.source)
+    if mixed := mixed_sources(cells.drop("model").rename({"entry": "model"})):
+        model, sources = next(iter(mixed.items()))
+        raise GenebError(f"{store.which} {store.operand}: holds {model} from {len(sources)} "
+                         f"sources ({', '.join(sources)}); name one, e.g. "
+                         f"{store.path}:{sources[0]}")
+    candidates = preset_candidates(cells, subs, args.tol)
+    if not candidates:
+        raise GenebError(f"{store.which} {store.operand}: holds none of the submissions' models "
+                         f"({', '.join(sorted(set(subs['model'])))})")
+    found = {c.model: [] for c in candidates}
+    for c in candidates:
+        if not c.why_not:
+            found[c.model].append(c.preset)
+    if args.json:
+        emit_json({"tol": args.tol, "protocol": args.protocol, "candidates": [
+            {"model": c.model, "entry": c.entry, "preset": c.preset,
+             "compared": c.comparison.compared, "beyond": c.comparison.differences.height,
+             "largest": None if c.comparison.largest is None else
+             abs(c.comparison.largest["difference"]), "reproduces": not c.why_not,
+             "why_not": c.why_not or None} for c in candidates],
+            "reproduced_by": found})
+    else:
+        table_console().print(_presets_table(candidates, args.tol))
+        for model, presets in found.items():
+            console.print(f"{escape(model)}: " + (
+                f"[green]reproduced by {', '.join(presets)}[/]" if presets else
+                "[red]reproduced by none of the presets the store holds[/] (fill --preset "
+                "reference --batch-size N computes another)"))
+    return 0 if all(found.values()) else 1
+
+
+def _presets_table(candidates: list[Candidate], tol: float) -> FitTable:
+    table = FitTable(f"each variant of the store against the submission (tolerance {tol:g})",
+                     [Col("model", key=True, style="bold"), Col("preset", key=True),
+                      Col("cells", justify="right"), Col("beyond", justify="right"),
+                      Col("largest |B − A|", justify="right"), Col("reproduces")])
+    for c in candidates:
+        big = c.comparison.largest
+        table.add_row(escape(c.model), escape(c.preset), str(c.comparison.compared),
+                      str(c.comparison.differences.height),
+                      "" if big is None else f"{abs(big['difference']):.3g}",
+                      "yes" if not c.why_not else f"no: {escape(c.why_not)}")
+    return table

@@ -48,6 +48,7 @@ from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
 from store.vocab.protocol import REGIMES, Protocol, Solver
+from store.vocab.variant import NORMALIZED, PRESETS
 
 if TYPE_CHECKING:
     from engine.dry_run import DryRun
@@ -116,8 +117,17 @@ def _add_encoder_args(enc) -> None:
                           "float16 (weights cast, no autocast; faster on a GPU, refused where "
                           "the device lacks it), float32 (no autocast anywhere); part of the "
                           "embeddings' identity")
+    enc.add_argument("--preset", default=NORMALIZED, choices=list(PRESETS),
+                     type=choice_of("preset", list(PRESETS)),
+                     help="the recipe preset: normalized (default: each record embedded as if "
+                          "alone) or reference (the official extractors' loop: file order, "
+                          "fixed batches of --batch-size, default the official run's: 4 for "
+                          "main.py's extractors, 8 for SpliceBERT, 1 for Evo-1; padded as the "
+                          "official extractor did); part of the embeddings' identity and of "
+                          "every result row (reference@<batch size>)")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
-                     help="at most N sequences per batch (halved on out-of-memory)")
+                     help="at most N sequences per batch (halved on out-of-memory); with "
+                          "--preset reference exactly N (never halved)")
     enc.add_argument("--max-batch-tokens", type=positive_int, metavar="N",
                      help="at most N padded tokens per batch of the Hugging Face encoder "
                           "(default 4,096 on the CPU, 32,768 on CUDA; halved on out-of-memory)")
@@ -293,6 +303,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
                                                  batch_size=args.batch_size,
                                                  max_batch_tokens=args.max_batch_tokens,
                                                  compile=args.compile, dtype=args.dtype,
+                                                 preset=args.preset,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
     return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile

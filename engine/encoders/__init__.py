@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 from engine.encoders.checkpoint_checks import tokenizer_files_problem, weights_problem
 from engine.encoders.hub import is_hub_id, pinned_snapshot, read_without_hub
 from store.catalog import RECIPE_DEFAULTS, transformers_problem
+from store.official.recipes import reference_of
 from store.vocab.encoder_kinds import (
     DEFAULT_POOLING,
     ENCODERS,
@@ -37,7 +38,7 @@ from store.vocab.encoder_kinds import (
 )
 from store.vocab.errors import GenebError
 from store.vocab.revisions import is_pinned
-from store.vocab.variant import kind_precision
+from store.vocab.variant import NORMALIZED, REFERENCE, kind_precision, preset_value
 
 if TYPE_CHECKING:
     from engine.data import Sample
@@ -80,6 +81,8 @@ class EncoderOptions:
     #                                     Face encoder: device_map="auto"); one GPU otherwise
     dtype: str = "auto"                 # the precision of the kinds with weights (`DTYPES`); the
     #                                     k-mer, imported and extractor kinds compute as always
+    preset: str = NORMALIZED            # the recipe preset (`store.vocab.variant.PRESETS`); the
+    #                                     kinds without weights batch as always
 
 
 LOAD_ERROR_CHARS = 400     # of a library's message, in the one line of a failed load
@@ -99,6 +102,24 @@ def told_precision(model: ModelMeta, options: EncoderOptions) -> str | None:
     device = pick_device(options.device)
     _, autocast = precision_of(device, options.dtype, model.model_id)   # refused, or how
     return kind_precision(kind, options.dtype, device.type, bf16=str(autocast) != "torch.float16")
+
+
+def told_preset(model: ModelMeta, options: EncoderOptions) -> str | None:
+    """The recipe preset value (`store.vocab.variant`) a run of `model` records with the run's
+    `--preset` and `--batch-size`: None for normalized and for a kind without weights of its
+    own (it batches as it always does); `reference@<batch size>` otherwise, the batch size
+    given or the official run's default (`store.official.recipes.reference_of`). A batch size
+    the official extractor cannot have run (Evo-1's: it embeds the first sequence of each
+    batch only) is refused."""
+    if options.preset == NORMALIZED or not KINDS[model.encoder].source:
+        return None
+    reference = reference_of(model.model_id)
+    batch = options.batch_size or reference.batch_size
+    if reference.fixed and batch != reference.batch_size:
+        raise GenebError(f"model {model.model_id}: --preset reference runs it at batch size "
+                         f"{reference.batch_size} only ({reference.quirk}); leave out "
+                         f"--batch-size {batch}")
+    return preset_value(REFERENCE, batch)
 
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
@@ -255,6 +276,7 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
         raise GenebError(f"model {model.model_id}: give 'hub_id' or 'path' in its registry "
                          "entry")
     pooling_of(model)
+    told_preset(model, options)           # a batch size its official extractor cannot have run
     if kind.user_code and (problem := extractor_problem(model.extractor)):
         raise GenebError(f"model {model.model_id}: {problem} (the 'extractor' of its registry "
                          "entry)")

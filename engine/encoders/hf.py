@@ -37,6 +37,14 @@ engine/encoders/streaming.py):
   official extractors do), `mean-with-padding` (see above) or `cls` (the first token);
 - an out-of-memory error halves the padded tokens a batch may hold.
 
+The recipe preset `reference` (`fill --preset reference`; the batches are `StreamingEncoder`'s)
+pads each batch as the official extractor did (`store.official.recipes.Reference`): on the
+tokenizer's own side or the one the extractor set, with the pad id, never unpadded for the
+families above; the 2D mask passed only where the official extractor passed it (HyenaDNA got
+the ids alone), no position ids (no extractor passed any), `cls` the batch's first column and
+`mean-with-padding` the mean over every position of the padded batch (METAGENE-1's official
+mean).
+
 `trust_remote_code` is always passed explicitly: what `check_remote_code` returned when `build`
 ran it (with the hub) before anything was loaded, True only when the caller opts in and it is
 allowed (a pinned revision or a local folder), else False, so transformers raises instead of
@@ -257,22 +265,32 @@ class HFEncoder(StreamingEncoder):
         takes_mask = "attention_mask" in params
         self._takes_positions = "position_ids" in params
         self._takes_cache = "use_cache" in params
-        if padding_side is None:
+        # whether a padded batch's mask goes to the model (the reference preset: as the
+        # official extractor did, where the forward can take it)
+        self._passes_mask = True
+        if self.reference is not None:
+            self._passes_mask = self.reference.mask and (takes_mask or any(
+                p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()))
+            padding_side = (self.tokenizer.padding_side
+                            if self.reference.padding_side == "tokenizer"
+                            else self.reference.padding_side)
+        elif padding_side is None:
             if not takes_mask or self.model_type in NO_MASK_MODEL_TYPES:
                 padding_side = "none"
             elif _is_decoder(config):
                 padding_side = "left"
             else:
                 padding_side = "right"
-        if self.pooling == "mean-with-padding":
+        if self.pooling == "mean-with-padding" and self.reference is None:
             padding_side = "none"    # the official mean over padding, with batch 1 = no padding
-        if padding_side == "left" and not self._takes_positions:
+        if padding_side == "left" and not self._takes_positions and self.reference is None:
             # Left padding would shift the positions of the real tokens; a causal model is
             # exact with right padding (real tokens never attend to the pads after them).
             padding_side = "right"
         self.padding_side = padding_side
         self.max_tokens = self._context(max_tokens)
-        self.max_batch_tokens = (int(max_batch_tokens) if max_batch_tokens else
+        self.max_batch_tokens = (None if self.reference is not None else
+                                 int(max_batch_tokens) if max_batch_tokens else
                                  default_batch_tokens(self.device))
         self.pad_id = _pad_id(self.tokenizer)
         if text.bos_text and not self.tokenizer.bos_token:
@@ -379,7 +397,7 @@ class HFEncoder(StreamingEncoder):
         causality), one whose
         mask holds more than the padding (a sliding window), one that reads masks its own way
         (remote code) or refuses a 4D one keeps the 2D mask."""
-        if (self.padding_side != "right" or self.attention != "sdpa"
+        if (self.padding_side != "right" or self.attention != "sdpa" or self.reference is not None
                 or self.model_type not in KEY_MASK_MODEL_TYPES):
             return False
         ids, _ = self.tokenize(["ACGTACGTACGTACGTACGTACGT", "ACGTAC"])
@@ -464,9 +482,9 @@ class HFEncoder(StreamingEncoder):
         kwargs: dict[str, Any] = {"input_ids": input_ids}
         if self.padding_side != "none":
             form = batch.get("mask", "2d")
-            if form != "none":        # a batch without padding needs no mask, nor its checks
+            if form != "none" and self._passes_mask:   # a batch without padding needs no mask
                 kwargs["attention_mask"] = _padding_mask(mask, form)
-            if self.padding_side == "left" and self._takes_positions:
+            if self.padding_side == "left" and self._takes_positions and self.reference is None:
                 kwargs["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
         if self._takes_cache:
             kwargs["use_cache"] = False
@@ -477,9 +495,11 @@ class HFEncoder(StreamingEncoder):
             out = self.model(**kwargs)
         hidden = _last_hidden(out).float()
         if self.pooling == "cls":
-            first = mask.argmax(dim=1) if self.padding_side == "left" else \
-                torch.zeros(mask.shape[0], dtype=torch.long, device=mask.device)
+            first = (mask.argmax(dim=1) if self.padding_side == "left" and self.reference is None
+                     else torch.zeros(mask.shape[0], dtype=torch.long, device=mask.device))
             return hidden[torch.arange(hidden.shape[0], device=hidden.device), first]
+        if self.pooling == "mean-with-padding" and self.reference is not None:
+            return hidden.mean(dim=1)        # every position of the batch, its padding too
         keep = mask.bool().unsqueeze(-1)
         summed = torch.where(keep, hidden, torch.zeros((), device=hidden.device)).sum(dim=1)
         return summed / keep.sum(dim=1).clamp(min=1)

@@ -31,6 +31,15 @@ CPU; `bfloat16` / `float16` cast the weights, no autocast; `float32` never autoc
   large; on an error or interrupt every batch finished before it is written and flushed), so
   an interrupted task resumes where it stopped.
 
+The recipe preset `reference` (`fill --preset reference`, `store.vocab.variant`; `preset` is
+its value, `reference@<batch size>`, recorded in the settings) replaces the batch plan with the
+official extractors' loop: consecutive batches of exactly `batch_size` sequences in file order
+(windows are a whole number of batches, so no batch is cut; each split is its own call, so the
+train split's last batch is flushed before the test split starts), no token budget, and an
+out-of-memory error ends the run (a smaller batch would be another preset value); a resumed
+split runs again every batch that holds a row not yet written. How a batch is padded and what
+the model gets are the subclass's (`reference`, `store.official.recipes.Reference`).
+
 A subclass loads its model in `__init__` and supplies `tokenize`, `collate` (a batch's input),
 `forward` (pooled float32 rows) and `recipe`.
 """
@@ -48,7 +57,7 @@ import numpy as np
 import torch
 
 from engine.data import as_read_by
-from engine.encoders import pooling_of
+from engine.encoders import pooling_of, told_preset
 from engine.encoders.batching import (
     BATCHES_AHEAD,
     WINDOW_ROWS,
@@ -61,8 +70,10 @@ from engine.encoders.batching import (
 from engine.encoders.device import device_name, pick_device, precision_name, precision_of
 from engine.encoders.hub import checkpoint_revision
 from store.devices import peak_tflops
+from store.official.recipes import Reference, reference_of
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
+from store.vocab.variant import preset_batch
 
 if TYPE_CHECKING:
     from engine.encoders import EncoderOptions
@@ -109,12 +120,16 @@ class StreamingEncoder:
                  batch_size: int | None = None, device: str | None = None, dtype: str = "auto",
                  flush_rows: int = DEFAULT_FLUSH_ROWS, flush_seconds: float = 30.0,
                  oom_errors: tuple[type[BaseException], ...] | None = None,
-                 progress: Callable[[int, int], None] | None = None):
+                 progress: Callable[[int, int], None] | None = None,
+                 preset: str | None = None, reference: Reference | None = None):
         self.model_id = model_id or source
         self.source = source
         self.revision = revision
         self.pooling = pooling or KINDS[self.kind].poolings[0]
-        self.batch_size = int(batch_size or self.default_batch_size)
+        # the recipe preset's value (None: normalized) and the official batching it follows
+        self.preset = preset
+        self.reference = (reference or Reference(preset_batch(preset))) if preset else None
+        self.batch_size = int(preset_batch(preset) or batch_size or self.default_batch_size)
         self.max_batch_tokens: int | None = None
         self.flush_rows = max(1, int(flush_rows))
         self.flush_seconds = flush_seconds
@@ -129,17 +144,22 @@ class StreamingEncoder:
         """The encoder of a catalog entry that passed `engine.encoders.preflight`; its revision
         is `checkpoint_revision`'s (a local folder's: the sha256 of its files)."""
         source = model.path or model.hub_id
+        preset = told_preset(model, options)
         return cls(source, model_id=model.model_id,
                    revision=checkpoint_revision(source, model.revision),
                    pooling=pooling_of(model), batch_size=options.batch_size or model.batch_size,
-                   device=options.device, dtype=options.dtype, **recipe)
+                   device=options.device, dtype=options.dtype, preset=preset,
+                   reference=reference_of(model.model_id) if preset else None, **recipe)
 
     # ---- identity ------------------------------------------------------------------------
 
     @property
     def settings(self) -> dict:
+        """The embeddings' identity; the recipe preset only where it is not normalized (so the
+        normalized preset's settings are what they always were)."""
         return {"encoder": self.kind, "source": self.source, "revision": self.revision,
-                "pooling": self.pooling, **self.recipe()}
+                "pooling": self.pooling, **self.recipe(),
+                **({"preset": self.preset} if self.preset else {})}
 
     def recipe(self) -> dict:
         """The subclass's part of the settings (`precision` among them)."""
@@ -269,9 +289,12 @@ class StreamingEncoder:
             yield batches
 
     def _windows(self, sequences: Sequence[str]) -> Iterator[tuple[int, list, np.ndarray]]:
-        """(first row, tokenized items, truncated flags) per window of `WINDOW_ROWS` rows."""
-        for a in range(0, len(sequences), WINDOW_ROWS):
-            items, truncated = self.tokenize(sequences[a:a + WINDOW_ROWS])
+        """(first row, tokenized items, truncated flags) per window of `WINDOW_ROWS` rows (the
+        reference preset: a whole number of its batches)."""
+        size = (max(1, WINDOW_ROWS // self.batch_size) * self.batch_size if self.preset
+                else WINDOW_ROWS)
+        for a in range(0, len(sequences), size):
+            items, truncated = self.tokenize(sequences[a:a + size])
             yield a, items, truncated
 
     def _parts(self, windows: Iterable, pending: np.ndarray) -> Iterator[Part]:
@@ -280,10 +303,17 @@ class StreamingEncoder:
             rows = np.flatnonzero(pending[a:a + len(items)])
             # a window's first part is empty: its truncations, and where it starts
             yield Part(rows[:0], [], lengths[:0], n_truncated=int(truncated.sum()))
-            for p in self.plan_batches(lengths[rows]):
-                r = rows[p]
+            for r in (self._reference_batches(pending[a:a + len(items)]) if self.preset
+                      else (rows[p] for p in self.plan_batches(lengths[rows]))):
                 items_of = [items[i] for i in r]
                 yield Part(r + a, items_of, lengths[r], self._collated(items_of))
+
+    def _reference_batches(self, pending: np.ndarray) -> Iterator[np.ndarray]:
+        """The reference preset's batches of a window (positions in it): consecutive runs of
+        `batch_size`, each that holds a row still `pending`."""
+        for a in range(0, pending.size, self.batch_size):
+            if pending[a:a + self.batch_size].any():
+                yield np.arange(a, min(a + self.batch_size, pending.size))
 
     def _collated(self, items: list) -> Any:
         """`collate`, in page-locked memory on CUDA (an asynchronous host-to-device copy)."""
@@ -291,9 +321,10 @@ class StreamingEncoder:
         return pinned(batch) if self.device.type == "cuda" else batch
 
     def _fits(self, part: Part) -> bool:
-        """Whether a planned batch still fits the limits (an out-of-memory error lowers them)."""
+        """Whether a planned batch still fits the limits (an out-of-memory error lowers them;
+        the reference preset's fixed batches always do)."""
         n = part.rows.size
-        return n == 1 or (n <= self.batch_size and (
+        return bool(self.preset) or n == 1 or (n <= self.batch_size and (
             not self.max_batch_tokens or n * int(part.lengths.max()) <= self.max_batch_tokens))
 
     def _split(self, part: Part) -> list[Part]:
@@ -317,6 +348,12 @@ class StreamingEncoder:
     def _out_of_memory(self, part: Part) -> None:
         """After an out-of-memory error on `part`: one line for a single sequence, else the
         limits lowered (`_back_off`)."""
+        if self.preset:
+            raise GenebError(
+                f"model {self.model_id}: out of memory on a batch of {part.rows.size} "
+                f"sequences on {self.device}; --preset reference runs fixed batches of "
+                f"{self.batch_size} (a smaller batch is another preset value): rerun with a "
+                "smaller --batch-size or on a larger device") from None
         if part.rows.size == 1:
             raise GenebError(
                 f"model {self.model_id}: out of memory on a single sequence of "

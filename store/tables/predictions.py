@@ -48,6 +48,7 @@ PREDICTION_SCHEMA = pa.schema([
     ("source", pa.string()),
     ("data_hash", pa.string()),
     ("compute_precision", pa.string()),     # the result row's variant (`store.vocab.variant`)
+    ("recipe_preset", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
 ])
 PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions")
@@ -79,13 +80,16 @@ def decode(width: int, data: bytes) -> np.ndarray:
 
 def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
                     source: str, data_hash: str | None, compute_precision: str | None = None,
+                    recipe_preset: str | None = None,
                     created_at: datetime | None = None) -> list[dict]:
-    """The predictions rows of one pair at one variant (`compute_precision`): one `pred` row
+    """The predictions rows of one pair at one variant (`compute_precision`,
+    `recipe_preset`): one `pred` row
     per result row of `rows` (each with its `pred` array, and protocol_hash, regime, seed) and
     one `labels` row of `y_test`."""
     now = created_at or datetime.now(UTC)
     common = {"model": model, "task": task, "source": source, "data_hash": data_hash,
-              "compute_precision": compute_precision, "created_at": now}
+              "compute_precision": compute_precision, "recipe_preset": recipe_preset,
+              "created_at": now}
     width, data = encode(y_test)
     out = [{**common, "regime": None, "seed": None, "protocol_hash": None, "kind": "labels",
             "width": width, "n": len(y_test), "values": data}]

@@ -36,13 +36,14 @@ RESULT_SCHEMA = pa.schema([
     # the row's variant (`store.vocab.variant`): NULL where none applies, and on rows written
     # before it was recorded (read as `store.tables.migrate.LEGACY_PRECISION_SQL` says)
     ("compute_precision", pa.string()),
+    ("recipe_preset", pa.string()),
     ("engine_version", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
 ])
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
 # A row is identified by these; the latest `created_at` wins. The data hash and the variant are
 # part of the key: rows on other data (a subsample, an edited or re-downloaded task file) or at
-# another precision never replace others.
+# another variant (precision, recipe preset) never replace others.
 KEY: tuple[str, ...] = ("source", "protocol_hash", "model", "task", "regime", "seed", "data_hash",
                         *VARIANT_COLUMNS)
 # The results table is partitioned by these (one folder per source and model).

@@ -17,20 +17,41 @@ attribute of the embeddings:
   results). A row written before the column reads as the precision its run recorded in the runs
   table (`store.tables.migrate.LEGACY_PRECISION_SQL`).
 
-Later members (the recipe preset, the context policy, the storage precision) are added here
-and to `VARIANT_COLUMNS`.
+- `recipe_preset`: how the encoder batched the records (`fill --preset`, `PRESETS`): NULL for
+  `normalized`, the default (each record embedded as if alone: length-sorted batches that never
+  let a record's neighbours change its value; every row written before the column reads so),
+  or `reference@<batch size>` (the official extractors' loop: file order, fixed batches of that
+  size, a flush at the train/test boundary, padding to the batch's longest input on the
+  official side with the pad id, the mask passed or not as the official extractor did; the
+  batch size is part of the value, so two batch sizes never pool). The kinds without a forward
+  pass of this engine (the k-mer baseline, official extractors, imported embeddings) and
+  imported results record none: imported official rows were made by the official extractors at
+  a batch size no record states (docs: Recipes).
+
+Later members (the context policy, the storage precision) are added here and to
+`VARIANT_COLUMNS`.
 """
 
 from __future__ import annotations
 
 from store.vocab.encoder_kinds import EncoderKind
 
-VARIANT_COLUMNS: tuple[str, ...] = ("compute_precision",)
+VARIANT_COLUMNS: tuple[str, ...] = ("compute_precision", "recipe_preset")
 # The precision geneb-v1's numbers were computed in; the embeddings at it (or at none) keep the
 # plain path `<model>/<task>/<split>`.
 REFERENCE_PRECISION = "float32"
 AUTOCAST = "-autocast"          # a precision's suffix when float32 weights run under autocast
 NOT_RECORDED = "precision not recorded"
+
+# The recipe presets `fill --preset` takes, the first the default.
+NORMALIZED = "normalized"
+REFERENCE = "reference"
+PRESETS: dict[str, str] = {
+    NORMALIZED: "each record embedded as if alone (length-sorted batches, never padded where "
+                "padding would change a value); the default",
+    REFERENCE: "the official extractors' loop: file order, fixed batches of --batch-size, "
+               "padded to the batch's longest input as the official extractor did",
+}
 
 
 def precision_label(precision: str | None) -> str:
@@ -38,10 +59,29 @@ def precision_label(precision: str | None) -> str:
     return NOT_RECORDED if precision is None else precision
 
 
-def split_suffix(precision: str | None) -> str:
-    """What a split's folder name adds for embeddings at `precision`: nothing at the reference
-    precision (or none), else `@<precision>`, so that two precisions never share a folder."""
-    return "" if precision in (None, REFERENCE_PRECISION) else f"@{precision}"
+def split_suffix(precision: str | None, preset: str | None = None) -> str:
+    """What a split's folder name adds for embeddings at `precision` and recipe preset value
+    `preset`: nothing at the reference precision (or none), else `@<precision>`; nothing for
+    the normalized preset, else `@<preset>` (`reference@4`), so that two variants never share
+    a folder."""
+    return (("" if precision in (None, REFERENCE_PRECISION) else f"@{precision}")
+            + ("" if preset is None else f"@{preset}"))
+
+
+def preset_value(preset: str, batch_size: int | None) -> str | None:
+    """A result's `recipe_preset` for `fill --preset`: None for normalized, else
+    `reference@<batch size>`."""
+    return None if preset == NORMALIZED else f"{preset}@{int(batch_size or 0)}"
+
+
+def preset_batch(value: str | None) -> int | None:
+    """The batch size of a recipe preset value (`reference@4`: 4; None: none)."""
+    return None if value is None else int(value.rpartition("@")[2])
+
+
+def preset_label(value: str | None) -> str:
+    """How readers name a row's recipe preset value (None: normalized)."""
+    return NORMALIZED if value is None else value
 
 
 def dtype_precision(dtype: str, device_type: str, bf16: bool = True) -> str:

@@ -288,33 +288,28 @@ def parity_id(model_id: str) -> str:
 
 
 def tiny_checkpoints(root: Path) -> dict[str, Path]:
-    from tests.engine.tiny_models import char_tokenizer
+    from tests.engine.tiny_models import mamba_left_padded
 
     dirs = {kind: build(kind, root / kind) for kind in ("llama", "gpt2", "esm", "esm-rotary",
-                                                        "bert", "bert-mlm", "mamba")}
+                                                        "bert", "bert-mlm")}
     for kind in ("mistral", "olmo", "llama"):
         dirs[f"{kind}-left"] = build(kind, root / f"{kind}-left", padding_side="left")
     dirs["splice"] = build("bert-mlm", root / "splice", max_len=SPLICE_POSITIONS)
     # Caduceus' and HyenaDNA's tokenizers add [SEP] (the recipe leaves it out) and pad on the
-    # left, ahead of the real tokens; every weight random, the pad token's row included (the
-    # tiny model starts it at zero, and a zero row would leave the real tokens as they were)
-    char_tokenizer(128, padding_side="left").save_pretrained(dirs["mamba"])
-    mamba = AutoModelForCausalLM.from_pretrained(dirs["mamba"])
-    torch.manual_seed(1)
-    with torch.no_grad():
-        for p in mamba.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-    mamba.save_pretrained(dirs["mamba"])
+    # left, ahead of the real tokens
+    dirs["mamba"] = mamba_left_padded(root / "mamba")
     dirs["one-hot-bert"] = save_remote(
         root / "one-hot-bert", ONE_HOT_BERT, dirs["bert"], vocab_size=10, hidden_size=32,
         intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, pad_token_id=0)
     return dirs
 
 
-def entry(model_id: str, folder: Path) -> str:
-    """A user entry for the tiny `folder` with the catalog entry's recipe fields."""
+def entry(model_id: str, folder: Path, as_id: str | None = None) -> str:
+    """A user entry for the tiny `folder` with the catalog entry's recipe fields, named
+    `as_id` (default: `parity_id`; the model's own id: it wins over the built-in entry)."""
     recipe = {f: getattr(load_models()[model_id], f) for f in RECIPE_FIELDS}
-    lines = [f"model_id = {json.dumps(parity_id(model_id))}", f"path = {json.dumps(str(folder))}"]
+    lines = [f"model_id = {json.dumps(as_id or parity_id(model_id))}",
+             f"path = {json.dumps(str(folder))}"]
     lines += [f"{f} = {json.dumps(v)}" for f, v in recipe.items() if v != RECIPE_DEFAULTS[f]]
     return "[[model]]\n" + "\n".join(lines) + "\n"
 

@@ -145,6 +145,23 @@ def build(kind: str, folder: Path, max_len: int = 128, seed: int = 0,
     return folder
 
 
+def mamba_left_padded(folder: Path) -> Path:
+    """A tiny Mamba whose tokenizer pads on the left, ahead of the real tokens (as HyenaDNA's
+    and Caduceus'), every weight random, the pad token's row included (the tiny model starts
+    it at zero, and a zero row would leave the real tokens as they were)."""
+    from transformers import AutoModelForCausalLM
+
+    build("mamba", folder)
+    char_tokenizer(128, cls_sep=True, padding_side="left").save_pretrained(folder)
+    mamba = AutoModelForCausalLM.from_pretrained(folder)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for p in mamba.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    mamba.save_pretrained(folder)
+    return folder
+
+
 def save_remote(folder: Path, code: str, tokenizer_from: Path, **config) -> Path:
     """Save, in `folder`, the model of `code` (a module defining `TinyRemoteConfig` and
     `TinyRemoteModel`, registered for AutoConfig and AutoModel, so the checkpoint names its

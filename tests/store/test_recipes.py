@@ -65,13 +65,42 @@ def test_the_differences_found():
         "splicebert-1024nt": "engine"}
 
 
+def test_the_models_whose_presets_can_differ_and_how_their_official_runs_batched():
+    """The six official values that depend on the batch (the batch-dependent recipes: a mean
+    over padding, or a model that reads no mask) and the one run at batch 1; every model the
+    engine runs that masks its padding cannot differ beyond rounding."""
+    by = {kind: {r.model_id for r in TABLE.recipes if r.presets == kind}
+          for kind in recipes.PRESET_DIFFERENCES}
+    assert by["can-differ"] == {
+        "METAGENE-1", "hyenadna-large-1m-seqlen-hf", "hyenadna-medium-160k-seqlen-hf",
+        "PlantCaduceus_l32", "caduceus-ps_seqlen-131k_d_model-256_n_layer-16",
+        "caduceus-ph_seqlen-1k_d_model-256_n_layer-4_lr-8e-3"}
+    assert by["same"] == {"evo-1-131k-base"}
+    assert by["not-run"] == {r.model_id for r in TABLE.recipes if r.resolution == "not-run"}
+    ref = recipes.reference_of
+    assert ref("hyenadna-large-1m-seqlen-hf") == recipes.Reference(4, "tokenizer", mask=False)
+    assert ref("METAGENE-1") == recipes.Reference(4, "tokenizer", mask=True)
+    assert ref("GenomeOcean-4B").padding_side == "left"
+    assert ref("splicebert-1024nt").batch_size == 8
+    assert ref("evo-1-131k-base").fixed and ref("evo-1-131k-base").batch_size == 1
+    assert ref("a-model-of-my-own") == recipes.DEFAULT_REFERENCE == recipes.Reference(4)
+    # where the catalog takes the batch-1 value, the official batch differs from it
+    assert {m for m, e in load_models().items() if m in ROWS and (
+        e.pooling == "mean-with-padding" or e.padding_side == "none")} == by["can-differ"]
+
+
 def test_a_row_outside_the_vocabularies_is_one_error(tmp_path, monkeypatch):
     text = recipes.RECIPES_FILE.read_text()
     bad = tmp_path / "recipes.toml"
     for old, new, problem in (
             ('resolution = "same"', 'resolution = "fine"', "resolution 'fine' is not one of"),
             ("ours = {}", "ours = { width = 3 }", "ours names ['width'], not recipe fields"),
-            ('note = "As nucleotide', 'notes = "As nucleotide', "fields ['note', 'notes']")):
+            ('note = "As nucleotide', 'notes = "As nucleotide', "fields ['note', 'notes']"),
+            ('presets = "rounding"', 'presets = "never"', "presets 'never' is not one of"),
+            ("reference = { batch_size = 4 }", "reference = { batch_size = 0 }",
+             "batch_size at least 1"),
+            ("reference = { batch_size = 4 }", "reference = { batch = 4 }",
+             "unexpected keyword argument 'batch'")):
         bad.write_text(text.replace(old, new, 1))
         monkeypatch.setattr(recipes, "RECIPES_FILE", bad)
         recipe_table.cache_clear()
