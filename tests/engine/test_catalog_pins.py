@@ -24,7 +24,7 @@ from tests.engine.test_offline_models import (  # noqa: F401  (fixtures)
     served,
     tiny_bert,
 )
-from tests.engine.test_recommend import answer, answer_of
+from tests.engine.test_recommend import answer, answer_of, mine  # noqa: F401  (fixture)
 
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
 
@@ -108,7 +108,7 @@ def test_fetch_models_says_whether_it_fetched_the_catalogs_commit(
 @pytest.mark.parametrize(("licence", "verdict"), [
     ("Apache-2.0", ALLOWED), ("mit", ALLOWED), ("CC-BY-4.0", ALLOWED), ("none", ALLOWED),
     ("CC-BY-NC-SA-4.0", NOT_ALLOWED), ("CC-BY-NC-4.0", NOT_ALLOWED),
-    ("LBNL BSD-style licence (LICENSE file; hub tag bsd)", CHECK), ("unknown", UNKNOWN),
+    ("LBNL BSD-style", CHECK), ("unknown", UNKNOWN),
     (None, UNKNOWN), ("", UNKNOWN)])
 def test_commercial_use_is_decided_by_one_table(licence, verdict):
     assert commercial_use(licence) == verdict
@@ -131,8 +131,8 @@ def test_recommend_answers_a_licence_constraint_on_the_official_results(official
     assert out["nucleotide-transformer-2.5b-multi-species"] == [
         "weights licence CC-BY-NC-SA-4.0 does not permit commercial use"]
     assert out["GenomeOcean-4B"] == [
-        "weights licence LBNL BSD-style licence (LICENSE file; hub tag bsd): check the terms",
-        "code licence LBNL BSD-style licence (LICENSE file; hub tag bsd): check the terms"]
+        "weights licence LBNL BSD-style: check the terms",
+        "code licence LBNL BSD-style: check the terms"]
     assert out["GROVER"] == ["weights licence unknown", "code licence unknown"]
     assert a["question"]["constraints"]["commercial"] is True
 
@@ -150,3 +150,26 @@ def test_a_licence_list_that_names_nothing_is_one_line(official_store, capsys):
         main(["recommend", "--store", str(official_store.root), "--licence", " , "])
     assert exit_.value.code == 2
     assert "names no licence; give SPDX ids such as MIT,Apache-2.0" in capsys.readouterr().err
+
+
+def test_export_csv_has_each_models_licences_escaped_like_every_store_text(mine, tmp_path):
+    """The hand-set store of test_recommend (its own copy here); the user's entry for DNABERT-S
+    gives it a licence that reads as a formula."""
+    import csv
+
+    from engine.cli import main
+
+    store, _ = mine
+    (store / "models.toml").write_text(
+        '[[model]]\nmodel_id = "DNABERT-S"\nhub_id = "zhihan1996/DNABERT-S"\n'
+        'commit_reason = "a test"\nweights_licence = "=HYPERLINK(1)"\n'
+        'code_licence = "=HYPERLINK(1)"\n')
+    out = tmp_path / "x.csv"
+    assert main(["export", "--store", str(store), "--csv", str(out), "--suite", "mine"]) == 0
+    rows = list(csv.DictReader(out.open()))
+    licence = {r["model"]: r["licence"] for r in rows}
+    assert licence == {"METAGENE-1": "Apache-2.0", "GROVER": "unknown",
+                       "MutBERT": "unknown", "DNABERT-S": "'=HYPERLINK(1)",
+                       "kmer-3": "weights none, code Apache-2.0"}
+    assert list(rows[0])[-7:] == ["licence", "display", "suite", "domain", "task_health",
+                                  "table_version", "filters"]
