@@ -133,7 +133,8 @@ def test_recommend_answers_a_licence_constraint_on_the_official_results(official
     assert out["GenomeOcean-4B"] == [
         "weights licence LBNL BSD-style: check the terms",
         "code licence LBNL BSD-style: check the terms"]
-    assert out["GROVER"] == ["weights licence unknown", "code licence unknown"]
+    assert out["GROVER"] == ["weights licence unknown"]       # its code is transformers'
+    assert out["DNABERT-S"] == ["weights licence unknown", "code licence unknown"]
     assert a["question"]["constraints"]["commercial"] is True
 
     mit = answer("--store", root, "--licence", "MIT")
@@ -168,8 +169,43 @@ def test_export_csv_has_each_models_licences_escaped_like_every_store_text(mine,
     assert main(["export", "--store", str(store), "--csv", str(out), "--suite", "mine"]) == 0
     rows = list(csv.DictReader(out.open()))
     licence = {r["model"]: r["licence"] for r in rows}
-    assert licence == {"METAGENE-1": "Apache-2.0", "GROVER": "unknown",
+    assert licence == {"METAGENE-1": "Apache-2.0", "GROVER": "weights unknown, code Apache-2.0",
                        "MutBERT": "unknown", "DNABERT-S": "'=HYPERLINK(1)",
                        "kmer-3": "weights none, code Apache-2.0"}
     assert list(rows[0])[-7:] == ["licence", "display", "suite", "domain", "task_health",
                                   "table_version", "filters"]
+
+
+def test_a_store_registered_before_the_licences_shows_the_catalogs(tmp_path):
+    """A store's model catalog written before the commit and licence fields (its rows lack
+    the columns) reads them from the catalog's entries: the site's model facts and the
+    dashboard's Licence column have them."""
+    import polars as pl
+
+    from engine.site.data import _models
+    from store.paths import StorePaths
+    from store.tables.catalogs import CATALOG_FACTS, models_with_builtins, register_models
+
+    paths = StorePaths(tmp_path / "store")
+    catalog = load_models()
+    register_models(paths, [catalog["METAGENE-1"], catalog["GROVER"]])
+    file = paths.catalog_table("models")
+    pl.read_parquet(file).drop(*CATALOG_FACTS).write_parquet(file)
+    frame = models_with_builtins(paths).filter(pl.col("model_id") == "METAGENE-1")
+    assert frame.row(0, named=True)["licence"] == "Apache-2.0"
+    assert frame.row(0, named=True)["commit"] == catalog["METAGENE-1"].commit
+    [site] = _models([("GROVER", "official")], models_with_builtins(paths))
+    assert (site["weights_licence"], site["code_licence"]) == ("unknown", "Apache-2.0")
+    assert site["commit"] is None and "5e45af8" in site["commit_reason"]
+
+
+def test_the_dashboards_table_shows_each_models_licence(official_store):
+    from geneb_tui.core.filters import Filters
+    from geneb_tui.core.query import StoreSnapshot, build_view
+
+    view = build_view(StoreSnapshot.load(official_store), Filters())
+    assert [c.label for c in view.columns][-1] == "Licence"
+    licence = {r.model: r.meta["licence"] for r in view.rows}
+    assert licence["nucleotide-transformer-2.5b-multi-species"] == \
+        "weights CC-BY-NC-SA-4.0, code Apache-2.0"
+    assert licence["PlantCaduceus_l32"] == "Apache-2.0"
