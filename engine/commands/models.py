@@ -1,7 +1,8 @@
 """`geneb-engine models`: the model catalog (built-in, the user's, the checkpoint folders the
 store has run: `store.tables.catalogs.store_models`), filterable, with each model's licences
-(`store.licences.licence_text`; `--json`: every field, the commit and licence sources too); `--cached`
-keeps the models whose checkpoint is on this machine (`engine.encoders.hub.local_checkpoint`)."""
+(`store.licences.licence_text`; `--json`: every field, the commit and licence sources too);
+`--cached` keeps the models whose checkpoint is on this machine
+(`engine.encoders.hub.local_checkpoint`)."""
 
 from __future__ import annotations
 

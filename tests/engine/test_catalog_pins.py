@@ -22,6 +22,7 @@ from tests.engine.test_offline_models import (  # noqa: F401  (fixtures)
     fake_hub_files,
     hub,
     served,
+    store,
     tiny_bert,
 )
 from tests.engine.test_recommend import answer, answer_of, mine  # noqa: F401  (fixture)
@@ -72,19 +73,13 @@ def test_the_catalogs_commit_changes_nothing_a_run_records():
     assert told_revisions([catalog["evo-1-131k-base"]]) == {"evo-1-131k-base": "1.1_fix"}
 
 
-@pytest.fixture
-def at_main(tmp_path):
-    """A store whose user entry runs REPO at main and records the commit COMMIT for it."""
-    store = tmp_path / "store"
-    store.mkdir()
+def test_fetch_models_says_whether_it_fetched_the_catalogs_commit(
+        hub, answering_hub, store, tmp_path, tiny_bert, monkeypatch, capsys):  # noqa: F811
+    # the user's entry runs REPO at main and records the commit COMMIT for it
+    at_main = store
     (store / "models.toml").write_text(
         f'[[model]]\nmodel_id = "tiny"\nhub_id = "{REPO}"\ncommit = "{COMMIT}"\n'
         'commit_source = "a test"\nparams = 1000\n')
-    return store
-
-
-def test_fetch_models_says_whether_it_fetched_the_catalogs_commit(
-        hub, answering_hub, at_main, tmp_path, tiny_bert, monkeypatch, capsys):  # noqa: F811
     calls = fake_hub_files(monkeypatch, served(tmp_path, tiny_bert))
     rc, out, err = cli(capsys, "fetch-models", "tiny", "--store", str(at_main), "--json")
     assert rc == 0, err
@@ -153,20 +148,21 @@ def test_a_licence_list_that_names_nothing_is_one_line(official_store, capsys):
     assert "names no licence; give SPDX ids such as MIT,Apache-2.0" in capsys.readouterr().err
 
 
-def test_export_csv_has_each_models_licences_escaped_like_every_store_text(mine, tmp_path):
+def test_export_csv_has_each_models_licences_escaped_like_every_store_text(
+        mine, tmp_path):  # noqa: F811
     """The hand-set store of test_recommend (its own copy here); the user's entry for DNABERT-S
     gives it a licence that reads as a formula."""
     import csv
 
     from engine.cli import main
 
-    store, _ = mine
-    (store / "models.toml").write_text(
+    root, _ = mine
+    (root / "models.toml").write_text(
         '[[model]]\nmodel_id = "DNABERT-S"\nhub_id = "zhihan1996/DNABERT-S"\n'
         'commit_reason = "a test"\nweights_licence = "=HYPERLINK(1)"\n'
         'code_licence = "=HYPERLINK(1)"\n')
     out = tmp_path / "x.csv"
-    assert main(["export", "--store", str(store), "--csv", str(out), "--suite", "mine"]) == 0
+    assert main(["export", "--store", str(root), "--csv", str(out), "--suite", "mine"]) == 0
     rows = list(csv.DictReader(out.open()))
     licence = {r["model"]: r["licence"] for r in rows}
     assert licence == {"METAGENE-1": "Apache-2.0", "GROVER": "weights unknown, code Apache-2.0",
