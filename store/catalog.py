@@ -477,7 +477,11 @@ def _extractor_fields(e: dict, where: str, origin: str) -> dict:
 def _builtin_models() -> tuple[ModelMeta, ...]:
     path = CATALOG_DIR / "models.toml"
     with open(path, "rb") as f:
-        return tuple(parse_model_entries(tomllib.load(f)["model"], str(path)))
+        models = tuple(parse_model_entries(tomllib.load(f)["model"], str(path)))
+    # the built-in catalog holds every hub entry to its commit or reason (a user's may omit it)
+    if wrong := [f"{m.model_id}: {p}" for m in models if (p := commit_problem(m))]:
+        raise GenebError(f"{path}: {'; '.join(wrong)}")
+    return models
 
 
 def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:
