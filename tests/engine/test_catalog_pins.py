@@ -210,3 +210,20 @@ def test_the_dashboards_table_shows_each_models_licence(official_store):
     assert licence["nucleotide-transformer-2.5b-multi-species"] == \
         "weights CC-BY-NC-SA-4.0, code Apache-2.0"
     assert licence["PlantCaduceus_l32"] == "Apache-2.0"
+
+
+def test_the_dashboards_recommend_form_asks_the_commercial_constraint(official_store):
+    """The Recommend view's Commercial use box asks what `--licence-allows commercial` asks:
+    the same leader, the same licence reasons."""
+    from geneb_tui.core.filters import Filters
+    from geneb_tui.core.query import StoreSnapshot
+    from geneb_tui.core.recommend import Form, answer as view_answer, question
+
+    snap = StoreSnapshot.load(official_store)
+    filters = snap.filters_for(Filters(), opening=True)
+    a = view_answer(snap, question(snap, filters, Form(commercial=True)))
+    command = answer("--store", str(official_store.root), "--licence-allows", "commercial")
+    assert a.picks[0].model == command["picks"][0]["model"] == "GENERator-eukaryote-3b-base"
+    reasons = {x.model: list(x.reasons) for x in a.excluded if x.kind == "constraint"}
+    assert reasons == {x["model"]: x["reasons"] for x in command["excluded"]
+                       if x["kind"] == "constraint"}
