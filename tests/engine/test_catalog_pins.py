@@ -217,7 +217,8 @@ def test_the_dashboards_recommend_form_asks_the_commercial_constraint(official_s
     the same leader, the same licence reasons."""
     from geneb_tui.core.filters import Filters
     from geneb_tui.core.query import StoreSnapshot
-    from geneb_tui.core.recommend import Form, answer as view_answer, question
+    from geneb_tui.core.recommend import Form, question
+    from geneb_tui.core.recommend import answer as view_answer
 
     snap = StoreSnapshot.load(official_store)
     filters = snap.filters_for(Filters(), opening=True)
