@@ -108,7 +108,8 @@ CATALOG_FACTS: tuple[str, ...] = ("commit", "commit_source", "commit_reason", "w
 def _with_facts(stored: pl.DataFrame, known: Mapping[str, ModelMeta]) -> pl.DataFrame:
     stored = stored.with_columns(pl.lit(None, dtype=pl.String).alias(c) for c in CATALOG_FACTS
                                  if c not in stored.columns)
-    entries = [m for m in known.values() if m.model_id in set(stored["model_id"])]
+    ids = set(stored["model_id"])
+    entries = [m for m in known.values() if m.model_id in ids]
     if not entries:
         return stored
     facts = models_frame(entries).select("model_id", *CATALOG_FACTS)
