@@ -136,7 +136,8 @@ class SelectionKeys(App[None]):
         else:
             # numbers: best first; names: A→Z
             self.sort_key, self.descending = key, key not in (
-                "display", "source", "architecture", "tokenization", "pretraining_data")
+                "display", "source", "architecture", "tokenization", "pretraining_data",
+                "licence")
         view = self.view
         if (view is not None and self.snapshot is not None and not self._rebuild_pending
                 and self._shown_token == self._view_token

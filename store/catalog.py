@@ -22,6 +22,7 @@ from store.toml_in import tables_of
 from store.vocab.encoder_kinds import ENCODERS, POOLINGS, split_extractor
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
+from store.vocab.revisions import is_pinned
 from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 from store.vocab.suites import GENEB_V1_SUITE
 
@@ -210,6 +211,16 @@ class ModelMeta:
     zero_shot: bool | None = None       # trained on benchmark data (model_meta.json); None unknown
     overlap: str | None = None          # known overlap of its pretraining with benchmark data
     context: int | None = None          # the documented maximum input, in tokens
+    # The hub commit the catalog records for `revision` (main when None), the public record it
+    # was read from, or why none is recorded (`store.catalog.commit_problem`). A record only:
+    # a run loads `revision` and records it as before (docs/models.md says why).
+    commit: str | None = None
+    commit_source: str | None = None
+    commit_reason: str | None = None
+    # The licences of its weights and code (`store.licences`) and where they were read.
+    weights_licence: str | None = None
+    code_licence: str | None = None
+    licence_source: str | None = None
 
     def __post_init__(self) -> None:
         for key, allowed in VOCABULARIES.items():
@@ -224,6 +235,9 @@ class ModelMeta:
         if wrong := [k for k in self.pretraining_kingdoms if k not in KINGDOMS]:
             raise VocabularyError(self.model_id, f"pretraining_kingdoms holds {wrong[0]!r}, not "
                                                  f"one of {', '.join(KINGDOMS)}")
+        if self.commit is not None and not is_pinned(self.commit):
+            raise VocabularyError(self.model_id, f"commit = {self.commit!r} is not a commit (40 "
+                                                 "hex characters)")
         if self.transformers is not None and _version_range(self.transformers) is None:
             raise VocabularyError(self.model_id, f"transformers = {self.transformers!r} is not "
                                                  "a PEP 440 version range (e.g. \"<5\" or "
@@ -279,6 +293,20 @@ def transformers_problem(spec: str | None) -> str | None:
     return (f"its entry needs transformers{needed} and transformers {installed} is "
             f"installed; run it from a separate environment with pip install "
             f"'transformers{needed}'")
+
+
+def commit_problem(m: ModelMeta) -> str | None:
+    """What a hub entry lacks for the rule "a 40-hex commit with the record it was read from,
+    or a stated reason" (None: it holds; a model without a hub id has nothing to pin)."""
+    if not m.hub_id or m.path:
+        return None
+    if m.commit and m.commit_source:
+        return None
+    if m.commit:
+        return "its commit names no record it was read from (commit_source)"
+    if m.commit_reason:
+        return None
+    return "no commit and no reason (commit_reason)"
 
 
 def param_count(params: int | None) -> int | None:
@@ -449,7 +477,11 @@ def _extractor_fields(e: dict, where: str, origin: str) -> dict:
 def _builtin_models() -> tuple[ModelMeta, ...]:
     path = CATALOG_DIR / "models.toml"
     with open(path, "rb") as f:
-        return tuple(parse_model_entries(tomllib.load(f)["model"], str(path)))
+        models = tuple(parse_model_entries(tomllib.load(f)["model"], str(path)))
+    # the built-in catalog holds every hub entry to its commit or reason (a user's may omit it)
+    if wrong := [f"{m.model_id}: {p}" for m in models if (p := commit_problem(m))]:
+        raise GenebError(f"{path}: {'; '.join(wrong)}")
+    return models
 
 
 def load_models(user_file: Path | None = None) -> dict[str, ModelMeta]:

@@ -99,6 +99,16 @@ MODEL_FIELDS = {
     "overlap": "known overlap of its pretraining data with the benchmark's tasks, in words",
     "context": "its documented maximum input, in tokens (`geneb-engine models` shows "
                "`max_tokens` where unset)",
+    "commit": "the 40-hex hub commit the catalog records for the entry's `revision` (main "
+              "when unset), read from `commit_source`; a record, not what a run loads: see "
+              "[Hub commits and licences](#hub-commits-and-licences)",
+    "commit_source": "the public record the `commit` was read from (a URL)",
+    "commit_reason": "why a hub entry records no `commit` (what was checked)",
+    "weights_licence": "the licence of its weights: an SPDX id where one applies, else the "
+                       "licence's name, else `unknown`; `none` without weights",
+    "code_licence": "the licence of the code that runs it (the hub repository's own code, a "
+                    "package's, or transformers' Apache-2.0 where transformers implements it)",
+    "licence_source": "where both licences were read (URLs), or what was checked when unknown",
     "random_init": "not an entry's field (an entry that sets it is refused): `fill "
                    "--random-init SEED` runs any entry with weights drawn from SEED",
 }

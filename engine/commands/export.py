@@ -26,6 +26,7 @@ from engine.commands.common import (
 )
 from store.csv_out import write_csv
 from store.folders import folder_problem
+from store.licences import UNKNOWN, licence_text
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
 from store.vocab.scopes import SCOPE_FIELDS
@@ -33,7 +34,7 @@ from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SUBMISSION_PROVENANCE
 
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
-EXTRA_COLUMNS = ("display", "suite", "domain", "task_health", "table_version", "filters")
+EXTRA_COLUMNS = ("licence", "display", "suite", "domain", "task_health", "table_version", "filters")
 
 
 def register(sub, common) -> None:
@@ -149,7 +150,9 @@ def _scope_options(args) -> dict[str, list[str] | None]:
 
 
 def _described(frame, snap, names: StoreNames, filters: dict, domain_of, verdicts: dict):
-    """The export's frame with EXTRA_COLUMNS appended: the model's display name (catalog),
+    """The export's frame with EXTRA_COLUMNS appended: the licences of the model's weights and
+    code (catalog, `store.licences.licence_text`; `unknown` for a model it does not describe),
+    the model's display name (catalog),
     the suite its task belongs to (task catalog), whether the task is in the model's domain
     (`domain_of`: `store.tables.catalogs.pair_domains`), its task's audit verdict (`verdicts`:
     `store.task_health`; empty where not audited), the results' table version and the
@@ -159,6 +162,10 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of, verdict
     from store.analyses.domains import domain_flags  # lazy: polars
 
     display = names.displays
+    licences = {m.model_id: licence_text(m.weights_licence, m.code_licence)
+                for m in names.catalog.values()}
+    # an entry of another precision (`<model> [float16]`) is its model's
+    base = pl.col("model").str.replace(r" \[[^\]]*\]$", "")
     suites = snap.query("SELECT task_id AS task, suite FROM tasks")
     option = {"model": "models", "regime": "regimes", "source": "sources"}
     asked = "; ".join(f"{option.get(k, k)}={','.join(v)}"
@@ -168,6 +175,8 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of, verdict
             .with_columns(pl.col("model").replace_strict(display, default=pl.col("model"),
                                                          return_dtype=pl.String)
                           .alias("display"),
+                          base.replace_strict(licences, default=UNKNOWN,
+                                              return_dtype=pl.String).alias("licence"),
                           domain_flags(frame, domain_of),
                           pl.col("task").replace_strict(verdicts, default=None,
                                                         return_dtype=pl.String)

@@ -90,11 +90,25 @@ def fetch(paths: StorePaths, m: ModelMeta, files: list[str]) -> dict:
                   f"{now()} by fetch-models, the commit it fetched")
         record_pins(paths, [pin])
     return {"model_id": m.model_id, "hub_id": m.hub_id, "revision": m.revision,
-            "commit": manifest["commit"], "pinned": str(paths.pins) if pin else None,
+            "commit": manifest["commit"], "catalog_commit": m.commit,
+            "catalog_match": None if m.commit is None else manifest["commit"] == m.commit,
+            "pinned": str(paths.pins) if pin else None,
             "snapshot": str(folder),
             "n_files": len(manifest["files"]),
             "bytes": sum(f["bytes"] for f in manifest["files"].values()),
             "manifest": str(manifest_path(folder))}
+
+
+def _catalog_line(m: ModelMeta, fetched: str) -> str:
+    """How the commit fetched compares with the one the catalog records for the model (its
+    `commit`, read from `commit_source`); '' when the catalog records none."""
+    if m.commit is None:
+        return ""
+    if fetched == m.commit:
+        return "; the commit the catalog records"
+    return (f"; not the commit the catalog records ({m.commit}, read from {m.commit_source}): "
+            f"{m.revision or 'main'} names another now, so its results may differ from the "
+            f"catalog's; `--models {m.model_id}@{m.commit}` runs the catalog's")
 
 
 def run(args) -> int:
@@ -120,6 +134,7 @@ def run(args) -> int:
             line = (f"{m.model_id}: {m.hub_id}@{d['commit'][:12]}, {d['n_files']} files "
                     f"({d['bytes'] / 1e6:,.1f} MB) in {d['snapshot']}; sha256 in "
                     f"{d['manifest']}")
+            line += _catalog_line(m, d["commit"])
             if d["pinned"]:
                 line += (f"; its code's commit {d['commit']} pinned in {d['pinned']} (it runs "
                          "with fill --trust-remote-code)")

@@ -1,6 +1,8 @@
 """`geneb-engine models`: the model catalog (built-in, the user's, the checkpoint folders the
-store has run: `store.tables.catalogs.store_models`), filterable; `--cached`
-keeps the models whose checkpoint is on this machine (`engine.encoders.hub.local_checkpoint`)."""
+store has run: `store.tables.catalogs.store_models`), filterable, with each model's licences
+(`store.licences.licence_text`; `--json`: every field, the commit and licence sources too);
+`--cached` keeps the models whose checkpoint is on this machine
+(`engine.encoders.hub.local_checkpoint`)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.encoders.hub import cache_folder, local_checkpoint
 from store.catalog import params_text
+from store.licences import licence_text
 from store.vocab.encoder_kinds import KINDS, split_extractor
 
 SCALES = ("<100M", "100M-1B", ">1B", "n/a")
@@ -113,12 +116,12 @@ def run(args) -> int:
                       Col("architecture", wrap=11), Col("tokenization"),
                       Col("pretraining", wrap=13, drop=2), Col("domain", wrap=12, drop=4),
                       Col("zero-shot", drop=3), Col("context", justify="right", drop=3),
-                      Col("runs with", wrap=10, drop=1)],
+                      Col("licence", wrap=12, drop=2), Col("runs with", wrap=10, drop=1)],
                      max_drop=4)
     for m in models:
         table.add_row(escape(m.model_id), params_text(m.params), escape(m.architecture_family),
                       escape(m.tokenization_family), escape(m.pretraining_data), _domain(m),
                       {None: "?", True: "yes", False: "no"}[m.zero_shot], _context(m),
-                      _runs(m))
+                      escape(licence_text(m.weights_licence, m.code_licence)), _runs(m))
     table_console().print(table)
     return 0

@@ -57,6 +57,15 @@ def param_limit(text: str) -> int:
     return int(value)
 
 
+def licence_list(text: str) -> tuple[str, ...]:
+    """argparse `type=` of `--licence`: comma-separated licence ids, at least one."""
+    ids = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+    if not ids:
+        raise argparse.ArgumentTypeError(f"{text!r} names no licence; give SPDX ids such as "
+                                         "MIT,Apache-2.0")
+    return ids
+
+
 # argparse `type=` of `--memory-gb`: a positive number.
 gigabytes = real_number(lambda v: v > 0, give="give the memory in GB, such as 24",
                         bad="not a positive size; give the memory in GB, such as 24")
@@ -99,6 +108,13 @@ def register(sub, common) -> None:
                    help="only models with published weights")
     p.add_argument("--not-zero-shot", action="store_true",
                    help="leave out models trained on benchmark data or with known overlap")
+    p.add_argument("--licence-allows", choices=("commercial",), metavar="USE",
+                   help="commercial: only models whose weights and code licences both permit "
+                        "commercial use (a licence unknown or custom excludes the model, "
+                        "saying so)")
+    p.add_argument("--licence", type=licence_list, metavar="IDS",
+                   help="only models whose weights and code licences are among IDS, "
+                        "comma-separated SPDX ids or names (e.g. MIT,Apache-2.0)")
     p.add_argument("--metric", type=choice_of("metric", METRICS), default="mcc",
                    metavar="METRIC", help=f"{', '.join(METRICS)} (default: mcc)")
     p.add_argument("--level", type=level_of, default=LEVEL, metavar="L",
@@ -130,7 +146,8 @@ def _constraints(args, names: StoreNames):
     check_families(args, list(names.catalog.values()))
     return Constraints(args.max_params, args.min_context, args.memory_gb, args.dtype,
                        args.architecture, args.tokenization, args.pretraining, args.in_domain,
-                       args.runnable_here, args.weights_available, args.not_zero_shot)
+                       args.runnable_here, args.weights_available, args.not_zero_shot,
+                       args.licence_allows == "commercial", args.licence or ())
 
 
 def run(args) -> int:

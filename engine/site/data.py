@@ -50,7 +50,8 @@ DEGRADATION_COLUMNS = ("scope", *REGIMES, *(f"retention_{r}" for r in FEW_SHOT_R
 TASK_DIGITS = 6
 SHIFT_COLUMNS = ("rank_a", "rank_b", "shift")
 MODEL_FACTS = ("architecture", "architecture_family", "tokenization", "tokenization_family",
-               "pretraining_data")
+               "pretraining_data", "weights_licence", "code_licence", "licence_source",
+               "hub_id", "commit", "commit_source", "commit_reason")
 
 
 def _num(value):
@@ -73,6 +74,7 @@ def _models(entries: list[tuple[str, str]], catalog: pl.DataFrame) -> list[dict]
     out = []
     for model in dict.fromkeys(m for m, _ in entries):
         meta = rows.get(model) or vars(ModelMeta.one_off(model))
+        meta = {k: meta.get(k) for k in ("display", "params", *MODEL_FACTS)}
         out.append({"id": model, "display": meta["display"] or model,
                     "params": meta["params"] or None, "size": scale_band(meta["params"]),
                     **{k: meta[k] for k in MODEL_FACTS},

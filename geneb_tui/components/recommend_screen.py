@@ -56,7 +56,7 @@ from store.vocab.protocol import REGIMES
 TYPING_S = 0.5   # a pause in a text field before its value is asked (Enter: at once)
 TEXT_FIELDS = ("labels", "max_params", "memory_gb")
 CHECKS = {"runnable_here": "Runnable here", "in_domain": "In-domain",
-          "not_zero_shot": "Not zero-shot"}
+          "not_zero_shot": "Not zero-shot", "commercial": "Commercial use"}
 
 
 def _shown(name: str, value) -> str:

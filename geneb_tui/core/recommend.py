@@ -58,6 +58,7 @@ class Form:
     runnable_here: bool = False
     in_domain: bool = False
     not_zero_shot: bool = False
+    commercial: bool = False             # licences of weights and code permit commercial use
     architecture: str | None = None
     pretraining: str | None = None
 
@@ -135,7 +136,7 @@ def question(snap: StoreSnapshot, filters: Filters, form: Form) -> Question:
         max_params=form.max_params, memory_gb=form.memory_gb, dtype=form.dtype,
         architecture=form.architecture, pretraining=form.pretraining,
         in_domain=form.in_domain, runnable_here=form.runnable_here,
-        not_zero_shot=form.not_zero_shot)
+        not_zero_shot=form.not_zero_shot, commercial=form.commercial)
     return Question(tuple(chosen), form.asked_regime, filters.metric, constraints=constraints,
                     suite=filters.suite, whole_suite=len(chosen) == len(tasks),
                     scope=scope.describe(), notes=tuple(notes))

@@ -23,6 +23,7 @@ TRAILING_META: tuple[tuple[str, str], ...] = (
     ("architecture", "Arch"),
     ("tokenization", "Tok"),
     ("pretraining_data", "Pretraining"),
+    ("licence", "Licence"),      # weights and code (`store.licences.licence_text`)
 )
 
 RANK_SCOPES: tuple[str, ...] = ("store", "shown")

@@ -46,6 +46,7 @@ from store.analyses.uncertainty import bootstrap, leader_tie_group, min_ranks, s
 from store.catalog import ModelMeta, TaskMeta, param_count, params_text
 from store.db import Snapshot, snapshot_of
 from store.domains import IN, OUT, UNKNOWN
+from store.licences import allowed_problems, commercial_problems
 from store.runnable import (
     GIB,
     Runnability,
@@ -150,6 +151,8 @@ class Constraints:
     runnable_here: bool = False
     weights_available: bool = False
     not_zero_shot: bool = False         # no zero_shot training on benchmark data, no overlap
+    commercial: bool = False            # weights and code licences permit commercial use
+    licences: tuple[str, ...] = ()      # weights and code licences among these (SPDX ids)
 
     def describe(self) -> str:
         """The constraints given, in words ('' when none)."""
@@ -164,6 +167,8 @@ class Constraints:
             self.runnable_here and "runnable here",
             self.weights_available and "weights available",
             self.not_zero_shot and "not zero-shot",
+            self.commercial and "licences that permit commercial use",
+            self.licences and f"licences among {', '.join(self.licences)}",
         ]
         return ", ".join(p for p in parts if p)
 
@@ -203,6 +208,10 @@ class Constraints:
         if self.not_zero_shot and (meta.zero_shot or meta.overlap):
             out.append("zero-shot (trained on benchmark data)" if meta.zero_shot
                        else f"known overlap: {meta.overlap}")
+        if self.commercial:
+            out += commercial_problems(meta.weights_licence, meta.code_licence)
+        if self.licences:
+            out += allowed_problems(meta.weights_licence, meta.code_licence, self.licences)
         return tuple(out)
 
 

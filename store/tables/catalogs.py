@@ -31,6 +31,7 @@ from store.damage import REPAIR, note
 from store.domains import domain
 from store.embedding_imports import read_import
 from store.failpoints import reach
+from store.licences import licence_text
 from store.locks import named_lock
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths
@@ -94,7 +95,28 @@ def models_with_builtins(paths, known: Mapping[str, ModelMeta] | None = None) ->
     known = load_models(paths.user_models) if known is None else known
     ids = set(stored["model_id"])
     extra = [m for m in known.values() if m.model_id not in ids]
-    return pl.concat([stored, models_frame(extra)], how="diagonal_relaxed")
+    return pl.concat([_with_facts(stored, known), models_frame(extra)], how="diagonal_relaxed")
+
+
+# The catalog's facts about a model itself, not about a run of it (the commit its hub entry
+# records, its licences): an entry's current ones win over those a stored row was registered
+# with (a store written before they were recorded holds none).
+CATALOG_FACTS: tuple[str, ...] = ("commit", "commit_source", "commit_reason", "weights_licence",
+                                  "code_licence", "licence_source", "licence")
+
+
+def _with_facts(stored: pl.DataFrame, known: Mapping[str, ModelMeta]) -> pl.DataFrame:
+    stored = stored.with_columns(pl.lit(None, dtype=pl.String).alias(c) for c in CATALOG_FACTS
+                                 if c not in stored.columns)
+    ids = set(stored["model_id"])
+    entries = [m for m in known.values() if m.model_id in ids]
+    if not entries:
+        return stored
+    facts = models_frame(entries).select("model_id", *CATALOG_FACTS)
+    return (stored.join(facts, on="model_id", how="left", suffix="_entry",
+                        maintain_order="left")
+            .with_columns(pl.coalesce(f"{c}_entry", c).alias(c) for c in CATALOG_FACTS)
+            .drop(f"{c}_entry" for c in CATALOG_FACTS))
 
 
 # What the data tell of a task (`fill` and `data verify` record them; a task keeps its recorded
@@ -132,14 +154,15 @@ def tasks_frame(tasks: list[TaskMeta] | tuple[TaskMeta, ...],
 
 def models_frame(models: list[ModelMeta] | tuple[ModelMeta, ...]) -> pl.DataFrame:
     """The models as catalog rows (the store's catalog file, the model lists shown and
-    exported): every field, `params` by `param_count`, and the scale band."""
-    rows = [{**asdict(m), "params": param_count(m.params), "scale_band": m.scale_band}
-            for m in models]
+    exported): every field, `params` by `param_count`, the scale band and the licences in one
+    cell (`store.licences.licence_text`)."""
+    rows = [{**asdict(m), "params": param_count(m.params), "scale_band": m.scale_band,
+             "licence": licence_text(m.weights_licence, m.code_licence)} for m in models]
     types = {**dict.fromkeys(("params", "random_init", *COUNT_FIELDS), pl.Int64),
              **dict.fromkeys(BOOL_FIELDS, pl.Boolean),
              **dict.fromkeys(LIST_FIELDS, pl.List(pl.String))}
     schema = {f.name: types.get(f.name, pl.String) for f in fields(ModelMeta)}
-    schema["scale_band"] = pl.String
+    schema["scale_band"] = schema["licence"] = pl.String
     return pl.DataFrame(rows, schema=schema)
 
 

@@ -394,7 +394,13 @@
     facts([["Model id", m.id], ["Provenance", badges], ["Parameters", paramsText(m.params)],
            ["Size", m.size], ["Architecture", m.architecture + " (" + m.architecture_family + ")"],
            ["Tokenization", m.tokenization + " (" + m.tokenization_family + ")"],
-           ["Pretraining data", m.pretraining_data]]);
+           ["Pretraining data", m.pretraining_data],
+           ["Licence of the weights", m.weights_licence || "unknown"],
+           ["Licence of the code", m.code_licence || "unknown"],
+           ["Licences read from", m.licence_source || "not recorded"],
+           ["Hub commit", m.hub_id ? (m.commit ? m.commit + " (read from " + (m.commit_source || "?") + ")"
+                                       : "not recorded: " + (m.commit_reason || "no reason given"))
+                                   : "not a hub model"]]);
     var mstate = { regime: "full", metric: D.metrics[0] };
     fill($("regime"), D.regimes, REGIME_NAMES);
     fill($("metric"), D.metrics, METRIC_NAMES);
