@@ -109,10 +109,12 @@ class Counts:
             self.splits[data.task_id, name] = (len(split),
                                                sum(len(s) for s in split.sequences))
             self.sample.add(split.sequences)
-        self.classes[data.task_id] = np.unique(data.train.labels, return_counts=True)[1]
+        self.classes[data.task_id] = data.shot_groups
 
     def examples(self, task: str, protocol: Protocol, regime: str) -> int:
         """Training examples one cell fits, over all its fits."""
+        if protocol.zero_shot:
+            return 0
         k, seeds = REGIME_K[regime], seed_counts([protocol])[protocol.hash]
         if k is None:
             fits = 1 if protocol.shares_full_fit else seeds
@@ -172,6 +174,7 @@ class DryRun:
     models: tuple[ModelPlan, ...]
     device: str                     # what it estimates for: this machine, or a profile's row
     sizes: tuple[str, ...] = ()     # where the sizes of the tasks without data come from
+    other_kinds: int = 0            # tasks of another kind than classification (`plan`)
 
     @property
     def seconds(self) -> float:
@@ -215,7 +218,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         _size_without_data(paths, [t for t in tasks if t not in here], counts, hashes, rows)
     models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes,
-                    options.encoder)
+                    options.encoder, checks.kinds)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder, device=profile is None, sample=checks.sample)
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
@@ -235,7 +238,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         else "this machine"
     return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs,
                   line or f"--jobs {options.jobs}", tuple(out), device,
-                  tuple(basis_lines(counts.sized)))
+                  tuple(basis_lines(counts.sized)), len(checks.kinds))
 
 
 def _size_without_data(paths: StorePaths, tasks: list[TaskMeta], counts: Counts,

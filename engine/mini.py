@@ -25,6 +25,7 @@ import numpy as np
 from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
 from store.manifest import MANIFEST
+from store.vocab.kinds import CLASSIFICATION, TaskKind
 from store.vocab.protocol import GENEB_V1
 from store.vocab.suites import GENEB_MINI_SUITE
 
@@ -439,6 +440,11 @@ def write_task(folder: Path, task_id: str) -> Path:
     path = Path(folder) / f"{task_id}.csv"
     write_bytes_atomic(path, _task_csv(_BY_ID[task_id]))
     return path
+
+
+def kind_of(task_id: str) -> TaskKind:
+    """Every geneb-mini task is a classification task."""
+    return CLASSIFICATION
 
 
 def is_complete(folder: Path) -> bool:

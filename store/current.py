@@ -30,6 +30,7 @@ import polars as pl
 from store.fingerprint import LEGACY_PREFIX, checkpoint_fingerprint, folder_sha256
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
+from store.vocab.kinds import CLASSIFICATION_ROWS
 from store.vocab.sources import LOCAL
 from store.vocab.variant import NOT_RECORDED, precision_label
 
@@ -115,12 +116,12 @@ def left_out(run: Run) -> pl.DataFrame:
     """[model, n]: the local results (cells: protocol, task, regime and precision, each over
     its seeds) per model that are not current for their model's revision alone (on current
     data, of another revision: the `stale_results` view of `store.db` minus the rows stale for
-    their data)."""
+    their data), of classification tasks (those the readers show)."""
     return run(f"""
         SELECT r.model, count(DISTINCT (r.protocol_hash, r.task, r.regime,
                                         r.compute_precision)) AS n FROM stale_results r
         LEFT JOIN current_data c ON c.task = r.task
-        WHERE r.source = '{LOCAL}'
+        WHERE r.source = '{LOCAL}' AND r.{CLASSIFICATION_ROWS}
           AND (r.data_hash IS NULL OR c.data_hash IS NULL OR r.data_hash = c.data_hash)
         GROUP BY r.model ORDER BY r.model""", [])
 
