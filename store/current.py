@@ -162,4 +162,18 @@ def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
     out += [f"{model}: results at {precision_label(precision or None)} shown as {model}, "
             f"at other precisions apart as {entries} (never pooled)"
             for model, entries, precision in shown.iter_rows()]
-    return out
+    return out + kinds_left_out(run)
+
+
+def kinds_left_out(run: Run) -> list[str]:
+    """One line when the store holds current results of regression or variant tasks
+    (`store.vocab.kinds`): the readers show classification results only, so those are left
+    out, never averaged with MCC."""
+    found = run("SELECT count(DISTINCT (model, protocol_hash, task, regime, compute_precision)) "
+                f"AS n, string_agg(DISTINCT kind, ' and ' ORDER BY kind) AS kinds FROM current_rows "
+                f"WHERE NOT {CLASSIFICATION_ROWS}", [])
+    n, kinds = found.row(0)
+    if not n:
+        return []
+    return [f"{n} result{'s' if n != 1 else ''} of {kinds} tasks left out: this shows "
+            "classification results only (their metrics are never averaged with MCC)"]
