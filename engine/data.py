@@ -44,7 +44,7 @@ from store.manifest import MANIFEST
 from store.vocab.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
 from store.vocab.errors import GenebError
 from store.vocab.ids import ID_RULE, check_id, shown
-from store.vocab.kinds import CLASSIFICATION, TaskKind
+from store.vocab.kinds import CLASSIFICATION, FILE_COLUMNS, TaskKind
 
 SPLITS = ("train", "test")
 _LETTERS = frozenset(string.ascii_letters)          # what a sequence may hold
@@ -353,7 +353,7 @@ def read_task_file(path: Path, task_id: str, kind: TaskKind = CLASSIFICATION) ->
 def _hub_only_classification(folder: Path, task_id: str, kind: TaskKind) -> TaskData:
     raise GenebError(f"{folder}: task {task_id} is a {kind} task (manifest.csv), and the hub "
                      f"layout holds classification tasks only; give it as {task_id}.csv "
-                     f"({'text,label,split' if kind is TaskKind.REGRESSION else 'ref,alt,label,split'})")
+                     f"(columns {','.join(FILE_COLUMNS[kind])})")
 
 
 def task_sources(root: Path, kinds: Mapping[str, TaskKind] | None = None

@@ -218,7 +218,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         _size_without_data(paths, [t for t in tasks if t not in here], counts, hashes, rows)
     models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes,
-                    options.encoder, checks.kinds)
+                    options.encoder, suite.kinds)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder, device=profile is None, sample=checks.sample)
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
@@ -238,7 +238,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         else "this machine"
     return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs,
                   line or f"--jobs {options.jobs}", tuple(out), device,
-                  tuple(basis_lines(counts.sized)), len(checks.kinds))
+                  tuple(basis_lines(counts.sized)), sum(t.task_id in suite.kinds for t in tasks))
 
 
 def _size_without_data(paths: StorePaths, tasks: list[TaskMeta], counts: Counts,

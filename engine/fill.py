@@ -27,7 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol as Interface
 
@@ -66,7 +66,6 @@ from store.tables.results import compact, open_for_writing, vacuum
 from store.tables.telemetry import RUNS
 from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS
-from store.vocab.kinds import CLASSIFICATION, TaskKind
 from store.vocab.protocol import GENEB_V1, Protocol
 from store.vocab.sources import LOCAL
 
@@ -103,7 +102,6 @@ class TaskChecks:
     profiles: dict[str, TaskProfile]
     sizes: dict[str, int]              # sequences (train + test): the Ray executor's order
     sample: Sample                     # SAMPLE_SEQUENCES of them (`engine.encoders.preflight`)
-    kinds: dict[str, TaskKind] = field(default_factory=dict)   # tasks not of classification
 
 
 def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
@@ -128,8 +126,6 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
         checks.letters[t.task_id] = data.letters
         checks.profiles[t.task_id] = data.profile
         checks.sizes[t.task_id] = len(data.train.sequences) + len(data.test.sequences)
-        if data.kind is not CLASSIFICATION:
-            checks.kinds[t.task_id] = data.kind
         checks.sample.add(data.train.sequences)
         checks.sample.add(data.test.sequences)
     if problems:
@@ -154,19 +150,17 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
     checks = validate_tasks(suite, tasks, on_event, watch.see if watch else None)
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes,
-                    options.encoder, checks.kinds)
-    if options.cluster is not None and checks.kinds:
-        raise GenebError(f"fill --cluster runs classification tasks only; {len(checks.kinds)} "
-                         f"task(s) of suite {suite.name} are of other kinds "
-                         f"({', '.join(sorted(set(checks.kinds.values())))}): run them without "
-                         "--cluster")
+                    options.encoder, suite.kinds)
+    if options.cluster is not None:
+        suite.classification_only(tasks, "fill --executor ray")
     check_imported(paths, the_plan.work, checks.hashes)
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors
         preflight(model, options.encoder, device=options.cluster is None, sample=checks.sample)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work),
-              **({"other_kinds": len(checks.kinds)} if checks.kinds else {})})
+              **({"other_kinds": n} if (n := sum(t.task_id in suite.kinds for t in tasks))
+                 else {})})
     if options.cluster is None:             # the Ray executor has rules of its own
         jobs, line = probe_jobs(options.jobs, max(checks.sizes.values(), default=0))
         if line is not None:

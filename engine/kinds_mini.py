@@ -26,19 +26,19 @@ import csv
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from engine import mini
 from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
-from store.manifest import MANIFEST
-from store.vocab.kinds import TaskKind
+from store.vocab.kinds import FILE_COLUMNS, TaskKind
 from store.vocab.suites import GENEB_KINDS_SUITE
 
 REVISION = "geneb-kinds-1"
 SUITE = GENEB_KINDS_SUITE.name
-STAMP = ".revision"
 
 _BASES = "ACGT"
 _COMPLEMENT = str.maketrans("ACGT", "TGCA")
@@ -151,8 +151,6 @@ SPECS: tuple[Spec, ...] = (
 TASKS: tuple[TaskMeta, ...] = tuple(
     TaskMeta(s.task_id, s.label, s.category, SUITE, SUITE) for s in SPECS)
 _BY_ID = {s.task_id: s for s in SPECS}
-_HEADER = {TaskKind.REGRESSION: ("text", "label", "split"),
-           TaskKind.VARIANT: ("ref", "alt", "label", "split")}
 
 
 def kind_of(task_id: str) -> TaskKind:
@@ -164,7 +162,7 @@ def _task_csv(spec: Spec) -> bytes:
     rng = np.random.default_rng(spec.seed)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(_HEADER[spec.kind])
+    w.writerow(FILE_COLUMNS[spec.kind])
     for split, n in (("train", spec.n_train), ("test", spec.n_test)):
         w.writerows((*row, split) for row in spec.make(rng, n))
     return buf.getvalue().encode("ascii")
@@ -186,23 +184,10 @@ def write_task(folder: Path, task_id: str) -> Path:
 
 
 def is_complete(folder: Path) -> bool:
-    stamp = Path(folder) / STAMP
-    return stamp.is_file() and stamp.read_text().strip() == REVISION
+    return mini.is_complete(folder, REVISION)
 
 
 def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
-    """Write the suite into `folder` unless it holds this REVISION (as `engine.mini.materialize`:
-    each file renamed into place, the stamp last); `made`: task files generated already."""
-    folder = Path(folder)
-    if is_complete(folder):
-        return folder
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / STAMP).unlink(missing_ok=True)
-    for spec in SPECS:
-        if made and spec.task_id in made:
-            write_bytes_atomic(folder / f"{spec.task_id}.csv", made[spec.task_id])
-        else:
-            write_task(folder, spec.task_id)
-    write_bytes_atomic(folder / MANIFEST, _manifest_csv())
-    write_bytes_atomic(folder / STAMP, (REVISION + "\n").encode())
-    return folder
+    """Write geneb-kinds into `folder` (`engine.mini.write_suite`)."""
+    return mini.write_suite(folder, REVISION, {s.task_id: partial(_task_csv, s) for s in SPECS},
+                            _manifest_csv(), made)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine import kinds_mini, mini
@@ -37,6 +37,7 @@ from store.manifest import MANIFEST, category_warnings, read_manifest, suite_tas
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
+from store.vocab.kinds import CLASSIFICATION, TaskKind
 from store.vocab.suites import GENEB_V1_SUITE, NAMED, SuiteKind
 
 GENERATORS = {mini.SUITE: mini, kinds_mini.SUITE: kinds_mini}
@@ -63,6 +64,19 @@ class Suite:
     # Writes the suite's own files into the store (geneb-mini's); a command that writes the
     # store calls it once its checks passed, before its first write.
     materialize: Callable[[], None] = lambda: None
+    # the kind of each task that is not a classification task (its manifest's, its generator's)
+    kinds: Mapping[str, TaskKind] = field(default_factory=dict)
+
+    def classification_only(self, tasks: Iterable[TaskMeta], command: str) -> None:
+        """A `GenebError` naming the regression and variant tasks among `tasks`, which
+        `command` does not take (it reads class labels), before anything is read or written."""
+        other = [t.task_id for t in tasks if t.task_id in self.kinds]
+        if other:
+            shown = ", ".join(f"{t} ({self.kinds[t]})" for t in other[:5])
+            more = f" and {len(other) - 5} more" if len(other) > 5 else ""
+            raise GenebError(f"{command} takes classification tasks only; suite {self.name} "
+                             f"has regression or variant tasks: {shown}{more}; leave them out "
+                             "with --tasks")
 
     def select(self, task_ids: list[str] | None) -> tuple[TaskMeta, ...]:
         if not task_ids:
@@ -84,7 +98,8 @@ def flat_dir_suite(folder: str | Path, name: str | None = None,
     name = name or folder.name
     path = folder / MANIFEST
     meta = read_manifest(path) if path.exists() else {}
-    files = task_sources(folder, task_kinds(meta))
+    kinds = {t: kind for t, kind in task_kinds(meta).items() if kind is not CLASSIFICATION}
+    files = task_sources(folder, kinds)
     if not files:
         raise GenebError(f"suite {folder}: no <task_id>.csv files (columns text,label,split) "
                          "and no tasks/<task_id>/{train,test}.csv folders found")
@@ -93,7 +108,7 @@ def flat_dir_suite(folder: str | Path, name: str | None = None,
         raise GenebError(f"{path}: task(s) {', '.join(absent)} listed but no <task_id>.csv "
                          f"or tasks/<task_id>/ folder found in {path.parent}")
     return Suite(name, revision, suite_tasks(name, meta, files), lambda tid: files[tid](),
-                 warnings=tuple(category_warnings(path)) if meta else ())
+                 warnings=tuple(category_warnings(path)) if meta else (), kinds=kinds)
 
 
 def mini_suite(folder: Path, *, write: bool, generator=mini) -> Suite:
@@ -118,8 +133,10 @@ def mini_suite(folder: Path, *, write: bool, generator=mini) -> Suite:
         if write:
             generator.materialize(folder, made)
 
+    kinds = {t.task_id: kind for t in generator.TASKS
+             if (kind := generator.kind_of(t.task_id)) is not CLASSIFICATION}
     return Suite(generator.SUITE, generator.REVISION, generator.TASKS, load,
-                 materialize=materialize)
+                 materialize=materialize, kinds=kinds)
 
 
 def geneb_v1_suite(paths: StorePaths, data_dir: str | os.PathLike | None = None,

@@ -40,13 +40,7 @@ from engine.data import (
 )
 from store.csv_in import RowProblems, read_rows
 from store.vocab.errors import GenebError
-from store.vocab.kinds import TaskKind
-
-COLUMNS: dict[TaskKind, tuple[str, ...]] = {
-    TaskKind.REGRESSION: ("text", "label", "split"),
-    TaskKind.VARIANT: ("ref", "alt", "label", "split"),
-}
-"""The columns of each kind's task file."""
+from store.vocab.kinds import FILE_COLUMNS, TaskKind
 
 _Row = tuple[tuple[str, ...], float | int]   # (the row's sequences, its label)
 
@@ -72,7 +66,7 @@ def _variant_label(raw: str | None, where: str) -> int:
 
 def _row(kind: TaskKind, row: dict, where: str, problems: list[str]) -> _Row | None:
     """The row's sequences and label; its problems added to `problems` (None: unusable)."""
-    columns = COLUMNS[kind][:-2]
+    columns = FILE_COLUMNS[kind][:-2]
     seqs: list[str] = []
     for column in columns:
         try:
@@ -132,7 +126,7 @@ def _hash(kind: TaskKind, by_split: dict[str, list[_Row]]) -> str:
 def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind) -> TaskData:
     """One regression or variant task from its flat file (see the module)."""
     path = Path(path)
-    columns = COLUMNS[kind]
+    columns = FILE_COLUMNS[kind]
     task_id = task_id_of(flat_task_name(path) if task_id is None else task_id, path)
     by_split: dict[str, list[_Row]] = {s: [] for s in SPLITS}
     skipped: dict[str, int] = {}

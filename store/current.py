@@ -170,8 +170,8 @@ def kinds_left_out(run: Run) -> list[str]:
     (`store.vocab.kinds`): the readers show classification results only, so those are left
     out, never averaged with MCC."""
     found = run("SELECT count(DISTINCT (model, protocol_hash, task, regime, compute_precision)) "
-                f"AS n, string_agg(DISTINCT kind, ' and ' ORDER BY kind) AS kinds FROM current_rows "
-                f"WHERE NOT {CLASSIFICATION_ROWS}", [])
+                "AS n, string_agg(DISTINCT kind, ' and ' ORDER BY kind) AS kinds "
+                f"FROM current_rows WHERE NOT {CLASSIFICATION_ROWS}", [])
     n, kinds = found.row(0)
     if not n:
         return []

@@ -115,26 +115,24 @@ def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, re
     return out
 
 
-def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, dict, str | None]:
-    """The data hashes of the suite's files as they are now and the kinds of its tasks that
-    are not classification tasks; (None, {}, why) when unreadable."""
+def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
+    """The data hashes of the suite's files as they are now; (None, why) when unreadable."""
     from engine.fill import validate_tasks  # lazy: polars, duckdb, pyarrow
 
     try:
-        checks = validate_tasks(suite, list(tasks), lambda event: None)
+        return validate_tasks(suite, list(tasks), lambda event: None).hashes, None
     except GenebError as exc:
-        return None, {}, str(exc).splitlines()[0]
-    return checks.hashes, checks.kinds, None
+        return None, str(exc).splitlines()[0]
 
 
-def _classification_tasks(suite, tasks, kinds: dict) -> tuple[tuple[TaskMeta, ...], str | None]:
+def _classification_tasks(suite, tasks) -> tuple[tuple[TaskMeta, ...], str | None]:
     """The classification tasks of `tasks` (what status counts, geneb-v1's cells) and a line
-    naming the others; a `GenebError` when none is one."""
-    if not kinds:
-        return tuple(tasks), None
-    kept = tuple(t for t in tasks if t.task_id not in kinds)
-    what = (f"{len(kinds)} task(s) of suite {suite.name} are regression or variant tasks; "
-            "status counts classification cells (protocol geneb-v1) only")
+    naming the others (`Suite.kinds`); a `GenebError` when none is one."""
+    kept = tuple(t for t in tasks if t.task_id not in suite.kinds)
+    if len(kept) == len(tasks):
+        return kept, None
+    what = (f"{len(tasks) - len(kept)} task(s) of suite {suite.name} are regression or "
+            "variant tasks; status counts classification cells (protocol geneb-v1) only")
     if not kept:
         raise GenebError(f"{what}; `geneb-engine fill --suite {suite.name} --models MODEL.. "
                          "--dry-run` says which of their cells are missing")
@@ -213,10 +211,10 @@ def count_cells(args, paths) -> StatusCounts:
         names.check_models(args.models)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
-    hashes, kinds, unread = _suite_hashes(suite, tasks)
-    tasks, left_out = _classification_tasks(suite, tasks, kinds)
+    tasks, left_out = _classification_tasks(suite, tasks)
     if left_out:
         print(f"geneb-engine status: note: {left_out}", file=sys.stderr)
+    hashes, unread = _suite_hashes(suite, tasks)
     revisions, also, precisions = (_revisions(paths, snap, args.models)
                                    if args.source == LOCAL else (None, None, None))
     domain_of = pair_domains(paths)

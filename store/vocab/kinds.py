@@ -33,6 +33,13 @@ class TaskKind(StrEnum):
 CLASSIFICATION = TaskKind.CLASSIFICATION
 KIND_NAMES: tuple[str, ...] = tuple(TaskKind)
 
+FILE_COLUMNS: dict[TaskKind, tuple[str, ...]] = {
+    TaskKind.CLASSIFICATION: ("text", "label", "split"),
+    TaskKind.REGRESSION: ("text", "label", "split"),
+    TaskKind.VARIANT: ("ref", "alt", "label", "split"),
+}
+"""The columns of each kind's flat task file (`<task>.csv`)."""
+
 METRICS_OF: dict[TaskKind, tuple[str, ...]] = {
     TaskKind.CLASSIFICATION: ("mcc", "acc", "f1_macro"),
     TaskKind.REGRESSION: ("pearson", "spearman", "r2"),

@@ -67,8 +67,8 @@ def test_auroc_and_auprc_are_scikit_learns_with_ties():
 def test_the_cosine_distance_is_scipys():
     rng = np.random.default_rng(5)
     A, B = rng.standard_normal((6, 9)), rng.standard_normal((6, 9))
-    np.testing.assert_allclose(cosine_distance(A, B), [cosine(a, b) for a, b in zip(A, B)],
-                               atol=1e-12)
+    plain = [cosine(a, b) for a, b in zip(A, B, strict=True)]
+    np.testing.assert_allclose(cosine_distance(A, B), plain, atol=1e-12)
 
 
 @pytest.fixture(scope="module")

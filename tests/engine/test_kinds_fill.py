@@ -137,5 +137,24 @@ def test_the_ray_executor_refuses_the_kinds_before_writing(tmp_path: Path, capsy
     store = tmp_path / "store"
     refused(capsys, store, "fill", "--store", str(store), "--suite", "geneb-kinds", "--tasks",
             TASKS[0].task_id, "--models", "kmer-3", "--executor", "ray", names=(
-                "fill --cluster runs classification tasks only; 1 task(s) of suite "
-                "geneb-kinds are of other kinds (regression)",))
+                "fill --executor ray takes classification tasks only; suite geneb-kinds has "
+                "regression or variant tasks: kinds_expression_ap1 (regression)",))
+
+
+def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: Path, capsys):
+    store = tmp_path / "store"
+    at = ("--store", str(store), "--suite", "geneb-kinds")
+    refused(capsys, store, "audit", *at, names=(
+        "audit takes classification tasks only; suite geneb-kinds has regression or variant "
+        "tasks: kinds_expression_ap1 (regression)",))
+    refused(capsys, store, "fill", *at, "--tasks", "kinds_gata_loss", "--models", "kmer-3",
+            "--subsample", "500", names=(
+                "task kinds_gata_loss: --subsample 500 would subsample a variant task of 1120 "
+                "sequences, and it subsamples classification tasks only",))
+    folder = tmp_path / "emb" / "kinds_gata_loss"
+    folder.mkdir(parents=True)
+    for split in ("train", "test"):
+        np.save(folder / f"{split}.npy", np.zeros((3, 4), dtype=np.float32))
+    refused(capsys, store, "import-embeddings", "m", str(folder.parent), *at, names=(
+        "import-embeddings takes classification tasks only; suite geneb-kinds has regression "
+        "or variant tasks: kinds_gata_loss (variant)",))
