@@ -57,7 +57,7 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from engine.data import Sample, TaskData
+from engine.data import KindTargets, Sample, TaskData
 from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight, told_precision
 from engine.encoders.hub import local_checkpoint
@@ -77,6 +77,7 @@ from store.tables.catalogs import known_tasks
 from store.tables.telemetry import perf_summary, read_runs
 from store.task_sizes import TaskSize, basis_lines, task_sizes
 from store.vocab.encoder_kinds import KINDS
+from store.vocab.kinds import CLASSIFICATION, TaskKind
 from store.vocab.protocol import REGIME_K, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 
@@ -93,6 +94,7 @@ class Counts:
 
     splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     classes: dict[str, np.ndarray] = field(default_factory=dict)   # train rows per class
+    train_rows: dict[str, int] = field(default_factory=dict)   # a full fit's training rows
     sample: Sample = field(default_factory=lambda: Sample(CALIBRATION_SEQUENCES))
     sized: dict[str, TaskSize] = field(default_factory=dict)       # the tasks without data
 
@@ -102,6 +104,7 @@ class Counts:
         for name, rows in (("train", size.n_train), ("test", size.n_test)):
             self.splits[task_id, name] = (rows, round(rows * size.length))
         self.classes[task_id] = np.full(size.n_classes, size.n_train // size.n_classes)
+        self.train_rows[task_id] = size.n_train
 
     def see(self, data: TaskData) -> None:
         for name in _SPLITS:
@@ -110,6 +113,7 @@ class Counts:
                                                sum(len(s) for s in split.sequences))
             self.sample.add(split.sequences)
         self.classes[data.task_id] = data.shot_groups
+        self.train_rows[data.task_id] = data.profile.n_train   # variants, not sequences
 
     def examples(self, task: str, protocol: Protocol, regime: str) -> int:
         """Training examples one cell fits, over all its fits."""
@@ -118,7 +122,7 @@ class Counts:
         k, seeds = REGIME_K[regime], seed_counts([protocol])[protocol.hash]
         if k is None:
             fits = 1 if protocol.shares_full_fit else seeds
-            return fits * self.splits[task, "train"][0]
+            return fits * self.train_rows[task]
         return seeds * int(np.minimum(self.classes[task], k).sum())
 
 
@@ -506,7 +510,9 @@ def _probes(model: str, work: list[PairWork], counts: Counts, measured: Measured
     out = []
     for (protocol, regime), tasks in todo.items():
         examples = sum(counts.examples(t, protocol, regime) for t in tasks)
-        if (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
+        if protocol.zero_shot:
+            rate, note, source = 0.0, f"{protocol.name}: nothing fitted (zero-shot)", "none"
+        elif (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
             (rate, note), source = found, "store"
         else:
             rate, note = _calibrated_fits(calibration, protocol, regime, options)
@@ -542,14 +548,34 @@ def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
     return calibration.fits[key]
 
 
+def _calibration_targets(kind: TaskKind, y: np.ndarray, cut: int) -> KindTargets:
+    """Targets of a regression or variant calibration over the sample's rows (`y`: labels
+    alternating 0, 1): a regression's rows and their labels as reals, a variant task's pairs
+    of neighbouring rows labelled alternately."""
+    def rows(n: int) -> np.ndarray:
+        return (np.arange(n) if kind is TaskKind.REGRESSION
+                else np.stack([np.arange(n - 1), np.arange(1, n)], 1))
+
+    labels = y.astype(np.float64 if kind is TaskKind.REGRESSION else np.int64)
+    n_test = len(y) - cut
+    return KindTargets(kind, rows(cut), labels[:len(rows(cut))], rows(n_test),
+                       labels[cut:cut + len(rows(n_test))])
+
+
 def _fit_calibration(calibration: _Calibration, protocol: Protocol, regime: str,
                      options: FillOptions) -> tuple[float, str]:
     X = calibration.result.embeddings
     y = np.arange(len(X)) % 2
     cut = len(X) * 3 // 4
     with threadpool_limits(PROBE_THREADS):
-        rows = probe_rows(X[:cut], y[:cut], X[cut:], y[cut:], ((protocol, (regime,)),),
-                          options.probe_device)
+        if protocol.kind is CLASSIFICATION:
+            rows = probe_rows(X[:cut], y[:cut], X[cut:], y[cut:], ((protocol, (regime,)),),
+                              options.probe_device)
+        else:
+            from engine.probes.kinds import kind_rows  # lazy: scikit-learn
+
+            rows = kind_rows(X[:cut], X[cut:], _calibration_targets(protocol.kind, y, cut),
+                             ((protocol, (regime,)),))
     frame = pl.DataFrame([{"model": "", "task": "", "regime": r["regime"], "data_hash": "",
                            "protocol_hash": protocol.hash, "n_train": r["n_train"],
                            "fit_seconds": r["fit_seconds"], "shared_fit": r["shared_fit"]}

@@ -128,9 +128,10 @@ class Protocol:
 
     @property
     def shares_full_fit(self) -> bool:
-        """Whether one full-regime fit stands for every seed: the logistic probe's (its fit does
-        not depend on the seed), not the MLP's (initialised from the seed)."""
-        return self.probe is Probe.LOGREG
+        """Whether one full-regime fit stands for every seed: the logistic probe's and ridge's
+        (their fits do not depend on the seed), a zero-shot score's, not the MLP's
+        (initialised from the seed)."""
+        return self.probe is not Probe.MLP
 
     def identity(self) -> dict:
         """What the hash covers: every field but `name` (and `few_shot_solver` where unset)."""

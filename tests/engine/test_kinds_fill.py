@@ -158,3 +158,14 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     refused(capsys, store, "import-embeddings", "m", str(folder.parent), *at, names=(
         "import-embeddings takes classification tasks only; suite geneb-kinds has regression "
         "or variant tasks: kinds_gata_loss (variant)",))
+
+
+def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path, capsys):
+    store = tmp_path / "store"
+    rc, out, err = outputs(capsys, "fill", "--store", str(store), "--suite", "geneb-kinds",
+                           "--models", "kmer-3", "--dry-run")
+    assert rc == 0 and not store.exists(), err
+    assert ("4 tasks × 1 models × 3 regimes, 4 of the tasks regression or variant ones (their "
+            "kinds' protocols): 14 cells; 0 in the store, 14 to compute") in " ".join(out.split())
+    assert "variant-cosine-v1 zeroshot (2 cells, 0 training examples)" in out
+    assert "ridge-v1 full (2 cells, 1,200 training examples)" in out    # one fit, 600 rows
