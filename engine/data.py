@@ -24,6 +24,7 @@ are all checked, and their problems raised together (`store.csv_in.RowProblems`)
 Tasks of the other kinds (`store.vocab.kinds`, declared by a suite's manifest) are read by
 `engine.task_kinds` from flat files only: a `TaskData` whose splits hold each distinct sequence
 once (what is embedded) and whose `targets` say which sequences each row uses and its label.
+`engine.task_files` finds a folder's tasks and reads each with its kind's reader.
 Files are UTF-8 (a leading BOM is accepted; `store.csv_in`); fields may be as long as genomic
 sequences get.
 """
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,11 +41,10 @@ import numpy as np
 
 from store.catalog import LetterCounts, TaskProfile
 from store.csv_in import RowProblems, read_rows
-from store.manifest import MANIFEST
 from store.vocab.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
 from store.vocab.errors import GenebError
 from store.vocab.ids import ID_RULE, check_id, shown
-from store.vocab.kinds import CLASSIFICATION, FILE_COLUMNS, TaskKind
+from store.vocab.kinds import CLASSIFICATION, TaskKind
 
 SPLITS = ("train", "test")
 _LETTERS = frozenset(string.ascii_letters)          # what a sequence may hold
@@ -339,47 +339,3 @@ def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
         raise RowProblems.merged(RowProblems.of_file(path, problems)
                                  for path, problems in found if problems)
     return assemble_task(task_id, splits["train"], splits["test"], str(folder), warnings)
-
-
-def read_task_file(path: Path, task_id: str, kind: TaskKind = CLASSIFICATION) -> TaskData:
-    """One task of `kind` from its flat file (`read_flat_csv`, `engine.task_kinds`)."""
-    if kind is CLASSIFICATION:
-        return read_flat_csv(path, task_id)
-    from engine.task_kinds import read_kind_csv  # it reads with this module's rules
-
-    return read_kind_csv(path, task_id, kind)
-
-
-def _hub_only_classification(folder: Path, task_id: str, kind: TaskKind) -> TaskData:
-    raise GenebError(f"{folder}: task {task_id} is a {kind} task (manifest.csv), and the hub "
-                     f"layout holds classification tasks only; give it as {task_id}.csv "
-                     f"(columns {','.join(FILE_COLUMNS[kind])})")
-
-
-def task_sources(root: Path, kinds: Mapping[str, TaskKind] | None = None
-                 ) -> dict[str, Callable[[], TaskData]]:
-    """Every task a folder holds, in either layout: task id → loader (sorted by id); `kinds`:
-    the kind of each task that is not a classification task (a suite's manifest's).
-
-    A file or folder whose name gives no usable task id (`store.vocab.ids`) is one error naming
-    it."""
-    kinds = kinds or {}
-    root = Path(root)
-    found: dict[str, Callable[[], TaskData]] = {}
-    for base in (root / "tasks", root):
-        if not base.is_dir():
-            continue
-        for sub in sorted(p for p in base.iterdir() if p.is_dir()):
-            if (sub / "train.csv").is_file() or (sub / "test.csv").is_file():
-                task_id = task_id_of(sub.name, sub)
-                kind = kinds.get(task_id, CLASSIFICATION)
-                found.setdefault(task_id, (lambda s=sub: read_hub_task(s, s.name))
-                                 if kind is CLASSIFICATION else
-                                 (lambda s=sub, t=task_id, k=kind:
-                                  _hub_only_classification(s, t, k)))
-    for path in sorted(root.glob("*.csv")):
-        if path.name != MANIFEST:
-            task_id = task_id_of(flat_task_name(path), path)
-            found.setdefault(task_id, lambda p=path, t=task_id: read_task_file(
-                p, t, kinds.get(t, CLASSIFICATION)))
-    return dict(sorted(found.items()))

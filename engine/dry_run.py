@@ -572,7 +572,7 @@ def _fit_calibration(calibration: _Calibration, protocol: Protocol, regime: str,
             rows = probe_rows(X[:cut], y[:cut], X[cut:], y[cut:], ((protocol, (regime,)),),
                               options.probe_device)
         else:
-            from engine.probes.kinds import kind_rows  # lazy: scikit-learn
+            from engine.probes.kinds import kind_rows  # lazy: sklearn
 
             rows = kind_rows(X[:cut], X[cut:], _calibration_targets(protocol.kind, y, cut),
                              ((protocol, (regime,)),))

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.data import Split, TaskData, assemble_task, task_sources
+from engine.data import Split, TaskData, assemble_task
+from engine.task_files import task_sources
 from store.atomic import write_text_atomic
 from store.folders import named_folder
 from store.paths import StorePaths

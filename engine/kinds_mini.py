@@ -34,7 +34,9 @@ import numpy as np
 from engine import mini
 from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
-from store.vocab.kinds import FILE_COLUMNS, TaskKind
+from store.paths import StorePaths
+from store.vocab.kinds import FILE_COLUMNS, METRICS_OF, ZERO_SHOT, TaskKind
+from store.vocab.protocol import REGIMES
 from store.vocab.suites import GENEB_KINDS_SUITE
 
 REVISION = "geneb-kinds-1"
@@ -191,3 +193,47 @@ def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
     """Write geneb-kinds into `folder` (`engine.mini.write_suite`)."""
     return mini.write_suite(folder, REVISION, {s.task_id: partial(_task_csv, s) for s in SPECS},
                             _manifest_csv(), made)
+
+
+# --- the figures of docs/guide/geneb-kinds.md -------------------------------------------------
+
+def table(paths: StorePaths) -> str:
+    """The store's current geneb-kinds results as two Markdown tables (the readers show
+    classification results only): per task, protocol and regime, each model's mean over the
+    seeds of its kind's primary metric and, in brackets, of the second one."""
+    from store.db import Snapshot  # lazy: duckdb, polars
+
+    tasks = [s.task_id for s in SPECS]
+    rows = Snapshot(paths).query(
+        "SELECT task, protocol, regime, model, kind, avg(pearson) AS pearson, "
+        "avg(spearman) AS spearman, avg(auroc) AS auroc, avg(auprc) AS auprc FROM current_rows "
+        "WHERE list_contains(?, task) GROUP BY ALL", [tasks])
+    models = sorted(set(rows["model"]))
+    out = []
+    for kind in (TaskKind.REGRESSION, TaskKind.VARIANT):
+        first, second = METRICS_OF[kind][:2]
+        out += ["", f"{kind}: {first} ({second}), mean over the seeds", "",
+                f"| task | protocol | regime | {' | '.join(models)} |",
+                "|---|---|---|" + "---|" * len(models)]
+        cells = {(r["task"], r["protocol"], r["regime"], r["model"]): r
+                 for r in rows.filter(kind=str(kind)).iter_rows(named=True)}
+        for task, protocol, regime in sorted({k[:3] for k in cells}, key=lambda k: (
+                tasks.index(k[0]), k[1], _REGIME_ORDER.index(k[2]))):
+            values = [cells.get((task, protocol, regime, m)) for m in models]
+            shown = [f"{v[first]:.3f} ({v[second]:.3f})" if v else "-" for v in values]
+            out.append(f"| `{task}` | {protocol} | {regime} | {' | '.join(shown)} |")
+    return "\n".join(out[1:])
+
+
+_REGIME_ORDER = (ZERO_SHOT, *REGIMES)
+
+
+if __name__ == "__main__":
+    import sys
+
+    from store.paths import resolve_store
+
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m engine.kinds_mini STORE (a store `geneb-engine fill "
+                 "--suite geneb-kinds` filled)")
+    print(table(resolve_store(sys.argv[1])))

@@ -183,7 +183,7 @@ def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
                       todo: tuple[tuple[Protocol, tuple[str, ...]], ...], X_train, X_test,
                       provenance: dict, targets: KindTargets) -> int:
     """`probe_pair`'s steps for a regression or variant task: its rows, one commit."""
-    from engine.probes.kinds import kind_rows  # lazy: scikit-learn
+    from engine.probes.kinds import kind_rows  # lazy: sklearn
 
     with threadpool_limits(PROBE_THREADS):
         rows = kind_rows(X_train, X_test, targets, todo)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine import kinds_mini, mini
-from engine.data import TaskData, read_task_file, task_sources
+from engine.data import TaskData
 from engine.hub_data import (
     PINNED_REVISION,
     data_dir_for,
@@ -30,6 +30,7 @@ from engine.hub_data import (
     read_data_manifest,
     subsampled,
 )
+from engine.task_files import read_task_file, task_sources
 from store.catalog import TASK_FIELDS, TaskMeta, geneb_v1_tasks
 from store.domains import UNKNOWN
 from store.folders import named_folder

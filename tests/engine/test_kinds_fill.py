@@ -19,7 +19,7 @@ from sklearn.linear_model import Ridge
 from sklearn.metrics import roc_auc_score
 
 from engine.cli import main
-from engine.kinds_mini import TASKS
+from engine.kinds_mini import TASKS, table
 from engine.probes.kinds import cosine_distance
 from engine.suites import resolve_suite
 from store.db import Snapshot
@@ -169,3 +169,18 @@ def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path,
             "kinds' protocols): 14 cells; 0 in the store, 14 to compute") in " ".join(out.split())
     assert "variant-cosine-v1 zeroshot (2 cells, 0 training examples)" in out
     assert "ridge-v1 full (2 cells, 1,200 training examples)" in out    # one fit, 600 rows
+
+
+def test_the_docs_table_shows_each_cells_mean_over_the_seeds(store):
+    paths = resolve_store(store["root"])
+    means = Snapshot(paths).query(
+        "SELECT task, regime, avg(pearson) AS r, avg(spearman) AS rho, avg(auroc) AS a, "
+        "avg(auprc) AS p FROM results_all WHERE kind IS NOT NULL GROUP BY ALL")
+    lines = table(paths).splitlines()
+    assert lines[0] == "regression: pearson (spearman), mean over the seeds"
+    one = means.filter(task="kinds_expression_ap1", regime="1shot").row(0, named=True)
+    assert f"| `kinds_expression_ap1` | ridge-v1 | 1shot | {one['r']:.3f} ({one['rho']:.3f}) |" \
+        in lines
+    zero = means.filter(task="kinds_gata_loss", regime="zeroshot").row(0, named=True)
+    assert (f"| `kinds_gata_loss` | variant-cosine-v1 | zeroshot | {zero['a']:.3f} "
+            f"({zero['p']:.3f}) |") in lines
