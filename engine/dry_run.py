@@ -242,7 +242,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         else "this machine"
     return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs,
                   line or f"--jobs {options.jobs}", tuple(out), device,
-                  tuple(basis_lines(counts.sized)), sum(t.task_id in suite.kinds for t in tasks))
+                  tuple(basis_lines(counts.sized)), len(suite.other_kinds(tasks)))
 
 
 def _size_without_data(paths: StorePaths, tasks: list[TaskMeta], counts: Counts,

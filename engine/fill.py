@@ -159,8 +159,7 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
         preflight(model, options.encoder, device=options.cluster is None, sample=checks.sample)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work),
-              **({"other_kinds": n} if (n := sum(t.task_id in suite.kinds for t in tasks))
-                 else {})})
+              **({"other_kinds": n} if (n := len(suite.other_kinds(tasks))) else {})})
     if options.cluster is None:             # the Ray executor has rules of its own
         jobs, line = probe_jobs(options.jobs, max(checks.sizes.values(), default=0))
         if line is not None:

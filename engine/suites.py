@@ -68,11 +68,14 @@ class Suite:
     # the kind of each task that is not a classification task (its manifest's, its generator's)
     kinds: Mapping[str, TaskKind] = field(default_factory=dict)
 
+    def other_kinds(self, tasks: Iterable[TaskMeta]) -> list[str]:
+        """The regression and variant tasks among `tasks`, by id."""
+        return [t.task_id for t in tasks if t.task_id in self.kinds]
+
     def classification_only(self, tasks: Iterable[TaskMeta], command: str) -> None:
         """A `GenebError` naming the regression and variant tasks among `tasks`, which
         `command` does not take (it reads class labels), before anything is read or written."""
-        other = [t.task_id for t in tasks if t.task_id in self.kinds]
-        if other:
+        if other := self.other_kinds(tasks):
             shown = ", ".join(f"{t} ({self.kinds[t]})" for t in other[:5])
             more = f" and {len(other) - 5} more" if len(other) > 5 else ""
             raise GenebError(f"{command} takes classification tasks only; suite {self.name} "

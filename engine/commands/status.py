@@ -128,10 +128,11 @@ def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
 def _classification_tasks(suite, tasks) -> tuple[tuple[TaskMeta, ...], str | None]:
     """The classification tasks of `tasks` (what status counts, geneb-v1's cells) and a line
     naming the others (`Suite.kinds`); a `GenebError` when none is one."""
-    kept = tuple(t for t in tasks if t.task_id not in suite.kinds)
-    if len(kept) == len(tasks):
+    other = suite.other_kinds(tasks)
+    kept = tuple(t for t in tasks if t.task_id not in other)
+    if not other:
         return kept, None
-    what = (f"{len(tasks) - len(kept)} task(s) of suite {suite.name} are regression or "
+    what = (f"{len(other)} task(s) of suite {suite.name} are regression or "
             "variant tasks; status counts classification cells (protocol geneb-v1) only")
     if not kept:
         raise GenebError(f"{what}; `geneb-engine fill --suite {suite.name} --models MODEL.. "
