@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import cached_property
 
 import numpy as np
 
@@ -76,8 +77,25 @@ def variant_features(X: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return np.hstack([ref, alt, alt - ref])
 
 
-def _ridge(p: Protocol, X_train, X_test, t: KindTargets, regime: str, seed: int) -> dict:
-    Xtr, Xte = X_train[t.rows_train], X_test[t.rows_test]
+class _Rows:
+    """The design matrices of one pair's rows, each built once for all its fits: a
+    regression's rows' embeddings, a variant's `variant_features`."""
+
+    def __init__(self, X_train: np.ndarray, X_test: np.ndarray, targets: KindTargets):
+        self.X_train, self.X_test, self.t = X_train, X_test, targets
+
+    @cached_property
+    def regression(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.X_train[self.t.rows_train], self.X_test[self.t.rows_test]
+
+    @cached_property
+    def variant(self) -> tuple[np.ndarray, np.ndarray]:
+        return (variant_features(self.X_train, self.t.rows_train),
+                variant_features(self.X_test, self.t.rows_test))
+
+
+def _ridge(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) -> dict:
+    Xtr, Xte = rows_of.regression
     k = REGIME_K[regime]
     rows = (np.arange(len(t.y_train)) if k is None
             else regression_draw(len(t.y_train), k, seed))
@@ -87,20 +105,21 @@ def _ridge(p: Protocol, X_train, X_test, t: KindTargets, regime: str, seed: int)
             "fit_seconds": time.perf_counter() - start, "converged": True, "n_iter": None}
 
 
-def _cosine(p: Protocol, X_train, X_test, t: KindTargets, regime: str, seed: int) -> dict:
+def _cosine(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) -> dict:
     start = time.perf_counter()
+    X_test = rows_of.X_test
     score = cosine_distance(X_test[t.rows_test[:, 0]], X_test[t.rows_test[:, 1]])
     return {**variant_scores(t.y_test, score), "n_train": 0,
             "fit_seconds": time.perf_counter() - start, "converged": None, "n_iter": None}
 
 
-def _variant_probe(p: Protocol, X_train, X_test, t: KindTargets, regime: str,
+def _variant_probe(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str,
                    seed: int) -> dict:
-    F_train = variant_features(X_train, t.rows_train)
+    F_train, F_test = rows_of.variant
     k = REGIME_K[regime]
     rows = np.arange(len(t.y_train)) if k is None else few_shot_indices(t.y_train, k, seed)
     clf, info = fitted(F_train[rows], t.y_train[rows], seed, p)
-    score = clf.predict_proba(variant_features(X_test, t.rows_test))[:, 1]
+    score = clf.predict_proba(F_test)[:, 1]
     return {**variant_scores(t.y_test, score), **info, "n_train": len(rows)}
 
 
@@ -115,18 +134,19 @@ def kind_rows(X_train: np.ndarray, X_test: np.ndarray, targets: KindTargets,
     that does not depend on the seed (a full regime, a zero-shot score) is computed once and
     recorded for every seed (`shared_fit`)."""
     rows: list[dict] = []
+    rows_of = _Rows(X_train, X_test, targets)
     for p, regimes in todo:
         common = {"probe": p.probe, "protocol": p.name, "protocol_hash": p.hash,
                   "kind": stored_kind(p.kind), "n_test": len(targets.y_test),
                   "degenerate": None}
         for regime in regimes:
             if p.zero_shot or REGIME_K[regime] is None:
-                scored = _SCORED[p.probe](p, X_train, X_test, targets, regime, p.seeds[0])
+                scored = _SCORED[p.probe](p, rows_of, targets, regime, p.seeds[0])
                 rows += [{**common, **scored, "regime": regime, "seed": s, "shared_fit": True}
                          for s in p.seeds]
                 continue
             for seed in p.seeds:
-                scored = _SCORED[p.probe](p, X_train, X_test, targets, regime, seed)
+                scored = _SCORED[p.probe](p, rows_of, targets, regime, seed)
                 rows.append({**common, **scored, "regime": regime, "seed": seed,
                              "shared_fit": False})
     return rows
