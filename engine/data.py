@@ -20,6 +20,11 @@ The rows are read as the official harness reads them:
 
 Every problem a user can cause is one line naming the file, the line and the fix: a file's rows
 are all checked, and their problems raised together (`store.csv_in.RowProblems`).
+
+Tasks of the other kinds (`store.vocab.kinds`, declared by a suite's manifest) are read by
+`engine.task_kinds` from flat files only: a `TaskData` whose splits hold each distinct sequence
+once (what is embedded) and whose `targets` say which sequences each row uses and its label.
+`engine.task_files` finds a folder's tasks and reads each with its kind's reader.
 Files are UTF-8 (a leading BOM is accepted; `store.csv_in`); fields may be as long as genomic
 sequences get.
 """
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +41,10 @@ import numpy as np
 
 from store.catalog import LetterCounts, TaskProfile
 from store.csv_in import RowProblems, read_rows
-from store.manifest import MANIFEST
 from store.vocab.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
 from store.vocab.errors import GenebError
 from store.vocab.ids import ID_RULE, check_id, shown
+from store.vocab.kinds import CLASSIFICATION, TaskKind
 
 SPLITS = ("train", "test")
 _LETTERS = frozenset(string.ascii_letters)          # what a sequence may hold
@@ -60,24 +65,59 @@ class Split:
 
 
 @dataclass(frozen=True)
+class KindTargets:
+    """What the probes of a regression or variant task need besides the embeddings of its
+    splits' distinct sequences: per split, each row's sequence(s), as indices into the split's
+    `sequences` (`rows_*`: regression (n,), the row's sequence; variant (n, 2), its reference
+    and alternative), and its label (`y_*`: regression float64, variant int64 0/1)."""
+
+    kind: TaskKind
+    rows_train: np.ndarray
+    y_train: np.ndarray
+    rows_test: np.ndarray
+    y_test: np.ndarray
+
+
+@dataclass(frozen=True)
 class TaskData:
     task_id: str
-    train: Split
-    test: Split
+    train: Split                  # what is embedded: a classification task's rows; a task of
+    test: Split                   # another kind's distinct sequences (labels 0, `targets`)
     data_hash: str                # content hash of both splits (layout-independent)
     letters: LetterCounts = LetterCounts()   # sequences holding more than upper-case ACGTN
     warnings: tuple[str, ...] = ()
+    kind: TaskKind = CLASSIFICATION
+    targets: KindTargets | None = None       # a regression or variant task's rows and labels
 
     @property
     def n_classes(self) -> int:
+        """Classes (a regression task: 0)."""
+        if self.targets is not None:
+            return 0 if self.kind is TaskKind.REGRESSION else int(
+                np.unique(np.concatenate([self.targets.y_train, self.targets.y_test])).size)
         return int(np.unique(np.concatenate([self.train.labels, self.test.labels])).size)
 
     @property
+    def shot_groups(self) -> np.ndarray:
+        """Train rows of each group a few-shot draw takes k rows from: a class's, a variant
+        label's; a regression task's two halves (its draw takes 2k rows of all)."""
+        if self.targets is None:
+            return np.unique(self.train.labels, return_counts=True)[1]
+        if self.kind is TaskKind.REGRESSION:
+            n = len(self.targets.y_train)
+            return np.array([n - n // 2, n // 2])
+        return np.unique(self.targets.y_train, return_counts=True)[1]
+
+    @property
     def profile(self) -> TaskProfile:
-        """Its class balance and sequence lengths (`store.catalog.TaskProfile`)."""
+        """Its class balance and sequence lengths (`store.catalog.TaskProfile`); rows of a
+        task of another kind are its task file's rows (variants, regression rows), a
+        regression task's class share 1."""
         lengths = np.array([len(s) for s in (*self.train.sequences, *self.test.sequences)])
-        counts = np.unique(self.train.labels, return_counts=True)[1]
-        return TaskProfile(len(self.train), len(self.test), self.n_classes,
+        counts = self.shot_groups if self.kind is not TaskKind.REGRESSION else np.array([1])
+        rows = ((len(self.train), len(self.test)) if self.targets is None
+                else (len(self.targets.y_train), len(self.targets.y_test)))
+        return TaskProfile(*rows, self.n_classes,
                            round(float(counts.min() / counts.sum()), 4), int(lengths.min()),
                            float(np.median(lengths)), int(lengths.max()))
 
@@ -109,15 +149,15 @@ class Sample:
         self.keys, self.sequences = keys[keep], [pool[i] for i in keep]
 
 
-def _sequence(raw: str | None, where: str) -> str:
+def read_sequence(raw: str | None, where: str, column: str = "text") -> str:
     if raw is None or raw.strip() == "":
-        raise GenebError(f"{where}: empty sequence in column 'text'; remove the row or give the "
-                         "sequence")
+        raise GenebError(f"{where}: empty sequence in column '{column}'; remove the row or give "
+                         "the sequence")
     seq = raw.strip()
     if not _LETTERS.issuperset(seq):
         bad = sorted(set(seq) - _LETTERS)
         shown = ", ".join(repr(c) for c in bad[:5])
-        raise GenebError(f"{where}: character(s) {shown} in column 'text' cannot be part of a "
+        raise GenebError(f"{where}: character(s) {shown} in column '{column}' cannot be part of a "
                          "sequence; a sequence is letters only (A-Z in either case: "
                          "nucleotides, IUPAC codes, U)")
     return seq
@@ -203,7 +243,7 @@ def build_split(rows: list[tuple[str, str | None, str]], problems: list[str]) ->
     seqs, labels = [], []
     for where, text, lab in rows:
         try:
-            seq = _sequence(text, where)
+            seq = read_sequence(text, where)
         except GenebError as exc:
             problems.append(str(exc))
             seq = None
@@ -299,24 +339,3 @@ def read_hub_task(folder: Path, task_id: str | None = None) -> TaskData:
         raise RowProblems.merged(RowProblems.of_file(path, problems)
                                  for path, problems in found if problems)
     return assemble_task(task_id, splits["train"], splits["test"], str(folder), warnings)
-
-
-def task_sources(root: Path) -> dict[str, Callable[[], TaskData]]:
-    """Every task a folder holds, in either layout: task id → loader (sorted by id).
-
-    A file or folder whose name gives no usable task id (`store.vocab.ids`) is one error naming
-    it."""
-    root = Path(root)
-    found: dict[str, Callable[[], TaskData]] = {}
-    for base in (root / "tasks", root):
-        if not base.is_dir():
-            continue
-        for sub in sorted(p for p in base.iterdir() if p.is_dir()):
-            if (sub / "train.csv").is_file() or (sub / "test.csv").is_file():
-                found.setdefault(task_id_of(sub.name, sub),
-                                 lambda s=sub: read_hub_task(s, s.name))
-    for path in sorted(root.glob("*.csv")):
-        if path.name != MANIFEST:
-            task_id = task_id_of(flat_task_name(path), path)
-            found.setdefault(task_id, lambda p=path, t=task_id: read_flat_csv(p, t))
-    return dict(sorted(found.items()))

@@ -57,7 +57,7 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from engine.data import Sample, TaskData
+from engine.data import KindTargets, Sample, TaskData
 from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight, told_precision, told_preset
 from engine.encoders.hub import local_checkpoint
@@ -77,6 +77,7 @@ from store.tables.catalogs import known_tasks
 from store.tables.telemetry import perf_summary, read_runs
 from store.task_sizes import TaskSize, basis_lines, task_sizes
 from store.vocab.encoder_kinds import KINDS
+from store.vocab.kinds import CLASSIFICATION, TaskKind
 from store.vocab.protocol import REGIME_K, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 
@@ -93,6 +94,7 @@ class Counts:
 
     splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     classes: dict[str, np.ndarray] = field(default_factory=dict)   # train rows per class
+    train_rows: dict[str, int] = field(default_factory=dict)   # a full fit's training rows
     sample: Sample = field(default_factory=lambda: Sample(CALIBRATION_SEQUENCES))
     sized: dict[str, TaskSize] = field(default_factory=dict)       # the tasks without data
 
@@ -102,6 +104,7 @@ class Counts:
         for name, rows in (("train", size.n_train), ("test", size.n_test)):
             self.splits[task_id, name] = (rows, round(rows * size.length))
         self.classes[task_id] = np.full(size.n_classes, size.n_train // size.n_classes)
+        self.train_rows[task_id] = size.n_train
 
     def see(self, data: TaskData) -> None:
         for name in _SPLITS:
@@ -109,14 +112,17 @@ class Counts:
             self.splits[data.task_id, name] = (len(split),
                                                sum(len(s) for s in split.sequences))
             self.sample.add(split.sequences)
-        self.classes[data.task_id] = np.unique(data.train.labels, return_counts=True)[1]
+        self.classes[data.task_id] = data.shot_groups
+        self.train_rows[data.task_id] = data.profile.n_train   # variants, not sequences
 
     def examples(self, task: str, protocol: Protocol, regime: str) -> int:
         """Training examples one cell fits, over all its fits."""
+        if protocol.zero_shot:
+            return 0
         k, seeds = REGIME_K[regime], seed_counts([protocol])[protocol.hash]
         if k is None:
             fits = 1 if protocol.shares_full_fit else seeds
-            return fits * self.splits[task, "train"][0]
+            return fits * self.train_rows[task]
         return seeds * int(np.minimum(self.classes[task], k).sum())
 
 
@@ -172,6 +178,7 @@ class DryRun:
     models: tuple[ModelPlan, ...]
     device: str                     # what it estimates for: this machine, or a profile's row
     sizes: tuple[str, ...] = ()     # where the sizes of the tasks without data come from
+    other_kinds: int = 0            # tasks of another kind than classification (`plan`)
 
     @property
     def seconds(self) -> float:
@@ -215,7 +222,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         _size_without_data(paths, [t for t in tasks if t not in here], counts, hashes, rows)
     models, _ = trusted_commits(paths, models, options.encoder.trust_remote_code)   # no pins
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), hashes,
-                    options.encoder)
+                    options.encoder, suite.kinds)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder, device=profile is None, sample=checks.sample)
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
@@ -235,7 +242,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
         else "this machine"
     return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs,
                   line or f"--jobs {options.jobs}", tuple(out), device,
-                  tuple(basis_lines(counts.sized)))
+                  tuple(basis_lines(counts.sized)), len(suite.other_kinds(tasks)))
 
 
 def _size_without_data(paths: StorePaths, tasks: list[TaskMeta], counts: Counts,
@@ -504,7 +511,9 @@ def _probes(model: str, work: list[PairWork], counts: Counts, measured: Measured
     out = []
     for (protocol, regime), tasks in todo.items():
         examples = sum(counts.examples(t, protocol, regime) for t in tasks)
-        if (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
+        if protocol.zero_shot:
+            rate, note, source = 0.0, f"{protocol.name}: nothing fitted (zero-shot)", "none"
+        elif (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
             (rate, note), source = found, "store"
         else:
             rate, note = _calibrated_fits(calibration, protocol, regime, options)
@@ -540,14 +549,34 @@ def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
     return calibration.fits[key]
 
 
+def _calibration_targets(kind: TaskKind, y: np.ndarray, cut: int) -> KindTargets:
+    """Targets of a regression or variant calibration over the sample's rows (`y`: labels
+    alternating 0, 1): a regression's rows and their labels as reals, a variant task's pairs
+    of neighbouring rows labelled alternately."""
+    def rows(n: int) -> np.ndarray:
+        return (np.arange(n) if kind is TaskKind.REGRESSION
+                else np.stack([np.arange(n - 1), np.arange(1, n)], 1))
+
+    labels = y.astype(np.float64 if kind is TaskKind.REGRESSION else np.int64)
+    n_test = len(y) - cut
+    return KindTargets(kind, rows(cut), labels[:len(rows(cut))], rows(n_test),
+                       labels[cut:cut + len(rows(n_test))])
+
+
 def _fit_calibration(calibration: _Calibration, protocol: Protocol, regime: str,
                      options: FillOptions) -> tuple[float, str]:
     X = calibration.result.embeddings
     y = np.arange(len(X)) % 2
     cut = len(X) * 3 // 4
     with threadpool_limits(PROBE_THREADS):
-        rows = probe_rows(X[:cut], y[:cut], X[cut:], y[cut:], ((protocol, (regime,)),),
-                          options.probe_device)
+        if protocol.kind is CLASSIFICATION:
+            rows = probe_rows(X[:cut], y[:cut], X[cut:], y[cut:], ((protocol, (regime,)),),
+                              options.probe_device)
+        else:
+            from engine.probes.kinds import kind_rows  # lazy: sklearn
+
+            rows = kind_rows(X[:cut], X[cut:], _calibration_targets(protocol.kind, y, cut),
+                             ((protocol, (regime,)),))
     frame = pl.DataFrame([{"model": "", "task": "", "regime": r["regime"], "data_hash": "",
                            "protocol_hash": protocol.hash, "n_train": r["n_train"],
                            "fit_seconds": r["fit_seconds"], "shared_fit": r["shared_fit"]}

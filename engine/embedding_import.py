@@ -284,6 +284,12 @@ def prepare(paths: StorePaths, model_id: str, folder: str, suite: Suite,
     entry = _entry(paths, model_id, doc)
     problems: list[str] = []
     found = _files(root, suite, problems, on_warning)
+    try:
+        suite.classification_only([t for t in suite.tasks if found.get(t.task_id)],
+                                  "import-embeddings")
+    except GenebError as exc:
+        problems.append(str(exc))
+        found = {t: files for t, files in found.items() if t not in suite.kinds}
     splits: list[_Split] = []
     read_errors: list[GenebError] = []
     for task_id, files in found.items():

@@ -150,13 +150,16 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
     checks = validate_tasks(suite, tasks, on_event, watch.see if watch else None)
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes,
-                    options.encoder)
+                    options.encoder, suite.kinds)
+    if options.cluster is not None:
+        suite.classification_only(tasks, "fill --executor ray")
     check_imported(paths, the_plan.work, checks.hashes)
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors
         preflight(model, options.encoder, device=options.cluster is None, sample=checks.sample)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
-              "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work)})
+              "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work),
+              **({"other_kinds": n} if (n := len(suite.other_kinds(tasks))) else {})})
     if options.cluster is None:             # the Ray executor has rules of its own
         jobs, line = probe_jobs(options.jobs, max(checks.sizes.values(), default=0))
         if line is not None:
@@ -279,7 +282,8 @@ class _PairRunner:
                 self.on_event(embedded_event(work.model.model_id, data.task_id, IN_PROCESS,
                                              encoded))
             args = (self.paths, work.model.model_id, data.task_id, todo, expect,
-                    provenance_of(self.suite, data, encoder), self.options.probe_device)
+                    provenance_of(self.suite, data, encoder), self.options.probe_device,
+                    data.targets)
             if pool is not None:
                 return pool.submit(probe_pair, *args)
             probe_pair(*args)

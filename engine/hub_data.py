@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.data import Split, TaskData, assemble_task, task_sources
+from engine.data import Split, TaskData, assemble_task
+from engine.task_files import task_sources
 from store.atomic import write_text_atomic
 from store.folders import named_folder
 from store.paths import StorePaths
@@ -121,6 +122,11 @@ def subsample_task(task: TaskData, max_sequences: int = SUBSAMPLE_LIMIT,
     total = len(task.train) + len(task.test)
     if total <= max_sequences:
         return task
+    if task.targets is not None:
+        raise GenebError(f"task {task.task_id}: --subsample {max_sequences} would subsample a "
+                         f"{task.kind} task of {total} sequences, and it subsamples "
+                         "classification tasks only; leave it out with --tasks or raise the "
+                         "limit")
     fraction = max_sequences / total
     parts = []
     for split in (task.train, task.test):

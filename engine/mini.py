@@ -17,7 +17,7 @@ import io
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy as np
 from store.atomic import write_bytes_atomic
 from store.catalog import TaskMeta
 from store.manifest import MANIFEST
+from store.vocab.kinds import CLASSIFICATION, TaskKind
 from store.vocab.protocol import GENEB_V1
 from store.vocab.suites import GENEB_MINI_SUITE
 
@@ -441,32 +442,43 @@ def write_task(folder: Path, task_id: str) -> Path:
     return path
 
 
-def is_complete(folder: Path) -> bool:
+def kind_of(task_id: str) -> TaskKind:
+    """Every geneb-mini task is a classification task."""
+    return CLASSIFICATION
+
+
+def is_complete(folder: Path, revision: str = REVISION) -> bool:
+    """Whether `folder` holds a generated suite at `revision` (its stamp written last)."""
     stamp = Path(folder) / STAMP
-    return stamp.is_file() and stamp.read_text().strip() == REVISION
+    return stamp.is_file() and stamp.read_text().strip() == revision
 
 
-def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
-    """Write the suite into `folder` unless it already holds this REVISION; return `folder`.
-    `made`: task files of this REVISION generated already (by task id), written as they are
-    rather than generated again.
+def write_suite(folder: Path, revision: str, task_files: Mapping[str, Callable[[], bytes]],
+                manifest: bytes, made: Mapping[str, bytes] | None = None) -> Path:
+    """Write a generated suite (each task's file by `task_files`, its manifest) into `folder`
+    unless it already holds `revision`; return `folder`. `made`: task files of this revision
+    generated already (by task id), written as they are rather than generated again.
 
     Every file goes in under a temporary name and is renamed into place; the stamp file is
     written last, so an interrupted run is completed (and a stale revision replaced) next time.
     """
     folder = Path(folder)
-    if is_complete(folder):
+    if is_complete(folder, revision):
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     (folder / STAMP).unlink(missing_ok=True)
-    for spec in SPECS:
-        if made and spec.task_id in made:
-            write_bytes_atomic(folder / f"{spec.task_id}.csv", made[spec.task_id])
-        else:
-            write_task(folder, spec.task_id)
-    write_bytes_atomic(folder / MANIFEST, _manifest_csv())
-    write_bytes_atomic(folder / STAMP, (REVISION + "\n").encode())
+    for task_id, generate_file in task_files.items():
+        data = made[task_id] if made and task_id in made else generate_file()
+        write_bytes_atomic(folder / f"{task_id}.csv", data)
+    write_bytes_atomic(folder / MANIFEST, manifest)
+    write_bytes_atomic(folder / STAMP, (revision + "\n").encode())
     return folder
+
+
+def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
+    """Write geneb-mini into `folder` (`write_suite`)."""
+    return write_suite(folder, REVISION, {s.task_id: partial(_task_csv, s) for s in SPECS},
+                       _manifest_csv(), made)
 
 
 # --- measuring the planted signals -------------------------------------------------------------

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from threadpoolctl import threadpool_limits
 
 from engine import __version__
-from engine.data import TaskData
+from engine.data import KindTargets, TaskData
 from engine.encoders.imported import not_stored
 from engine.planner import PairWork
 from engine.probes import PROBE_THREADS, probe_rows
@@ -156,16 +156,21 @@ def cell_events(work: PairWork, computed: bool, done: int, total: int) -> list[d
 
 def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                todo: tuple[tuple[Protocol, tuple[str, ...]], ...], expect: dict,
-               provenance: dict, probe_device: str | None = None) -> int:
+               provenance: dict, probe_device: str | None = None,
+               targets: KindTargets | None = None) -> int:
     """Probe one pair from its verified stored embeddings and commit its rows (one commit,
     none for cells another process finished meanwhile), their test predictions first (the
-    rows' `pred`, separated from them here); returns the rows written."""
+    rows' `pred`, separated from them here); returns the rows written. `targets`: a regression
+    or variant task's rows and labels (`engine.probes.kinds`: rows without predictions)."""
     store = EmbeddingStore(paths)
     train = store.load(model_id, task_id, "train", expect)
     test = store.load(model_id, task_id, "test", expect)
     if train is None or test is None:
         raise GenebError(f"model {model_id}, task {task_id}: its embeddings changed or were "
                          "damaged while it was being probed; run the same command again")
+    if targets is not None:
+        return _commit_kind_rows(paths, model_id, task_id, todo, train[0], test[0],
+                                 provenance, targets)
     with threadpool_limits(PROBE_THREADS):
         rows = probe_rows(*train, *test, todo, probe_device)
     now = datetime.now(UTC)
@@ -183,3 +188,21 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                        seeds=seed_counts(p for p, _ in todo),
                        precision=provenance["compute_precision"],
                        preset=provenance["recipe_preset"], predictions=predictions)
+
+
+def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
+                      todo: tuple[tuple[Protocol, tuple[str, ...]], ...], X_train, X_test,
+                      provenance: dict, targets: KindTargets) -> int:
+    """`probe_pair`'s steps for a regression or variant task: its rows, one commit."""
+    from engine.probes.kinds import kind_rows  # lazy: sklearn
+
+    with threadpool_limits(PROBE_THREADS):
+        rows = kind_rows(X_train, X_test, targets, todo)
+    now = datetime.now(UTC)
+    for r in rows:
+        r.update(provenance, model=model_id, task=task_id, created_at=now)
+    return append_pair(paths, rows, model=model_id, task=task_id,
+                       data_hash=provenance["data_hash"], revision=provenance["model_revision"],
+                       seeds=seed_counts(p for p, _ in todo),
+                       precision=provenance["compute_precision"],
+                       preset=provenance["recipe_preset"])

@@ -26,7 +26,8 @@ from store.catalog import ModelMeta, TaskMeta
 from store.cells import cell_states, current_revisions
 from store.current import folder_of, legacy_revisions
 from store.db import Source, query
-from store.vocab.protocol import Protocol, seed_counts
+from store.vocab.kinds import CLASSIFICATION, TaskKind
+from store.vocab.protocol import Protocol, protocols_for, seed_counts
 from store.vocab.sources import LOCAL
 
 
@@ -101,22 +102,30 @@ def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str,
 
 def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
          regimes: list[str], protocols: list[Protocol], data_hashes: dict[str, str],
-         options: EncoderOptions) -> Plan:
+         options: EncoderOptions, kinds: Mapping[str, TaskKind] | None = None) -> Plan:
+    """The cells of `models` x `tasks` that are missing: a classification task's under
+    `protocols` in `regimes`, a task of another kind (`kinds`: task id -> kind, the tasks not
+    of classification) under its kind's protocols (`store.vocab.protocol.protocols_for`), each
+    protocol in the regimes it runs of `regimes` (`Protocol.regimes_of`)."""
+    kinds = kinds or {}
+    runs = {t.task_id: tuple((p, p.regimes_of(regimes)) for p in protocols_for(
+        kinds.get(t.task_id, CLASSIFICATION), protocols)) for t in tasks}
+    every = list({p.hash: p for todo in runs.values() for p, _ in todo}.values())
     revisions = run_revisions(source, [m.model_id for m in models],
                               {m.model_id: m for m in models})
     precisions = {m.model_id: told_precision(m, options) for m in models}
     presets = {m.model_id: told_preset(m, options) for m in models}
-    done = done_cells(source, protocols, data_hashes, revisions, precisions,
+    done = done_cells(source, every, data_hashes, revisions, precisions,
                       accepted_revisions(source, models), presets)
     work = []
     for m in models:
         for t in tasks:
             todo = tuple(
-                (p, missing) for p in protocols
-                if (missing := tuple(r for r in regimes
+                (p, missing) for p, own in runs[t.task_id]
+                if (missing := tuple(r for r in own
                                      if (p.hash, m.model_id, t.task_id, r) not in done))
             )
             if todo:
                 work.append(PairWork(m, t, todo))
-    return Plan(len(models) * len(tasks) * len(regimes) * len(protocols), tuple(work),
-                revisions, precisions, presets)
+    cells = sum(len(own) for todo in runs.values() for _, own in todo)
+    return Plan(len(models) * cells, tuple(work), revisions, precisions, presets)

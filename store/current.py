@@ -30,8 +30,9 @@ import polars as pl
 from store.fingerprint import LEGACY_PREFIX, checkpoint_fingerprint, folder_sha256
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
+from store.vocab.kinds import CLASSIFICATION_ROWS
 from store.vocab.sources import LOCAL
-from store.vocab.variant import precision_label, preset_label
+from store.vocab.variant import VARIANT_COLUMNS, precision_label, preset_label
 
 Run = Callable[[str, list], pl.DataFrame]
 
@@ -115,13 +116,13 @@ def left_out(run: Run) -> pl.DataFrame:
     """[model, n]: the local results (cells: protocol, task, regime and variant, each over
     its seeds) per model that are not current for their model's revision alone (on current
     data, of another revision: the `stale_results` view of `store.db` minus the rows stale for
-    their data)."""
+    their data), of classification tasks (those the readers show)."""
     return run(f"""
         SELECT r.model, count(DISTINCT (r.protocol_hash, r.task, r.regime,
                                         r.compute_precision, r.recipe_preset)) AS n
         FROM stale_results r
         LEFT JOIN current_data c ON c.task = r.task
-        WHERE r.source = '{LOCAL}'
+        WHERE r.source = '{LOCAL}' AND r.{CLASSIFICATION_ROWS}
           AND (r.data_hash IS NULL OR c.data_hash IS NULL OR r.data_hash = c.data_hash)
         GROUP BY r.model ORDER BY r.model""", [])
 
@@ -167,4 +168,19 @@ def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
             f"at other {'precisions' if one_preset else 'variants'} apart as {entries} "
             "(never pooled)"
             for model, entries, precision, preset, one_preset in shown.iter_rows()]
-    return out
+    return out + kinds_left_out(run)
+
+
+def kinds_left_out(run: Run) -> list[str]:
+    """One line when the store holds current results of regression or variant tasks
+    (`store.vocab.kinds`): the readers show classification results only, so those are left
+    out, never averaged with MCC."""
+    cell = ", ".join(("model", "protocol_hash", "task", "regime", *VARIANT_COLUMNS))
+    found = run(f"SELECT count(DISTINCT ({cell})) AS n, "
+                "string_agg(DISTINCT kind, ' and ' ORDER BY kind) AS kinds "
+                f"FROM current_rows WHERE NOT {CLASSIFICATION_ROWS}", [])
+    n, kinds = found.row(0)
+    if not n:
+        return []
+    return [f"{n} result{'s' if n != 1 else ''} of {kinds} tasks left out: this shows "
+            "classification results only (their metrics are never averaged with MCC)"]

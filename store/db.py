@@ -14,8 +14,10 @@ hash and the variant);
 - `current_rows`, `stale_results`: the latest rows that are current (on current data and, for
   local rows, of the model's current revision) and the others (`store.cells` decides which is
   which);
-- `results`: what every reader shows, the current rows each as its entry (a model's rows at
-  another precision than its current one as `<model> [<precision>]`); `entries`: those entries;
+- `results`: what every reader shows, the current classification rows each as its entry (a
+  model's rows at another precision than its current one as `<model> [<precision>]`); rows of
+  the other task kinds (`store.vocab.kinds`: regression, variant) are left out, so that no
+  reader averages their metrics with MCC; `entries`: those entries;
 - `tasks`, `models`: the catalogs.
 
 `Snapshot.notes` says what the current revisions leave out and what they could not check (a
@@ -55,6 +57,7 @@ from store.tables.migrate import LEGACY_PRECISION_SQL
 from store.tables.results import DataFile, read_files, read_state
 from store.tables.schema import KEY, RESULT_SCHEMA
 from store.tables.telemetry import read_runs
+from store.vocab.kinds import CLASSIFICATION_ROWS
 from store.vocab.sources import LOCAL
 
 
@@ -154,8 +157,9 @@ class Snapshot:
             con.execute(f"CREATE VIEW current_rows AS {CURRENT_ROWS_SQL}")
             con.execute(f"CREATE VIEW current_precision AS {CURRENT_PRECISION_SQL}")
             apart = con.sql(SEVERAL_PRECISIONS_SQL).fetchall()[0][0]
-            con.execute("CREATE VIEW results AS "
-                        + (CURRENT_RESULTS_SQL if apart else "SELECT * FROM current_rows"))
+            shown = CURRENT_RESULTS_SQL if apart else "SELECT * FROM current_rows"
+            con.execute(f"CREATE VIEW results AS SELECT * FROM ({shown}) "
+                        f"WHERE {CLASSIFICATION_ROWS}")
             con.execute("CREATE VIEW entries AS "
                         + (ENTRIES_SQL if apart else f"{ENTRIES_SQL} LIMIT 0"))
             con.execute(f"CREATE VIEW stale_results AS {STALE_RESULTS_SQL}")

@@ -1,7 +1,8 @@
 """Suite manifests: the `manifest.csv` beside a suite's task files, columns
-`task_id,category[,label][,organism][,kingdom]`, gives each task its category, label and
+`task_id,category[,label][,organism][,kingdom][,kind]`, gives each task its category, label,
 domain (a species or "multiple"; a kingdom of `store.domains.TASK_KINGDOMS`; "unknown" where not
-given); without one, each task is its own category.
+given) and kind (`store.vocab.kinds`: classification where not given, regression, variant:
+`task_kinds`); without one, each task is its own category and a classification task.
 
 `read_manifest` is the one reader of the file: the engine reads a directory suite's manifest
 with it, the dashboard and the store's checks those of the suites materialised in the store
@@ -20,6 +21,7 @@ from store.domains import TASK_KINGDOMS, UNKNOWN
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
+from store.vocab.kinds import TaskKind, kind_named
 
 MANIFEST = "manifest.csv"
 
@@ -40,6 +42,10 @@ def read_manifest(path: Path) -> dict[str, dict[str, str]]:
             rows[check_id("task", row["task_id"], f"{path}, line {line}")] = row
         except GenebError as exc:
             problems.append(str(exc))
+        try:
+            kind_named(row.get("kind"), f"{path}, line {line}")
+        except GenebError as exc:
+            problems.append(str(exc))
         kingdom = (row.get("kingdom") or "").strip()
         if kingdom and kingdom not in TASK_KINGDOMS:
             problems.append(f"{path}, line {line}: kingdom {kingdom!r} is not one of "
@@ -47,6 +53,12 @@ def read_manifest(path: Path) -> dict[str, dict[str, str]]:
     if problems:
         raise RowProblems.of_file(path, problems)
     return rows
+
+
+def task_kinds(manifest: dict[str, dict[str, str]]) -> dict[str, TaskKind]:
+    """Task id -> its kind, for the tasks of a manifest `read_manifest` read (a task it does
+    not list is a classification task)."""
+    return {tid: kind_named(row.get("kind"), tid) for tid, row in manifest.items()}
 
 
 def category_warnings(path: Path) -> list[str]:

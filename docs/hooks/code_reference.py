@@ -116,18 +116,21 @@ MODEL_FIELDS = {
 RESULT_COLUMNS = {
     "model": "the model id",
     "task": "the task id",
-    "regime": "`full`, `10shot` or `1shot`",
+    "regime": "`full`, `10shot` or `1shot`; `zeroshot` for a score that fits nothing (a "
+              "variant task's cosine distance)",
     "seed": "the probe seed; NULL for imported seed means (the official formats carry no "
             "seeds)",
-    "probe": "`logreg` or `mlp`",
+    "probe": "`logreg` or `mlp`; `ridge` or `cosine` for the other task kinds",
     "protocol": "the protocol's name",
     "protocol_hash": "what identifies the protocol (see [Probe protocols](protocols.md))",
-    "mcc": "Matthews correlation coefficient on the test split",
+    "mcc": "Matthews correlation coefficient on the test split (NULL on rows of the other task "
+           "kinds)",
     "acc": "accuracy on the test split",
     "f1_macro": "macro-F1 on the test split",
     "n_train": "training rows the probe saw",
     "n_test": "test rows",
-    "degenerate": "fewer than two predicted classes on the test split",
+    "degenerate": "fewer than two predicted classes on the test split (NULL on rows of the other "
+                  "task kinds)",
     "converged": "false when the solver hit max_iter (a ConvergenceWarning)",
     "n_iter": "solver iterations",
     "shared_fit": "true: one fit recorded for every seed (full regime, lbfgs)",
@@ -158,6 +161,15 @@ RESULT_COLUMNS = {
                      "apart ([Recipes](recipes.md#two-presets))",
     "engine_version": "the engine's version; an imported file's `harness_version`",
     "created_at": "when the row was written (UTC); the latest wins among rows of one key",
+    "kind": "the task kind ([Regression and variant-effect tasks](../guide/task-kinds.md)): "
+            "`regression` or `variant`; NULL for classification, whose rows' data files are "
+            "written without this column and the five below",
+    "pearson": "Pearson r of a regression task's test predictions and targets (its primary "
+               "metric)",
+    "spearman": "Spearman rho of a regression task's test predictions and targets",
+    "r2": "R² (coefficient of determination) of a regression task's test predictions",
+    "auroc": "area under the ROC curve of a variant task's test scores (its primary metric)",
+    "auprc": "average precision of a variant task's test scores",
 }
 
 
@@ -226,6 +238,20 @@ def protocols() -> str:
         values = " | ".join(_code(getattr(p, c)) for c in columns)
         rows.append(f"| `{name}` | {', '.join(f'`{g}`' for g in in_groups)} | {values} | "
                     f"{', '.join(map(str, p.seeds))} | `{p.hash}` |")
+    return "\n".join(rows)
+
+
+def kind_protocols() -> str:
+    from store.vocab.protocol import KIND_PROTOCOLS, Protocol
+
+    columns = [f.name for f in fields(Protocol) if f.name not in ("name", "seeds")]
+    rows = ["| protocol | " + " | ".join(columns) + " | seeds | hash |",
+            "|---" * (len(columns) + 3) + "|"]
+    for group in KIND_PROTOCOLS.values():
+        for p in group:
+            values = " | ".join(_code(getattr(p, c)) for c in columns)
+            rows.append(f"| `{p.name}` | {values} | {', '.join(map(str, p.seeds))} | "
+                        f"`{p.hash}` |")
     return "\n".join(rows)
 
 
@@ -301,7 +327,8 @@ def devices() -> str:
 
 
 TABLES = {"model-fields": model_fields, "encoder-kinds": encoder_kinds,
-          "protocols": protocols, "result-columns": result_columns, "recipes": recipes,
+          "protocols": protocols, "kind-protocols": kind_protocols,
+          "result-columns": result_columns, "recipes": recipes,
           "devices": devices}
 _used: set[str] = set()
 

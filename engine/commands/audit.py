@@ -42,6 +42,7 @@ def run(args) -> int:
     paths = store_of(args, write=True)
     suite = suite_of(args, paths, write=True)
     tasks = tasks_of(args, suite, paths)
+    suite.classification_only(tasks, "audit")
     suite.materialize()
     result = audit_suite(paths, (suite.load(t.task_id) for t in tasks), refresh=args.refresh)
     if args.json:

@@ -19,7 +19,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from engine.commands.common import console, emit_json, store_of
-from engine.data import task_sources
 from engine.encoders.hub import hub_problem
 from engine.hub_data import (
     DATA_MANIFEST,
@@ -31,6 +30,7 @@ from engine.hub_data import (
     verify_data,
     write_data_manifest,
 )
+from engine.task_files import task_sources
 from store.catalog import LetterCounts, TaskProfile, geneb_v1_tasks
 from store.paths import store_named
 from store.vocab.errors import GenebError

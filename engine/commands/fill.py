@@ -270,12 +270,17 @@ class FillRequest:
     regimes: list[str]
     options: FillOptions
 
-    def shape(self) -> str:
-        """"2 tasks × 3 models × 3 regimes" (and "× N protocols" for more than one)."""
+    def shape(self, other_kinds: int = 0) -> str:
+        """"2 tasks × 3 models × 3 regimes = " (and "× N protocols" for more than one); with
+        tasks of other kinds than classification (`other_kinds`, run under their kinds'
+        protocols and regimes), which the product does not give: "... regimes, 2 of the
+        tasks regression or variant ones: "."""
         protocols = len(self.options.protocols)
         per = f" × {protocols} protocols" if protocols > 1 else ""
+        kinds = (f", {other_kinds} of the tasks regression or variant ones (their kinds' "
+                 "protocols):" if other_kinds else " =")
         return (f"{len(self.tasks)} tasks × {len(self.models)} models × "
-                f"{len(self.regimes)} regimes{per}")
+                f"{len(self.regimes)} regimes{per}{kinds}")
 
 
 def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
@@ -421,7 +426,8 @@ class FillProgress:
     def planned(self, event: dict) -> None:
         """The plan's line; the bar starts where there is anything to compute."""
         have = event["cells_total"] - event["cells_missing"]
-        console.print(f"suite [bold]{escape(self.request.suite.name)}[/]: {self.request.shape()} = "
+        console.print(f"suite [bold]{escape(self.request.suite.name)}[/]: "
+                      f"{self.request.shape(event.get('other_kinds', 0))} "
                       f"{event['cells_total']} cells; "
                       f"{have} in the store, {event['cells_missing']} to compute")
         if event["cells_missing"]:
@@ -476,7 +482,7 @@ def _show_dry_run(request: FillRequest, found: DryRun) -> None:
     """A dry run's plan on the terminal: its line, the task sizes, the table of estimates per
     model, where each estimate comes from, and the total."""
     console.print(f"dry run, nothing written: suite [bold]{escape(request.suite.name)}[/]: "
-                  f"{request.shape()} = "
+                  f"{request.shape(found.other_kinds)} "
                   f"{found.cells_total} cells; {found.cells_total - found.cells_missing} in "
                   f"the store, {found.cells_missing} to compute; estimated for "
                   f"{escape(found.device)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -126,6 +127,21 @@ def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
         return None, str(exc).splitlines()[0]
 
 
+def _classification_tasks(suite, tasks) -> tuple[tuple[TaskMeta, ...], str | None]:
+    """The classification tasks of `tasks` (what status counts, geneb-v1's cells) and a line
+    naming the others (`Suite.kinds`); a `GenebError` when none is one."""
+    other = suite.other_kinds(tasks)
+    kept = tuple(t for t in tasks if t.task_id not in other)
+    if not other:
+        return kept, None
+    what = (f"{len(other)} task(s) of suite {suite.name} are regression or "
+            "variant tasks; status counts classification cells (protocol geneb-v1) only")
+    if not kept:
+        raise GenebError(f"{what}; `geneb-engine fill --suite {suite.name} --models MODEL.. "
+                         "--dry-run` says which of their cells are missing")
+    return kept, f"{what}: they are left out"
+
+
 def _revisions(paths, snap, models: list[str] | None):
     """(revision, its second name, compute precision) of each model (`models`, else every one
     with local rows) as a run of it would compute now (`engine.planner`: a checkpoint folder's
@@ -198,6 +214,9 @@ def count_cells(args, paths) -> StatusCounts:
         names.check_models(args.models)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
+    tasks, left_out = _classification_tasks(suite, tasks)
+    if left_out:
+        print(f"geneb-engine status: note: {left_out}", file=sys.stderr)
     hashes, unread = _suite_hashes(suite, tasks)
     revisions, also, precisions = (_revisions(paths, snap, args.models)
                                    if args.source == LOCAL else (None, None, None))

@@ -55,11 +55,9 @@ def evaluate(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     }
 
 
-def fit_predict(X, y, X_test, seed: int,
-                protocol: Protocol = GENEB_V1) -> tuple[np.ndarray, dict]:
-    """One scikit-learn fit; returns test predictions and the fit's flags. X, y and X_test are
-    numpy arrays, or arrays of one array-API namespace under scikit-learn's array-API dispatch
-    (`engine.probes.array_api`; predictions then come back in that namespace)."""
+def fitted(X, y, seed: int, protocol: Protocol = GENEB_V1) -> tuple[LogisticRegression, dict]:
+    """One scikit-learn fit of the protocol's probe, and the fit's flags (converged, n_iter,
+    fit_seconds)."""
     clf = LogisticRegression(max_iter=protocol.max_iter, C=protocol.C, random_state=seed)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -68,8 +66,17 @@ def fit_predict(X, y, X_test, seed: int,
     seconds = time.perf_counter() - start
     n_iter = int(clf.n_iter_.max())
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return clf.predict(X_test), {"converged": converged, "n_iter": n_iter,
-                                 "fit_seconds": seconds}
+    return clf, {"converged": converged, "n_iter": n_iter, "fit_seconds": seconds}
+
+
+def fit_predict(X, y, X_test, seed: int,
+                protocol: Protocol = GENEB_V1) -> tuple[np.ndarray, dict]:
+    """One scikit-learn fit (`fitted`); returns test predictions and the fit's flags. X, y and
+    X_test are numpy arrays, or arrays of one array-API namespace under scikit-learn's
+    array-API dispatch (`engine.probes.array_api`; predictions then come back in that
+    namespace)."""
+    clf, info = fitted(X, y, seed, protocol)
+    return clf.predict(X_test), info
 
 
 Fit = Callable[..., tuple[np.ndarray, dict]]

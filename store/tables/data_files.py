@@ -20,6 +20,7 @@ from store.failpoints import reach
 from store.paths import StorePaths
 from store.tables.schema import PARTITIONS, RESULT_SCHEMA
 from store.vocab.ids import path_part
+from store.vocab.kinds import KIND_COLUMNS
 
 TABLE_CONFIG = {"delta.logRetentionDuration": "interval 1 minute",
                 "delta.checkpointInterval": "100"}
@@ -29,11 +30,14 @@ TABLE_CONFIG = {"delta.logRetentionDuration": "interval 1 minute",
 class Table:
     """One Delta table of the store (written through `store.tables.results`): its folder (a
     `StorePaths` property of that name), its row schema (partitioned by `PARTITIONS`) and its
-    Delta name."""
+    Delta name. `sparse`: columns a data file holds only where one of its rows has a value
+    (the results table's task-kind columns: a classification row's file is written with the
+    columns it always had; readers read a column a file lacks as NULL)."""
 
     name: str
     schema: pa.Schema
     delta_name: str
+    sparse: tuple[str, ...] = ()
 
     def root(self, paths: StorePaths) -> Path:
         return getattr(paths, self.name)
@@ -41,6 +45,12 @@ class Table:
     @property
     def file_schema(self) -> pa.Schema:
         return pa.schema([f for f in self.schema if f.name not in PARTITIONS])
+
+    def file_schema_of(self, table: pa.Table) -> pa.Schema:
+        """The columns of the data file holding `table`'s rows (`sparse` ones where set)."""
+        empty = {c for c in self.sparse if c not in table.column_names
+                 or table.column(c).null_count == table.num_rows}
+        return pa.schema([f for f in self.file_schema if f.name not in empty])
 
     def point(self, name: str) -> str:
         """The crash point `name` of this table (`store.failpoints`): the results table's own
@@ -53,7 +63,7 @@ class Table:
         return "compact" if self.name == "results" else f"compact-{self.name}"
 
 
-RESULTS = Table("results", RESULT_SCHEMA, "geneb-results")
+RESULTS = Table("results", RESULT_SCHEMA, "geneb-results", KIND_COLUMNS)
 
 
 def write_data_file(root: Path, table: pa.Table, source: str, model: str,
@@ -67,7 +77,7 @@ def write_data_file(root: Path, table: pa.Table, source: str, model: str,
     final = root / rel
 
     def write(tmp: Path) -> None:
-        schema = spec.file_schema
+        schema = spec.file_schema_of(table)
         pq.write_table(table.select(schema.names).cast(schema), tmp, write_page_checksum=True)
         reach(spec.point("data-file-temp"))
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
+from store.vocab.kinds import KIND_METRICS
 from store.vocab.variant import VARIANT_COLUMNS
 
 # One result row. `seed` is NULL for imported seed means (the official formats carry no seeds).
@@ -39,6 +40,10 @@ RESULT_SCHEMA = pa.schema([
     ("recipe_preset", pa.string()),
     ("engine_version", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
+    # the task kind and its metrics (`store.vocab.kinds`): NULL on classification rows, whose
+    # data files are written without these columns (`store.tables.data_files.Table.sparse`)
+    ("kind", pa.string()),
+    *((metric, pa.float64()) for metric in KIND_METRICS),
 ])
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
 # A row is identified by these; the latest `created_at` wins. The data hash and the variant are

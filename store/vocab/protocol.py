@@ -23,6 +23,21 @@ The named variants (each has its own hash; never geneb-v1), fitted by the batche
 - mlp-h256 (for appendix E.1's linear-vs-MLP comparison): one hidden layer of 256 ReLU units,
   standardised features, C = 1 on both weight matrices, full-batch L-BFGS (float32) to 1e-5 or
   500 iterations, initialised from each row's seed (`engine.probes.mlp`).
+
+The protocols of the other task kinds (`store.vocab.kinds`; `KIND_PROTOCOLS`, each with its own
+hash, run on every task of their kind whatever `--protocol` names; `engine.probes.kinds`):
+
+- ridge-v1 (regression): ridge regression with an intercept, alpha = 1.0, on the raw float32
+  embeddings (scikit-learn's `Ridge(alpha=1.0)`), in the full regime on the whole train split
+  and in the k-shot regimes on 2k train rows drawn uniformly without replacement by
+  `numpy.random.RandomState(seed)` (as many rows as a binary task's k per class), seeds as
+  geneb-v1's; Pearson r, Spearman rho, R^2 on the whole test split.
+- variant-cosine-v1 (variant, zero-shot): the cosine distance between the reference and the
+  alternative sequence's embeddings as the score, nothing fitted (regime `zeroshot`, one score
+  recorded for every seed); AUROC, AUPRC.
+- variant-probe-v1 (variant): geneb-v1's probe (scikit-learn `LogisticRegression(max_iter=1000)`)
+  on the features [ref, alt, alt - ref] of each variant, in geneb-v1's regimes and draws (k
+  variants per label); its probability of label 1 scored by AUROC, AUPRC.
 """
 
 from __future__ import annotations
@@ -32,6 +47,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+
+from store.vocab.kinds import CLASSIFICATION, ZERO_SHOT, TaskKind
 
 SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
 REGIMES: tuple[str, ...] = ("full", "10shot", "1shot")
@@ -52,6 +69,8 @@ class Probe(StrEnum):
 
     LOGREG = "logreg"   # L2 logistic regression (geneb-v1's)
     MLP = "mlp"         # one hidden layer of ReLU units
+    RIDGE = "ridge"     # ridge regression with an intercept (regression tasks)
+    COSINE = "cosine"   # the cosine distance of two embeddings, nothing fitted (variant tasks)
 
 
 class Solver(StrEnum):
@@ -60,6 +79,8 @@ class Solver(StrEnum):
     SKLEARN_LBFGS = "sklearn-lbfgs"                      # geneb-v1 exactly, as the official harness
     TORCH_LBFGS = "torch-lbfgs"                          # the batched solvers of the variants
     SKLEARN_LBFGS_ARRAY_API = "sklearn-lbfgs-array-api"  # scikit-learn's lbfgs on torch tensors
+    CLOSED_FORM = "closed-form"                          # a linear system solved exactly (ridge)
+    NONE = "none"                                        # nothing fitted (a zero-shot score)
 
 
 @dataclass(frozen=True)
@@ -76,8 +97,12 @@ class Protocol:
     hidden: int | None = None      # MLP hidden width
     seeds: tuple[int, ...] = SEEDS
     few_shot_solver: Solver | None = None   # the few-shot regimes' solver, where not `solver`
+    kind: str = CLASSIFICATION     # the task kind it scores (`store.vocab.kinds`)
+    alpha: float | None = None     # ridge's L2 weight
+    features: str | None = None    # what a variant probe fits on ("ref,alt,alt-ref")
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", TaskKind(self.kind))
         # a plain string names its member (the hash is the same: a member is its string)
         object.__setattr__(self, "probe", Probe(self.probe))
         object.__setattr__(self, "solver", Solver(self.solver))
@@ -92,17 +117,31 @@ class Protocol:
         return self.solver
 
     @property
+    def zero_shot(self) -> bool:
+        """Whether it fits nothing (its one regime is `ZERO_SHOT`)."""
+        return self.solver is Solver.NONE
+
+    def regimes_of(self, regimes: Sequence[str]) -> tuple[str, ...]:
+        """The regimes it runs of the `regimes` a run asks for: a zero-shot protocol its one
+        (`ZERO_SHOT`) whatever they are, every other protocol those."""
+        return (ZERO_SHOT,) if self.zero_shot and regimes else tuple(regimes)
+
+    @property
     def shares_full_fit(self) -> bool:
-        """Whether one full-regime fit stands for every seed: the logistic probe's (its fit does
-        not depend on the seed), not the MLP's (initialised from the seed)."""
-        return self.probe is Probe.LOGREG
+        """Whether one full-regime fit stands for every seed: the logistic probe's and ridge's
+        (their fits do not depend on the seed), a zero-shot score's, not the MLP's
+        (initialised from the seed)."""
+        return self.probe is not Probe.MLP
 
     def identity(self) -> dict:
         """What the hash covers: every field but `name` (and `few_shot_solver` where unset)."""
         d = asdict(self)
         d.pop("name")
-        if d["few_shot_solver"] is None:
-            d.pop("few_shot_solver")   # a field added later: unset, no protocol's hash changes
+        # fields added later: unset, no earlier protocol's hash changes
+        for field, unset in (("few_shot_solver", None), ("kind", CLASSIFICATION),
+                             ("alpha", None), ("features", None)):
+            if d[field] == unset:
+                d.pop(field)
         d["extra"] = []   # a field once (always empty), kept so that no protocol's hash changes
         return d
 
@@ -149,6 +188,27 @@ def mlp_protocol(hidden: int = MLP_HIDDEN, C: float = 1.0, standardize: bool = T
 GENEB_V1_CONVERGED = converged_protocol()
 MLP = mlp_protocol()
 
+RIDGE_V1 = Protocol(name="ridge-v1", kind=TaskKind.REGRESSION, probe=Probe.RIDGE,
+                    solver=Solver.CLOSED_FORM, alpha=1.0)
+VARIANT_COSINE_V1 = Protocol(name="variant-cosine-v1", kind=TaskKind.VARIANT,
+                             probe=Probe.COSINE, solver=Solver.NONE)
+VARIANT_PROBE_V1 = Protocol(name="variant-probe-v1", kind=TaskKind.VARIANT,
+                            features="ref,alt,alt-ref")
+
+KIND_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
+    TaskKind.REGRESSION: (RIDGE_V1,),
+    TaskKind.VARIANT: (VARIANT_COSINE_V1, VARIANT_PROBE_V1),
+}
+"""The protocols every task of a kind beyond classification runs (`protocols_for`)."""
+
+
+def protocols_for(kind: str, requested: Sequence[Protocol]) -> tuple[Protocol, ...]:
+    """The protocols a task of `kind` runs: a classification task those a run names
+    (`--protocol`), a task of another kind its kind's (`KIND_PROTOCOLS`)."""
+    kind = TaskKind(kind)
+    return tuple(requested) if kind is CLASSIFICATION else KIND_PROTOCOLS[kind]
+
+
 NAMED: dict[str, tuple[Protocol, ...]] = {
     GENEB_V1.name: (GENEB_V1,),
     GENEB_V1_ARRAY_API.name: (GENEB_V1_ARRAY_API,),
@@ -161,7 +221,8 @@ the names are listed: geneb-v1 (the official one), its array-API twin, the group
 protocol."""
 
 _BY_NAME = {p.name: p for group in NAMED.values() for p in group}
-_BY_HASH = {p.hash: p for p in _BY_NAME.values()}
+_BY_HASH = {p.hash: p for p in (*_BY_NAME.values(),
+                                 *(p for group in KIND_PROTOCOLS.values() for p in group))}
 
 
 def protocols_named(names: Iterable[str]) -> tuple[Protocol, ...]:

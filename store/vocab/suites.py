@@ -28,20 +28,27 @@ class SuiteSpec:
     name: str
     kind: SuiteKind
     summary: str   # one line for help texts
+    classification: bool = True   # its tasks are classification tasks (the dashboard's)
 
 
 GENEB_V1_SUITE = SuiteSpec("geneb-v1", SuiteKind.HUB,
                      "the 100 official GENEB tasks (`geneb-engine data download`)")
 GENEB_MINI_SUITE = SuiteSpec("geneb-mini", SuiteKind.GENERATED,
                        "13 small synthetic tasks, one per category, generated in seconds")
-NAMED: dict[str, SuiteSpec] = {s.name: s for s in (GENEB_V1_SUITE, GENEB_MINI_SUITE)}
+GENEB_KINDS_SUITE = SuiteSpec("geneb-kinds", SuiteKind.GENERATED,
+                              "4 small synthetic regression and variant-effect tasks",
+                              classification=False)
+NAMED: dict[str, SuiteSpec] = {s.name: s for s in (GENEB_V1_SUITE, GENEB_MINI_SUITE,
+                                                   GENEB_KINDS_SUITE)}
 """Every suite a name stands for (any other `--suite` is a folder)."""
 DEFAULT = GENEB_V1_SUITE.name
 
 
 def generated_suites() -> frozenset[str]:
-    """The suites the engine generates into a store (the dashboard lists them before any run)."""
-    return frozenset(s.name for s in NAMED.values() if s.kind is SuiteKind.GENERATED)
+    """The classification suites the engine generates into a store (the dashboard lists them
+    before any run; it shows classification results only)."""
+    return frozenset(s.name for s in NAMED.values()
+                     if s.kind is SuiteKind.GENERATED and s.classification)
 
 
 class SuiteChoice(StrEnum):

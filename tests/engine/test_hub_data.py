@@ -11,7 +11,7 @@ import pytest
 
 from engine.cli import main
 from engine.commands import data as data_cmd
-from engine.data import read_flat_csv, read_hub_task, task_sources
+from engine.data import read_flat_csv, read_hub_task
 from engine.hub_data import (
     DATA_MANIFEST,
     PINNED_REVISION,
@@ -20,6 +20,7 @@ from engine.hub_data import (
     verify_data,
 )
 from engine.suites import flat_dir_suite, resolve_suite
+from engine.task_files import task_sources
 from store.catalog import geneb_v1_tasks
 from store.manifest import materialised_suite_tasks
 from store.paths import StorePaths

@@ -1,0 +1,81 @@
+"""The metrics of the regression and variant kinds (`store.vocab.kinds`), in numpy alone (no
+scikit-learn or scipy at scoring time; the tests hold them equal to those libraries):
+
+- `pearson`: Pearson's r of predictions and targets (scipy.stats.pearsonr);
+- `spearman`: Spearman's rho, Pearson's r of their average ranks (scipy.stats.spearmanr);
+- `r2`: 1 - SS_res / SS_tot (sklearn.metrics.r2_score);
+- `auroc`: the area under the ROC curve, ties counted half (sklearn.metrics.roc_auc_score),
+  from the Mann-Whitney U of the scores;
+- `auprc`: the average precision, sum over thresholds of (R_n - R_{n-1}) P_n
+  (sklearn.metrics.average_precision_score).
+
+A value that is not defined (constant predictions have no correlation) is NaN, which the store
+keeps as NULL (`store.tables.schema`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, tied values sharing the mean of their ranks."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(values)]
+    ranks = np.empty(len(values))
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return ranks
+
+
+def pearson(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    a = np.asarray(y_true, dtype=np.float64) - np.mean(y_true)
+    b = np.asarray(y_pred, dtype=np.float64) - np.mean(y_pred)
+    norm = np.sqrt(np.dot(a, a) * np.dot(b, b))
+    return float(np.dot(a, b) / norm) if norm > 0 else float("nan")
+
+
+def spearman(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return pearson(average_ranks(y_true), average_ranks(y_pred))
+
+
+def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    y_true = np.asarray(y_true, dtype=np.float64)
+    total = np.sum((y_true - y_true.mean()) ** 2)
+    residual = np.sum((y_true - np.asarray(y_pred, dtype=np.float64)) ** 2)
+    return float(1.0 - residual / total) if total > 0 else float("nan")
+
+
+def regression_scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
+    """The regression kind's metrics (`store.vocab.kinds.METRICS_OF`)."""
+    return {"pearson": pearson(y_true, y_pred), "spearman": spearman(y_true, y_pred),
+            "r2": r2(y_true, y_pred)}
+
+
+def auroc(y_true: np.ndarray, score: np.ndarray) -> float:
+    y = np.asarray(y_true) == 1
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    u = average_ranks(score)[y].sum() - n_pos * (n_pos + 1) / 2.0
+    return float(u / (n_pos * n_neg))
+
+
+def auprc(y_true: np.ndarray, score: np.ndarray) -> float:
+    y = (np.asarray(y_true) == 1).astype(np.float64)
+    if y.sum() == 0:
+        return float("nan")
+    order = np.argsort(-np.asarray(score, dtype=np.float64), kind="mergesort")
+    ordered = np.asarray(score, dtype=np.float64)[order]
+    last = np.r_[np.flatnonzero(ordered[1:] != ordered[:-1]), len(y) - 1]   # each threshold
+    tp = np.cumsum(y[order])[last]
+    precision = tp / (last + 1)
+    recall = tp / tp[-1]
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def variant_scores(y_true: np.ndarray, score: np.ndarray) -> dict[str, float]:
+    """The variant kind's metrics of scores where higher means label 1 more likely."""
+    return {"auroc": auroc(y_true, score), "auprc": auprc(y_true, score)}

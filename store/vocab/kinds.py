@@ -1,0 +1,80 @@
+"""Task kinds: what a task's label is, how it is scored, and which result rows hold it.
+
+- `classification`: a class label per sequence (geneb-v1's 100 tasks, geneb-mini), scored by
+  MCC (primary), accuracy and macro-F1: the `mcc`, `acc`, `f1_macro` columns.
+- `regression`: a real-valued target per sequence, scored by Pearson r (primary), Spearman rho
+  and R^2: the `pearson`, `spearman`, `r2` columns.
+- `variant`: a reference and an alternative sequence of one window with a 0/1 label, scored by
+  AUROC (primary) and AUPRC: the `auroc`, `auprc` columns.
+
+A suite declares its tasks' kinds in `manifest.csv`'s optional `kind` column (absent or empty:
+classification; `store.manifest`). A result row records its kind in the `kind` column, NULL for
+classification, so that a classification row keeps the columns and values it always had
+(`stored_kind`); the metric columns of the other kinds are NULL on classification rows and
+vice versa. Metrics of different kinds are never averaged together: every reader of the
+classification tables reads `CLASSIFICATION_ROWS` only (the `results` view of `store.db`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from store.vocab.errors import GenebError
+
+
+class TaskKind(StrEnum):
+    """What a task's label is (see the module)."""
+
+    CLASSIFICATION = "classification"
+    REGRESSION = "regression"
+    VARIANT = "variant"
+
+
+CLASSIFICATION = TaskKind.CLASSIFICATION
+KIND_NAMES: tuple[str, ...] = tuple(TaskKind)
+
+FILE_COLUMNS: dict[TaskKind, tuple[str, ...]] = {
+    TaskKind.CLASSIFICATION: ("text", "label", "split"),
+    TaskKind.REGRESSION: ("text", "label", "split"),
+    TaskKind.VARIANT: ("ref", "alt", "label", "split"),
+}
+"""The columns of each kind's flat task file (`<task>.csv`)."""
+
+METRICS_OF: dict[TaskKind, tuple[str, ...]] = {
+    TaskKind.CLASSIFICATION: ("mcc", "acc", "f1_macro"),
+    TaskKind.REGRESSION: ("pearson", "spearman", "r2"),
+    TaskKind.VARIANT: ("auroc", "auprc"),
+}
+"""Each kind's metric columns, its primary metric first."""
+
+PRIMARY: dict[TaskKind, str] = {kind: metrics[0] for kind, metrics in METRICS_OF.items()}
+
+KIND_METRICS: tuple[str, ...] = tuple(m for kind, metrics in METRICS_OF.items()
+                                      if kind is not CLASSIFICATION for m in metrics)
+"""The metric columns of the kinds beyond classification (NULL on classification rows)."""
+
+KIND_COLUMNS: tuple[str, ...] = ("kind", *KIND_METRICS)
+"""The result columns a classification row leaves NULL (its data file is written without them:
+`store.tables.data_files.Table.sparse`)."""
+
+CLASSIFICATION_ROWS = "kind IS NULL"
+"""The SQL predicate of classification result rows (those the classification readers read)."""
+
+ZERO_SHOT = "zeroshot"
+"""The regime of a protocol that fits nothing (a variant's cosine distance): one per cell."""
+
+
+def stored_kind(kind: str) -> str | None:
+    """A result row's `kind` value: NULL for classification, the kind's name otherwise."""
+    return None if TaskKind(kind) is CLASSIFICATION else str(kind)
+
+
+def kind_named(text: str | None, where: str) -> TaskKind:
+    """The kind a manifest's `kind` field names (empty: classification); a `GenebError` naming
+    `where` and the kinds otherwise."""
+    value = (text or "").strip()
+    if not value:
+        return CLASSIFICATION
+    if value not in KIND_NAMES:
+        raise GenebError(f"{where}: kind {value!r} is not one of {', '.join(KIND_NAMES)}")
+    return TaskKind(value)

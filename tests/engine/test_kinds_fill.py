@@ -1,0 +1,186 @@
+"""geneb-kinds through `fill` into the results: rows carry their kind and its metrics (equal to
+scikit-learn's on the stored embeddings), each distinct sequence is embedded once, a
+classification row's file keeps its columns, and the readers keep to classification rows (the
+report of geneb-mini is the same with geneb-kinds results beside it, but for one note)."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from scipy.stats import pearsonr
+from sklearn.linear_model import Ridge
+from sklearn.metrics import roc_auc_score
+
+from engine.cli import main
+from engine.kinds_mini import TASKS, table
+from engine.probes.kinds import cosine_distance
+from engine.suites import resolve_suite
+from store.db import Snapshot
+from store.embeddings import EmbeddingStore
+from store.paths import resolve_store
+from store.tables.data_files import RESULTS
+from store.vocab.kinds import KIND_COLUMNS
+from tests.engine.in_process import outputs, refused
+
+MINI = ("--suite", "geneb-mini", "--tasks", "mini_promoter_tata", "mini_methyl_cpg",
+        "--regimes", "full")
+
+
+def _cli(*argv: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(list(argv)) == 0
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> dict:
+    """A store with two geneb-mini tasks (kmer-3, full), its report and export, then the
+    same after geneb-kinds (kmer-3) was filled into it."""
+    root = tmp_path_factory.mktemp("kinds") / "store"
+    at = ("--store", str(root))
+    _cli("fill", *at, *MINI, "--models", "kmer-3")
+    seen = {"root": root, "report": _cli("report", *at, "--suite", "geneb-mini", "--json"),
+            "csv": root.parent / "before.csv",
+            "columns": {tuple(pq.read_schema(f).names)
+                        for f in (root / "results").rglob("*.parquet")}}
+    _cli("export", *at, "--csv", str(seen["csv"]))
+    _cli("fill", *at, "--suite", "geneb-kinds", "--models", "kmer-3")
+    return seen
+
+
+def test_the_classification_report_and_export_are_unchanged_but_for_one_note(store, capsys):
+    rc, out, err = outputs(capsys, "report", "--store", str(store["root"]), "--suite",
+                           "geneb-mini", "--json")
+    before, after = json.loads(store["report"]), json.loads(out)
+    note = ("14 results of regression and variant tasks left out: this shows classification "
+            "results only (their metrics are never averaged with MCC)")
+    assert rc == 0 and after.pop("notes") == [*before.pop("notes"), note]
+    for key in ("table_version", "as_of"):      # the table has more commits now
+        assert after.pop(key) != before.pop(key)
+    assert after == before
+    assert f"geneb-engine report: note: {note}" in err
+    again = store["root"].parent / "after.csv"
+    assert outputs(capsys, "export", "--store", str(store["root"]), "--csv", str(again))[0] == 0
+    assert _rows(again) == _rows(store["csv"]) and len(_rows(again)) == 2
+
+
+def _rows(path: Path) -> list[dict]:
+    """An export's rows but for the table version it was read at."""
+    with open(path, newline="") as f:
+        return [{k: v for k, v in r.items() if k != "table_version"} for r in csv.DictReader(f)]
+
+
+def test_rows_carry_their_kind_and_metrics_and_classification_files_their_old_columns(store):
+    old = [c for c in RESULTS.file_schema.names if c not in KIND_COLUMNS]
+    assert store["columns"] == {tuple(old)}       # the geneb-mini rows' files, as ever
+    rows = Snapshot(resolve_store(store["root"])).query(
+        "SELECT * FROM results_all WHERE kind IS NOT NULL").to_dicts()
+    assert {(r["kind"], r["protocol"], r["regime"]) for r in rows} == {
+        ("regression", "ridge-v1", "full"), ("regression", "ridge-v1", "10shot"),
+        ("regression", "ridge-v1", "1shot"), ("variant", "variant-cosine-v1", "zeroshot"),
+        ("variant", "variant-probe-v1", "full"), ("variant", "variant-probe-v1", "10shot"),
+        ("variant", "variant-probe-v1", "1shot")}
+    assert len(rows) == 5 * (2 * 3 + 2 * 4)       # every seed of every cell
+    for r in rows:
+        assert r["mcc"] is None
+        assert (r["pearson"] is not None) == (r["kind"] == "regression")
+        assert (r["auroc"] is not None) == (r["kind"] == "variant")
+
+
+def test_the_stored_scores_are_scikit_learns_on_the_stored_embeddings(store):
+    paths = resolve_store(store["root"])
+    suite = resolve_suite("geneb-kinds", paths)
+    emb = EmbeddingStore(paths)
+
+    def stored(task: str, split: str) -> np.ndarray:
+        attrs = json.loads((emb.split_path("kmer-3", task, split) / "zarr.json").read_text())
+        return emb.load("kmer-3", task, split, attrs["attributes"])[0]
+
+    rows = {(r["task"], r["protocol"], r["regime"]): r for r in Snapshot(paths).query(
+        "SELECT * FROM results_all WHERE kind IS NOT NULL AND seed = 13").to_dicts()}
+    data = suite.load("kinds_expression_ap1")
+    t = data.targets
+    X_train, X_test = stored(data.task_id, "train"), stored(data.task_id, "test")
+    assert len(X_train) == len(data.train.sequences)
+    pred = Ridge(alpha=1.0).fit(X_train[t.rows_train].astype(np.float64),
+                                t.y_train).predict(X_test[t.rows_test].astype(np.float64))
+    assert rows[data.task_id, "ridge-v1", "full"]["pearson"] == pytest.approx(
+        pearsonr(t.y_test, pred).statistic, abs=1e-8)
+    data = suite.load("kinds_gata_loss")
+    t = data.targets
+    X_test = stored(data.task_id, "test")
+    assert len(X_test) == len(data.test.sequences) == 4 * len(t.y_test) // 3   # refs shared
+    score = cosine_distance(X_test[t.rows_test[:, 0]], X_test[t.rows_test[:, 1]])
+    assert rows[data.task_id, "variant-cosine-v1", "zeroshot"]["auroc"] == pytest.approx(
+        roc_auc_score(t.y_test, score), abs=1e-12)
+
+
+def test_a_second_fill_computes_nothing_and_status_refuses_the_kinds_in_one_line(store, capsys):
+    at = ("--store", str(store["root"]))
+    rc, out, _ = outputs(capsys, "fill", *at, "--suite", "geneb-kinds", "--models", "kmer-3")
+    assert rc == 0 and "14 cells; 14 in the store, 0 to compute" in out
+    refused(capsys, store["root"], "status", *at, "--suite", "geneb-kinds", names=(
+        "4 task(s) of suite geneb-kinds are regression or variant tasks; status counts "
+        "classification cells",))
+
+
+def test_the_ray_executor_refuses_the_kinds_before_writing(tmp_path: Path, capsys):
+    pytest.importorskip("ray")
+    store = tmp_path / "store"
+    refused(capsys, store, "fill", "--store", str(store), "--suite", "geneb-kinds", "--tasks",
+            TASKS[0].task_id, "--models", "kmer-3", "--executor", "ray", names=(
+                "fill --executor ray takes classification tasks only; suite geneb-kinds has "
+                "regression or variant tasks: kinds_expression_ap1 (regression)",))
+
+
+def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: Path, capsys):
+    store = tmp_path / "store"
+    at = ("--store", str(store), "--suite", "geneb-kinds")
+    refused(capsys, store, "audit", *at, names=(
+        "audit takes classification tasks only; suite geneb-kinds has regression or variant "
+        "tasks: kinds_expression_ap1 (regression)",))
+    refused(capsys, store, "fill", *at, "--tasks", "kinds_gata_loss", "--models", "kmer-3",
+            "--subsample", "500", names=(
+                "task kinds_gata_loss: --subsample 500 would subsample a variant task of 1120 "
+                "sequences, and it subsamples classification tasks only",))
+    folder = tmp_path / "emb" / "kinds_gata_loss"
+    folder.mkdir(parents=True)
+    for split in ("train", "test"):
+        np.save(folder / f"{split}.npy", np.zeros((3, 4), dtype=np.float32))
+    refused(capsys, store, "import-embeddings", "m", str(folder.parent), *at, names=(
+        "import-embeddings takes classification tasks only; suite geneb-kinds has regression "
+        "or variant tasks: kinds_gata_loss (variant)",))
+
+
+def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path, capsys):
+    store = tmp_path / "store"
+    rc, out, err = outputs(capsys, "fill", "--store", str(store), "--suite", "geneb-kinds",
+                           "--models", "kmer-3", "--dry-run")
+    assert rc == 0 and not store.exists(), err
+    assert ("4 tasks × 1 models × 3 regimes, 4 of the tasks regression or variant ones (their "
+            "kinds' protocols): 14 cells; 0 in the store, 14 to compute") in " ".join(out.split())
+    assert "variant-cosine-v1 zeroshot (2 cells, 0 training examples)" in out
+    assert "ridge-v1 full (2 cells, 1,200 training examples)" in out    # one fit, 600 rows
+
+
+def test_the_docs_table_shows_each_cells_mean_over_the_seeds(store):
+    paths = resolve_store(store["root"])
+    means = Snapshot(paths).query(
+        "SELECT task, regime, avg(pearson) AS r, avg(spearman) AS rho, avg(auroc) AS a, "
+        "avg(auprc) AS p FROM results_all WHERE kind IS NOT NULL GROUP BY ALL")
+    lines = table(paths).splitlines()
+    assert lines[0] == "regression: pearson (spearman), mean over the seeds"
+    one = means.filter(task="kinds_expression_ap1", regime="1shot").row(0, named=True)
+    assert f"| `kinds_expression_ap1` | ridge-v1 | 1shot | {one['r']:.3f} ({one['rho']:.3f}) |" \
+        in lines
+    zero = means.filter(task="kinds_gata_loss", regime="zeroshot").row(0, named=True)
+    assert (f"| `kinds_gata_loss` | variant-cosine-v1 | zeroshot | {zero['a']:.3f} "
+            f"({zero['p']:.3f}) |") in lines
