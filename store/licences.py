@@ -13,7 +13,8 @@ the licences themselves:
   family) allow commercial use: the Open Source Definition forbids restricting a field of
   endeavour, business included (copyleft adds conditions on redistribution, not on use);
 - CC-BY-4.0 and CC0-1.0 allow it; the Creative Commons "NC" licences (CC-BY-NC-*, e.g.
-  CC-BY-NC-SA-4.0 of the Nucleotide Transformer weights) permit non-commercial use only.
+  CC-BY-NC-SA-4.0 of the Nucleotide Transformer weights) permit non-commercial use only, as
+  PolyForm Noncommercial 1.0.0 (the DNAGPT code) does by its name and purpose.
 
 Any other name (a custom licence, a licence file without an SPDX id) is `CHECK`: the terms must
 be read by the user, so no constraint counts it as allowed; `unknown` is said to be unknown.
@@ -35,6 +36,7 @@ COMMERCIAL: dict[str, bool] = {
     "LGPL-3.0-only": True, "AGPL-3.0-only": True, "MPL-2.0": True,
     "CC-BY-4.0": True, "CC0-1.0": True,
     "CC-BY-NC-4.0": False, "CC-BY-NC-SA-4.0": False, "CC-BY-NC-ND-4.0": False,
+    "PolyForm-Noncommercial-1.0.0": False,
 }
 _BY_KEY = {k.lower(): k for k in COMMERCIAL}
 

@@ -141,7 +141,9 @@ class RecommendScreen(SelectionScreen):
         form = Form(**{**self.form.__dict__, **changes})
         if form != self.form:
             self.form = form
-            self.recompute()
+            # after the refresh: a Changed can come while the form's widgets are still being
+            # mounted (a Select's options set, keys typed as the screen opens)
+            self.call_after_refresh(self.recompute)
 
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:

@@ -45,8 +45,11 @@ from tests.engine.processes import (  # noqa: E402
 )
 from tests.engine.tiny_models import build  # noqa: E402
 
-KMERS = ("kmer-3", "kmer-4", "kmer-6")
-PART = 4            # tasks of geneb-mini the tests run (the largest first)
+KMERS = ("kmer-3", "kmer-4")
+# The tasks of geneb-mini the tests run: three of its smallest (1,000 to 1,400 training rows of
+# at most 450 bp), in the suite's order.
+TASKS = ("mini_lncrna_mrna", "mini_mouse_enhancer", "mini_coding_noncoding")
+SCOPE = ("--tasks", *TASKS)
 HF_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
 pytestmark = [
     pytest.mark.xdist_group("cluster"),     # one worker: the reference is computed once
@@ -70,18 +73,17 @@ def events_of(proc) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory, tiny_bert):
-    """The local executor's results on geneb-mini's first PART tasks: the three k-mer
-    baselines and tiny-bert."""
+    """The local executor's results on geneb-mini's TASKS: the k-mer baselines and
+    tiny-bert."""
     store = tmp_path_factory.mktemp("reference") / "store"
-    done = run(fill(store, "--limit", str(PART), models=(*KMERS, str(tiny_bert))), **HF_ENV)
+    done = run(fill(store, *SCOPE, models=(*KMERS, str(tiny_bert))), **HF_ENV)
     assert done.returncode == 0, done.stderr
     return results_of(store)
 
 
-def part_of(frame, store: Path):
-    """The reference's rows of the tasks a `--limit PART` run covers (in the suite's order)."""
-    tasks = [t.task_id for t in resolve_suite("geneb-mini", resolve_store(store)).tasks][:PART]
-    return frame.filter(frame["task"].is_in(tasks))
+def part_of(frame, tasks=TASKS):
+    """The reference's rows of `tasks`."""
+    return frame.filter(frame["task"].is_in(list(tasks)))
 
 
 def assert_consistent(store: Path) -> None:
@@ -94,7 +96,7 @@ def test_ray_fill_equals_the_local_executor_and_a_rerun_computes_nothing(tmp_pat
                                                                          tiny_bert):
     store, mark = tmp_path / "store", uuid.uuid4().hex
     models = (*KMERS, str(tiny_bert))
-    first = run(fill(store, "--executor", "ray", "--limit", str(PART), models=models), mark,
+    first = run(fill(store, "--executor", "ray", *SCOPE, models=models), mark,
                 **HF_ENV)
     assert first.returncode == 0, first.stderr
     assert results_of(store).equals(reference)
@@ -113,8 +115,8 @@ def test_ray_fill_equals_the_local_executor_and_a_rerun_computes_nothing(tmp_pat
     assert all(e["tokens"] > 0 and e["tokens_per_s"] > 0 for e in bert)
     assert all(e["tokens"] is None for e in embedded if e["model"] != "tiny-bert")
     done = [e for e in events if e["event"] == "done"][0]
-    assert done["computed"] == reference.height // 5 == PART * 4 * 3    # cells, 5 seeds each
-    again = run(fill(store, "--executor", "ray", "--limit", str(PART), models=models), **HF_ENV)
+    assert done["computed"] == reference.height // 5 == len(TASKS) * 3 * 3  # 5 seeds a cell
+    again = run(fill(store, "--executor", "ray", *SCOPE, models=models), **HF_ENV)
     assert again.returncode == 0, again.stderr
     assert [e["computed"] for e in events_of(again) if e["event"] == "done"] == [0]
     assert results_of(store).equals(reference)
@@ -123,10 +125,10 @@ def test_ray_fill_equals_the_local_executor_and_a_rerun_computes_nothing(tmp_pat
 
 def test_a_killed_actor_and_a_probe_task_that_fails_once_change_nothing(
         tmp_path, reference, tiny_bert, monkeypatch):
-    """On a local instance with two logical GPUs: tiny-bert (a small model) gets four actors
-    of half a GPU; the first actor to write rows pauses there, and every embedding actor is
-    then killed with `ray.kill` (Ray
-    restarts them and retries their calls); one probe task raises once (Ray retries it)."""
+    """On a local instance with two logical GPUs: tiny-bert (a small model) gets an actor of
+    half a GPU per pair; the first actor to write rows pauses there, and every embedding actor
+    is then killed with `ray.kill` (Ray restarts them and retries their calls); one probe task
+    raises once (Ray retries it)."""
     store, mark = tmp_path / "store", uuid.uuid4().hex
     paused, raised = tmp_path / "paused", tmp_path / "raised"
     monkeypatch.setenv("GENEB_TEST_RUN", mark)    # the instance's processes carry the mark
@@ -135,6 +137,7 @@ def test_a_killed_actor_and_a_probe_task_that_fails_once_change_nothing(
     paths = resolve_store(store)
     suite = resolve_suite("geneb-mini", paths)
     models = models_of(paths, ["kmer-3", str(tiny_bert)])
+    tasks = [t for t in suite.tasks if t.task_id in TASKS]
     events: list[dict] = []
     failure: list[BaseException] = []
     ray.init(address="local", num_cpus=2, num_gpus=2, include_dashboard=False,
@@ -142,7 +145,7 @@ def test_a_killed_actor_and_a_probe_task_that_fails_once_change_nothing(
     try:
         def fill_in_thread() -> None:
             try:
-                run_fill(paths, suite, models, list(suite.tasks)[:PART], list(REGIMES),
+                run_fill(paths, suite, models, tasks, list(REGIMES),
                          FillOptions(cluster=ClusterOptions()), events.append)
             except BaseException as exc:      # noqa: BLE001 - reported by the test
                 failure.append(exc)
@@ -165,10 +168,12 @@ def test_a_killed_actor_and_a_probe_task_that_fails_once_change_nothing(
         ray.shutdown()
     assert raised.exists(), "no probe task failed"
     placement = {e["model"]: e for e in events if e["event"] == "placement"}
-    assert (placement["tiny-bert"]["gpus"], placement["tiny-bert"]["actors"]) == (SHARED_GPU, 4)
+    # half a GPU each: four slots on two GPUs, never more actors than pairs (one per task)
+    assert (placement["tiny-bert"]["gpus"], placement["tiny-bert"]["actors"]) == (SHARED_GPU,
+                                                                                  len(TASKS))
     assert placement["kmer-3"]["gpus"] == 0
     got = results_of(store)
-    want = part_of(reference, store)
+    want = part_of(reference)
     assert got.equals(want.filter(want["model"].is_in(["kmer-3", "tiny-bert"])))
     assert wait_no_orphans(mark, timeout=30) == [], "Ray processes outlived the run"
     assert_consistent(store)
@@ -176,20 +181,20 @@ def test_a_killed_actor_and_a_probe_task_that_fails_once_change_nothing(
 
 def test_two_ray_fills_and_a_local_fill_on_one_store_at_once(tmp_path, reference):
     store = tmp_path / "store"
-    commands = [fill(store, "--executor", "ray", "--limit", str(PART)),
-                fill(store, "--executor", "ray", "--limit", str(PART)),
-                fill(store, "--limit", str(PART))]
+    commands = [fill(store, "--executor", "ray", *SCOPE),
+                fill(store, "--executor", "ray", *SCOPE),
+                fill(store, *SCOPE)]
     marks = [uuid.uuid4().hex for _ in commands]
     procs = [subprocess.Popen(cmd, cwd=ROOT, env=env_of(mark), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
              for cmd, mark in zip(commands, marks, strict=True)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], [err for _, err in outs]
-    want = part_of(reference, store)
+    want = part_of(reference)
     assert results_of(store).equals(want.filter(want["model"].is_in(KMERS)))
     computed = sum(json.loads(line)["computed"] for out, _ in outs for line in out.splitlines()
                    if '"event": "done"' in line)
-    assert computed == len(KMERS) * PART * 3, "a cell was computed twice, or never"
+    assert computed == len(KMERS) * len(TASKS) * 3, "a cell was computed twice, or never"
     assert all(wait_no_orphans(mark, timeout=30) == [] for mark in marks)
     assert temp_files(store) == []
     assert_consistent(store)
@@ -197,7 +202,7 @@ def test_two_ray_fills_and_a_local_fill_on_one_store_at_once(tmp_path, reference
 
 def test_sigint_mid_run_leaves_a_consistent_store_and_a_rerun_completes(tmp_path, reference):
     store, mark = tmp_path / "store", uuid.uuid4().hex
-    proc = subprocess.Popen(fill(store, "--executor", "ray", "--limit", str(PART)), cwd=ROOT,
+    proc = subprocess.Popen(fill(store, "--executor", "ray", *SCOPE), cwd=ROOT,
                             env=env_of(mark), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     for line in proc.stdout:                  # interrupted once the first cells are in
@@ -211,12 +216,12 @@ def test_sigint_mid_run_leaves_a_consistent_store_and_a_rerun_completes(tmp_path
     # Consistent: whole commits only, no duplicate (an unfinished split may be left to resume,
     # which doctor lists until the rerun finishes it).
     assert duplicate_keys(store) == 0
-    want = part_of(reference, store)
+    want = part_of(reference)
     want = want.filter(want["model"].is_in(KMERS))
     done = results_of(store)
     assert done.height < want.height, "the interrupt came after the last cell"
     assert set(done.rows()) <= set(want.rows())          # each row it kept is right
-    again = run(fill(store, "--executor", "ray", "--limit", str(PART)))
+    again = run(fill(store, "--executor", "ray", *SCOPE))
     assert again.returncode == 0, again.stderr
     assert results_of(store).equals(want)
     assert temp_files(store) == []
@@ -246,7 +251,7 @@ def test_a_fill_joins_a_running_cluster_by_its_address(tmp_path, reference):
             except OSError:
                 time.sleep(0.2)
         joined = run(fill(store, "--executor", "ray", "--address", f"127.0.0.1:{port}",
-                          "--limit", "2", models=("kmer-3",)), mark, **no_auth)
+                          "--tasks", TASKS[0], models=("kmer-3",)), mark, **no_auth)
         assert joined.returncode == 0, joined.stderr
         executor = next(e for e in events_of(joined) if e["event"] == "executor")
         assert executor["address"] == f"127.0.0.1:{port}"
@@ -256,10 +261,8 @@ def test_a_fill_joins_a_running_cluster_by_its_address(tmp_path, reference):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         head.wait(30)
-    want = part_of(reference, store)
-    tasks = [t.task_id for t in resolve_suite("geneb-mini", resolve_store(store)).tasks][:2]
-    assert results_of(store).equals(want.filter(want["model"].eq("kmer-3")
-                                                & want["task"].is_in(tasks)))
+    want = part_of(reference, TASKS[:1])
+    assert results_of(store).equals(want.filter(want["model"].eq("kmer-3")))
     assert wait_no_orphans(mark) == []
     assert_consistent(store)
 
