@@ -69,6 +69,8 @@ ENTRY = (f"CASE WHEN {AT_PRECISION} THEN r.model ELSE r.model || ' [' || "
          f"ELSE CASE WHEN {_SAME_PRECISION} THEN '' "
          f"ELSE coalesce(r.compute_precision, '{NOT_RECORDED}') || ', ' END "
          f"|| coalesce(r.recipe_preset, '{NORMALIZED}') END || ']' END")
+# The ` [<variant>]` ENTRY appends to a model's id (group 1: the brackets and what they hold).
+ENTRY_VARIANT = r" (\[[^\]]*\])$"
 
 # The store's current data hash per task: the hash `fill` registered in the task catalog (the
 # suite's files, not subsampled, as the last run read them), else the hash of the task's newest

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
+from store.cells import ENTRY_VARIANT
 from store.fingerprint import LEGACY_PREFIX, checkpoint_fingerprint, folder_sha256
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
@@ -138,7 +139,7 @@ def with_entries(models: pl.DataFrame, run: Run) -> pl.DataFrame:
     base = models.unique("model_id", keep="first")
     extra = (entries.join(base, left_on="model", right_on="model_id", how="inner")
              .with_columns(pl.format("{} {}", pl.coalesce("display", "model"),
-                                     pl.col("entry").str.extract(r"(\[[^\]]*\])$"))
+                                     pl.col("entry").str.extract(ENTRY_VARIANT))
                            .alias("display"))
              .drop("model").rename({"entry": "model_id"}))
     return pl.concat([models, extra.select(models.columns)], how="vertical_relaxed")

@@ -160,12 +160,13 @@ def _described(frame, snap, names: StoreNames, filters: dict, domain_of, verdict
     import polars as pl  # lazy: polars
 
     from store.analyses.domains import domain_flags  # lazy: polars
+    from store.cells import ENTRY_VARIANT  # lazy: polars
 
     display = names.displays
     licences = {m.model_id: licence_text(m.weights_licence, m.code_licence)
                 for m in names.catalog.values()}
     # an entry of another precision (`<model> [float16]`) is its model's
-    base = pl.col("model").str.replace(r" \[[^\]]*\]$", "")
+    base = pl.col("model").str.replace(ENTRY_VARIANT, "")
     suites = snap.query("SELECT task_id AS task, suite FROM tasks")
     option = {"model": "models", "regime": "regimes", "source": "sources"}
     asked = "; ".join(f"{option.get(k, k)}={','.join(v)}"

@@ -17,17 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from store.analyses.rankings import tie_mean_ranks
+
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, tied values sharing the mean of their ranks."""
-    values = np.asarray(values, dtype=np.float64)
-    order = np.argsort(values, kind="mergesort")
-    ordered = values[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    ends = np.r_[starts[1:], len(values)]
-    ranks = np.empty(len(values))
-    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
-    return ranks
+    """1-based ranks of a vector, tied values sharing the mean of their ranks."""
+    return tie_mean_ranks(values)[0]
 
 
 def pearson(y_true: np.ndarray, y_pred: np.ndarray) -> float:
