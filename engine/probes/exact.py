@@ -20,10 +20,8 @@ bits: `tests/engine/test_probe_parity.py` holds them equal on hundreds of random
 its input checks cost about 18 ms a prediction, longer than fitting a small probe. Each row also
 carries `pred`, its test predictions (the class of every test row, in file order; rows of one
 shared fit share them), which `engine.pairs` stores in the predictions table
-(`store.tables.predictions`). A fit that stops at
-`max_iter`
-(ConvergenceWarning) is flagged `converged=False`; a prediction with fewer than two classes is
-flagged `degenerate=True`.
+(`store.tables.predictions`). A fit that stops at `max_iter` (ConvergenceWarning) is flagged
+`converged=False`; a prediction with fewer than two classes is flagged `degenerate=True`.
 """
 
 from __future__ import annotations
