@@ -88,8 +88,9 @@ class Genome:
         path = self.path
         option = f"--reference {path}"
         if not path.is_file():
-            raise GenebError(f"{option}: no such file; give the FASTA file of the reference "
-                             "genome (genome.fa or a bgzip-compressed genome.fa.gz)")
+            what = "is a folder" if path.is_dir() else "no such file"
+            raise GenebError(f"{option}: {what}; give the FASTA file of the reference genome "
+                             "(genome.fa or a bgzip-compressed genome.fa.gz)")
         try:
             with open(path, "rb") as f:
                 head = f.read(18)
