@@ -6,7 +6,6 @@ current)."""
 
 from __future__ import annotations
 
-import csv
 import gzip
 import random
 from pathlib import Path
@@ -18,6 +17,7 @@ from engine.suites import flat_dir_suite
 from store.paths import user_cache_dir
 from store.vocab.errors import GenebError
 from tests.engine.in_process import outputs, refused
+from tests.engine.test_task_kinds import write
 
 WIDTH = 16
 
@@ -35,14 +35,6 @@ def write_fasta(path: Path, chroms: dict[str, str], width: int = 60, lower: str 
             f.write(f">{name} a description\n")
             seq = seq.lower() if name == lower else seq
             f.writelines(seq[i:i + width] + "\n" for i in range(0, len(seq), width))
-    return path
-
-
-def write(path: Path, header, rows) -> Path:
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
     return path
 
 
