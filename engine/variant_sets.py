@@ -18,10 +18,15 @@ cited in docs/guide/task-kinds.md):
   positions 1-based. Other columns (tissue, distance to the nearest TSS) are not read.
 
 Files are CSV (comma), TSV or BED (tab: by the name's `.tsv`, `.bed`, `.txt` ending) or Parquet
-(`.parquet`). A label is 0/1 or a boolean (true/false, as pandas or Parquet write it); a row's
-other problems (an unknown chromosome, a reference allele the genome does not hold) are the
-task reader's, when `fill` reads the suite over its genome. Every problem of a file is listed in
-one message.
+(`.parquet`). A file given as `hub:<path in the dataset>` is downloaded from the set's Hugging
+Face dataset at its pinned revision (`HUB`; `hub_file`), with the rules of geneb-v1's
+`data download` (`engine.encoders.hub.hub_problem`: asked only once one short request was
+answered, else the file as the hub cache holds it, else one message saying what to download
+where); BEND's files are on its own data share, not the hub.
+
+A label is 0/1 or a boolean (true/false, as pandas or Parquet write it); a row's other problems
+(an unknown chromosome, a reference allele the genome does not hold) are the task reader's, when
+`fill` reads the suite over its genome. Every problem of a file is listed in one message.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.encoders.hub import hub_problem
 from store.csv_in import RowProblems
 from store.vocab.errors import GenebError
 from store.vocab.kinds import COORDINATE_COLUMNS
@@ -59,6 +65,16 @@ FORMATS: dict[str, Format] = {
 }
 """Each format `data variants --format` reads (see the module)."""
 
+HUB: dict[str, tuple[str, str]] = {
+    "traitgym": ("songlab/TraitGym", "349e9985be8f9be04d13dab52dbc9676bfd0683f"),
+    "lrb": ("InstaDeepAI/genomics-long-range-benchmark",
+            "461969927800e16441b1362f60613ed4cb74f12f"),
+}
+"""The Hugging Face dataset and pinned revision of each format's set (`hub:` files)."""
+
+HUB_PREFIX = "hub:"
+BEND_DATA = "https://sid.erda.dk/cgi-sid/ls.py?share_id=eXAmVvbRSW"
+
 _LABELS = {"1": "1", "0": "0", "true": "1", "false": "0", "1.0": "1", "0.0": "0"}
 _TAB = (".tsv", ".bed", ".txt")
 
@@ -84,17 +100,48 @@ def _table(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
         raise GenebError(f"{path}: not a UTF-8 CSV/TSV file that can be read ({exc})") from None
 
 
+def hub_file(fmt: str, name: str) -> Path:
+    """The local copy of file `name` of format `fmt`'s dataset at its pinned revision (`HUB`),
+    downloaded when the hub may be asked (see the module); one GenebError otherwise."""
+    if fmt not in HUB:
+        raise GenebError(f"{HUB_PREFIX}{name}: {fmt} files are not on the Hugging Face hub; "
+                         f"download them from its data share ({BEND_DATA}) and give the file")
+    from huggingface_hub import errors, hf_hub_download  # lazy: huggingface_hub
+
+    repo, revision = HUB[fmt]
+    problem = hub_problem()
+    try:
+        return Path(hf_hub_download(repo, name, repo_type="dataset", revision=revision,
+                                    local_files_only=problem is not None))
+    except (errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled) as exc:  # first:
+        reason = problem or str(exc).splitlines()[0]          # an EntryNotFoundError too
+        raise GenebError(f"{HUB_PREFIX}{name}: cannot download it from dataset {repo} at "
+                         f"revision {revision} ({reason}); on a machine with internet run `hf "
+                         f"download {repo} {name} --repo-type dataset --revision {revision} "
+                         "--local-dir <folder>` and give TASK=<folder>/" + name) from None
+    except (errors.EntryNotFoundError, errors.RevisionNotFoundError,
+            errors.RepositoryNotFoundError) as exc:
+        raise GenebError(f"{HUB_PREFIX}{name}: no such file in dataset {repo} at revision "
+                         f"{revision[:12]} ({type(exc).__name__}); e.g. "
+                         "mendelian_traits_matched_9/test.parquet") from None
+    except (OSError, errors.HfHubHTTPError) as exc:
+        raise GenebError(f"{HUB_PREFIX}{name}: cannot download it from dataset {repo} at "
+                         f"revision {revision} ({str(exc).splitlines()[0]}); run again (a "
+                         "download resumes)") from None
+
+
 def _column(header: list[str], names: tuple[str, ...]) -> str | None:
     lower = {h.lower(): h for h in header}
     return next((lower[n] for n in names if n in lower), None)
 
 
-def read_variants(path: Path, fmt: str, by_chrom: bool) -> list[tuple[str, ...]]:
+def read_variants(path: Path | str, fmt: str, by_chrom: bool) -> list[tuple[str, ...]]:
     """The rows (`COORDINATE_COLUMNS`, without `split` where `by_chrom`: the held-out
-    chromosomes make the splits) of a file of format `fmt` (`FORMATS`); one GenebError listing
-    every problem."""
-    path = Path(path)
+    chromosomes make the splits) of a file of format `fmt` (`FORMATS`; `hub:<path>`: of its
+    dataset, `hub_file`); one GenebError listing every problem."""
     spec = FORMATS[fmt]
+    path = hub_file(fmt, str(path)[len(HUB_PREFIX):]) if str(path).startswith(HUB_PREFIX) \
+        else Path(path)
     header, rows = _table(path)
     wanted = {"chrom": spec.chrom, "pos": spec.pos, "ref": spec.ref, "alt": spec.alt,
               "label": spec.label}

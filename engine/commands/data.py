@@ -35,7 +35,7 @@ from engine.hub_data import (
     write_data_manifest,
 )
 from engine.task_files import task_sources
-from engine.variant_sets import FORMATS, read_variants, suite_files
+from engine.variant_sets import FORMATS, HUB, HUB_PREFIX, read_variants, suite_files
 from store.catalog import LetterCounts, TaskProfile, geneb_v1_tasks
 from store.csv_in import RowProblems
 from store.output_folder import output_folder, write_output
@@ -73,7 +73,9 @@ def register(sub, common) -> None:
                    help="the files' format: traitgym (its test.parquet tables), bend (its "
                         "variant_effects_*.bed), lrb (the Long-Range Benchmark's variant CSVs)")
     x.add_argument("tasks", nargs="+", metavar="TASK=FILE",
-                   help="a task id and the file it is read from (CSV, TSV/BED or Parquet)")
+                   help="a task id and the file it is read from (CSV, TSV/BED or Parquet); "
+                        "FILE hub:<path> downloads that file of the set's Hugging Face dataset "
+                        "at its pinned revision (traitgym, lrb)")
     x.add_argument("--window", type=positive_int, required=True, metavar="BASES",
                    help="the width of each variant's window in bases (the manifest's window)")
     x.add_argument("--test-chroms", nargs="+", metavar="CHROM",
@@ -234,7 +236,7 @@ def variants(args) -> int:
     out = output_folder("-o", args.output, generator=VARIANTS_GENERATOR, store=paths,
                         is_for="give a new folder for the suite")
     by_chrom = bool(args.test_chroms)
-    given: dict[str, Path] = {}
+    given: dict[str, Path | str] = {}
     for spec in args.tasks:
         task, eq, file = spec.partition("=")
         if not eq or not file:
@@ -243,7 +245,7 @@ def variants(args) -> int:
         check_id("task", task, spec)
         if task in given:
             raise GenebError(f"task {task} is given twice; give each task once")
-        given[task] = Path(file).expanduser()
+        given[task] = file if file.startswith(HUB_PREFIX) else Path(file).expanduser()
     tasks, errors = {}, []
     for task, file in given.items():
         try:
@@ -253,7 +255,7 @@ def variants(args) -> int:
     if errors:
         raise RowProblems.merged(errors)
     files = suite_files(tasks, args.window, tuple(args.test_chroms or ()) or None,
-                        {t: f"{args.format}: {f.name}" for t, f in given.items()})
+                        {t: _source(args.format, f) for t, f in given.items()})
     write_output(out, files, last="manifest.csv")
     n = sum(len(rows) for rows in tasks.values())
     if args.json:
@@ -263,3 +265,11 @@ def variants(args) -> int:
                       f"them with `geneb-engine fill --suite {out.path} --reference "
                       "<genome.fa>`", markup=False, highlight=False)
     return 0
+
+
+def _source(fmt: str, file: Path | str) -> str:
+    """Where a task's variants came from, as its manifest label says it."""
+    if isinstance(file, str):
+        repo, revision = HUB[fmt]
+        return f"{fmt}: {repo}@{revision[:12]} {file[len(HUB_PREFIX):]}"
+    return f"{fmt}: {file.name}"

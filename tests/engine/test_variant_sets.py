@@ -109,3 +109,28 @@ def test_traitgym_without_held_out_chromosomes_is_refused(tmp_path, capsys, geno
     refused(capsys, store, "data", "variants", "--format", "traitgym", f"m={source}",
             "--window", "16", "-o", str(tmp_path / "out"), "--store", str(store),
             names=("has no train/test split", "--test-chroms"))
+
+
+@pytest.mark.parametrize("fmt,says", [
+    ("traitgym", ("cannot download it from dataset songlab/TraitGym at revision "
+                  "349e9985be8f9be04d13dab52dbc9676bfd0683f (HF_HUB_OFFLINE is set)",
+                  "hf download songlab/TraitGym mendelian_traits_matched_9/test.parquet")),
+    ("bend", ("bend files are not on the Hugging Face hub", "sid.erda.dk"))])
+def test_a_hub_file_offline_says_what_to_download_where(tmp_path, capsys, monkeypatch, fmt,
+                                                        says):
+    from huggingface_hub import constants
+
+    from engine.encoders import hub
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))   # empty
+    hub.hub_problem.cache_clear()            # decided again, offline, and again after the test
+    store = tmp_path / "store"
+    try:
+        refused(capsys, store, "data", "variants", "--format", fmt,
+                "m=hub:mendelian_traits_matched_9/test.parquet", "--window", "16",
+                "--test-chroms", "chr9", "-o", str(tmp_path / "out"), "--store", str(store),
+                names=says)
+    finally:
+        hub.hub_problem.cache_clear()
+    assert not (tmp_path / "out").exists()
