@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import gzip
 import random
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
 
-from engine.genome import _index_base
+from engine.genome import Genome, _index_base, is_bgzf
 from engine.suites import flat_dir_suite
 from store.paths import user_cache_dir
 from store.vocab.errors import GenebError
@@ -196,3 +198,33 @@ def test_fill_over_a_genome_and_again_over_another_recomputes(tmp_path, capsys):
     rc, out, _ = outputs(capsys, *base, "--reference", str(write_fasta(tmp_path / "b.fa",
                                                                           changed)))
     assert rc == 0 and "0 in the store" in out and "computed" in out
+
+
+def bgzf(data: bytes) -> bytes:
+    """`data` as one BGZF block and the end-of-file block (the SAM specification's layout)."""
+    def block(raw: bytes) -> bytes:
+        deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+        body = deflate.compress(raw) + deflate.flush()
+        size = 18 + len(body) + 8 - 1                        # BSIZE: the block's size - 1
+        return (b"\x1f\x8b\x08\x04" + bytes(4) + b"\x00\xff\x06\x00BC\x02\x00"
+                + struct.pack("<H", size) + body
+                + struct.pack("<II", zlib.crc32(raw), len(raw)))
+    return block(data) + block(b"")
+
+
+def test_a_bgzip_genome_is_told_apart_from_a_plain_gzip(tmp_path):
+    fasta = write_fasta(tmp_path / "g.fa", chromosomes()).read_bytes()
+    plain, blocked = tmp_path / "plain.fa.gz", tmp_path / "blocked.fa.gz"
+    plain.write_bytes(gzip.compress(fasta))
+    blocked.write_bytes(bgzf(fasta))
+    assert gzip.decompress(blocked.read_bytes()) == fasta            # a gzip file all the same
+    assert is_bgzf(blocked.read_bytes()[:18]) and not is_bgzf(plain.read_bytes()[:18])
+    with pytest.raises(GenebError, match="a plain gzip file; random access needs block gzip"):
+        Genome(plain)
+    try:
+        import Bio  # noqa: F401
+    except ImportError:          # without Biopython, pyfaidx cannot read it: told so
+        with pytest.raises(GenebError, match="needs Biopython"):
+            Genome(blocked)
+    else:
+        assert Genome(blocked).lengths == {"chr1": 300, "chr2": 200, "chr3": 250}
