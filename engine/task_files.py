@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from engine.data import TaskData, flat_task_name, read_flat_csv, read_hub_task, task_id_of
-from engine.task_kinds import Coordinates, read_kind_csv
+from engine.task_kinds import Coordinates, by_coordinates, read_kind_csv
 from store.manifest import MANIFEST
 from store.vocab.errors import GenebError
 from store.vocab.kinds import CLASSIFICATION, FILE_COLUMNS, TaskKind
@@ -17,7 +17,15 @@ from store.vocab.kinds import CLASSIFICATION, FILE_COLUMNS, TaskKind
 def read_task_file(path: Path, task_id: str, kind: TaskKind = CLASSIFICATION,
                    coordinates: Coordinates | None = None) -> TaskData:
     """One task of `kind` from its flat file (`read_flat_csv`, `engine.task_kinds`;
-    `coordinates`: what a variant task given by coordinates is read with)."""
+    `coordinates`: what a variant task given by coordinates is read with). A manifest's window
+    or held-out chromosomes for a task whose file gives no coordinates is refused (they would
+    be silently ignored)."""
+    if coordinates is not None and (coordinates.window or coordinates.test_chroms) \
+            and not by_coordinates(path, kind):
+        raise GenebError(f"{path}: manifest.csv gives task {task_id} a window or test_chroms, "
+                         "which only a variant task given by coordinates takes (kind variant, "
+                         "columns chrom,pos,ref,alt,label[,split]); clear them or give the "
+                         "variants by coordinates")
     if kind is CLASSIFICATION:
         return read_flat_csv(path, task_id)
     return read_kind_csv(path, task_id, kind, coordinates)

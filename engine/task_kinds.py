@@ -202,6 +202,12 @@ def _hash(kind: TaskKind, by_split: dict[str, list[_Row]], source: str = "") -> 
     return h.hexdigest()[:16]
 
 
+def by_coordinates(path: Path, kind: TaskKind) -> bool:
+    """Whether a task file gives variants by their coordinates (a variant file with `chrom`
+    and `pos` columns)."""
+    return kind is TaskKind.VARIANT and {"chrom", "pos"} <= set(header_of(path))
+
+
 def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind,
                   coordinates: Coordinates | None = None) -> TaskData:
     """One regression or variant task from its flat file (see the module); a variant file
@@ -209,7 +215,7 @@ def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind,
     gives it)."""
     path = Path(path)
     task_id = task_id_of(flat_task_name(path) if task_id is None else task_id, path)
-    if kind is TaskKind.VARIANT and {"chrom", "pos"} <= set(header_of(path)):
+    if by_coordinates(path, kind):
         return _read_by_coordinates(path, task_id, coordinates or Coordinates())
     columns = FILE_COLUMNS[kind]
     rows = _Rows()

@@ -228,3 +228,14 @@ def test_a_bgzip_genome_is_told_apart_from_a_plain_gzip(tmp_path):
             Genome(blocked)
     else:
         assert Genome(blocked).lengths == {"chr1": 300, "chr2": 200, "chr3": 250}
+
+
+def test_a_window_for_a_file_of_sequences_is_refused_not_ignored(tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    write(folder / "manifest.csv", ("task_id", "category", "kind", "window"),
+          [("seqs", "Own", "variant", 64)])
+    write(folder / "seqs.csv", ("ref", "alt", "label", "split"),
+          [("ACGT", "ACGA", 1, "train"), ("ACGT", "ACGC", 0, "train")])
+    with pytest.raises(GenebError, match="gives task seqs a window or test_chroms"):
+        flat_dir_suite(folder).load("seqs")
