@@ -10,7 +10,10 @@
   folders (`tasks/<task_id>/{train,test}.csv`), with an optional `manifest.csv` (columns
   `task_id,category[,label][,organism][,kingdom][,kind]`, `store.manifest`); without one, each
   task is its own category and a classification task. A regression or variant task
-  (`store.vocab.kinds`) is a flat file (`engine.task_kinds`).
+  (`store.vocab.kinds`) is a flat file (`engine.task_kinds`); a variant task given by
+  coordinates reads its windows from the reference genome the suite is given (`--reference`,
+  `engine.genome`), opened once per suite, with the window width and held-out chromosomes of
+  its manifest row (`store.manifest.variant_settings`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from engine import kinds_mini, mini
 from engine.data import TaskData
+from engine.genome import Genome
 from engine.hub_data import (
     PINNED_REVISION,
     data_dir_for,
@@ -31,10 +35,18 @@ from engine.hub_data import (
     subsampled,
 )
 from engine.task_files import read_task_file, task_sources
+from engine.task_kinds import Coordinates
 from store.catalog import TASK_FIELDS, TaskMeta, geneb_v1_tasks
 from store.domains import UNKNOWN
 from store.folders import named_folder
-from store.manifest import MANIFEST, category_warnings, read_manifest, suite_tasks, task_kinds
+from store.manifest import (
+    MANIFEST,
+    category_warnings,
+    read_manifest,
+    suite_tasks,
+    task_kinds,
+    variant_settings,
+)
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
@@ -95,15 +107,32 @@ class Suite:
         return tuple(known[t] for t in task_ids)
 
 
+def _genome_of(reference: str | Path | None) -> Callable[[], Genome] | None:
+    """The genome of `--reference`, opened on first use and then kept (None: not given)."""
+    if reference is None:
+        return None
+    opened: list[Genome] = []
+
+    def genome() -> Genome:
+        if not opened:
+            opened.append(Genome(reference))
+        return opened[0]
+
+    return genome
+
+
 def flat_dir_suite(folder: str | Path, name: str | None = None,
-                   revision: str | None = None) -> Suite:
-    """A directory of `<task_id>.csv` files, categories from `manifest.csv` when present."""
+                   revision: str | None = None, reference: str | Path | None = None) -> Suite:
+    """A directory of `<task_id>.csv` files, categories from `manifest.csv` when present;
+    `reference`: the genome of its variant tasks given by coordinates (`--reference`)."""
     folder = named_folder("--suite", str(folder), SUITE_FOLDER)
     name = name or folder.name
     path = folder / MANIFEST
     meta = read_manifest(path) if path.exists() else {}
     kinds = {t: kind for t, kind in task_kinds(meta).items() if kind is not CLASSIFICATION}
-    files = task_sources(folder, kinds)
+    settings, genome = variant_settings(meta), _genome_of(reference)
+    files = task_sources(folder, kinds, lambda tid: Coordinates(
+        genome, *settings.get(tid, (None, None))))
     if not files:
         raise GenebError(f"suite {folder}: no <task_id>.csv files (columns text,label,split) "
                          "and no tasks/<task_id>/{train,test}.csv folders found")
@@ -192,21 +221,27 @@ def stored_suite(name: str, paths: StorePaths) -> Suite | None:
 
 
 def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = None,
-                  subsample: int | None = None, *, write: bool = False) -> Suite:
+                  subsample: int | None = None, *, write: bool = False,
+                  reference: str | Path | None = None) -> Suite:
     """`geneb-mini`, `geneb-v1` or a directory.
 
     `write`: the command writes the store (geneb-mini's files may be written into it).
     `data_dir`: where geneb-v1's files are (default: `$GENEB_DATA_DIR`, else the snapshot
     `geneb-engine data download` puts in the store). `subsample`: cap tasks at that many
-    sequences (deterministic, stratified; off by default).
+    sequences (deterministic, stratified; off by default). `reference`: the reference genome
+    of a folder suite's variant tasks given by coordinates (`--reference`; refused for the
+    named suites, which have none).
     """
     kind = NAMED[spec].kind if spec in NAMED else SuiteKind.FOLDER
+    if reference is not None and kind is not SuiteKind.FOLDER:
+        raise GenebError(f"--reference: suite {spec} has no variant tasks given by chrom,pos; "
+                         "--reference is for a folder suite whose variant tasks are")
     if kind is SuiteKind.HUB:
         suite = geneb_v1_suite(paths, data_dir)
     elif kind is SuiteKind.GENERATED:
         suite = mini_suite(paths.suite_dir(spec), write=write, generator=GENERATORS[spec])
     else:
-        suite = flat_dir_suite(spec)
+        suite = flat_dir_suite(spec, reference=reference)
     if subsample:
         revision, load = subsampled(suite.revision, suite.load, subsample)
         suite = replace(suite, revision=revision, load=load, subsample=subsample)

@@ -8,17 +8,27 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from engine.data import TaskData, flat_task_name, read_flat_csv, read_hub_task, task_id_of
-from engine.task_kinds import read_kind_csv
+from engine.task_kinds import Coordinates, by_coordinates, read_kind_csv
 from store.manifest import MANIFEST
 from store.vocab.errors import GenebError
 from store.vocab.kinds import CLASSIFICATION, FILE_COLUMNS, TaskKind
 
 
-def read_task_file(path: Path, task_id: str, kind: TaskKind = CLASSIFICATION) -> TaskData:
-    """One task of `kind` from its flat file (`read_flat_csv`, `engine.task_kinds`)."""
+def read_task_file(path: Path, task_id: str, kind: TaskKind = CLASSIFICATION,
+                   coordinates: Coordinates | None = None) -> TaskData:
+    """One task of `kind` from its flat file (`read_flat_csv`, `engine.task_kinds`;
+    `coordinates`: what a variant task given by coordinates is read with). A manifest's window
+    or held-out chromosomes for a task whose file gives no coordinates is refused (they would
+    be silently ignored)."""
+    if coordinates is not None and (coordinates.window or coordinates.test_chroms) \
+            and not by_coordinates(path, kind):
+        raise GenebError(f"{path}: manifest.csv gives task {task_id} a window or test_chroms, "
+                         "which only a variant task given by coordinates takes (kind variant, "
+                         "columns chrom,pos,ref,alt,label[,split]); clear them or give the "
+                         "variants by coordinates")
     if kind is CLASSIFICATION:
         return read_flat_csv(path, task_id)
-    return read_kind_csv(path, task_id, kind)
+    return read_kind_csv(path, task_id, kind, coordinates)
 
 
 def _hub_only_classification(folder: Path, task_id: str, kind: TaskKind) -> TaskData:
@@ -27,10 +37,12 @@ def _hub_only_classification(folder: Path, task_id: str, kind: TaskKind) -> Task
                      f"(columns {','.join(FILE_COLUMNS[kind])})")
 
 
-def task_sources(root: Path, kinds: Mapping[str, TaskKind] | None = None
+def task_sources(root: Path, kinds: Mapping[str, TaskKind] | None = None,
+                 coordinates: Callable[[str], Coordinates] | None = None
                  ) -> dict[str, Callable[[], TaskData]]:
     """Every task a folder holds, in either layout: task id → loader (sorted by id); `kinds`:
-    the kind of each task that is not a classification task (a suite's manifest's).
+    the kind of each task that is not a classification task (a suite's manifest's);
+    `coordinates`: task id -> what its variants are read with where given by coordinates.
 
     A file or folder whose name gives no usable task id (`store.vocab.ids`) is one error naming
     it."""
@@ -52,5 +64,5 @@ def task_sources(root: Path, kinds: Mapping[str, TaskKind] | None = None
         if path.name != MANIFEST:
             task_id = task_id_of(flat_task_name(path), path)
             found.setdefault(task_id, lambda p=path, t=task_id: read_task_file(
-                p, t, kinds.get(t, CLASSIFICATION)))
+                p, t, kinds.get(t, CLASSIFICATION), coordinates(t) if coordinates else None))
     return dict(sorted(found.items()))

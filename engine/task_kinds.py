@@ -13,14 +13,24 @@ variants, a sequence repeated in a regression file), in the order they first app
 `KindTargets` say which of them each row uses. The content hash covers the kind, then each row
 (split, label, sequence or reference and alternative) in file order.
 
-Variants given as `chrom,pos,ref,alt` over a reference genome, and the public sets' own formats
-(TraitGym, BEND, the Genomics Long-Range Benchmark), are not read yet.
+A variant file may instead give its variants by their coordinates, columns
+`chrom,pos,ref,alt,label,split` (`store.vocab.kinds.COORDINATE_COLUMNS`), over the reference
+genome the suite is given (`--reference`, `engine.genome`: 1-based positions, the reference
+allele checked, windows of the width the suite's manifest declares, padded with N off a
+chromosome end) with `Coordinates`; where the manifest names the task's held-out chromosomes
+(`test_chroms`), they make its test split (the file's split column is then not read, and may
+be left out). Each row's problems (an unknown chromosome, a position that is no 1-based
+position or lies beyond its chromosome, a reference allele the genome does not hold) are
+listed with the others. Such a task's content hash also covers the genome's identity
+(`engine.genome.Genome.identity`), the window width and each variant's coordinates.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,11 +48,25 @@ from engine.data import (
     skipped_warning,
     task_id_of,
 )
-from store.csv_in import RowProblems, read_rows
+from engine.genome import Genome
+from store.csv_in import RowProblems, header_of, read_rows
 from store.vocab.errors import GenebError
-from store.vocab.kinds import FILE_COLUMNS, TaskKind
+from store.vocab.kinds import COORDINATE_COLUMNS, FILE_COLUMNS, TaskKind
 
-_Row = tuple[tuple[str, ...], float | int]   # (the row's sequences, its label)
+# (the row's sequences, its label, its coordinates: `chrom:pos:ref:alt`, or "" in a file of
+# sequences)
+_Row = tuple[tuple[str, ...], float | int, str]
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    """What a suite gives its variant tasks read by coordinates: the reference genome (opened
+    on first use; None: no `--reference`), and each task's window width and held-out
+    chromosomes from its manifest (`store.manifest.variant_settings`)."""
+
+    genome: Callable[[], Genome] | None = None
+    window: int | None = None
+    test_chroms: frozenset[str] | None = None
 
 
 def _regression_label(raw: str | None, where: str) -> float:
@@ -85,15 +109,67 @@ def _row(kind: TaskKind, row: dict, where: str, problems: list[str]) -> _Row | N
         problems.append(f"{where}: ref and alt are the same sequence; a variant changes its "
                         "window")
         return None
-    return tuple(seqs), label
+    return tuple(seqs), label, ""
+
+
+def _position(raw: str | None, where: str) -> int:
+    text = str(raw).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise GenebError(f"{where}: pos {raw!r} is not a 1-based position (a whole number from "
+                         "1, as in VCF)")
+    return int(text)
+
+
+def _coordinate_row(genome: Genome, width: int, row: dict, where: str,
+                    problems: list[str]) -> tuple[_Row, bool] | None:
+    """A variant given by coordinates: (its row, whether its window was padded); its problems
+    added to `problems` (None: unusable)."""
+    before = len(problems)
+    given = (row["chrom"] or "").strip()
+    chrom = genome.chrom_named(given)
+    if chrom is None:
+        names = list(genome.lengths)
+        some = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        problems.append(f"{where}: chromosome {given!r} is not in the reference genome "
+                        f"{genome.path} (its sequences: {some})")
+    parsed = []
+    for read in (lambda: _position(row["pos"], where),
+                 lambda: read_sequence(row["ref"], where, "ref"),
+                 lambda: read_sequence(row["alt"], where, "alt"),
+                 lambda: _variant_label(row["label"], where)):
+        try:
+            parsed.append(read())
+        except GenebError as exc:
+            problems.append(str(exc))
+    if len(problems) > before:
+        return None
+    pos, ref, alt, label = parsed
+    ref, alt = ref.upper(), alt.upper()
+    n = genome.lengths[chrom]
+    if pos - 1 + len(ref) > n:
+        problems.append(f"{where}: {given}:{pos} lies beyond the end of {chrom} ({n:,} bases); "
+                        "positions are 1-based")
+        return None
+    found = genome.bases(chrom, pos - 1, pos - 1 + len(ref))
+    if found != ref:
+        problems.append(f"{where}: ref {ref!r} does not match the reference genome at "
+                        f"{given}:{pos}: expected {ref!r}, found {found!r} (positions are "
+                        "1-based, as in VCF; is the genome the build the file was made on?)")
+        return None
+    if ref == alt:
+        problems.append(f"{where}: ref and alt are the same allele; a variant changes its "
+                        "window")
+        return None
+    w = genome.window(chrom, pos, ref, alt, width)
+    return ((w.ref, w.alt), label, f"{chrom}:{pos}:{ref}:{alt}"), w.padded
 
 
 def _split(kind: TaskKind, rows: list[_Row]) -> tuple[Split, np.ndarray, np.ndarray]:
     """A split's distinct sequences (labels 0), each row's indices into them, its labels."""
     index: dict[str, int] = {}
-    used = [[index.setdefault(s, len(index)) for s in seqs] for seqs, _ in rows]
+    used = [[index.setdefault(s, len(index)) for s in seqs] for seqs, _, _ in rows]
     at = np.array(used, dtype=np.int64).reshape(len(rows), -1)
-    labels = np.array([label for _, label in rows],
+    labels = np.array([label for _, label, _ in rows],
                       dtype=np.float64 if kind is TaskKind.REGRESSION else np.int64)
     return (Split(tuple(index), np.zeros(len(index), dtype=np.int64)),
             at[:, 0] if kind is TaskKind.REGRESSION else at, labels)
@@ -114,44 +190,105 @@ def _check(kind: TaskKind, origin: str, name: str, labels: np.ndarray) -> None:
                          "(AUROC and the probe need both)")
 
 
-def _hash(kind: TaskKind, by_split: dict[str, list[_Row]]) -> str:
-    h = hashlib.sha256(f"#kind {kind}\n".encode())
+def _hash(kind: TaskKind, by_split: dict[str, list[_Row]], source: str = "") -> str:
+    """The content hash; `source`: a line naming what the windows were read from (a genome's
+    identity and the window width; empty for a file of sequences, whose hash stays as it
+    was)."""
+    h = hashlib.sha256(f"#kind {kind}\n{source}".encode())
     for name in SPLITS:
         h.update(f"#{name}\n".encode())
-        for seqs, label in by_split[name]:
-            h.update(f"{label!r}\t{chr(9).join(seqs)}\n".encode())
+        for seqs, label, at in by_split[name]:
+            h.update(f"{label!r}\t{at + chr(9) if at else ''}{chr(9).join(seqs)}\n".encode())
     return h.hexdigest()[:16]
 
 
-def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind) -> TaskData:
-    """One regression or variant task from its flat file (see the module)."""
+def by_coordinates(path: Path, kind: TaskKind) -> bool:
+    """Whether a task file gives variants by their coordinates (a variant file with `chrom`
+    and `pos` columns)."""
+    return kind is TaskKind.VARIANT and {"chrom", "pos"} <= set(header_of(path))
+
+
+def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind,
+                  coordinates: Coordinates | None = None) -> TaskData:
+    """One regression or variant task from its flat file (see the module); a variant file
+    with `chrom` and `pos` columns is read by coordinates (`coordinates`: what the suite
+    gives it)."""
     path = Path(path)
-    columns = FILE_COLUMNS[kind]
     task_id = task_id_of(flat_task_name(path) if task_id is None else task_id, path)
-    by_split: dict[str, list[_Row]] = {s: [] for s in SPLITS}
-    skipped: dict[str, int] = {}
-    near: set[str] = set()
-    problems: list[str] = []
+    if by_coordinates(path, kind):
+        return _read_by_coordinates(path, task_id, coordinates or Coordinates())
+    columns = FILE_COLUMNS[kind]
+    rows = _Rows()
     for line, row in read_rows(path, columns,
                                hint=f"a {kind} task file needs the columns {','.join(columns)}"):
         reason = skip_reason(row, columns)
+        if reason is None and row["split"] in rows.by_split:
+            if (parsed := _row(kind, row, f"{path}, line {line}", rows.problems)) is not None:
+                rows.by_split[row["split"]].append(parsed)
+            continue
+        rows.skip(reason, row["split"])
+    return rows.task(path, task_id, kind)
+
+
+class _Rows:
+    """A task file's rows as they are read: by split, the rows skipped, the problems."""
+
+    def __init__(self):
+        self.by_split: dict[str, list[_Row]] = {s: [] for s in SPLITS}
+        self.skipped: dict[str, int] = {}
+        self.near: set[str] = set()
+        self.problems: list[str] = []
+
+    def skip(self, reason: str | None, split: str | None) -> None:
         if reason is None:
-            split = row["split"]
-            if split in by_split:
-                if (parsed := _row(kind, row, f"{path}, line {line}", problems)) is not None:
-                    by_split[split].append(parsed)
-                continue
             reason = f"with split {split!r}"
             if near_miss(split):
-                near.add(split)
-        skipped[reason] = skipped.get(reason, 0) + 1
-    if problems:
-        raise RowProblems.of_file(path, problems)
-    for name in SPLITS:
-        _check(kind, str(path), name, np.array([label for _, label in by_split[name]]))
-    (train, rows_train, y_train), (test, rows_test, y_test) = (
-        _split(kind, by_split[name]) for name in SPLITS)
-    return TaskData(task_id, train, test, _hash(kind, by_split),
-                    letter_counts(train.sequences + test.sequences),
-                    skipped_warning(path, skipped, near), kind,
-                    KindTargets(kind, rows_train, y_train, rows_test, y_test))
+                self.near.add(split)
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def task(self, path: Path, task_id: str, kind: TaskKind, source: str = "",
+             warnings: tuple[str, ...] = ()) -> TaskData:
+        if self.problems:
+            raise RowProblems.of_file(path, self.problems)
+        by_split = self.by_split
+        for name in SPLITS:
+            _check(kind, str(path), name, np.array([label for _, label, _ in by_split[name]]))
+        (train, rows_train, y_train), (test, rows_test, y_test) = (
+            _split(kind, by_split[name]) for name in SPLITS)
+        return TaskData(task_id, train, test, _hash(kind, by_split, source),
+                        letter_counts(train.sequences + test.sequences),
+                        skipped_warning(path, self.skipped, self.near) + warnings, kind,
+                        KindTargets(kind, rows_train, y_train, rows_test, y_test))
+
+
+def _read_by_coordinates(path: Path, task_id: str, given: Coordinates) -> TaskData:
+    """A variant task given by coordinates over the suite's reference genome (see the
+    module)."""
+    if given.genome is None:
+        raise GenebError(f"{path}: its variants are given by chrom,pos; give the reference "
+                         "genome they are on with --reference genome.fa[.gz]")
+    if given.window is None:
+        raise GenebError(f"{path}: its variants are given by chrom,pos; give the window width "
+                         "in bases in the suite's manifest.csv (column window, e.g. 512)")
+    genome, width = given.genome(), given.window
+    by_chrom = given.test_chroms is not None
+    held_out = {genome.chrom_named(c) or c for c in given.test_chroms or ()}
+    columns = COORDINATE_COLUMNS[:-1] if by_chrom else COORDINATE_COLUMNS
+    rows, padded = _Rows(), 0
+    for line, row in read_rows(path, columns, hint="a variant task file given by coordinates "
+                               f"needs the columns {','.join(columns)}"):
+        reason = skip_reason(row, columns)
+        split = (("test" if genome.chrom_named((row["chrom"] or "").strip()) in held_out
+                  else "train") if by_chrom else row["split"]) if reason is None else None
+        if split in rows.by_split:
+            parsed = _coordinate_row(genome, width, row, f"{path}, line {line}", rows.problems)
+            if parsed is not None:
+                rows.by_split[split].append(parsed[0])
+                padded += parsed[1]
+            continue
+        rows.skip(reason, split)
+    source = (f"#genome {genome.identity} window {width}"
+              + (f" test_chroms {' '.join(sorted(held_out))}" if by_chrom else "") + "\n")
+    warnings = ((f"{path}: {padded} variant window(s) run off a chromosome end, padded with N "
+                 f"to {width} bases",) if padded else ())
+    return rows.task(path, task_id, TaskKind.VARIANT, source, warnings)

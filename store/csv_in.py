@@ -93,6 +93,16 @@ def not_utf8_message(path: Path) -> str:
     return f"{path}: not UTF-8 text{where}; save the file as UTF-8"
 
 
+def header_of(path: Path) -> tuple[str, ...]:
+    """The column names of a CSV file's header (empty for an empty file); one that cannot be
+    read is left to `read_rows` to name (empty here)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            return tuple(next(csv.reader(f), ()))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return ()
+
+
 def read_rows(path: Path, columns: tuple[str, ...],
               hint: str | None = None) -> Iterable[tuple[int, dict[str, str]]]:
     """(line number, row) pairs of a CSV file, after checking its header has `columns`.

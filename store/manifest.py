@@ -1,8 +1,13 @@
 """Suite manifests: the `manifest.csv` beside a suite's task files, columns
-`task_id,category[,label][,organism][,kingdom][,kind]`, gives each task its category, label,
-domain (a species or "multiple"; a kingdom of `store.domains.TASK_KINGDOMS`; "unknown" where not
-given) and kind (`store.vocab.kinds`: classification where not given, regression, variant:
-`task_kinds`); without one, each task is its own category and a classification task.
+`task_id,category[,label][,organism][,kingdom][,kind][,window][,test_chroms]`, gives each task
+its category, label, domain (a species or "multiple"; a kingdom of
+`store.domains.TASK_KINGDOMS`; "unknown" where not given) and kind (`store.vocab.kinds`:
+classification where not given, regression, variant: `task_kinds`); without one, each task is
+its own category and a classification task. A variant task given by coordinates
+(`chrom,pos,ref,alt,label[,split]` over `--reference`, `engine.genome`) takes its window width
+in bases from `window` and, optionally, its held-out chromosomes from `test_chroms`
+(space-separated names: its variants on them are the test split, all others train, and the
+file needs no split column): `variant_settings`.
 
 `read_manifest` is the one reader of the file: the engine reads a directory suite's manifest
 with it, the dashboard and the store's checks those of the suites materialised in the store
@@ -46,6 +51,7 @@ def read_manifest(path: Path) -> dict[str, dict[str, str]]:
             kind_named(row.get("kind"), f"{path}, line {line}")
         except GenebError as exc:
             problems.append(str(exc))
+        problems += _setting_problems(row, f"{path}, line {line}")
         kingdom = (row.get("kingdom") or "").strip()
         if kingdom and kingdom not in TASK_KINGDOMS:
             problems.append(f"{path}, line {line}: kingdom {kingdom!r} is not one of "
@@ -53,6 +59,37 @@ def read_manifest(path: Path) -> dict[str, dict[str, str]]:
     if problems:
         raise RowProblems.of_file(path, problems)
     return rows
+
+
+def _window(text: str | None, where: str) -> int | None:
+    value = (text or "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise GenebError(f"{where}: window {value!r} is not a positive whole number; give the "
+                         "window width in bases of a variant task given by chrom,pos (e.g. 512)")
+    return int(value)
+
+
+def _setting_problems(row: dict[str, str], where: str) -> list[str]:
+    try:
+        _window(row.get("window"), where)
+        return []
+    except GenebError as exc:
+        return [str(exc)]
+
+
+def variant_settings(manifest: dict[str, dict[str, str]]
+                     ) -> dict[str, tuple[int | None, frozenset[str] | None]]:
+    """Task id -> (its window width, its held-out chromosomes) where the manifest gives either
+    (see the module), for a manifest `read_manifest` read."""
+    out = {}
+    for tid, row in manifest.items():
+        window = _window(row.get("window"), tid)
+        chroms = frozenset((row.get("test_chroms") or "").split()) or None
+        if window is not None or chroms is not None:
+            out[tid] = (window, chroms)
+    return out
 
 
 def task_kinds(manifest: dict[str, dict[str, str]]) -> dict[str, TaskKind]:

@@ -26,7 +26,7 @@ LAZY_WORTHY = frozenset({
     "torch", "transformers", "huggingface_hub", "safetensors", "ray", "enformer_pytorch",
     "lucaone", "evo", "stripedhyena", "einops", "yaml", "polars", "duckdb", "deltalake",
     "pyarrow", "zarr", "numcodecs", "numpy", "scipy", "sklearn", "textual", "textual_plotext",
-    "plotext", "rich", "filelock", "packaging", "matplotlib",
+    "plotext", "rich", "filelock", "packaging", "matplotlib", "pyfaidx",
 })
 LAZY = re.compile(r"#\s*lazy:\s*(?P<names>[\w, ]+)")
 

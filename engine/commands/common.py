@@ -167,7 +167,7 @@ def add_suite_arg(p, *, from_store: bool = False) -> None:
                         "tasks/<task_id>/{train,test}.csv)"
                         + (", or the name of a suite the store has results on" if from_store
                            else ""))
-    p.set_defaults(data_dir=None, subsample=None)
+    p.set_defaults(data_dir=None, subsample=None, reference=None)
 
 
 def add_suite_args(p, *, from_store: bool = False, subsample: bool = True) -> None:
@@ -176,6 +176,10 @@ def add_suite_args(p, *, from_store: bool = False, subsample: bool = True) -> No
     p.add_argument("--data-dir", metavar="DIR",
                    help="where the geneb-v1 task files are (default: $GENEB_DATA_DIR, else the "
                         "snapshot `geneb-engine data download` put in the store)")
+    p.add_argument("--reference", metavar="FASTA",
+                   help="the reference genome of a folder suite's variant tasks given as "
+                        "chrom,pos,ref,alt,label,split (genome.fa, or a bgzip-compressed "
+                        ".fa.gz; positions 1-based; see docs: Task kinds)")
     if subsample:
         p.add_argument("--subsample", type=positive_int, metavar="N",
                        help="cap each task at N sequences (deterministic, stratified; changes "
@@ -265,7 +269,7 @@ def suite_of(args, paths: StorePaths, *, write: bool = False):
         check_names("suite", [args.suite], NAMED_SUITES, option="--suite",
                     more=", or a directory of <task_id>.csv files")
     suite = resolve_suite(args.suite, paths, data_dir=args.data_dir, subsample=args.subsample,
-                          write=write)
+                          write=write, reference=args.reference)
     for message in suite.warnings:
         print(f"geneb-engine {args.command}: warning: {message}", file=sys.stderr)
     return suite

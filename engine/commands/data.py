@@ -1,4 +1,5 @@
-"""`geneb-engine data download | verify | where`: the geneb-v1 task data.
+"""`geneb-engine data download | verify | where | variants`: the geneb-v1 task data, and public
+variant-effect sets turned into a folder suite.
 
 `download` fetches the pinned revision of the official dataset (`DeepPavlov/geneb-tasks`, else
 its mirror `darlednik/geneb-tasks`) with huggingface_hub into
@@ -11,6 +12,9 @@ sequences of each task hold IUPAC codes, U, lower case or other letters. It reco
 geneb-v1 task's letter counts and profile (class balance, sequence lengths:
 `store.catalog.TaskProfile`) in the task catalog of the store, where the store exists
 (`geneb-engine tasks` shows them).
+`variants` reads files of TraitGym, BEND or the Genomics Long-Range Benchmark
+(`engine.variant_sets`) and writes them as a folder suite of variant tasks given by coordinates
+(`-o DIR`, an output folder: `store.output_folder`), to fill with `--reference`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from engine.commands.common import console, emit_json, store_of
+from engine.commands.common import console, emit_json, positive_int, store_of
 from engine.encoders.hub import hub_problem
 from engine.hub_data import (
     DATA_MANIFEST,
@@ -31,9 +35,15 @@ from engine.hub_data import (
     write_data_manifest,
 )
 from engine.task_files import task_sources
+from engine.variant_sets import FORMATS, HUB, HUB_PREFIX, read_variants, suite_files
 from store.catalog import LetterCounts, TaskProfile, geneb_v1_tasks
+from store.csv_in import RowProblems
+from store.output_folder import output_folder, write_output
 from store.paths import store_named
 from store.vocab.errors import GenebError
+from store.vocab.ids import check_id
+
+VARIANTS_GENERATOR = "geneb-engine data variants"
 
 
 def register(sub, common) -> None:
@@ -56,6 +66,25 @@ def register(sub, common) -> None:
     w.add_argument("--revision", default=PINNED_REVISION)
     w.add_argument("--data-dir", metavar="PATH")
     w.set_defaults(handler=where)
+    x = verbs.add_parser("variants", parents=[common],
+                         help="write TraitGym, BEND or Long-Range Benchmark variant files as a "
+                              "folder suite (fill it with --reference)")
+    x.add_argument("--format", required=True, choices=sorted(FORMATS),
+                   help="the files' format: traitgym (its test.parquet tables), bend (its "
+                        "variant_effects_*.bed), lrb (the Long-Range Benchmark's variant CSVs)")
+    x.add_argument("tasks", nargs="+", metavar="TASK=FILE",
+                   help="a task id and the file it is read from (CSV, TSV/BED or Parquet); "
+                        "FILE hub:<path> downloads that file of the set's Hugging Face dataset "
+                        "at its pinned revision (traitgym, lrb)")
+    x.add_argument("--window", type=positive_int, required=True, metavar="BASES",
+                   help="the width of each variant's window in bases (the manifest's window)")
+    x.add_argument("--test-chroms", nargs="+", metavar="CHROM",
+                   help="the chromosomes held out as the test split (the files' split column, "
+                        "if any, is then not read); needed for traitgym, which has no split")
+    x.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="the folder to write the suite into (its <task>.csv files and "
+                        "manifest.csv)")
+    x.set_defaults(handler=variants)
 
 
 def offline_message(repo: str, revision: str, target: Path, reason: str) -> str:
@@ -198,3 +227,49 @@ def where(args) -> int:
         rev = f", revision {info['revision']}" if info["revision"] else ""
         console.print(f"{target}: {n} task(s){rev}")
     return 0
+
+
+def variants(args) -> int:
+    """Read each TASK=FILE of `--format` and write the tasks as one folder suite into `-o`:
+    every file's problems in one message, nothing written before all are read."""
+    paths = store_named(args.store, write=False)
+    out = output_folder("-o", args.output, generator=VARIANTS_GENERATOR, store=paths,
+                        is_for="give a new folder for the suite")
+    by_chrom = bool(args.test_chroms)
+    given: dict[str, Path | str] = {}
+    for spec in args.tasks:
+        task, eq, file = spec.partition("=")
+        if not eq or not file:
+            raise GenebError(f"{spec!r}: give each task as TASK=FILE (e.g. "
+                             "mendelian=mendelian_traits_matched_9/test.parquet)")
+        check_id("task", task, spec)
+        if task in given:
+            raise GenebError(f"task {task} is given twice; give each task once")
+        given[task] = file if file.startswith(HUB_PREFIX) else Path(file).expanduser()
+    tasks, errors = {}, []
+    for task, file in given.items():
+        try:
+            tasks[task] = read_variants(file, args.format, by_chrom)
+        except GenebError as exc:
+            errors.append(exc)
+    if errors:
+        raise RowProblems.merged(errors)
+    files = suite_files(tasks, args.window, tuple(args.test_chroms or ()) or None,
+                        {t: _source(args.format, f) for t, f in given.items()})
+    write_output(out, files, last="manifest.csv")
+    n = sum(len(rows) for rows in tasks.values())
+    if args.json:
+        emit_json({"output": str(out.path), "tasks": {t: len(r) for t, r in tasks.items()}})
+    else:
+        console.print(f"{len(tasks)} variant task(s), {n} variants, written to {out.path}; fill "
+                      f"them with `geneb-engine fill --suite {out.path} --reference "
+                      "<genome.fa>`", markup=False, highlight=False)
+    return 0
+
+
+def _source(fmt: str, file: Path | str) -> str:
+    """Where a task's variants came from, as its manifest label says it."""
+    if isinstance(file, str):
+        repo, revision = HUB[fmt]
+        return f"{fmt}: {repo}@{revision[:12]} {file[len(HUB_PREFIX):]}"
+    return f"{fmt}: {file.name}"

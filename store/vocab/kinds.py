@@ -40,6 +40,11 @@ FILE_COLUMNS: dict[TaskKind, tuple[str, ...]] = {
 }
 """The columns of each kind's flat task file (`<task>.csv`)."""
 
+COORDINATE_COLUMNS: tuple[str, ...] = ("chrom", "pos", "ref", "alt", "label", "split")
+"""The columns of a variant task file that gives its variants by their coordinates over a
+reference genome (`engine.genome`; `pos` 1-based, `ref` and `alt` the alleles); `split` may be
+left out where the suite's manifest gives the task's held-out chromosomes (`test_chroms`)."""
+
 METRICS_OF: dict[TaskKind, tuple[str, ...]] = {
     TaskKind.CLASSIFICATION: ("mcc", "acc", "f1_macro"),
     TaskKind.REGRESSION: ("pearson", "spearman", "r2"),
