@@ -34,7 +34,7 @@ UV = $(BIN)/uv pip install -q $(shell $(PY) .ci/uv_flags.py) --python
 $(STAMP): pyproject.toml .ci/uv_flags.py
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q $(UV_VERSION)
-	$(UV) $(BIN)/python $(TORCH) -e ".[models,adapters,cluster,figures,test,docs]"
+	$(UV) $(BIN)/python $(TORCH) -e ".[models,adapters,cluster,figures,genome,test,docs]"
 	# The Evo-1 adapter's packages without their declared flash-attn and triton (CUDA builds;
 	# the Hyena code imports without them): an extra has no per-package --no-deps.
 	$(UV) $(BIN)/python --no-deps evo-model==0.5 stripedhyena==0.2.2
