@@ -47,6 +47,7 @@ from store.paths import StorePaths
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
+from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import REGIMES, Protocol, Solver
 from store.vocab.variant import NORMALIZED, PRESETS
 
@@ -271,11 +272,12 @@ class FillRequest:
     options: FillOptions
 
     def shape(self, other_kinds: int = 0) -> str:
-        """"2 tasks × 3 models × 3 regimes = " (and "× N protocols" for more than one); with
+        """"2 tasks × 3 models × 3 regimes = " (and "× N protocols" for more than one
+        classification protocol); with
         tasks of other kinds than classification (`other_kinds`, run under their kinds'
         protocols and regimes), which the product does not give: "... regimes, 2 of the
         tasks regression or variant ones: "."""
-        protocols = len(self.options.protocols)
+        protocols = sum(p.kind is CLASSIFICATION for p in self.options.protocols)
         per = f" × {protocols} protocols" if protocols > 1 else ""
         kinds = (f", {other_kinds} of the tasks regression or variant ones (their kinds' "
                  "protocols):" if other_kinds else " =")
