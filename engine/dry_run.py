@@ -63,7 +63,7 @@ from engine.encoders import build_encoder, preflight, told_precision, told_prese
 from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
-from engine.pairs import embeddings_identity
+from engine.pairs import embeddings_identity, refuse_headless
 from engine.planner import PairWork, plan
 from engine.probes import PROBE_THREADS, probe_rows
 from engine.suites import Suite
@@ -225,6 +225,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
                     options.encoder, suite.kinds)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder, device=profile is None, sample=checks.sample)
+    refuse_headless(the_plan.work)
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
     jobs, line = probe_jobs(options.jobs, max(rows.values(), default=0))
     measured = Measured(paths, counts, hashes)

@@ -48,6 +48,7 @@ from engine.pairs import (
     loaded,
     probe_pair,
     provenance_of,
+    refuse_headless,
     remaining,
     score_llr,
     wants_llr,
@@ -159,12 +160,7 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors
         preflight(model, options.encoder, device=options.cluster is None, sample=checks.sample)
-    if scored := {w.model.model_id: w.model for w in the_plan.work if wants_llr(w.todo)}:
-        from engine.encoders.lm_head import head_of, local_architectures  # lazy: torch
-
-        for model in scored.values():   # a model without an LM head: one line, nothing written
-            head_of(model)              # the entry first (a k-mer baseline has no checkpoint)
-            head_of(model, local_architectures(model))
+    refuse_headless(the_plan.work)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work),
               **({"other_kinds": n} if (n := len(suite.other_kinds(tasks))) else {})})

@@ -222,6 +222,18 @@ def wants_llr(todo: tuple[tuple[Protocol, tuple[str, ...]], ...]) -> bool:
     return any(p.probe is Probe.LLR for p, _ in todo)
 
 
+def refuse_headless(work: list[PairWork]) -> None:
+    """Refuse, in one line, a model of `work` that variant-llr-v1 would score but that has no
+    language-model head (`engine.encoders.lm_head.head_of`; its checkpoint's architectures where
+    its config.json is on this machine): what `fill` and its dry run ask before anything else."""
+    if scored := {w.model.model_id: w.model for w in work if wants_llr(w.todo)}:
+        from engine.encoders.lm_head import head_of, local_architectures  # lazy: torch
+
+        for model in scored.values():
+            head_of(model)              # the entry first (a k-mer baseline has no checkpoint)
+            head_of(model, local_architectures(model))
+
+
 def score_llr(embeddings: EmbeddingStore, model: ModelMeta, scorer: Callable[[], object],
               data: TaskData, expect: dict) -> int:
     """Make sure the pair's test LLRs are complete in the store (`engine.encoders.lm_head`,

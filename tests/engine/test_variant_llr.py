@@ -280,3 +280,6 @@ def test_a_model_without_a_head_is_refused_in_one_line_before_anything_is_writte
         refused(capsys, store, "fill", "--store", str(store), "--suite", str(suite),
                 "--models", model, "--protocol", "geneb-v1", "variant-llr-v1",
                 names=("variant-llr-v1 needs a language-model head", why))
+    refused(capsys, store, "fill", "--store", str(store), "--suite", str(suite), "--models",
+            "kmer-3", "--protocol", "geneb-v1", "variant-llr-v1", "--dry-run",
+            names=("model kmer-3: variant-llr-v1 needs a language-model head",))
