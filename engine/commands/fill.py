@@ -304,6 +304,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
         require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths, write=not args.dry_run)
     tasks = list(tasks_of(args, suite, paths))[:args.limit]
+    _protocols_take_classification(protocols, suite, tasks)
     options = FillOptions(protocols=protocols, jobs=args.jobs,
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,
@@ -314,6 +315,22 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
     return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile
+
+
+def _protocols_take_classification(protocols: tuple[Protocol, ...], suite: Suite,
+                                   tasks: list[TaskMeta]) -> None:
+    """A `GenebError` when `--protocol` names only protocols of other kinds (variant-llr-v1)
+    for a run with classification tasks, which would then compute none of them."""
+    if any(p.kind is CLASSIFICATION for p in protocols):
+        return
+    classification = [t.task_id for t in tasks if t.task_id not in suite.kinds]
+    if classification:
+        names = " ".join(p.name for p in protocols)
+        raise GenebError(
+            f"--protocol {names}: scores variant tasks only, and this run has "
+            f"{len(classification)} classification task(s) ({', '.join(classification[:3])}"
+            f"{', ...' if len(classification) > 3 else ''}): name a classification protocol "
+            f"too (--protocol geneb-v1 {names}), or only variant tasks (--tasks)")
 
 
 def run(args) -> int:

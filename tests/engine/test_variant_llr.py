@@ -270,7 +270,7 @@ def test_fill_scores_minus_the_llr_into_results_and_predictions(checkpoints, tmp
     assert rc == 0 and "3 cells; 3 in the store, 0 to compute" in out
 
 
-def test_a_model_without_a_head_is_refused_in_one_line_before_anything_is_written(
+def test_a_model_without_a_head_or_a_run_without_a_classification_protocol_is_refused(
         checkpoints, tmp_path, capsys):
     suite, *_ = _suite(tmp_path / "suite")
     store = tmp_path / "store"
@@ -283,3 +283,7 @@ def test_a_model_without_a_head_is_refused_in_one_line_before_anything_is_writte
     refused(capsys, store, "fill", "--store", str(store), "--suite", str(suite), "--models",
             "kmer-3", "--protocol", "geneb-v1", "variant-llr-v1", "--dry-run",
             names=("model kmer-3: variant-llr-v1 needs a language-model head",))
+    refused(capsys, store, "fill", "--store", str(store), "--suite", "geneb-mini", "--tasks",
+            "mini_promoter_tata", "--models", "kmer-3", "--protocol", "variant-llr-v1",
+            names=("--protocol variant-llr-v1: scores variant tasks only", "mini_promoter_tata",
+                   "--protocol geneb-v1 variant-llr-v1"))
