@@ -239,8 +239,8 @@ def score_llr(embeddings: EmbeddingStore, model: ModelMeta, scorer: Callable[[],
     """Make sure the pair's test LLRs are complete in the store (`engine.encoders.lm_head`,
     resumed from what a killed run wrote; `scorer` gives the model's `Scorer`, asked only when
     some are missing); returns how many variants this call scored."""
-    from engine.encoders.lm_head import score_into
-    from engine.probes.kinds import LLR_SPLIT, llr_identity
+    from engine.encoders.lm_head import score_into  # lazy: torch, transformers
+    from engine.probes.kinds import LLR_SPLIT, llr_identity  # lazy: sklearn
 
     identity = llr_identity(expect)
     if embeddings.load(model.model_id, data.task_id, LLR_SPLIT, identity) is not None:
@@ -262,7 +262,7 @@ def stored_llr(paths: StorePaths, model_id: str, task_id: str,
                todo: tuple[tuple[Protocol, tuple[str, ...]], ...],
                expect: dict) -> np.ndarray | None:
     """The pair's verified cached LLRs where its `todo` needs them (None where not)."""
-    from engine.probes.kinds import LLR_SPLIT, llr_identity
+    from engine.probes.kinds import LLR_SPLIT, llr_identity  # lazy: sklearn
 
     if not wants_llr(todo):
         return None

@@ -37,6 +37,7 @@ checksums before a fill scores it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -45,6 +46,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from engine.encoders.hf import from_pretrained, quiet_transformers
+from engine.encoders.hub import read_without_hub
 from store.vocab.errors import GenebError
 
 if TYPE_CHECKING:
@@ -98,10 +101,6 @@ def head_of(model: ModelMeta, architectures: Sequence[str] | None | bool = False
 def local_architectures(model: ModelMeta) -> Sequence[str] | None | bool:
     """The `architectures` of the model's config.json where it is read without the hub (a
     local folder, a pinned cached snapshot); False where it is not (the hub decides later)."""
-    import json
-
-    from engine.encoders.hub import read_without_hub
-
     folder = read_without_hub(model.path or model.hub_id, model.revision)
     try:
         config = json.loads((folder / "config.json").read_text()) if folder else None
@@ -179,10 +178,9 @@ class Scorer:
             logp = self._log_probs([jobs[i][0] for i in rows])
             for b, i in enumerate(rows):
                 _, masked, ref_at, alt_at = jobs[i]
-                at = torch.tensor(masked, device=logp.device)
-                row = logp[b, at]
-                out[i] = float(row[torch.arange(len(masked)), torch.tensor(alt_at)].sum()
-                                - row[torch.arange(len(masked)), torch.tensor(ref_at)].sum())
+                at, alt_ids, ref_ids = (torch.tensor(x, device=logp.device)
+                                        for x in (masked, alt_at, ref_at))
+                out[i] = float((logp[b, at, alt_ids] - logp[b, at, ref_ids]).double().sum())
         return out
 
     # ---- sequence likelihood ---------------------------------------------------------
@@ -207,12 +205,18 @@ class Scorer:
         return total[len(refs):] - total[:len(refs)]
 
 
-def _by_length(ids: Sequence[Sequence[int]], most: int = 32) -> list[np.ndarray]:
-    """Row indices in batches of equal token length, `most` rows at most."""
+BATCH_TOKENS = 8192
+"""Tokens a batch holds at most (its log-probabilities: tokens x vocabulary floats)."""
+
+
+def _by_length(ids: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """Row indices in batches of equal token length, at most `BATCH_TOKENS` tokens (one row
+    at least) and 32 rows each."""
     lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
     out = []
     for n in np.unique(lengths):
         rows = np.flatnonzero(lengths == n)
+        most = int(max(1, min(32, BATCH_TOKENS // max(int(n), 1))))
         out += [rows[a:a + most] for a in range(0, rows.size, most)]
     return out
 
@@ -222,8 +226,6 @@ def load_scorer(model: ModelMeta, encoder) -> Scorer:
     on the encoder's device; refused in one line where `head_of` refuses it or a head weight
     would be initialised afresh."""
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM  # lazy: transformers
-
-    from engine.encoders.hf import from_pretrained, quiet_transformers
 
     head = head_of(model, getattr(encoder.model.config, "architectures", None))
     cls = AutoModelForMaskedLM if head is Head.MASKED else AutoModelForCausalLM

@@ -252,7 +252,7 @@ def test_fill_scores_minus_the_llr_into_results_and_predictions(checkpoints, tmp
     model = checkpoints["bert-mlm"]
     at = ("--store", str(tmp_path / "store"), "--suite", str(suite))
     argv = ("fill", *at, "--models", str(model), "--protocol", "geneb-v1", "variant-llr-v1",
-            "--regimes", "full")
+            "--regimes", "full", "--device", "cpu")
     rc, _, err = outputs(capsys, *argv)
     assert rc == 0, err
     llr = np.array([_masked_by_hand(model, r, a) for r, a in zip(refs, alts, strict=True)])
