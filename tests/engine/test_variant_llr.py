@@ -8,6 +8,7 @@ in one line before anything is written."""
 from __future__ import annotations
 
 import csv
+import json
 import random
 import re
 from contextlib import nullcontext
@@ -29,13 +30,16 @@ from transformers import (
 
 import engine.encoders.lm_head as lm_head
 from engine.encoders.lm_head import Head, Scorer, head_of, head_of_architectures, score_into
+from engine.pairs import score_llr
 from engine.probes.kinds import LLR_SPLIT, llr_identity, llr_score
+from engine.task_kinds import read_kind_csv
 from store.catalog import ModelMeta
 from store.db import Snapshot
 from store.embeddings import EmbeddingStore
 from store.paths import resolve_store
 from store.tables.predictions import read_values
 from store.vocab.errors import GenebError
+from store.vocab.kinds import TaskKind
 from store.vocab.protocol import (
     GENEB_V1,
     RIDGE_V1,
@@ -268,6 +272,25 @@ def test_fill_scores_minus_the_llr_into_results_and_predictions(checkpoints, tmp
     assert values["target"][0].to_list() == labels.tolist()
     rc, out, _ = outputs(capsys, *argv)
     assert rc == 0 and "3 cells; 3 in the store, 0 to compute" in out
+    # the cache is used only when it verifies: a flipped byte is scored again, in full
+    emb, name = EmbeddingStore(paths), model.name
+    expect = json.loads((emb.split_path(name, "var_a", "test") / "zarr.json").read_text())
+    data = read_kind_csv(suite / "var_a.csv", "var_a", TaskKind.VARIANT)
+    meta = ModelMeta.one_off(name, path=str(model))
+
+    def rescored() -> int:
+        return score_llr(emb, meta, lambda: _scorer(model, Head.MASKED), data,
+                         expect["attributes"])
+
+    assert rescored() == 0
+    chunk = emb.split_path(name, "var_a", LLR_SPLIT) / "embeddings" / "c" / "0" / "0"
+    raw = bytearray(chunk.read_bytes())
+    raw[0] ^= 1
+    chunk.write_bytes(bytes(raw))
+    assert emb.load(name, "var_a", LLR_SPLIT, llr_identity(expect["attributes"])) is None
+    assert rescored() == 10
+    again = emb.load(name, "var_a", LLR_SPLIT, llr_identity(expect["attributes"]))[0][:, 0]
+    assert np.allclose(again, llr, atol=1e-4)
 
 
 def test_a_model_without_a_head_or_a_run_without_a_classification_protocol_is_refused(
