@@ -78,7 +78,7 @@ from store.tables.telemetry import perf_summary, read_runs
 from store.task_sizes import TaskSize, basis_lines, task_sizes
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.kinds import CLASSIFICATION, TaskKind
-from store.vocab.protocol import REGIME_K, Protocol, seed_counts
+from store.vocab.protocol import REGIME_K, Probe, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 
 CALIBRATION_SEQUENCES = 256     # sequences of the suite a calibration embeds
@@ -514,6 +514,9 @@ def _probes(model: str, work: list[PairWork], counts: Counts, measured: Measured
         examples = sum(counts.examples(t, protocol, regime) for t in tasks)
         if protocol.zero_shot:
             rate, note, source = 0.0, f"{protocol.name}: nothing fitted (zero-shot)", "none"
+            if protocol.probe is Probe.LLR:
+                note += ("; its language model's forward passes (one per test variant, masked; "
+                         "two, causal) are not estimated")
         elif (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
             (rate, note), source = found, "store"
         else:

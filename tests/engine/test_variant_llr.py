@@ -306,6 +306,12 @@ def test_a_model_without_a_head_or_a_run_without_a_classification_protocol_is_re
     refused(capsys, store, "fill", "--store", str(store), "--suite", str(suite), "--models",
             "kmer-3", "--protocol", "geneb-v1", "variant-llr-v1", "--dry-run",
             names=("model kmer-3: variant-llr-v1 needs a language-model head",))
+    rc, out, err = outputs(capsys, "fill", "--store", str(store), "--suite", str(suite),
+                           "--models", str(checkpoints["bert-mlm"]), "--protocol", "geneb-v1",
+                           "variant-llr-v1", "--dry-run", "--regimes", "full")
+    assert rc == 0, err
+    assert ("variant-llr-v1: nothing fitted (zero-shot); its language model's forward passes "
+            "(one per test variant, masked; two, causal) are not estimated") in out
     refused(capsys, store, "fill", "--store", str(store), "--suite", "geneb-mini", "--tasks",
             "mini_promoter_tata", "--models", "kmer-3", "--protocol", "variant-llr-v1",
             names=("--protocol variant-llr-v1: scores variant tasks only", "mini_promoter_tata",
