@@ -63,7 +63,7 @@ from engine.encoders import build_encoder, preflight, told_precision, told_prese
 from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
-from engine.pairs import embeddings_identity
+from engine.pairs import embeddings_identity, refuse_headless
 from engine.planner import PairWork, plan
 from engine.probes import PROBE_THREADS, probe_rows
 from engine.suites import Suite
@@ -78,7 +78,7 @@ from store.tables.telemetry import perf_summary, read_runs
 from store.task_sizes import TaskSize, basis_lines, task_sizes
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.kinds import CLASSIFICATION, TaskKind
-from store.vocab.protocol import REGIME_K, Protocol, seed_counts
+from store.vocab.protocol import REGIME_K, Probe, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 
 CALIBRATION_SEQUENCES = 256     # sequences of the suite a calibration embeds
@@ -225,6 +225,7 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
                     options.encoder, suite.kinds)
     for model in {w.model.model_id: w.model for w in the_plan.work}.values():
         preflight(model, options.encoder, device=profile is None, sample=checks.sample)
+    refuse_headless(the_plan.work)
     check_imported(paths, [w for w in the_plan.work if w.task.task_id in hashes], hashes)
     jobs, line = probe_jobs(options.jobs, max(rows.values(), default=0))
     measured = Measured(paths, counts, hashes)
@@ -513,6 +514,9 @@ def _probes(model: str, work: list[PairWork], counts: Counts, measured: Measured
         examples = sum(counts.examples(t, protocol, regime) for t in tasks)
         if protocol.zero_shot:
             rate, note, source = 0.0, f"{protocol.name}: nothing fitted (zero-shot)", "none"
+            if protocol.probe is Probe.LLR:
+                note += ("; its language model's forward passes (one per test variant, masked; "
+                         "two, causal) are not estimated")
         elif (found := stored_fit_rate(measured, model, protocol, regime)) is not None:
             (rate, note), source = found, "store"
         else:

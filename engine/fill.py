@@ -48,7 +48,10 @@ from engine.pairs import (
     loaded,
     probe_pair,
     provenance_of,
+    refuse_headless,
     remaining,
+    score_llr,
+    wants_llr,
 )
 from engine.planner import PairWork, Plan, plan
 from engine.suites import Suite
@@ -157,6 +160,7 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors
         preflight(model, options.encoder, device=options.cluster is None, sample=checks.sample)
+    refuse_headless(the_plan.work)
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work),
               **({"other_kinds": n} if (n := len(suite.other_kinds(tasks))) else {})})
@@ -215,14 +219,16 @@ class _PairRunner:
         self.load = lru_cache(maxsize=4)(suite.load)
         self.embeddings = EmbeddingStore(paths)
         self.encoder: tuple[str, object] | None = None   # the loaded model's (id, encoder)
+        self.scorer: tuple[str, object] | None = None    # its LM head's (id, Scorer)
         self.built: set[str] = set()                     # the models built once in this run
+        self.models = {w.model.model_id: w.model for w in the_plan.work}
         self.done = 0
 
     def __enter__(self) -> _PairRunner:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.encoder = None
+        self.encoder = self.scorer = None
 
     def run(self) -> set[str]:
         pool = None
@@ -281,6 +287,8 @@ class _PairRunner:
             if encoded["sequences"]:
                 self.on_event(embedded_event(work.model.model_id, data.task_id, IN_PROCESS,
                                              encoded))
+            if wants_llr(todo):
+                score_llr(self.embeddings, work.model, self._scorer, data, expect)
             args = (self.paths, work.model.model_id, data.task_id, todo, expect,
                     provenance_of(self.suite, data, encoder), self.options.probe_device,
                     data.targets)
@@ -318,6 +326,16 @@ class _PairRunner:
                                self.plan.precisions):
                 self.on_event(event)
         return self.encoder[1]
+
+    def _scorer(self):
+        """The loaded model's LM head (`engine.encoders.lm_head.load_scorer`), loaded once."""
+        from engine.encoders.lm_head import load_scorer  # lazy: torch, transformers
+
+        model_id, encoder = self.encoder
+        if self.scorer is None or self.scorer[0] != model_id:
+            self.scorer = None
+            self.scorer = (model_id, load_scorer(self.models[model_id], encoder))
+        return self.scorer[1]
 
     def _report(self, work: PairWork, computed: bool) -> None:
         for event in cell_events(work, computed, self.done, self.plan.cells_missing):

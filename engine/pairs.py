@@ -6,9 +6,10 @@ its probes fitted and committed, and the events each step reports.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 from engine import __version__
@@ -22,12 +23,12 @@ from store.embeddings import EmbeddingStore
 from store.paths import StorePaths
 from store.tables.catalogs import register_models
 from store.tables.pair_commit import append_pair, done_in_table
-from store.tables.predictions import prediction_rows
+from store.tables.predictions import prediction_rows, value_rows
 from store.tables.telemetry import record_runs, run_row
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS
-from store.vocab.protocol import Protocol, seed_counts
+from store.vocab.protocol import Probe, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 from store.vocab.variant import precision_label
 
@@ -161,7 +162,7 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
     """Probe one pair from its verified stored embeddings and commit its rows (one commit,
     none for cells another process finished meanwhile), their test predictions first (the
     rows' `pred`, separated from them here); returns the rows written. `targets`: a regression
-    or variant task's rows and labels (`engine.probes.kinds`: rows without predictions)."""
+    or variant task's rows and labels (`engine.probes.kinds`: rows with their values)."""
     store = EmbeddingStore(paths)
     train = store.load(model_id, task_id, "train", expect)
     test = store.load(model_id, task_id, "test", expect)
@@ -170,7 +171,7 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                          "damaged while it was being probed; run the same command again")
     if targets is not None:
         return _commit_kind_rows(paths, model_id, task_id, todo, train[0], test[0],
-                                 provenance, targets)
+                                 provenance, targets, expect)
     with threadpool_limits(PROBE_THREADS):
         rows = probe_rows(*train, *test, todo, probe_device)
     now = datetime.now(UTC)
@@ -192,17 +193,81 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
 
 def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
                       todo: tuple[tuple[Protocol, tuple[str, ...]], ...], X_train, X_test,
-                      provenance: dict, targets: KindTargets) -> int:
-    """`probe_pair`'s steps for a regression or variant task: its rows, one commit."""
+                      provenance: dict, targets: KindTargets, expect: dict) -> int:
+    """`probe_pair`'s steps for a regression or variant task: its rows and their test values
+    (`store.tables.predictions.value_rows`), one commit."""
     from engine.probes.kinds import kind_rows  # lazy: sklearn
 
     with threadpool_limits(PROBE_THREADS):
-        rows = kind_rows(X_train, X_test, targets, todo)
+        rows = kind_rows(X_train, X_test, targets, todo,
+                         stored_llr(paths, model_id, task_id, todo, expect))
     now = datetime.now(UTC)
     for r in rows:
         r.update(provenance, model=model_id, task=task_id, created_at=now)
+    predictions = value_rows(rows, targets.y_test, model=model_id, task=task_id,
+                             source=provenance["source"], data_hash=provenance["data_hash"],
+                             compute_precision=provenance["compute_precision"],
+                             recipe_preset=provenance["recipe_preset"], created_at=now)
+    for r in rows:
+        del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"], revision=provenance["model_revision"],
                        seeds=seed_counts(p for p, _ in todo),
                        precision=provenance["compute_precision"],
-                       preset=provenance["recipe_preset"])
+                       preset=provenance["recipe_preset"], predictions=predictions)
+
+
+def wants_llr(todo: tuple[tuple[Protocol, tuple[str, ...]], ...]) -> bool:
+    """Whether a pair's `todo` holds variant-llr-v1 (it needs the model's LM head)."""
+    return any(p.probe is Probe.LLR for p, _ in todo)
+
+
+def refuse_headless(work: list[PairWork]) -> None:
+    """Refuse, in one line, a model of `work` that variant-llr-v1 would score but that has no
+    language-model head (`engine.encoders.lm_head.head_of`; its checkpoint's architectures where
+    its config.json is on this machine): what `fill` and its dry run ask before anything else."""
+    if scored := {w.model.model_id: w.model for w in work if wants_llr(w.todo)}:
+        from engine.encoders.lm_head import head_of, local_architectures  # lazy: torch
+
+        for model in scored.values():
+            head_of(model)              # the entry first (a k-mer baseline has no checkpoint)
+            head_of(model, local_architectures(model))
+
+
+def score_llr(embeddings: EmbeddingStore, model: ModelMeta, scorer: Callable[[], object],
+              data: TaskData, expect: dict) -> int:
+    """Make sure the pair's test LLRs are complete in the store (`engine.encoders.lm_head`,
+    resumed from what a killed run wrote; `scorer` gives the model's `Scorer`, asked only when
+    some are missing); returns how many variants this call scored."""
+    from engine.encoders.lm_head import score_into  # lazy: torch, transformers
+    from engine.probes.kinds import LLR_SPLIT, llr_identity  # lazy: sklearn
+
+    identity = llr_identity(expect)
+    if embeddings.load(model.model_id, data.task_id, LLR_SPLIT, identity) is not None:
+        return 0
+    pairs = data.targets.rows_test
+    refs = [data.test.sequences[i] for i in pairs[:, 0]]
+    alts = [data.test.sequences[i] for i in pairs[:, 1]]
+    where = [f"task {data.task_id}, test variant {i + 1}" for i in range(len(refs))]
+    lm = scorer()
+    writer = embeddings.writer(model.model_id, data.task_id, LLR_SPLIT, data.targets.y_test,
+                               identity)
+    start = time.perf_counter()
+    n = score_into(lm, refs, alts, writer, where)
+    writer.finish({"n_encoded": n, "seconds": round(time.perf_counter() - start, 3)})
+    return n
+
+
+def stored_llr(paths: StorePaths, model_id: str, task_id: str,
+               todo: tuple[tuple[Protocol, tuple[str, ...]], ...],
+               expect: dict) -> np.ndarray | None:
+    """The pair's verified cached LLRs where its `todo` needs them (None where not)."""
+    from engine.probes.kinds import LLR_SPLIT, llr_identity  # lazy: sklearn
+
+    if not wants_llr(todo):
+        return None
+    stored = EmbeddingStore(paths).load(model_id, task_id, LLR_SPLIT, llr_identity(expect))
+    if stored is None:
+        raise GenebError(f"model {model_id}, task {task_id}: its LLRs changed or were damaged "
+                         "while it was being probed; run the same command again")
+    return stored[0][:, 0]

@@ -242,12 +242,12 @@ def protocols() -> str:
 
 
 def kind_protocols() -> str:
-    from store.vocab.protocol import KIND_PROTOCOLS, Protocol
+    from store.vocab.protocol import KIND_PROTOCOLS, OPT_IN, Protocol
 
     columns = [f.name for f in fields(Protocol) if f.name not in ("name", "seeds")]
     rows = ["| protocol | " + " | ".join(columns) + " | seeds | hash |",
             "|---" * (len(columns) + 3) + "|"]
-    for group in KIND_PROTOCOLS.values():
+    for group in (*KIND_PROTOCOLS.values(), OPT_IN):
         for p in group:
             values = " | ".join(_code(getattr(p, c)) for c in columns)
             rows.append(f"| `{p.name}` | {values} | {', '.join(map(str, p.seeds))} | "

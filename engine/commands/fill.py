@@ -47,6 +47,7 @@ from store.paths import StorePaths
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
+from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import REGIMES, Protocol, Solver
 from store.vocab.variant import NORMALIZED, PRESETS
 
@@ -271,11 +272,12 @@ class FillRequest:
     options: FillOptions
 
     def shape(self, other_kinds: int = 0) -> str:
-        """"2 tasks × 3 models × 3 regimes = " (and "× N protocols" for more than one); with
+        """"2 tasks × 3 models × 3 regimes = " (and "× N protocols" for more than one
+        classification protocol); with
         tasks of other kinds than classification (`other_kinds`, run under their kinds'
         protocols and regimes), which the product does not give: "... regimes, 2 of the
         tasks regression or variant ones: "."""
-        protocols = len(self.options.protocols)
+        protocols = sum(p.kind is CLASSIFICATION for p in self.options.protocols)
         per = f" × {protocols} protocols" if protocols > 1 else ""
         kinds = (f", {other_kinds} of the tasks regression or variant ones (their kinds' "
                  "protocols):" if other_kinds else " =")
@@ -302,6 +304,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
         require_ray()                           # before the suite is read or anything written
     suite = suite_of(args, paths, write=not args.dry_run)
     tasks = list(tasks_of(args, suite, paths))[:args.limit]
+    _protocols_take_classification(protocols, suite, tasks)
     options = FillOptions(protocols=protocols, jobs=args.jobs,
                           probe_device=args.probe_device,
                           encoder=EncoderOptions(device=args.device or None,
@@ -312,6 +315,22 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
     return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile
+
+
+def _protocols_take_classification(protocols: tuple[Protocol, ...], suite: Suite,
+                                   tasks: list[TaskMeta]) -> None:
+    """A `GenebError` when `--protocol` names only protocols of other kinds (variant-llr-v1)
+    for a run with classification tasks, which would then compute none of them."""
+    if any(p.kind is CLASSIFICATION for p in protocols):
+        return
+    classification = [t.task_id for t in tasks if t.task_id not in suite.kinds]
+    if classification:
+        names = " ".join(p.name for p in protocols)
+        raise GenebError(
+            f"--protocol {names}: scores variant tasks only, and this run has "
+            f"{len(classification)} classification task(s) ({', '.join(classification[:3])}"
+            f"{', ...' if len(classification) > 3 else ''}): name a classification protocol "
+            f"too (--protocol geneb-v1 {names}), or only variant tasks (--tasks)")
 
 
 def run(args) -> int:

@@ -7,14 +7,18 @@ embeddings of the task's distinct sequences and its `engine.data.KindTargets`.
   rows are fewer than features, which gives the same solution). Regimes: full (one fit stands
   for every seed, `shared_fit`); k-shot: `regression_draw`'s 2k rows per seed.
 - cosine (variant, zero-shot): 1 - cos(ref, alt) of each variant, computed in float64.
+- llr (variant, zero-shot): -LLR of each variant (`llr_score`), from the pair's cached LLRs (the
+  split `LLR_SPLIT` that `engine.encoders.lm_head.score_into` wrote, its identity
+  `llr_identity`).
 - variant probe: geneb-v1's logistic regression (`engine.probes.exact.fitted`) on
   `variant_features` ([ref, alt, alt - ref], float32 as stored), geneb-v1's regimes and
   draws (`engine.probes.exact.few_shot_indices` over the variant labels); the score is the
   probability of label 1.
 
 Rows carry the kind (`store.vocab.kinds.stored_kind`) and its metrics (`engine.probes.scores`),
-no predictions (the predictions table holds classes; a regression's values and a variant's
-scores are not stored yet). `degenerate` (a classification flag) is NULL; `n_test` counts the
+and `pred`, the value of every test row (a regression's prediction, a variant's score: what the
+predictions table stores as `value` rows, `store.tables.predictions`).
+`degenerate` (a classification flag) is NULL; `n_test` counts the
 task file's test rows (variants, not distinct sequences).
 """
 
@@ -30,7 +34,7 @@ from engine.data import KindTargets
 from engine.probes.exact import few_shot_indices, fitted
 from engine.probes.scores import regression_scores, variant_scores
 from store.vocab.kinds import stored_kind
-from store.vocab.protocol import REGIME_K, Probe, Protocol
+from store.vocab.protocol import REGIME_K, VARIANT_LLR_V1, Probe, Protocol
 
 Todo = tuple[tuple[Protocol, tuple[str, ...]], ...]
 
@@ -77,12 +81,33 @@ def variant_features(X: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return np.hstack([ref, alt, alt - ref])
 
 
+LLR_SPLIT = "test-llr"
+"""The embedding store's split of a pair's cached test LLRs (one float64 value a variant)."""
+
+
+def llr_identity(expect: dict) -> dict:
+    """The identity of a pair's cached LLRs, from its embeddings' (`expect`): the same model,
+    revision, data and precision, scored by variant-llr-v1 (its hash), stored in float64."""
+    return {**expect, "encoder": {"zero_shot": VARIANT_LLR_V1.name,
+                                  "protocol_hash": VARIANT_LLR_V1.hash,
+                                  "source": expect["encoder"].get("source")},
+            "dtype": "float64"}
+
+
+def llr_score(llr: np.ndarray) -> np.ndarray:
+    """The score a variant is ranked by: -LLR (the alternative less likely than the reference:
+    an effect more likely)."""
+    return -np.asarray(llr, dtype=np.float64).reshape(-1)
+
+
 class _Rows:
     """The design matrices of one pair's rows, each built once for all its fits: a
-    regression's rows' embeddings, a variant's `variant_features`."""
+    regression's rows' embeddings, a variant's `variant_features`; its cached LLRs (`llr`,
+    where it has them)."""
 
-    def __init__(self, X_train: np.ndarray, X_test: np.ndarray, targets: KindTargets):
-        self.X_train, self.X_test, self.t = X_train, X_test, targets
+    def __init__(self, X_train: np.ndarray, X_test: np.ndarray, targets: KindTargets,
+                 llr: np.ndarray | None = None):
+        self.X_train, self.X_test, self.t, self.llr = X_train, X_test, targets, llr
 
     @cached_property
     def regression(self) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +127,8 @@ def _ridge(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) 
     start = time.perf_counter()
     pred = ridge_predict(Xtr[rows], t.y_train[rows], Xte, p.alpha)
     return {**regression_scores(t.y_test, pred), "n_train": len(rows),
-            "fit_seconds": time.perf_counter() - start, "converged": True, "n_iter": None}
+            "fit_seconds": time.perf_counter() - start, "converged": True, "n_iter": None,
+            "pred": pred}
 
 
 def _cosine(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) -> dict:
@@ -110,7 +136,14 @@ def _cosine(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int)
     X_test = rows_of.X_test
     score = cosine_distance(X_test[t.rows_test[:, 0]], X_test[t.rows_test[:, 1]])
     return {**variant_scores(t.y_test, score), "n_train": 0,
-            "fit_seconds": time.perf_counter() - start, "converged": None, "n_iter": None}
+            "fit_seconds": time.perf_counter() - start, "converged": None, "n_iter": None,
+            "pred": score}
+
+
+def _llr(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) -> dict:
+    score = llr_score(rows_of.llr)
+    return {**variant_scores(t.y_test, score), "n_train": 0, "fit_seconds": 0.0,
+            "converged": None, "n_iter": None, "pred": score}
 
 
 def _variant_probe(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str,
@@ -120,21 +153,21 @@ def _variant_probe(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str,
     rows = np.arange(len(t.y_train)) if k is None else few_shot_indices(t.y_train, k, seed)
     clf, info = fitted(F_train[rows], t.y_train[rows], seed, p)
     score = clf.predict_proba(F_test)[:, 1]
-    return {**variant_scores(t.y_test, score), **info, "n_train": len(rows)}
+    return {**variant_scores(t.y_test, score), **info, "n_train": len(rows), "pred": score}
 
 
 _SCORED: dict[Probe, Callable[..., dict]] = {
-    Probe.RIDGE: _ridge, Probe.COSINE: _cosine, Probe.LOGREG: _variant_probe}
+    Probe.RIDGE: _ridge, Probe.COSINE: _cosine, Probe.LOGREG: _variant_probe, Probe.LLR: _llr}
 """How each kind protocol's probe scores one (regime, seed)."""
 
 
 def kind_rows(X_train: np.ndarray, X_test: np.ndarray, targets: KindTargets,
-              todo: Todo) -> list[dict]:
+              todo: Todo, llr: np.ndarray | None = None) -> list[dict]:
     """Rows of every (protocol, regimes) of one pair of a regression or variant task; a fit
     that does not depend on the seed (a full regime, a zero-shot score) is computed once and
     recorded for every seed (`shared_fit`)."""
     rows: list[dict] = []
-    rows_of = _Rows(X_train, X_test, targets)
+    rows_of = _Rows(X_train, X_test, targets, llr)
     for p, regimes in todo:
         common = {"probe": p.probe, "protocol": p.name, "protocol_hash": p.hash,
                   "kind": stored_kind(p.kind), "n_test": len(targets.y_test),

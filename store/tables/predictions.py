@@ -1,12 +1,23 @@
 """The predictions table: `<store>/predictions`, each local result row's test-set predictions.
 
 A row is keyed like a result row (`store.tables.schema.KEY`: source, protocol hash, model, task,
-regime, seed, data hash) plus `kind`: `pred`, the predicted class of every test row of that
-result row, in the test split's file order; or `labels`, the test split's labels (one row per
-pair commit, its protocol hash, regime and seed NULL: the labels of a (task, data hash) are the
-same whichever model wrote them). The values are compact: one small integer per test row, the
-narrowest of int8, int16, int32 and int64 that holds every value, as little-endian bytes
-(`values`, `width` bytes each).
+regime, seed, data hash) plus `kind`:
+
+- classification tasks: `pred`, the predicted class of every test row of that result row, in
+  the test split's file order; or `labels`, the test split's labels (one row per pair commit,
+  its protocol hash, regime and seed NULL: the labels of a (task, data hash) are the same
+  whichever model wrote them). The values are compact: one small integer per test row, the
+  narrowest of int8, int16, int32 and int64 that holds every value, as little-endian bytes
+  (`values`, `width` bytes each).
+- regression and variant tasks (`store.vocab.kinds`): `value`, a result row's value of every
+  test row in the task file's order (a regression's predicted target; a variant's score, higher
+  meaning label 1 more likely: the cosine distance, the probe's probability of label 1, -LLR);
+  or `target`, the test rows' targets (a regression's real label, a variant's 0/1), one row per
+  pair commit as `labels`. Their values are float64, little-endian (`width` 8).
+
+The kinds' rows add no column, so a classification row's bytes are what they were;
+`read_predictions` and `read_labels` read `pred` and `labels` rows only, `read_values` and
+`read_targets` the others.
 
 It is written through `store.tables.results` (same data files, commits, compaction and vacuum as the
 results table): `append_pair` commits a pair's predictions before its results, under the pair's
@@ -41,10 +52,11 @@ PREDICTION_SCHEMA = pa.schema([
     ("regime", pa.string()),
     ("seed", pa.int64()),
     ("protocol_hash", pa.string()),
-    ("kind", pa.string()),         # "pred" or "labels"
+    ("kind", pa.string()),         # "pred" or "labels"; "value" or "target" (other kinds)
     ("width", pa.int8()),          # bytes per value: 1, 2, 4 or 8
     ("n", pa.int64()),             # test rows
-    ("values", pa.binary()),       # n little-endian signed integers of `width` bytes
+    ("values", pa.binary()),       # n little-endian signed integers of `width` bytes; float64
+                                   # for "value" and "target"
     ("source", pa.string()),
     ("data_hash", pa.string()),
     ("compute_precision", pa.string()),     # the result row's variant (`store.vocab.variant`)
@@ -78,6 +90,21 @@ def decode(width: int, data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype=dt).astype(np.int64)
 
 
+def _common(model: str, task: str, source: str, data_hash: str | None,
+            compute_precision: str | None = None, recipe_preset: str | None = None,
+            created_at: datetime | None = None) -> dict:
+    return {"model": model, "task": task, "source": source, "data_hash": data_hash,
+            "compute_precision": compute_precision, "recipe_preset": recipe_preset,
+            "created_at": created_at or datetime.now(UTC)}
+
+
+def _row(common: dict, kind: str, r: Mapping | None, width: int, n: int, data: bytes) -> dict:
+    """A row of `kind` (`r`: its result row; None: a labels/target row, keyed by no result)."""
+    key = ({"regime": None, "seed": None, "protocol_hash": None} if r is None else
+           {"regime": r["regime"], "seed": r["seed"], "protocol_hash": r["protocol_hash"]})
+    return {**common, **key, "kind": kind, "width": width, "n": n, "values": data}
+
+
 def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
                     source: str, data_hash: str | None, compute_precision: str | None = None,
                     recipe_preset: str | None = None,
@@ -86,18 +113,35 @@ def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, 
     `recipe_preset`): one `pred` row
     per result row of `rows` (each with its `pred` array, and protocol_hash, regime, seed) and
     one `labels` row of `y_test`."""
-    now = created_at or datetime.now(UTC)
-    common = {"model": model, "task": task, "source": source, "data_hash": data_hash,
-              "compute_precision": compute_precision, "recipe_preset": recipe_preset,
-              "created_at": now}
-    width, data = encode(y_test)
-    out = [{**common, "regime": None, "seed": None, "protocol_hash": None, "kind": "labels",
-            "width": width, "n": len(y_test), "values": data}]
-    for r in rows:
-        width, data = encode(r["pred"])
-        out.append({**common, "regime": r["regime"], "seed": r["seed"],
-                    "protocol_hash": r["protocol_hash"], "kind": "pred", "width": width,
-                    "n": len(r["pred"]), "values": data})
+    common = _common(model, task, source, data_hash, compute_precision, recipe_preset,
+                     created_at)
+    out = [_row(common, "labels", None, *_int_values(y_test))]
+    out += [_row(common, "pred", r, *_int_values(r["pred"])) for r in rows]
+    return out
+
+
+def _int_values(values: np.ndarray) -> tuple[int, int, bytes]:
+    width, data = encode(values)
+    return width, len(values), data
+
+
+_FLOAT = np.dtype("<f8")
+
+
+def _float_values(values: np.ndarray) -> tuple[int, int, bytes]:
+    return _FLOAT.itemsize, len(values), np.asarray(values, dtype=_FLOAT).tobytes()
+
+
+def value_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
+               source: str, data_hash: str | None, compute_precision: str | None = None,
+               recipe_preset: str | None = None,
+               created_at: datetime | None = None) -> list[dict]:
+    """`prediction_rows` of a regression or variant pair: one `target` row of `y_test` and one
+    `value` row of each result row's `pred` (real values), float64."""
+    common = _common(model, task, source, data_hash, compute_precision, recipe_preset,
+                     created_at)
+    out = [_row(common, "target", None, *_float_values(y_test))]
+    out += [_row(common, "value", r, *_float_values(r["pred"])) for r in rows]
     return out
 
 
@@ -134,11 +178,12 @@ def _latest(paths: StorePaths) -> pl.DataFrame:
                              f"WHERE r.source = '{LOCAL}'")
     finally:
         snap.close()
-    labels = (frame.filter(pl.col("kind") == "labels").join(current, on="task", how="left")
+    labels = (frame.filter(pl.col("kind").is_in(["labels", "target"]))
+              .join(current, on="task", how="left")
               .filter(pl.col("current_hash").is_null() | pl.col("data_hash").is_null()
                       | (pl.col("data_hash") == pl.col("current_hash")))
               .drop("current_hash"))
-    preds = (frame.filter(pl.col("kind") == "pred")   # a row without a data hash too
+    preds = (frame.filter(pl.col("kind").is_in(["pred", "value"]))   # no data hash too
              .join(results, on=list(KEY), how="inner", nulls_equal=True)
              .with_columns(pl.col("entry").alias("model")).drop("entry"))
     return pl.concat([labels, preds])
@@ -194,6 +239,35 @@ def labels_of(paths: StorePaths, keys: Iterable[tuple[str, str | None]]
             first = rows.row(0, named=True)
             out[(task, data_hash)] = decode(first["width"], first["values"])
     return out
+
+
+def read_values(paths: StorePaths, *, model: str | None = None, task: str | None = None,
+                protocol_hash: str | None = None) -> pl.DataFrame:
+    """[source, protocol_hash, model, task, regime, seed, data_hash, n, value (list of
+    float64)]: the current `value` rows of regression and variant tasks (newest per key,
+    current data only; see the module), filtered by what is given, with the test rows' targets
+    beside them (`target`, list of float64; null where no row of them is stored)."""
+    frame = _latest(paths)
+    cols = ["source", "protocol_hash", "model", "task", "regime", "seed", "data_hash", "n"]
+    floats = pl.List(pl.Float64)
+    if frame.height == 0:
+        return pl.DataFrame(schema={**{c: pl.Utf8 for c in cols}, "seed": pl.Int64,
+                                    "n": pl.Int64, "value": floats, "target": floats})
+    targets = (frame.filter(pl.col("kind") == "target").sort("created_at", descending=True)
+               .unique(subset=["task", "data_hash"], keep="first", maintain_order=True))
+    targets = targets.select("task", "data_hash", _floats(targets, "target"))
+    frame = frame.filter(pl.col("kind") == "value")
+    for name, value in (("model", model), ("task", task), ("protocol_hash", protocol_hash)):
+        if value is not None:
+            frame = frame.filter(pl.col(name) == value)
+    return (frame.with_columns(_floats(frame, "value")).select(*cols, "value")
+            .join(targets, on=["task", "data_hash"], how="left", nulls_equal=True)
+            .sort("model", "task", "protocol_hash", "regime", "seed"))
+
+
+def _floats(frame: pl.DataFrame, column: str) -> pl.Series:
+    return pl.Series(column, [np.frombuffer(v, dtype=_FLOAT).tolist()
+                              for v in frame["values"].to_list()], dtype=pl.List(pl.Float64))
 
 
 def missing_reason(paths: StorePaths, model: str, task: str | None = None) -> str | None:

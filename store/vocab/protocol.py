@@ -71,6 +71,7 @@ class Probe(StrEnum):
     MLP = "mlp"         # one hidden layer of ReLU units
     RIDGE = "ridge"     # ridge regression with an intercept (regression tasks)
     COSINE = "cosine"   # the cosine distance of two embeddings, nothing fitted (variant tasks)
+    LLR = "llr"         # a language-model head's log-likelihood ratio, nothing fitted (variant)
 
 
 class Solver(StrEnum):
@@ -195,6 +196,9 @@ VARIANT_COSINE_V1 = Protocol(name="variant-cosine-v1", kind=TaskKind.VARIANT,
 VARIANT_PROBE_V1 = Protocol(name="variant-probe-v1", kind=TaskKind.VARIANT,
                             features="ref,alt,alt-ref")
 
+VARIANT_LLR_V1 = Protocol(name="variant-llr-v1", kind=TaskKind.VARIANT, probe=Probe.LLR,
+                          solver=Solver.NONE)
+
 KIND_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
     TaskKind.REGRESSION: (RIDGE_V1,),
     TaskKind.VARIANT: (VARIANT_COSINE_V1, VARIANT_PROBE_V1),
@@ -202,11 +206,20 @@ KIND_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
 """The protocols every task of a kind beyond classification runs (`protocols_for`)."""
 
 
+OPT_IN: tuple[Protocol, ...] = (VARIANT_LLR_V1,)
+"""Protocols of the other kinds a run names (`--protocol`) to run them beside its kind's: they
+need what not every model has (variant-llr-v1: a language-model head)."""
+
+
 def protocols_for(kind: str, requested: Sequence[Protocol]) -> tuple[Protocol, ...]:
     """The protocols a task of `kind` runs: a classification task those a run names
-    (`--protocol`), a task of another kind its kind's (`KIND_PROTOCOLS`)."""
+    (`--protocol`) of its kind, a task of another kind its kind's (`KIND_PROTOCOLS`) and
+    those of `OPT_IN` of its kind the run names."""
     kind = TaskKind(kind)
-    return tuple(requested) if kind is CLASSIFICATION else KIND_PROTOCOLS[kind]
+    named = tuple(p for p in requested if p.kind is kind)
+    if kind is CLASSIFICATION:
+        return named
+    return KIND_PROTOCOLS[kind] + tuple(p for p in named if p in OPT_IN)
 
 
 NAMED: dict[str, tuple[Protocol, ...]] = {
@@ -215,6 +228,7 @@ NAMED: dict[str, tuple[Protocol, ...]] = {
     "sweep": sweep_protocols(),
     "sweep-unscaled": sweep_protocols(standardize=False),
     **{p.name: (p,) for p in (*sweep_protocols(), *sweep_protocols(standardize=False), MLP)},
+    **{p.name: (p,) for p in OPT_IN},
 }
 """Every protocol name -> the protocols it stands for (a group: a whole C sweep), in the order
 the names are listed: geneb-v1 (the official one), its array-API twin, the groups, every named

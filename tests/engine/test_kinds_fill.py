@@ -26,7 +26,9 @@ from store.db import Snapshot
 from store.embeddings import EmbeddingStore
 from store.paths import resolve_store
 from store.tables.data_files import RESULTS
+from store.tables.predictions import read_labels, read_predictions, read_values
 from store.vocab.kinds import KIND_COLUMNS
+from store.vocab.protocol import RIDGE_V1, VARIANT_COSINE_V1
 from tests.engine.in_process import outputs, refused
 
 MINI = ("--suite", "geneb-mini", "--tasks", "mini_promoter_tata", "mini_methyl_cpg",
@@ -121,6 +123,37 @@ def test_the_stored_scores_are_scikit_learns_on_the_stored_embeddings(store):
     score = cosine_distance(X_test[t.rows_test[:, 0]], X_test[t.rows_test[:, 1]])
     assert rows[data.task_id, "variant-cosine-v1", "zeroshot"]["auroc"] == pytest.approx(
         roc_auc_score(t.y_test, score), abs=1e-12)
+
+
+def test_the_kinds_test_values_are_in_the_predictions_table_beside_their_targets(store):
+    """A regression's predicted values (ridge = scikit-learn's on the stored embeddings) and a
+    variant's scores (the cosine distances) are `value` rows with the test targets beside
+    them; the classification readers of the table see none of them."""
+    paths = resolve_store(store["root"])
+    suite = resolve_suite("geneb-kinds", paths)
+    emb = EmbeddingStore(paths)
+
+    def stored(task: str, split: str) -> np.ndarray:
+        attrs = json.loads((emb.split_path("kmer-3", task, split) / "zarr.json").read_text())
+        return emb.load("kmer-3", task, split, attrs["attributes"])[0].astype(np.float64)
+
+    values = {(r["task"], r["regime"], r["seed"], r["protocol_hash"]): r
+              for r in read_values(paths, model="kmer-3").iter_rows(named=True)}
+    assert len(values) == 2 * 3 * 5 + 2 * 4 * 5     # each result row: ridge, cosine + probe
+    data = suite.load("kinds_expression_ap1")
+    t = data.targets
+    pred = Ridge(alpha=1.0).fit(stored(data.task_id, "train")[t.rows_train], t.y_train).predict(
+        stored(data.task_id, "test")[t.rows_test])
+    row = values[data.task_id, "full", 42, RIDGE_V1.hash]
+    assert np.allclose(row["value"], pred, atol=1e-8) and row["target"] == t.y_test.tolist()
+    data = suite.load("kinds_gata_loss")
+    t, X = data.targets, stored("kinds_gata_loss", "test")
+    row = values[data.task_id, "zeroshot", 13, VARIANT_COSINE_V1.hash]
+    assert np.allclose(row["value"], cosine_distance(X[t.rows_test[:, 0]], X[t.rows_test[:, 1]]),
+                       atol=1e-12)
+    assert row["target"] == t.y_test.tolist()
+    assert set(read_predictions(paths)["task"]) == {"mini_promoter_tata", "mini_methyl_cpg"}
+    assert read_labels(paths, "kinds_gata_loss") is None
 
 
 def test_a_second_fill_computes_nothing_and_status_refuses_the_kinds_in_one_line(store, capsys):

@@ -61,7 +61,7 @@ def test_protocol_hashes_are_those_of_the_stored_results(name: str, hash_: str) 
 def test_the_table_lists_names_in_order_and_expands_groups_once() -> None:
     assert list(NAMED)[:5] == ["geneb-v1", "geneb-v1-array-api", "sweep", "sweep-unscaled",
                                "converged-C0.01"]
-    assert list(NAMED)[-1] == "mlp-h256"
+    assert list(NAMED)[-2:] == ["mlp-h256", "variant-llr-v1"]   # the opt-in kind protocols last
     assert NAMED["sweep"] == sweep_protocols()
     assert NAMED["sweep-unscaled"] == sweep_protocols(standardize=False)
     assert protocols_named(["geneb-v1-converged", "sweep", "geneb-v1"]) == (

@@ -148,3 +148,28 @@ def test_append_pair_writes_predictions_of_the_cells_it_writes_and_no_others(tmp
     got = {(r["regime"], r["seed"]): r["pred"] for r in stored.iter_rows(named=True)}
     assert got == {(r["regime"], r["seed"]): r["pred"].tolist() for r in with_pred}
     assert read_labels(paths, "t1").tolist() == y.tolist()
+
+
+def test_classification_rows_are_as_before_and_the_kinds_values_are_float64_rows():
+    """A classification pair's rows hold what they always did (small integers, `pred` and
+    `labels`); a regression or variant pair's are `value` and `target` rows of float64, in
+    the same columns (no column added: the table's schema is unchanged)."""
+    from datetime import UTC, datetime
+
+    from store.tables.predictions import PREDICTION_SCHEMA, prediction_rows, value_rows
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    common = {"model": "m", "task": "t", "source": "local", "data_hash": "h",
+              "compute_precision": None, "recipe_preset": None, "created_at": at}
+    row = {"regime": "full", "seed": 13, "protocol_hash": "p"}
+    assert prediction_rows([{**row, "pred": np.array([0, 2, 1])}], np.array([0, 1, 1]),
+                           model="m", task="t", source="local", data_hash="h",
+                           created_at=at) == [
+        {**common, "regime": None, "seed": None, "protocol_hash": None, "kind": "labels",
+         "width": 1, "n": 3, "values": b"\x00\x01\x01"},
+        {**common, **row, "kind": "pred", "width": 1, "n": 3, "values": b"\x00\x02\x01"}]
+    rows = value_rows([{**row, "pred": np.array([0.25, -1.5])}], np.array([1.0, 0.0]),
+                      model="m", task="t", source="local", data_hash="h", created_at=at)
+    assert [(r["kind"], r["width"], r["n"]) for r in rows] == [("target", 8, 2), ("value", 8, 2)]
+    assert np.frombuffer(rows[1]["values"], "<f8").tolist() == [0.25, -1.5]
+    assert set(rows[0]) == set(PREDICTION_SCHEMA.names)
