@@ -54,7 +54,8 @@ from store.analyses.question import Question
 from store.catalog import TaskMeta
 from store.output_folder import output_folder
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, METRICS, REGIMES
+from store.vocab.kinds import ALL_METRICS, CLASSIFICATION, KIND_NAMES, METRICS_OF, PRIMARY, TaskKind
+from store.vocab.protocol import GENEB_V1, REGIMES, read_protocol
 from store.vocab.sources import LOCAL
 
 # Columns when stdout is not a terminal (piped to a file or a pager) and $COLUMNS is unset; on
@@ -89,8 +90,14 @@ def register(sub, common) -> None:
                     "category leaders, computed from the store (protocol geneb-v1).")
     p.add_argument("--regime", choices=REGIMES, default="full", type=choice_of("regime", REGIMES),
                    help="regime of the single-regime analyses (default: full)")
-    p.add_argument("--metric", choices=METRICS, default="mcc", type=choice_of("metric", METRICS),
-                   help="default: mcc")
+    p.add_argument("--kind", choices=KIND_NAMES, default=CLASSIFICATION,
+                   type=choice_of("kind", KIND_NAMES),
+                   help="the task kind to report (default: classification): regression "
+                        "(ridge-v1, Pearson r), variant (variant-probe-v1, AUROC); one kind "
+                        "per report, its metrics never averaged with another kind's")
+    p.add_argument("--metric", choices=ALL_METRICS, type=choice_of("metric", ALL_METRICS),
+                   help="one of the kind's metrics (default: its primary one: mcc, pearson, "
+                        "auroc)")
     p.add_argument("--source", metavar="SOURCE",
                    help="only this source (local, official, verified, reproduced, "
                         "self-reported); default: all, entries keyed by model and source")
@@ -164,8 +171,28 @@ def question(args, tasks: tuple[TaskMeta, ...], *, published: bool) -> Question:
     return Question(regime=args.regime, metric=args.metric, tasks=tasks, source=args.source,
                     models=tuple(args.models) if args.models else None,
                     resamples=args.resamples, level=args.level, seed=args.bootstrap_seed,
-                    published=published, domain=args.domain, versus=args.versus,
-                    examples=args.examples)
+                    published=published and args.kind is CLASSIFICATION, domain=args.domain,
+                    versus=args.versus, examples=args.examples, kind=args.kind)
+
+
+def check_kind(args) -> None:
+    """`--kind` with `--metric` (its default: the kind's primary metric): a metric of another
+    kind, or an option that reads classification results only (`--versus`, `--examples`), is a
+    GenebError naming both."""
+    args.kind = TaskKind(args.kind)
+    if args.metric is None:
+        args.metric = PRIMARY[args.kind]
+    elif args.metric not in METRICS_OF[args.kind]:
+        of = next(k for k, ms in METRICS_OF.items() if args.metric in ms)
+        raise GenebError(f"--metric {args.metric} is a metric of {of} tasks, not of --kind "
+                         f"{args.kind} (its metrics: {', '.join(METRICS_OF[args.kind])}); "
+                         f"give --kind {of} or one of those")
+    if args.kind is not CLASSIFICATION:
+        for option, given in (("--versus", args.versus), ("--examples", args.examples),
+                              ("--exclude-flagged", args.exclude_flagged)):
+            if given:
+                raise GenebError(f"{option} reads classification results only; it does not "
+                                 f"go with --kind {args.kind}")
 
 
 def run(args) -> int:
@@ -176,14 +203,16 @@ def run(args) -> int:
     from store.tables.catalogs import models_with_builtins  # lazy: polars, pyarrow, filelock
     from store.task_health import task_health  # lazy: polars, duckdb
 
+    check_kind(args)
     paths = store_of(args)
-    snap = Snapshot(paths)   # every analysis reads this one version of the results
+    snap = Snapshot(paths, args.kind)   # every analysis reads this one version of the results
     _check_names(args, StoreNames(paths, snap))
     figures = figures_folder(args, paths)
     models = with_entries(models_with_builtins(paths), snap.query)
     notes = current_notes(args, snap)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
+    tasks = _kind_tasks(snap, args, tasks, suite.name)
     if args.models:
         _check_models_have_results(snap, args, tasks, suite.name)
     health = task_health(snap, [t.task_id for t in tasks])
@@ -225,6 +254,20 @@ def run(args) -> int:
     return 0
 
 
+def _kind_tasks(snap, args, tasks: tuple[TaskMeta, ...], suite: str) -> tuple[TaskMeta, ...]:
+    """The tasks in scope of `--kind` (`store.analyses.cells.tasks_of_kind`); a GenebError
+    where a kind beyond classification has none."""
+    from store.analyses.cells import tasks_of_kind  # lazy: polars
+
+    own = tasks_of_kind(snap, tasks)
+    if not own and args.kind is not CLASSIFICATION:
+        raise GenebError(f"--kind {args.kind}: none of the {len(tasks)} tasks of suite {suite} "
+                         f"in the scope has {args.kind} results in {snap.paths.root}; "
+                         f"`geneb-engine fill --suite {suite} --models MODEL..` computes them "
+                         "where the suite declares such tasks")
+    return own
+
+
 def _check_names(args, names: StoreNames) -> None:
     """`--source`, `--versus` and `--models` each a name the store knows (a GenebError)."""
     if args.source is not None:
@@ -237,7 +280,9 @@ def _check_names(args, names: StoreNames) -> None:
 
 def _settings(args) -> dict:
     """The question as `--json` says it (between the tasks and the notes)."""
-    return {"models": args.models, "protocol": GENEB_V1.name, "protocol_hash": GENEB_V1.hash,
+    protocol = read_protocol(args.kind)
+    return {"models": args.models, "protocol": protocol.name, "protocol_hash": protocol.hash,
+            **({} if args.kind is CLASSIFICATION else {"kind": str(args.kind)}),
             "regime": args.regime, "metric": args.metric, "source": args.source,
             "resamples": args.resamples, "level": args.level,
             "bootstrap_seed": args.bootstrap_seed, "domain": args.domain}
@@ -295,7 +340,8 @@ def _check_models_have_results(snap, args, tasks: tuple[TaskMeta, ...], suite: s
     source = "" if args.source is None else " AND source = ?"
     have = set(query(snap, "SELECT DISTINCT model FROM results WHERE protocol_hash = ? AND "
                            f"list_contains(?, task) AND list_contains(?, model){source}",
-                     [GENEB_V1.hash, [t.task_id for t in tasks], list(args.models),
+                     [read_protocol(args.kind).hash, [t.task_id for t in tasks],
+                      list(args.models),
                       *([args.source] if args.source else [])])["model"])
     if absent := [m for m in dict.fromkeys(args.models) if m not in have]:
         what = f"{args.source} results" if args.source else "results"
@@ -334,6 +380,10 @@ def _no_results(args, paths) -> str:
     fix = {None: f"{official}, or {local}", LOCAL: local,
            "official": "import them with `geneb-engine import --official`"}.get(
         args.source, f"import {args.source} submission files with `geneb-engine import FILE..`")
+    if args.kind is not CLASSIFICATION:
+        return (f"no {what} of {args.kind} tasks for protocol {read_protocol(args.kind).name} "
+                f"in {paths.root}: compute them with `geneb-engine fill --suite SUITE --models "
+                "MODEL..` on a suite with such tasks (geneb-kinds is one)")
     return f"no {what} for protocol {GENEB_V1.name} in {paths.root}: {fix}"
 
 
@@ -346,7 +396,7 @@ def _nothing_on_suite(snap, args, tasks) -> str | None:
     source = "" if args.source is None else " AND source = ?"
     found = query(snap, "SELECT DISTINCT regime, list_contains(?, task) AS on_suite "
                         f"FROM results WHERE protocol_hash = ?{source}",
-                  [[t.task_id for t in tasks], GENEB_V1.hash,
+                  [[t.task_id for t in tasks], read_protocol(args.kind).hash,
                    *([args.source] if args.source else [])])
     if found.is_empty():
         return ""

@@ -24,7 +24,7 @@ from store.analyses.compute import DOMAIN_SKIPPED
 from store.analyses.differ import claim_text, compared_for, threshold_text, too_few
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
 from store.analyses.presets import LEVEL
-from store.analyses.ranktests import MIN_TASKS
+from store.analyses.ranktests import MIN_TASKS, TOO_FEW_TASKS
 from store.analyses.uncertainty import interval_text
 from store.tables.predictions import NO_PREDICTIONS
 from store.vocab.bootstrap import ONE_TASK_NOTE
@@ -271,10 +271,12 @@ def rank_tests_section(s: Sheet) -> None:
                 ("CD", "right"), ("best: its average rank", "left")], keys=2)
     for r in tests.iter_rows(named=True):
         top = best.get((r["regime"], r["scope"]))
+        few = r["n_tasks"] < MIN_TASKS     # the categories' rule, for every scope shown
         t.add_row(escape(r["regime"]), escape(r["scope"]),
                   *([] if one_k else [str(r["n_models"])]),
-                  str(r["n_tasks"]), _f(r["statistic"], 1), p_text(r["p_value"]),
-                  _f(r["critical_difference"], 2),
+                  str(r["n_tasks"]), "—" if few else _f(r["statistic"], 1),
+                  TOO_FEW_TASKS if few else p_text(r["p_value"]),
+                  "—" if few else _f(r["critical_difference"], 2),
                   f"{s.names(top)}: {_f(top['average_rank'], 2)}" if top else "—")
     s.show(t)
 

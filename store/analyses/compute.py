@@ -52,7 +52,7 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
     a partial matrix, each entry on its own tasks: `domain_aggregates`
     (`domains.partial_aggregates`); those that need the entries on one task set
     (DOMAIN_SKIPPED) are not computed."""
-    snap = snapshot_of(store)
+    snap = snapshot_of(store, q.kind)
     means = question_means(snap, q)
     if q.domain is not None:
         snap.close()
@@ -62,7 +62,7 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
         return {"domain_aggregates": partial_aggregates(
             scores_of(means, regime=q.regime, metric=q.metric, with_source=q.with_source),
             q.tasks)}
-    per_seed = seed_level_rows(snap, means, q.source) if q.resamples else None
+    per_seed = seed_level_rows(snap, means, q.source, q.protocol.hash) if q.resamples else None
     snap.close()   # the analyses need no DuckDB: free its memory (a later query reopens it)
     if means.is_empty():
         return {}

@@ -59,6 +59,9 @@ _PAIR_SCHEMA = {"model_a": pl.String, "model_b": pl.String, "n_tasks": pl.Int64,
                 "p_holm": pl.Float64, "reject": pl.Boolean}
 ALPHA = alpha_of(LEVEL)   # the tests' alpha at the presets' level (0.05): defaults, dashboard
 MIN_TASKS = 5             # a category's tests need at least this many tasks
+# What the readers show for a scope of fewer than MIN_TASKS tasks (the "all" scope of a small
+# suite, a kind with few tasks) in place of its test (computed all the same, `--json` has it).
+TOO_FEW_TASKS = "too few tasks to decide"
 
 
 def _expected(tasks: Iterable[TaskMeta] | None) -> list[TaskMeta]:

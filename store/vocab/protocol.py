@@ -202,6 +202,21 @@ KIND_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
 """The protocols every task of a kind beyond classification runs (`protocols_for`)."""
 
 
+READ_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
+    CLASSIFICATION: (GENEB_V1,),
+    TaskKind.REGRESSION: (RIDGE_V1,),
+    TaskKind.VARIANT: (VARIANT_PROBE_V1, VARIANT_COSINE_V1),
+}
+"""The protocols whose results the readers of each kind show (`report --kind`, the site, the
+figures, `recommend`), the first by default: the one probed in geneb-v1's regimes (the
+zero-shot `variant-cosine-v1` has its one regime, `zeroshot`)."""
+
+
+def read_protocol(kind: str) -> Protocol:
+    """The protocol a reader of `kind` shows by default (`READ_PROTOCOLS`)."""
+    return READ_PROTOCOLS[TaskKind(kind)][0]
+
+
 def protocols_for(kind: str, requested: Sequence[Protocol]) -> tuple[Protocol, ...]:
     """The protocols a task of `kind` runs: a classification task those a run names
     (`--protocol`), a task of another kind its kind's (`KIND_PROTOCOLS`)."""
