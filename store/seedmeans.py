@@ -17,6 +17,7 @@ import polars as pl
 from store.db import Source, query, snapshot_of
 from store.vocab.kinds import ALL_METRICS, EVERY_KIND, METRICS_OF
 
+
 def seed_means_sql(metrics: tuple[str, ...], *, with_kind: bool = False) -> str:
     """The seed means' SQL of one kind's metric columns (`store.vocab.kinds.METRICS_OF`), with
     `{where}` and `{category}` to fill: per metric its mean and sample sd, in `metrics` order;
@@ -45,7 +46,8 @@ WITH cells AS (
 )
 SELECT c.model, c.task, t.category, c.regime, c.source, c.protocol, c.protocol_hash, c.n_seeds,
        {means},
-       {kind[1]}c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision, c.recipe_preset
+       {kind[1]}c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision,
+       c.recipe_preset
 FROM lists c LEFT JOIN tasks t ON t.task_id = c.task
 WHERE {{category}}
 ORDER BY c.model, t.category, c.task, c.regime, c.source

@@ -26,11 +26,14 @@ from engine.commands.common import (
     UNREGISTERED,
     StoreNames,
     add_domain_arg,
+    add_kind_args,
     add_scope_args,
     add_suite_args,
     choice_of,
     current_notes,
     emit_json,
+    kind_and_metric,
+    kind_tasks,
     one_protocol,
     reading_suite,
     real_number,
@@ -54,7 +57,7 @@ from store.analyses.question import Question
 from store.catalog import TaskMeta
 from store.output_folder import output_folder
 from store.vocab.errors import GenebError
-from store.vocab.kinds import ALL_METRICS, CLASSIFICATION, KIND_NAMES, METRICS_OF, PRIMARY, TaskKind
+from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import GENEB_V1, REGIMES, read_protocol
 from store.vocab.sources import LOCAL
 
@@ -90,14 +93,7 @@ def register(sub, common) -> None:
                     "category leaders, computed from the store (protocol geneb-v1).")
     p.add_argument("--regime", choices=REGIMES, default="full", type=choice_of("regime", REGIMES),
                    help="regime of the single-regime analyses (default: full)")
-    p.add_argument("--kind", choices=KIND_NAMES, default=CLASSIFICATION,
-                   type=choice_of("kind", KIND_NAMES),
-                   help="the task kind to report (default: classification): regression "
-                        "(ridge-v1, Pearson r), variant (variant-probe-v1, AUROC); one kind "
-                        "per report, its metrics never averaged with another kind's")
-    p.add_argument("--metric", choices=ALL_METRICS, type=choice_of("metric", ALL_METRICS),
-                   help="one of the kind's metrics (default: its primary one: mcc, pearson, "
-                        "auroc)")
+    add_kind_args(p, "report")
     p.add_argument("--source", metavar="SOURCE",
                    help="only this source (local, official, verified, reproduced, "
                         "self-reported); default: all, entries keyed by model and source")
@@ -176,17 +172,10 @@ def question(args, tasks: tuple[TaskMeta, ...], *, published: bool) -> Question:
 
 
 def check_kind(args) -> None:
-    """`--kind` with `--metric` (its default: the kind's primary metric): a metric of another
-    kind, or an option that reads classification results only (`--versus`, `--examples`), is a
+    """`--kind` and `--metric` (`common.kind_and_metric`); an option that reads classification
+    results only (`--versus`, `--examples`, `--exclude-flagged`) with another kind is a
     GenebError naming both."""
-    args.kind = TaskKind(args.kind)
-    if args.metric is None:
-        args.metric = PRIMARY[args.kind]
-    elif args.metric not in METRICS_OF[args.kind]:
-        of = next(k for k, ms in METRICS_OF.items() if args.metric in ms)
-        raise GenebError(f"--metric {args.metric} is a metric of {of} tasks, not of --kind "
-                         f"{args.kind} (its metrics: {', '.join(METRICS_OF[args.kind])}); "
-                         f"give --kind {of} or one of those")
+    kind_and_metric(args)
     if args.kind is not CLASSIFICATION:
         for option, given in (("--versus", args.versus), ("--examples", args.examples),
                               ("--exclude-flagged", args.exclude_flagged)):
@@ -212,7 +201,7 @@ def run(args) -> int:
     notes = current_notes(args, snap)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
-    tasks = _kind_tasks(snap, args, tasks, suite.name)
+    tasks = kind_tasks(snap, args.kind, tasks, suite.name)
     if args.models:
         _check_models_have_results(snap, args, tasks, suite.name)
     health = task_health(snap, [t.task_id for t in tasks])
@@ -252,20 +241,6 @@ def run(args) -> int:
     for line in figure_lines:
         console.print(escape(line), soft_wrap=True)
     return 0
-
-
-def _kind_tasks(snap, args, tasks: tuple[TaskMeta, ...], suite: str) -> tuple[TaskMeta, ...]:
-    """The tasks in scope of `--kind` (`store.analyses.cells.tasks_of_kind`); a GenebError
-    where a kind beyond classification has none."""
-    from store.analyses.cells import tasks_of_kind  # lazy: polars
-
-    own = tasks_of_kind(snap, tasks)
-    if not own and args.kind is not CLASSIFICATION:
-        raise GenebError(f"--kind {args.kind}: none of the {len(tasks)} tasks of suite {suite} "
-                         f"in the scope has {args.kind} results in {snap.paths.root}; "
-                         f"`geneb-engine fill --suite {suite} --models MODEL..` computes them "
-                         "where the suite declares such tasks")
-    return own
 
 
 def _check_names(args, names: StoreNames) -> None:

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from store.analyses.question import Question
-from store.catalog import TaskMeta
-from store.vocab.kinds import CLASSIFICATION, rows_of
 from store.analyses.scores import scores_of, seed_means
+from store.catalog import TaskMeta
 from store.seedmeans import per_seed
+from store.vocab.kinds import CLASSIFICATION, rows_of
 from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES
 
 
