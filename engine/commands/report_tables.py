@@ -28,7 +28,7 @@ from store.analyses.ranktests import MIN_TASKS, TOO_FEW_TASKS
 from store.analyses.uncertainty import interval_text
 from store.tables.predictions import NO_PREDICTIONS
 from store.vocab.bootstrap import ONE_TASK_NOTE
-from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES
+from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES, VARIANT_COSINE_V1
 from store.vocab.pvalues import p_text
 
 
@@ -526,9 +526,35 @@ def protocol_agreement_section(s: Sheet) -> None:
     s.show(t)
 
 
+def zero_shot_section(s: Sheet) -> None:
+    """The kind's zero-shot protocol (`store.analyses.zero_shot`): macro, micro and each task,
+    the leader's tie group marked (the one rule), and why it cannot separate where so."""
+    if "zero_shot_aggregates" not in s.frames:
+        return
+    agg = s.frames["zero_shot_aggregates"]
+    tie = s.frames.get("zero_shot_tie_group")
+    tied = ({_key(r) for r in tie.filter(pl.col("tied_with_leader")).iter_rows(named=True)}
+            if tie is not None else set())
+    cats = category_columns(agg)
+    marked = "; * = in the macro leader's tie group (the one rule)" if tie is not None else ""
+    t = _table(f"Zero-shot ({VARIANT_COSINE_V1.name}, {s.metric}): no probe, the score of each "
+               f"variant its cosine distance{marked}",
+               [("model", "left"), ("macro", "right"), ("micro", "right"),
+                *((c, "right") for c in cats)])
+    for r in agg.iter_rows(named=True):
+        t.add_row(s.names(r) + (" *" if _key(r) in tied else ""), _f(r["macro"]),
+                  _f(r["micro"]), *(_f(r[c]) for c in cats))
+    s.show(t)
+    if tie is not None and tie.height:
+        few = too_few(tie["n_tasks"][0], s.level, compared_for(s.level, tie["threshold"][0]))
+        if few:
+            _folded(s.console, few)
+
+
 # The report's sections, in the order printed.
 SECTIONS: tuple[Callable[[Sheet], None], ...] = (
-    aggregates_section, leader_section, tie_group_section, borda_section, rank_tests_section,
+    aggregates_section, leader_section, tie_group_section, zero_shot_section, borda_section,
+    rank_tests_section,
     rank_shift_section, spearman_regimes_section, category_agreement_section,
     degradation_section, scale_section, controlled_pairs_section,
     controlled_pairs_in_domain_section, smaller_beats_larger_section, task_difficulty_section,

@@ -15,11 +15,12 @@ from store.vocab.kinds import CLASSIFICATION, rows_of
 from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES
 
 
-def question_means(snap, q: Question) -> pl.DataFrame:
+def question_means(snap, q: Question, protocol_hash: str | None = None) -> pl.DataFrame:
     """The seed means of `snap` (a `store.db.Snapshot` of `q`'s task kind) under `q`'s protocol
     (geneb-v1 for classification) that `q` covers: its source, its suite's tasks (the entries
-    with results on the suite, and only those) and its models."""
-    means = seed_means(snap, protocol_hash=q.protocol.hash, source=q.source)
+    with results on the suite, and only those) and its models; `protocol_hash`: another
+    protocol of the kind (its zero-shot one, `store.analyses.zero_shot`)."""
+    means = seed_means(snap, protocol_hash=protocol_hash or q.protocol.hash, source=q.source)
     if q.tasks is not None:
         means = means.filter(pl.col("task").is_in([t.task_id for t in q.tasks]))
     if q.models:

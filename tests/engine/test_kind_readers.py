@@ -64,6 +64,7 @@ def test_report_kind_regression_reads_ridge_pearson_of_its_own_tasks(store, caps
         assert row["micro"] == pytest.approx(want, abs=1e-12)
     assert {r["model"] for r in doc["aggregates"]} == set(MODELS)
     assert any("24 results of variant tasks left out" in n for n in doc["notes"])
+    assert "zero_shot_aggregates" not in doc            # the zero-shot protocol is a variant's
 
 
 def test_report_kind_variant_reads_the_probes_auroc_and_spearman_on_request(store, capsys):
@@ -74,6 +75,10 @@ def test_report_kind_variant_reads_the_probes_auroc_and_spearman_on_request(stor
     assert best["model"] == "kmer-6"
     assert best["macro"] == pytest.approx(np.mean([means["kmer-6", t] for t in VARIANT]))
     assert {r["n_tasks"] for r in doc["rank_tests"]} == {len(VARIANT)}
+    cosine = _seed_means(store, "variant-cosine-v1", "auroc", "zeroshot")   # beside the probe
+    assert {r["model"]: r["macro"] for r in doc["zero_shot_aggregates"]} == pytest.approx(
+        {m: np.mean([cosine[m, t] for t in VARIANT]) for m in MODELS})
+    assert all(r["tied_with_leader"] for r in doc["zero_shot_tie_group"])   # 2 tasks: p >= 0.5
     spearman = _report(capsys, store, "--kind", "regression", "--metric", "spearman")
     assert spearman["metric"] == "spearman"
     rho = _seed_means(store, "ridge-v1", "spearman", "full")
