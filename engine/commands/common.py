@@ -133,12 +133,17 @@ def kind_tasks(snap: Snapshot, kind: TaskKind, tasks: tuple[TaskMeta, ...],
     from store.analyses.cells import tasks_of_kind  # lazy: polars
 
     own = tasks_of_kind(snap, tasks)
-    if not own and kind is not CLASSIFICATION:
-        raise GenebError(f"--kind {kind}: none of the {len(tasks)} tasks of suite {suite} "
-                         f"in the scope has {kind} results in {snap.paths.root}; "
-                         f"`geneb-engine fill --suite {suite} --models MODEL..` computes them "
-                         "where the suite declares such tasks")
-    return own
+    if own or kind is CLASSIFICATION:
+        return own
+    if snap.query("SELECT count(*) AS n FROM results")["n"][0] == 0:
+        raise GenebError(f"--kind {kind}: the store {snap.paths.root} holds no {kind} "
+                         "results; fill a suite that declares such tasks (a manifest's kind "
+                         "column), e.g. `geneb-engine fill --suite geneb-kinds --models kmer-3`")
+    elsewhere = [x for x in suites_with_results(snap) if x != suite]
+    fix = (f"{' or '.join(f'--suite {x}' for x in elsewhere)} has them" if elsewhere else
+           f"the suite's {kind} tasks are outside the scope options given")
+    raise GenebError(f"--kind {kind}: no task of suite {suite} in the scope "
+                     f"({len(tasks)}) has {kind} results in {snap.paths.root}; {fix}")
 
 
 def real_number(ok: Callable[[float], bool], *, give: str, bad: str) -> Callable[[str], float]:

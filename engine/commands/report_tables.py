@@ -23,8 +23,7 @@ from store.analyses.claims import MIN_IN_DOMAIN
 from store.analyses.compute import DOMAIN_SKIPPED
 from store.analyses.differ import claim_text, compared_for, threshold_text, too_few
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
-from store.analyses.presets import LEVEL
-from store.analyses.ranktests import MIN_TASKS, TOO_FEW_TASKS
+from store.analyses.presets import LEVEL, MIN_TASKS, TOO_FEW_TASKS
 from store.analyses.uncertainty import interval_text
 from store.tables.predictions import NO_PREDICTIONS
 from store.vocab.bootstrap import ONE_TASK_NOTE

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from store.analyses.ranktests import MIN_TASKS, TOO_FEW_TASKS
+from store.analyses.presets import MIN_TASKS, TOO_FEW_TASKS
 from store.db import Snapshot, snapshot_of
 from store.paths import resolve_store
 from tests.engine.in_process import outputs, refused
@@ -103,6 +103,23 @@ def test_kind_and_metric_typos_are_one_line_exit_2(store, capsys):
             "--metric", "mcc", names=("--metric mcc", "classification"))
     refused(capsys, store, "report", "--store", str(store), "--kind", "variant",
             "--examples", "10", names=("--examples", "--kind variant"))
+    refused(capsys, store, "report", "--store", str(store), "--kind", "regression",
+            "--tasks", "kinds_gata_loss", lines=2,          # the note of the variant results
+            names=("--kind regression", "outside the scope"))
+
+
+def test_report_figures_of_a_kind_draw_its_metric_and_no_cd_of_too_few_tasks(store, capsys,
+                                                                              tmp_path):
+    rc, out, err = outputs(capsys, "report", "--store", str(store), "--kind", "regression",
+                           "--resamples", "100", "--figures", str(tmp_path / "fig"))
+    assert rc == 0, err
+    drawn = json.loads((tmp_path / "fig" / "figures.json").read_text())
+    assert "critical_difference" not in drawn and TOO_FEW_TASKS in out   # 2 tasks
+    pearson = {r: _seed_means(store, "ridge-v1", "pearson", r) for r in ("full", "10shot")}
+    macro = {r["scope"]: r for r in drawn["degradation"]["degradation_summary"]}["macro"]
+    for regime, means in pearson.items():   # the mean over the entries of their macro
+        assert macro[regime] == pytest.approx(np.mean(
+            [np.mean([means[m, t] for t in REGRESSION]) for m in MODELS]))
 
 
 def test_recommend_answers_within_one_kind(store, capsys):
