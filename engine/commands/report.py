@@ -211,11 +211,11 @@ def run(args) -> int:
     # (which then frees it), and no analyses computed for nothing.
     why = None if args.json else _nothing_on_suite(snap, args, tasks)
     if why is not None:
-        print(why or _no_results(args, paths), file=sys.stderr)
+        print(why or _no_results(args, paths, snap), file=sys.stderr)
         return 1
     frames = compute(snap, models, question(args, tasks, published=scope is None and not excluded))
     if not frames:
-        message = _no_results(args, paths)
+        message = _no_results(args, paths, snap)
         if args.json:
             emit_json({"store": str(paths.root), "empty": True, "message": message})
         else:
@@ -346,8 +346,14 @@ def _excluded_line(excluded: list[str], health: dict) -> str:
             + ", ".join(f"{t} ({health[t][1].verdict})" for t in excluded))
 
 
-def _no_results(args, paths) -> str:
-    """What to do on a store without results of `--source` (all sources: None)."""
+def _no_results(args, paths, snap) -> str:
+    """What to do on a store without results of `--source` (all sources: None) of `--kind`;
+    the other kinds it holds, where it holds some."""
+    others = [k for k in snap.kinds() if k != args.kind]
+    if others:
+        return (f"no results of {args.kind} tasks in {paths.root}; it holds results of "
+                f"{' and '.join(others)} tasks: give "
+                + " or ".join(f"--kind {k}" for k in others))
     what = f"{args.source} results" if args.source else "results"
     official = ("import the official results with `geneb-engine import --official` (or "
                 "`geneb-engine import FILE..` for submission files you have)")

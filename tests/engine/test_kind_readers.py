@@ -92,6 +92,8 @@ def test_report_text_says_too_few_tasks_to_decide_for_a_small_kind(store, capsys
                            "--resamples", "200")
     assert rc == 0, err
     assert TOO_FEW_TASKS in out and "auroc" in out
+    rc, _, err = outputs(capsys, "report", "--store", str(store))   # classification: none
+    assert rc == 1 and err.splitlines()[-1].endswith("give --kind regression or --kind variant")
 
 
 def test_kind_and_metric_typos_are_one_line_exit_2(store, capsys):
