@@ -343,6 +343,8 @@ class Answer:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["question"]["tasks"] = [t.task_id for t in self.question.tasks]
+        if self.question.kind is CLASSIFICATION:    # as before the kinds (report's rule too)
+            del out["question"]["kind"]
         return out
 
 

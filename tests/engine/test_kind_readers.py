@@ -133,7 +133,8 @@ def test_recommend_answers_within_one_kind(store, capsys):
     lead = answer["picks"][0]
     assert lead["model"] == "kmer-6"
     assert lead["score"] == pytest.approx(np.mean([means["kmer-6", t] for t in REGRESSION]))
-    assert answer["question"]["metric"] == "pearson"
+    assert (answer["question"]["metric"], answer["question"]["kind"]) == ("pearson",
+                                                                          "regression")
     assert sorted(answer["question"]["tasks"]) == sorted(REGRESSION)
 
 
