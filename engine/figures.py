@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.analyses.presets import MIN_TASKS, TOO_FEW_TASKS
 from store.catalog import params_text
 from store.output_folder import OutputFolder, write_output
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES
@@ -43,8 +44,8 @@ FIGURES = {
     "degradation": "few-shot degradation (no few-shot results)",
     "scale": "scale analysis (fewer than 3 entries with a known parameter count: nothing to "
              "correlate)",
-    "critical_difference": "critical-difference diagram (no rank tests: --resamples 0, or no "
-                           "entry with every task)",
+    "critical_difference": "critical-difference diagram (no rank tests: --resamples 0, no "
+                           f"entry with every task, or {TOO_FEW_TASKS}: fewer than {MIN_TASKS})",
     "controlled_pairs": "controlled pairs (no two entries that differ in one attribute)",
 }
 STYLE = {"svg.hashsalt": "geneb", "svg.fonttype": "none", "text.usetex": False,
@@ -115,7 +116,7 @@ def figure_data(frames: Mapping[str, pl.DataFrame], models: pl.DataFrame, *,
         "critical_difference": {
             "rank_test": test[0], "average_ranks": ranks,
             "groups": cd_groups([r["average_rank"] for r in ranks], cd)}
-        if ranks and cd is not None else None,
+        if ranks and cd is not None and test[0]["n_tasks"] >= MIN_TASKS else None,
         "controlled_pairs": {"controlled_pairs": pairs,
                              "intervals": _rows(frames, "controlled_pair_intervals",
                                                 scope="macro")} if pairs else None,

@@ -31,7 +31,14 @@ from store.cells import ENTRY_VARIANT
 from store.fingerprint import LEGACY_PREFIX, checkpoint_fingerprint, folder_sha256
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
-from store.vocab.kinds import CLASSIFICATION_ROWS
+from store.vocab.kinds import (
+    CLASSIFICATION,
+    EVERY_KIND,
+    METRIC_LABELS,
+    PRIMARY,
+    TaskKind,
+    rows_of,
+)
 from store.vocab.sources import LOCAL
 from store.vocab.variant import VARIANT_COLUMNS, precision_label, preset_label
 
@@ -113,17 +120,17 @@ def reader_revisions(run: Run, models: pl.DataFrame) -> dict[str, FolderRevision
     return {m: folder_revision(f, legacy=m in legacy) for m, f in folders.items()}
 
 
-def left_out(run: Run) -> pl.DataFrame:
+def left_out(run: Run, kind: str = CLASSIFICATION) -> pl.DataFrame:
     """[model, n]: the local results (cells: protocol, task, regime and variant, each over
     its seeds) per model that are not current for their model's revision alone (on current
     data, of another revision: the `stale_results` view of `store.db` minus the rows stale for
-    their data), of classification tasks (those the readers show)."""
+    their data), of `kind`'s tasks (those the readers show)."""
     return run(f"""
         SELECT r.model, count(DISTINCT (r.protocol_hash, r.task, r.regime,
                                         r.compute_precision, r.recipe_preset)) AS n
         FROM stale_results r
         LEFT JOIN current_data c ON c.task = r.task
-        WHERE r.source = '{LOCAL}' AND r.{CLASSIFICATION_ROWS}
+        WHERE r.source = '{LOCAL}' AND ({rows_of(kind)})
           AND (r.data_hash IS NULL OR c.data_hash IS NULL OR r.data_hash = c.data_hash)
         GROUP BY r.model ORDER BY r.model""", [])
 
@@ -145,13 +152,14 @@ def with_entries(models: pl.DataFrame, run: Run) -> pl.DataFrame:
     return pl.concat([models, extra.select(models.columns)], how="vertical_relaxed")
 
 
-def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
+def notes(run: Run, folders: Mapping[str, FolderRevision],
+          kind: str = CLASSIFICATION) -> list[str]:
     """What the store's current revisions leave out or cannot check, and what is shown apart,
     one line per model: its rows of another revision (`left_out`), a checkpoint folder that is
     gone, its rows at other variants than its current one (the `entries` view: other compute
     precisions, other recipe presets)."""
     out = []
-    for model, n in left_out(run).iter_rows():
+    for model, n in left_out(run, kind).iter_rows():
         told = folders.get(model)
         what = f"an earlier revision of {told.folder}" if told else "another revision"
         out.append(f"{model}: {n} result{'s' if n != 1 else ''} of {what} left out; fill "
@@ -169,19 +177,24 @@ def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
             f"at other {'precisions' if one_preset else 'variants'} apart as {entries} "
             "(never pooled)"
             for model, entries, precision, preset, one_preset in shown.iter_rows()]
-    return out + kinds_left_out(run)
+    return out + kinds_left_out(run, kind)
 
 
-def kinds_left_out(run: Run) -> list[str]:
-    """One line when the store holds current results of regression or variant tasks
-    (`store.vocab.kinds`): the readers show classification results only, so those are left
-    out, never averaged with MCC."""
+def kinds_left_out(run: Run, kind: str = CLASSIFICATION) -> list[str]:
+    """One line when the store holds current results of task kinds other than `kind`
+    (`store.vocab.kinds`): a reader shows one kind's results, so those are left out, never
+    averaged with its metric."""
+    if kind == EVERY_KIND:
+        return []
+    kind = TaskKind(kind)
     cell = ", ".join(("model", "protocol_hash", "task", "regime", *VARIANT_COLUMNS))
     found = run(f"SELECT count(DISTINCT ({cell})) AS n, "
-                "string_agg(DISTINCT kind, ' and ' ORDER BY kind) AS kinds "
-                f"FROM current_rows WHERE NOT {CLASSIFICATION_ROWS}", [])
+                "string_agg(DISTINCT coalesce(kind, 'classification'), ' and ' ORDER BY "
+                "coalesce(kind, 'classification')) AS kinds "
+                f"FROM current_rows WHERE NOT ({rows_of(kind)})", [])
     n, kinds = found.row(0)
     if not n:
         return []
+    metric = METRIC_LABELS[PRIMARY[kind]]
     return [f"{n} result{'s' if n != 1 else ''} of {kinds} tasks left out: this shows "
-            "classification results only (their metrics are never averaged with MCC)"]
+            f"{kind} results only (their metrics are never averaged with {metric})"]

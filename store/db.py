@@ -14,10 +14,11 @@ hash and the variant);
 - `current_rows`, `stale_results`: the latest rows that are current (on current data and, for
   local rows, of the model's current revision) and the others (`store.cells` decides which is
   which);
-- `results`: what every reader shows, the current classification rows each as its entry (a
-  model's rows at another precision than its current one as `<model> [<precision>]`); rows of
-  the other task kinds (`store.vocab.kinds`: regression, variant) are left out, so that no
-  reader averages their metrics with MCC; `entries`: those entries;
+- `results`: what every reader shows, the current rows of the snapshot's task kind
+  (`store.vocab.kinds`; classification unless asked) each as its entry (a model's rows at
+  another precision than its current one as `<model> [<precision>]`); rows of the other kinds
+  are left out, so that no reader averages metrics of different kinds; `entries`: those
+  entries;
 - `tasks`, `models`: the catalogs.
 
 `Snapshot.notes` says what the current revisions leave out and what they could not check (a
@@ -32,6 +33,7 @@ missing. Many readers, no writer here, no `.duckdb` file.
 
 from __future__ import annotations
 
+import copy
 import struct
 
 import duckdb
@@ -57,7 +59,7 @@ from store.tables.migrate import LEGACY_PRECISION_SQL
 from store.tables.results import DataFile, read_files, read_state
 from store.tables.schema import KEY, RESULT_SCHEMA
 from store.tables.telemetry import read_runs
-from store.vocab.kinds import CLASSIFICATION_ROWS
+from store.vocab.kinds import CLASSIFICATION, EVERY_KIND, TaskKind, rows_of
 from store.vocab.sources import LOCAL
 
 
@@ -74,8 +76,11 @@ def _constant(value: str, n: int):
 class Snapshot:
     """One version of the store's results, queried through DuckDB (see the module docstring)."""
 
-    def __init__(self, paths: StorePaths):
+    def __init__(self, paths: StorePaths, kind: str = CLASSIFICATION):
+        """`kind`: whose rows the `results` view holds (`store.vocab.kinds.rows_of`: a task
+        kind, or EVERY_KIND)."""
         self.paths = paths
+        self.kind = kind if kind == EVERY_KIND else TaskKind(kind)
         state = read_state(paths)
         self.version: int | None = state.version if state else None
         for problem in state.problems if state else ():
@@ -159,7 +164,7 @@ class Snapshot:
             apart = con.sql(SEVERAL_PRECISIONS_SQL).fetchall()[0][0]
             shown = CURRENT_RESULTS_SQL if apart else "SELECT * FROM current_rows"
             con.execute(f"CREATE VIEW results AS SELECT * FROM ({shown}) "
-                        f"WHERE {CLASSIFICATION_ROWS}")
+                        f"WHERE {rows_of(self.kind)}")
             con.execute("CREATE VIEW entries AS "
                         + (ENTRIES_SQL if apart else f"{ENTRIES_SQL} LIMIT 0"))
             con.execute(f"CREATE VIEW stale_results AS {STALE_RESULTS_SQL}")
@@ -203,7 +208,7 @@ class Snapshot:
         """What the store's current revisions leave out and what they could not check, one
         line per model (`store.current.notes`): every reader shows them."""
         self.con  # noqa: B018 - the views (and the folders' revisions) are built once
-        return current.notes(self.query, self._folders)
+        return current.notes(self.query, self._folders, self.kind)
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         try:
@@ -233,6 +238,19 @@ class Snapshot:
             self._runs = False
         return True
 
+    def of_kind(self, kind: str) -> Snapshot:
+        """A snapshot of the same version whose `results` view holds `kind`'s rows."""
+        other = copy.copy(self)
+        other.kind = kind if kind == EVERY_KIND else TaskKind(kind)
+        other._con, other._folders, other._runs = None, {}, False
+        return other
+
+    def kinds(self) -> list[TaskKind]:
+        """The task kinds of the version's current rows, classification first (where any)."""
+        found = set(self.query("SELECT DISTINCT coalesce(kind, ?) AS kind FROM current_rows",
+                               [str(CLASSIFICATION)])["kind"])
+        return [k for k in TaskKind if k in found]
+
     def close(self) -> None:
         """Free the DuckDB connection and the rows it holds; a later query opens them again
         on the same version (its files never change)."""
@@ -245,8 +263,14 @@ class Snapshot:
 Source = StorePaths | Snapshot
 
 
-def snapshot_of(source: Source) -> Snapshot:
-    return source if isinstance(source, Snapshot) else Snapshot(source)
+def snapshot_of(source: Source, kind: str | None = None) -> Snapshot:
+    """`source` itself (a snapshot, which must be of `kind` where given), or a snapshot of
+    `kind` (classification where None) of it."""
+    if not isinstance(source, Snapshot):
+        return Snapshot(source, kind or CLASSIFICATION)
+    if kind is not None and source.kind != kind:
+        raise ValueError(f"a snapshot of {source.kind} results, asked for {kind} ones")
+    return source
 
 
 def query(source: Source, sql: str, params: list | None = None) -> pl.DataFrame:

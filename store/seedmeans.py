@@ -14,34 +14,50 @@ from __future__ import annotations
 
 import polars as pl
 
-from store.db import Source, query
+from store.db import Source, query, snapshot_of
+from store.vocab.kinds import ALL_METRICS, EVERY_KIND, METRICS_OF
 
-SEED_MEANS_SQL = """
+
+def seed_means_sql(metrics: tuple[str, ...], *, with_kind: bool = False) -> str:
+    """The seed means' SQL of one kind's metric columns (`store.vocab.kinds.METRICS_OF`), with
+    `{where}` and `{category}` to fill: per metric its mean and sample sd, in `metrics` order;
+    `with_kind`: the cell's `kind` column after them (rows of several kinds)."""
+    kind = ("min(r.kind) AS kind, ", "c.kind, ") if with_kind else ("", "")
+    fields = ", ".join(f"m{i} := r.{m}" for i, m in enumerate(metrics))
+    lists = ", ".join(f"list_transform(v, lambda x: x.m{i}) AS l{i}"
+                      for i in range(len(metrics)))
+    means = ",\n       ".join(f"list_avg(l{i}) AS {m}, "
+                               f"list_aggregate(l{i}, 'stddev_samp') AS {m}_sd"
+                               for i, m in enumerate(metrics))
+    return f"""
 WITH cells AS (
   SELECT r.model, r.task, r.regime, r.source, r.protocol_hash, min(r.protocol) AS protocol,
-         count(r.seed) AS n_seeds,
-         list_sort(list(struct_pack(seed := r.seed, mcc := r.mcc, acc := r.acc,
-                                    f1 := r.f1_macro))) AS v,
+         {kind[0]}count(r.seed) AS n_seeds,
+         list_sort(list(struct_pack(seed := r.seed, {fields}))) AS v,
          bool_and(r.converged) AS converged, bool_or(r.degenerate) AS degenerate,
          max(r.n_test) AS n_test, min(r.data_hash) AS data_hash,
          min(r.compute_precision) AS compute_precision, min(r.recipe_preset) AS recipe_preset
   FROM results r
-  WHERE {where}
+  WHERE {{where}}
   GROUP BY r.model, r.task, r.regime, r.source, r.protocol_hash
 ), lists AS (
-  SELECT * EXCLUDE (v), list_transform(v, lambda x: x.mcc) AS mccs,
-         list_transform(v, lambda x: x.acc) AS accs, list_transform(v, lambda x: x.f1) AS f1s
+  SELECT * EXCLUDE (v), {lists}
   FROM cells
 )
 SELECT c.model, c.task, t.category, c.regime, c.source, c.protocol, c.protocol_hash, c.n_seeds,
-       list_avg(mccs) AS mcc, list_aggregate(mccs, 'stddev_samp') AS mcc_sd,
-       list_avg(accs) AS acc, list_aggregate(accs, 'stddev_samp') AS acc_sd,
-       list_avg(f1s) AS f1_macro, list_aggregate(f1s, 'stddev_samp') AS f1_macro_sd,
-       c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision, c.recipe_preset
+       {means},
+       {kind[1]}c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision,
+       c.recipe_preset
 FROM lists c LEFT JOIN tasks t ON t.task_id = c.task
-WHERE {category}
+WHERE {{category}}
 ORDER BY c.model, t.category, c.task, c.regime, c.source
 """
+
+
+SEED_MEANS_SQL = {**{kind: seed_means_sql(metrics) for kind, metrics in METRICS_OF.items()},
+                  EVERY_KIND: seed_means_sql(ALL_METRICS, with_kind=True)}
+"""Each task kind's seed means (a snapshot's `results` view holds one kind's rows), and every
+kind's (each cell with its kind and every metric, NULL where not its kind's)."""
 
 PER_SEED_SQL = """
 SELECT r.*, t.category FROM results r LEFT JOIN tasks t ON t.task_id = r.task
@@ -63,12 +79,18 @@ def _where(filters: dict[str, list[str] | None], table: str = "r") -> tuple[str,
 
 def seed_means(paths: Source, **filters: list[str] | None) -> pl.DataFrame:
     """One row per cell (aggregated over its seeds, then its task's category added: the
-    aggregation groups by the cell's key alone, which keeps it small)."""
+    aggregation groups by the cell's key alone, which keeps it small), with the metrics of the
+    snapshot's task kind (`paths` a `store.db.Snapshot`; classification's on a `StorePaths`)."""
     category = filters.pop("category", None)
     where, params = _where(filters)
     by_category, more = _where({"category": category})
-    return query(paths, SEED_MEANS_SQL.format(where=where, category=by_category),
-                 params + more)
+    snap = snapshot_of(paths)
+    try:
+        return snap.query(SEED_MEANS_SQL[snap.kind].format(where=where, category=by_category),
+                          params + more)
+    finally:
+        if snap is not paths:
+            snap.close()
 
 
 def per_seed(paths: Source, **filters: list[str] | None) -> pl.DataFrame:

@@ -22,6 +22,15 @@ from store.domains import DOMAINS
 from store.paths import StorePaths, absent_store, new_store, store_named
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
+from store.vocab.kinds import (
+    ALL_METRICS,
+    CLASSIFICATION,
+    KIND_NAMES,
+    METRICS_OF,
+    PRIMARY,
+    TaskKind,
+    kind_of_metric,
+)
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
 from store.vocab.scopes import SCOPE_FIELDS, Scope
 from store.vocab.sources import SOURCES
@@ -89,6 +98,52 @@ def current_notes(args, snap: Snapshot) -> list[str]:
     for line in found:
         print(f"geneb-engine {args.command}: note: {line}", file=sys.stderr)
     return found
+
+
+def add_kind_args(p, command: str) -> None:
+    """`--kind` (the task kind read, `store.vocab.kinds`; default classification) and `--metric`
+    (one of its metrics; default its primary one), checked together by `kind_and_metric`."""
+    p.add_argument("--kind", choices=KIND_NAMES, default=CLASSIFICATION,
+                   type=choice_of("kind", KIND_NAMES),
+                   help=f"the task kind to {command} (default: classification): regression "
+                        "(ridge-v1, Pearson r), variant (variant-probe-v1, AUROC); one kind at "
+                        "a time, its metrics never averaged with another kind's")
+    p.add_argument("--metric", choices=ALL_METRICS, type=choice_of("metric", ALL_METRICS),
+                   help="one of the kind's metrics (default: its primary one: mcc, pearson, "
+                        "auroc)")
+
+
+def kind_and_metric(args) -> None:
+    """`args.kind` as a `TaskKind` and `args.metric` one of its metrics (None: its primary
+    one); a metric of another kind is a GenebError naming both."""
+    args.kind = TaskKind(args.kind)
+    if args.metric is None:
+        args.metric = PRIMARY[args.kind]
+    elif args.metric not in METRICS_OF[args.kind]:
+        of = kind_of_metric(args.metric)
+        raise GenebError(f"--metric {args.metric} is a metric of {of} tasks, not of --kind "
+                         f"{args.kind} (its metrics: {', '.join(METRICS_OF[args.kind])}); "
+                         f"give --kind {of} or one of those")
+
+
+def kind_tasks(snap: Snapshot, kind: TaskKind, tasks: tuple[TaskMeta, ...],
+               suite: str) -> tuple[TaskMeta, ...]:
+    """The tasks in scope of `--kind` (`store.analyses.cells.tasks_of_kind` over `snap`, a
+    snapshot of that kind); a GenebError where a kind beyond classification has none."""
+    from store.analyses.cells import tasks_of_kind  # lazy: polars
+
+    own = tasks_of_kind(snap, tasks)
+    if own or kind is CLASSIFICATION:
+        return own
+    if snap.query("SELECT count(*) AS n FROM results")["n"][0] == 0:
+        raise GenebError(f"--kind {kind}: the store {snap.paths.root} holds no {kind} "
+                         "results; fill a suite that declares such tasks (a manifest's kind "
+                         "column), e.g. `geneb-engine fill --suite geneb-kinds --models kmer-3`")
+    elsewhere = [x for x in suites_with_results(snap) if x != suite]
+    fix = (f"{' or '.join(f'--suite {x}' for x in elsewhere)} has them" if elsewhere else
+           f"the suite's {kind} tasks are outside the scope options given")
+    raise GenebError(f"--kind {kind}: no task of suite {suite} in the scope "
+                     f"({len(tasks)}) has {kind} results in {snap.paths.root}; {fix}")
 
 
 def real_number(ok: Callable[[float], bool], *, give: str, bad: str) -> Callable[[str], float]:

@@ -23,11 +23,13 @@ from engine.commands.common import (
     reading_suite,
     scoped_tasks,
     store_of,
+    suites_with_results,
 )
 from store.csv_out import write_csv
 from store.folders import folder_problem
 from store.licences import UNKNOWN, licence_text
 from store.vocab.errors import GenebError
+from store.vocab.kinds import CLASSIFICATION, CLASSIFICATION_ROWS, EVERY_KIND, KIND_METRICS
 from store.vocab.protocol import REGIMES
 from store.vocab.scopes import SCOPE_FIELDS
 from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SUBMISSION_PROVENANCES
@@ -97,13 +99,15 @@ def run(args) -> int:
     from store.task_health import task_health  # lazy: polars, duckdb
 
     paths = store_of(args)
-    snap = Snapshot(paths)
+    snap = Snapshot(paths, EVERY_KIND)   # each row with its kind and that kind's metrics
     names = StoreNames(paths, snap)
     if args.submission:
+        _refuse_other_kinds(snap, args.submission, args.source)
         names.check_models([args.submission], option="--submission")
         names.check_sources([args.source], option="--source")
         if args.provenance == VERIFIED and \
-                (problem := verified_problem(snap, args.submission, args.source)):
+                (problem := verified_problem(snap.of_kind(CLASSIFICATION), args.submission,
+                                             args.source)):
             raise GenebError(f"--provenance verified: {problem}; nothing written")
         return _submission(paths, args)
     names.check_models(args.models)
@@ -111,11 +115,14 @@ def run(args) -> int:
     out = _csv_path(args.csv)
     notes = current_notes(args, snap)
     sources = args.sources[0] if args.sources and len(args.sources) == 1 else None
-    suite, chosen = reading_suite(args, snap, sources)
+    suite, chosen = reading_suite(args, _suite_reader(snap, sources), sources)
     tasks, scope = scoped_tasks(args, paths, suite)
     filters = {"model": args.models, "regime": args.regimes, "source": args.sources}
     frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
     frame = frame.filter(frame["task"].is_in([t.task_id for t in tasks]))
+    if not args.per_seed and frame["kind"].is_null().all():
+        # classification rows alone: the columns they always had (a row's bytes unchanged)
+        frame = frame.drop("kind", *(f"{m}{sd}" for m in KIND_METRICS for sd in ("", "_sd")))
     domain_of = pair_domains(paths)
     frame = domain_cells(args.domain, frame, domain_of, what="result rows")
     verdicts = {t: h.verdict for t, (_, h) in
@@ -142,6 +149,32 @@ def run(args) -> int:
         console.print(f"wrote 0 rows to {out} (header only): "
                       f"{_why_empty(snap, filters, scope)}")
     return 0
+
+
+def _suite_reader(snap, sources: str | None):
+    """The snapshot whose results choose the suite when `--suite` is not given
+    (`reading_suite`): the classification results' where the store has any (a store of
+    geneb-mini and geneb-kinds results exports geneb-mini's, as before geneb-kinds), else
+    every kind's."""
+    if snap.kinds() in ([], [CLASSIFICATION]):
+        return snap
+    classified = snap.of_kind(CLASSIFICATION)
+    return classified if suites_with_results(classified, sources) else snap
+
+
+def _refuse_other_kinds(snap, model: str, source: str) -> None:
+    """`--submission MODEL` where the model's `source` results are all of regression or
+    variant tasks: the official format (schema 1.0, geneb-v1's tasks) holds classification
+    results alone: one GenebError (its classification results, where any, are exported and
+    the others are not in the file)."""
+    found = snap.query(f"SELECT bool_or({CLASSIFICATION_ROWS}) AS classified, "
+                       "string_agg(DISTINCT kind, ' and ' ORDER BY kind) AS kinds "
+                       "FROM results WHERE model = ? AND source = ?", [model, source])
+    classified, kinds = found.row(0)
+    if kinds and not classified:
+        raise GenebError(f"--submission {model}: the official submission format holds "
+                         f"classification tasks only; its {source} results are of {kinds} "
+                         "tasks (`export --csv` writes them); nothing written")
 
 
 def _scope_options(args) -> dict[str, list[str] | None]:

@@ -16,11 +16,14 @@ from rich.markup import escape
 from engine.commands.common import (
     StoreNames,
     add_family_args,
+    add_kind_args,
     add_scope_args,
     add_suite_args,
     check_families,
     choice_of,
     emit_json,
+    kind_and_metric,
+    kind_tasks,
     positive_int,
     reading_suite,
     real_number,
@@ -35,7 +38,7 @@ from store.catalog import params_text
 from store.runnable import here_text
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.errors import GenebError
-from store.vocab.protocol import METRICS, REGIMES
+from store.vocab.protocol import REGIMES
 from store.vocab.pvalues import p_text
 
 _UNITS = {"K": 10 ** 3, "M": 10 ** 6, "B": 10 ** 9}
@@ -115,8 +118,7 @@ def register(sub, common) -> None:
     p.add_argument("--licence", type=licence_list, metavar="IDS",
                    help="only models whose weights and code licences are among IDS, "
                         "comma-separated SPDX ids or names (e.g. MIT,Apache-2.0)")
-    p.add_argument("--metric", type=choice_of("metric", METRICS), default="mcc",
-                   metavar="METRIC", help=f"{', '.join(METRICS)} (default: mcc)")
+    add_kind_args(p, "recommend within")
     p.add_argument("--level", type=level_of, default=LEVEL, metavar="L",
                    help=f"level of the intervals and the tie rule (default: {LEVEL})")
     p.add_argument("--resamples", type=resample_count, default=RESAMPLES, metavar="N",
@@ -159,13 +161,15 @@ def run(args) -> int:
         raise GenebError("--resamples 0: recommend separates models with the task "
                          "bootstrap's interval beside the sign-flip test; give at least 1 "
                          "(default 10,000)")
+    kind_and_metric(args)
     regime, budget, warning = _regime(args)
     paths = store_of(args)
-    snap = Snapshot(paths)
+    snap = Snapshot(paths, args.kind)   # one kind's results: the answer is within it
     names = StoreNames(paths, snap)
     constraints = _constraints(args, names)
     suite, chosen = reading_suite(args, snap, None)
     tasks, scope = scoped_tasks(args, paths, suite)
+    tasks = kind_tasks(snap, args.kind, tasks, suite.name)
     notes = [n for n in (chosen, scope) if n]
     if args.like:
         alike, rule = like_tasks(args.like, suite.tasks, known_tasks(paths))
@@ -179,7 +183,7 @@ def run(args) -> int:
         notes.append(warning)
     q = Question(tasks, regime, args.metric, args.level, args.resamples, args.bootstrap_seed,
                  constraints, suite.name, len(tasks) == len(suite.tasks), scope or "",
-                 tuple(notes))
+                 tuple(notes), kind=args.kind)
     answer = recommend(snap, q)
     if args.json:
         emit_json({"store": str(paths.root), "table_version": snap.version,

@@ -26,11 +26,14 @@ from engine.commands.common import (
     UNREGISTERED,
     StoreNames,
     add_domain_arg,
+    add_kind_args,
     add_scope_args,
     add_suite_args,
     choice_of,
     current_notes,
     emit_json,
+    kind_and_metric,
+    kind_tasks,
     one_protocol,
     reading_suite,
     real_number,
@@ -54,7 +57,8 @@ from store.analyses.question import Question
 from store.catalog import TaskMeta
 from store.output_folder import output_folder
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, METRICS, REGIMES
+from store.vocab.kinds import CLASSIFICATION
+from store.vocab.protocol import GENEB_V1, REGIMES, read_protocol
 from store.vocab.sources import LOCAL
 
 # Columns when stdout is not a terminal (piped to a file or a pager) and $COLUMNS is unset; on
@@ -89,8 +93,7 @@ def register(sub, common) -> None:
                     "category leaders, computed from the store (protocol geneb-v1).")
     p.add_argument("--regime", choices=REGIMES, default="full", type=choice_of("regime", REGIMES),
                    help="regime of the single-regime analyses (default: full)")
-    p.add_argument("--metric", choices=METRICS, default="mcc", type=choice_of("metric", METRICS),
-                   help="default: mcc")
+    add_kind_args(p, "report")
     p.add_argument("--source", metavar="SOURCE",
                    help="only this source (local, official, verified, reproduced, "
                         "self-reported); default: all, entries keyed by model and source")
@@ -164,8 +167,21 @@ def question(args, tasks: tuple[TaskMeta, ...], *, published: bool) -> Question:
     return Question(regime=args.regime, metric=args.metric, tasks=tasks, source=args.source,
                     models=tuple(args.models) if args.models else None,
                     resamples=args.resamples, level=args.level, seed=args.bootstrap_seed,
-                    published=published, domain=args.domain, versus=args.versus,
-                    examples=args.examples)
+                    published=published and args.kind is CLASSIFICATION, domain=args.domain,
+                    versus=args.versus, examples=args.examples, kind=args.kind)
+
+
+def check_kind(args) -> None:
+    """`--kind` and `--metric` (`common.kind_and_metric`); an option that reads classification
+    results only (`--versus`, `--examples`, `--exclude-flagged`) with another kind is a
+    GenebError naming both."""
+    kind_and_metric(args)
+    if args.kind is not CLASSIFICATION:
+        for option, given in (("--versus", args.versus), ("--examples", args.examples),
+                              ("--exclude-flagged", args.exclude_flagged)):
+            if given:
+                raise GenebError(f"{option} reads classification results only; it does not "
+                                 f"go with --kind {args.kind}")
 
 
 def run(args) -> int:
@@ -176,14 +192,16 @@ def run(args) -> int:
     from store.tables.catalogs import models_with_builtins  # lazy: polars, pyarrow, filelock
     from store.task_health import task_health  # lazy: polars, duckdb
 
+    check_kind(args)
     paths = store_of(args)
-    snap = Snapshot(paths)   # every analysis reads this one version of the results
+    snap = Snapshot(paths, args.kind)   # every analysis reads this one version of the results
     _check_names(args, StoreNames(paths, snap))
     figures = figures_folder(args, paths)
     models = with_entries(models_with_builtins(paths), snap.query)
     notes = current_notes(args, snap)
     suite, chosen = reading_suite(args, snap, args.source)
     tasks, scope = scoped_tasks(args, paths, suite)
+    tasks = kind_tasks(snap, args.kind, tasks, suite.name)
     if args.models:
         _check_models_have_results(snap, args, tasks, suite.name)
     health = task_health(snap, [t.task_id for t in tasks])
@@ -193,11 +211,11 @@ def run(args) -> int:
     # (which then frees it), and no analyses computed for nothing.
     why = None if args.json else _nothing_on_suite(snap, args, tasks)
     if why is not None:
-        print(why or _no_results(args, paths), file=sys.stderr)
+        print(why or _no_results(args, paths, snap), file=sys.stderr)
         return 1
     frames = compute(snap, models, question(args, tasks, published=scope is None and not excluded))
     if not frames:
-        message = _no_results(args, paths)
+        message = _no_results(args, paths, snap)
         if args.json:
             emit_json({"store": str(paths.root), "empty": True, "message": message})
         else:
@@ -237,7 +255,9 @@ def _check_names(args, names: StoreNames) -> None:
 
 def _settings(args) -> dict:
     """The question as `--json` says it (between the tasks and the notes)."""
-    return {"models": args.models, "protocol": GENEB_V1.name, "protocol_hash": GENEB_V1.hash,
+    protocol = read_protocol(args.kind)
+    return {"models": args.models, "protocol": protocol.name, "protocol_hash": protocol.hash,
+            **({} if args.kind is CLASSIFICATION else {"kind": str(args.kind)}),
             "regime": args.regime, "metric": args.metric, "source": args.source,
             "resamples": args.resamples, "level": args.level,
             "bootstrap_seed": args.bootstrap_seed, "domain": args.domain}
@@ -295,7 +315,8 @@ def _check_models_have_results(snap, args, tasks: tuple[TaskMeta, ...], suite: s
     source = "" if args.source is None else " AND source = ?"
     have = set(query(snap, "SELECT DISTINCT model FROM results WHERE protocol_hash = ? AND "
                            f"list_contains(?, task) AND list_contains(?, model){source}",
-                     [GENEB_V1.hash, [t.task_id for t in tasks], list(args.models),
+                     [read_protocol(args.kind).hash, [t.task_id for t in tasks],
+                      list(args.models),
                       *([args.source] if args.source else [])])["model"])
     if absent := [m for m in dict.fromkeys(args.models) if m not in have]:
         what = f"{args.source} results" if args.source else "results"
@@ -325,8 +346,14 @@ def _excluded_line(excluded: list[str], health: dict) -> str:
             + ", ".join(f"{t} ({health[t][1].verdict})" for t in excluded))
 
 
-def _no_results(args, paths) -> str:
-    """What to do on a store without results of `--source` (all sources: None)."""
+def _no_results(args, paths, snap) -> str:
+    """What to do on a store without results of `--source` (all sources: None) of `--kind`;
+    the other kinds it holds, where it holds some."""
+    others = [k for k in snap.kinds() if k != args.kind]
+    if others:
+        return (f"no results of {args.kind} tasks in {paths.root}; it holds results of "
+                f"{' and '.join(others)} tasks: give "
+                + " or ".join(f"--kind {k}" for k in others))
     what = f"{args.source} results" if args.source else "results"
     official = ("import the official results with `geneb-engine import --official` (or "
                 "`geneb-engine import FILE..` for submission files you have)")
@@ -334,6 +361,10 @@ def _no_results(args, paths) -> str:
     fix = {None: f"{official}, or {local}", LOCAL: local,
            "official": "import them with `geneb-engine import --official`"}.get(
         args.source, f"import {args.source} submission files with `geneb-engine import FILE..`")
+    if args.kind is not CLASSIFICATION:
+        return (f"no {what} of {args.kind} tasks for protocol {read_protocol(args.kind).name} "
+                f"in {paths.root}: compute them with `geneb-engine fill --suite SUITE --models "
+                "MODEL..` on a suite with such tasks (geneb-kinds is one)")
     return f"no {what} for protocol {GENEB_V1.name} in {paths.root}: {fix}"
 
 
@@ -346,7 +377,7 @@ def _nothing_on_suite(snap, args, tasks) -> str | None:
     source = "" if args.source is None else " AND source = ?"
     found = query(snap, "SELECT DISTINCT regime, list_contains(?, task) AS on_suite "
                         f"FROM results WHERE protocol_hash = ?{source}",
-                  [[t.task_id for t in tasks], GENEB_V1.hash,
+                  [[t.task_id for t in tasks], read_protocol(args.kind).hash,
                    *([args.source] if args.source else [])])
     if found.is_empty():
         return ""

@@ -23,12 +23,11 @@ from store.analyses.claims import MIN_IN_DOMAIN
 from store.analyses.compute import DOMAIN_SKIPPED
 from store.analyses.differ import claim_text, compared_for, threshold_text, too_few
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
-from store.analyses.presets import LEVEL
-from store.analyses.ranktests import MIN_TASKS
+from store.analyses.presets import LEVEL, MIN_TASKS, TOO_FEW_TASKS
 from store.analyses.uncertainty import interval_text
 from store.tables.predictions import NO_PREDICTIONS
 from store.vocab.bootstrap import ONE_TASK_NOTE
-from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES
+from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIMES, VARIANT_COSINE_V1
 from store.vocab.pvalues import p_text
 
 
@@ -271,10 +270,12 @@ def rank_tests_section(s: Sheet) -> None:
                 ("CD", "right"), ("best: its average rank", "left")], keys=2)
     for r in tests.iter_rows(named=True):
         top = best.get((r["regime"], r["scope"]))
+        few = r["n_tasks"] < MIN_TASKS     # the categories' rule, for every scope shown
         t.add_row(escape(r["regime"]), escape(r["scope"]),
                   *([] if one_k else [str(r["n_models"])]),
-                  str(r["n_tasks"]), _f(r["statistic"], 1), p_text(r["p_value"]),
-                  _f(r["critical_difference"], 2),
+                  str(r["n_tasks"]), "—" if few else _f(r["statistic"], 1),
+                  TOO_FEW_TASKS if few else p_text(r["p_value"]),
+                  "—" if few else _f(r["critical_difference"], 2),
                   f"{s.names(top)}: {_f(top['average_rank'], 2)}" if top else "—")
     s.show(t)
 
@@ -524,9 +525,35 @@ def protocol_agreement_section(s: Sheet) -> None:
     s.show(t)
 
 
+def zero_shot_section(s: Sheet) -> None:
+    """The kind's zero-shot protocol (`store.analyses.zero_shot`): macro, micro and each task,
+    the leader's tie group marked (the one rule), and why it cannot separate where so."""
+    if "zero_shot_aggregates" not in s.frames:
+        return
+    agg = s.frames["zero_shot_aggregates"]
+    tie = s.frames.get("zero_shot_tie_group")
+    tied = ({_key(r) for r in tie.filter(pl.col("tied_with_leader")).iter_rows(named=True)}
+            if tie is not None else set())
+    cats = category_columns(agg)
+    marked = "; * = in the macro leader's tie group (the one rule)" if tie is not None else ""
+    t = _table(f"Zero-shot ({VARIANT_COSINE_V1.name}, {s.metric}): no probe, the score of each "
+               f"variant its cosine distance{marked}",
+               [("model", "left"), ("macro", "right"), ("micro", "right"),
+                *((c, "right") for c in cats)])
+    for r in agg.iter_rows(named=True):
+        t.add_row(s.names(r) + (" *" if _key(r) in tied else ""), _f(r["macro"]),
+                  _f(r["micro"]), *(_f(r[c]) for c in cats))
+    s.show(t)
+    if tie is not None and tie.height:
+        few = too_few(tie["n_tasks"][0], s.level, compared_for(s.level, tie["threshold"][0]))
+        if few:
+            _folded(s.console, few)
+
+
 # The report's sections, in the order printed.
 SECTIONS: tuple[Callable[[Sheet], None], ...] = (
-    aggregates_section, leader_section, tie_group_section, borda_section, rank_tests_section,
+    aggregates_section, leader_section, tie_group_section, zero_shot_section, borda_section,
+    rank_tests_section,
     rank_shift_section, spearman_regimes_section, category_agreement_section,
     degradation_section, scale_section, controlled_pairs_section,
     controlled_pairs_in_domain_section, smaller_beats_larger_section, task_difficulty_section,

@@ -11,9 +11,11 @@ import sys
 from engine.commands.common import (
     StoreNames,
     add_suite_args,
+    choice_of,
     console,
     current_notes,
     emit_json,
+    kind_tasks,
     reading_suite,
     store_of,
 )
@@ -21,7 +23,8 @@ from engine.commands.report import level_of, resample_count, seed_of
 from store.analyses.presets import LEVEL, SEED, SITE_RESAMPLES
 from store.output_folder import output_folder
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1
+from store.vocab.kinds import CLASSIFICATION, KIND_NAMES, TaskKind
+from store.vocab.protocol import GENEB_V1, read_protocol
 
 DEFAULT_TITLE = "GENEB leaderboard"
 
@@ -52,6 +55,11 @@ def register(sub, common) -> None:
                    help=f"level of the intervals (default: {LEVEL})")
     p.add_argument("--bootstrap-seed", type=seed_of, default=SEED, metavar="S",
                    help=f"seed of the resamples (default: {SEED})")
+    p.add_argument("--kind", choices=KIND_NAMES, default=CLASSIFICATION,
+                   type=choice_of("kind", KIND_NAMES),
+                   help="the task kind whose results the site shows (default: classification; "
+                        "regression: ridge-v1 by Pearson r, Spearman, R^2; variant: "
+                        "variant-probe-v1 by AUROC, AUPRC): one site per kind")
     p.set_defaults(handler=run)
 
 
@@ -76,20 +84,26 @@ def run(args) -> int:
     paths = store_of(args)
     out = output_folder("-o", args.output, generator=GENERATOR, store=paths,
                         is_for="give the folder to write the site into", legacy=legacy_names)
-    snap = Snapshot(paths)
+    kind = TaskKind(args.kind)
+    snap = Snapshot(paths, kind)
     suite, chosen = reading_suite(args, snap, None)
     if chosen and not args.json:
         console.print(chosen, markup=False, highlight=False)
-    entries, _ = store_submissions(snap, sources=source_order(StoreNames(paths, snap).sources),
-                                   protocol_hash=GENEB_V1.hash)
+    tasks = kind_tasks(snap, kind, suite.tasks, suite.name)
+    # the official leaderboard's files: geneb-v1's submissions, classification only
+    entries = store_submissions(snap, sources=source_order(StoreNames(paths, snap).sources),
+                                protocol_hash=GENEB_V1.hash)[0] if kind is CLASSIFICATION else []
     health = {t: h.verdict for t, (_, h) in
-              task_health(snap, [t.task_id for t in suite.tasks]).items()}   # audited tasks
+              task_health(snap, [t.task_id for t in tasks]).items()}   # audited tasks
     notes = current_notes(args, snap)
-    data = site_data(snap, with_entries(models_with_builtins(paths), snap.query), suite.tasks,
+    data = site_data(snap, with_entries(models_with_builtins(paths), snap.query), tasks,
                      suite=suite.name,
                      title=args.title, resamples=args.resamples, level=args.level,
                      seed=args.bootstrap_seed, health=health)
     if data is None:
+        if kind is not CLASSIFICATION:
+            raise GenebError(f"no {read_protocol(kind).name} results of {kind} tasks on suite "
+                             f"{suite.name} in {paths.root}; nothing written")
         raise GenebError(f"no geneb-v1 results on suite {suite.name} in {paths.root}; nothing "
                          "written (fill the store with `geneb-engine fill --models MODEL`, or "
                          "import the official results with `geneb-engine import --official`)")

@@ -38,7 +38,8 @@ from store.analyses.ranktests import regime_rank_tests
 from store.catalog import ModelMeta, TaskMeta, scale_band
 from store.official.submission import entry_provenance
 from store.vocab.ids import path_part
-from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, METRICS, REGIMES
+from store.vocab.kinds import CLASSIFICATION, METRICS_OF
+from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES
 from store.vocab.pvalues import p_is
 from store.vocab.sources import BADGES, LOCAL
 
@@ -155,11 +156,14 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
               title: str, resamples: int, level: float, seed: int,
               health: Mapping[str, str] | None = None) -> dict | None:
     """The site's document from the snapshot `snap` (closed here) over `tasks`; None when the
-    store has no geneb-v1 result on them. `catalog`: the model catalog
+    store has no result of its kind's protocol (geneb-v1 for classification) on them: the
+    snapshot's task kind (`store.vocab.kinds`) is the site's, its metrics the boards' (a site of
+    another kind says its `kind`). `catalog`: the model catalog
     (`store.tables.catalogs.models_with_builtins`)."""
     ids = [t.task_id for t in tasks]
-    means = question_means(snap, Question(tasks=tasks))
-    per_seed = seed_level_rows(snap, means, None) if resamples else None
+    q = Question(tasks=tasks, kind=snap.kind)
+    means = question_means(snap, q)
+    per_seed = seed_level_rows(snap, means, None, q.protocol.hash) if resamples else None
     version = snap.version
     snap.close()
     if means.is_empty():
@@ -173,7 +177,7 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
     scopes = [*SCOPES_FIXED, *categories]
     boards, shifts, degradation, cd = {}, {}, {}, {}
     task_scores: dict[str, dict] = {t: {} for t in ids}
-    for metric in METRICS:
+    for metric in METRICS_OF[q.kind]:
         scores = regime_scores(means, metric=metric, with_source=True)
         aggs = {r: aggregates(s, tasks=tasks) for r, s in scores.items()}
         tests = regime_rank_tests(scores, tasks=tasks, level=level) if resamples else {}
@@ -197,9 +201,10 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
                     None if value is None else round(value, TASK_DIGITS))
     return {
         "generator": GENERATOR, "version": __version__, "table_version": version,
-        "title": title, "suite": suite, "protocol": GENEB_V1.name,
+        "title": title, "suite": suite, "protocol": q.protocol.name,
+        **({} if q.kind is CLASSIFICATION else {"kind": str(q.kind)}),
         "resamples": resamples, "level": level, "bootstrap_seed": seed,
-        "regimes": list(REGIMES), "metrics": list(METRICS), "categories": categories,
+        "regimes": list(REGIMES), "metrics": list(METRICS_OF[q.kind]), "categories": categories,
         "scopes": scopes, "shift_columns": list(SHIFT_COLUMNS),
         "degradation_columns": list(DEGRADATION_COLUMNS),
         "models": models,

@@ -23,6 +23,7 @@ from store.analyses.point import point_frames, versus
 from store.analyses.question import Frames, Question
 from store.analyses.ranktests import regime_rank_tests
 from store.analyses.scores import scores_of
+from store.analyses.zero_shot import zero_shot_frames
 from store.db import snapshot_of
 from store.tables.catalogs import pair_domains
 from store.tables.predictions import labels_of, read_predictions
@@ -45,14 +46,15 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
     tasks in both models' domains; its intervals with `q.resamples`). With `q.resamples` > 0
     the significance frames: the rank tests (`ranktests.regime_rank_tests`, alpha from
     `q.level`) and the bootstrap ones (`intervals.uncertainty_frames`, seeded with `q.seed`).
-    Then `q.versus`'s and `q.examples`' frames (`versus`, `stored_example_intervals`).
+    Then the kind's zero-shot frames (`store.analyses.zero_shot`: the variant kind's cosine
+    distance), `q.versus`'s and `q.examples`' frames (`versus`, `stored_example_intervals`).
 
     With `q.domain` only the cells whose (model, task) pair is of that domain
     (`domains.domain_cells`, its GenebError when none is), and only the analyses that hold on
     a partial matrix, each entry on its own tasks: `domain_aggregates`
     (`domains.partial_aggregates`); those that need the entries on one task set
     (DOMAIN_SKIPPED) are not computed."""
-    snap = snapshot_of(store)
+    snap = snapshot_of(store, q.kind)
     means = question_means(snap, q)
     if q.domain is not None:
         snap.close()
@@ -62,7 +64,8 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
         return {"domain_aggregates": partial_aggregates(
             scores_of(means, regime=q.regime, metric=q.metric, with_source=q.with_source),
             q.tasks)}
-    per_seed = seed_level_rows(snap, means, q.source) if q.resamples else None
+    per_seed = seed_level_rows(snap, means, q.source, q.protocol.hash) if q.resamples else None
+    zero_shot = zero_shot_frames(snap, q)
     snap.close()   # the analyses need no DuckDB: free its memory (a later query reopens it)
     if means.is_empty():
         return {}
@@ -78,6 +81,7 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
         frames |= uncertainty_frames(scores, models, regime=q.regime, metric=q.metric,
                                      tasks=q.tasks, resamples=q.resamples, level=q.level,
                                      seed=q.seed, per_seed=per_seed, with_source=q.with_source)
+    frames |= zero_shot
     if q.versus:
         frames |= versus(snap, q.versus, regime=q.regime, metric=q.metric, tasks=q.tasks)
     if q.examples:

@@ -25,6 +25,12 @@ TABLE_RESAMPLES = 5_000
 # fewer than report's keep that wait short (percentiles to about 0.01).
 EXAMPLE_RESAMPLES = 2_000
 
+MIN_TASKS = 5  # the rank tests (`store.analyses.ranktests`) of a category need this many tasks
+# What the readers show for a scope of fewer than MIN_TASKS tasks (the "all" scope of a small
+# suite, a kind with few tasks) in place of its rank tests (computed all the same: `--json`);
+# `report --figures` draws no critical-difference diagram for it.
+TOO_FEW_TASKS = "too few tasks to decide"
+
 SEED = 0       # every bootstrap's seed (`numpy.random.default_rng`; report --bootstrap-seed)
 LEVEL = 0.95   # the level of every interval and claim (report --level, site --level)
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from store.analyses.presets import LEVEL, SEED
 from store.catalog import TaskMeta
+from store.vocab.kinds import CLASSIFICATION, TaskKind
+from store.vocab.protocol import Protocol, read_protocol
 
 if TYPE_CHECKING:
     import polars as pl
@@ -37,7 +39,11 @@ class Question:
       "unknown"), and only the analyses that hold on a partial matrix;
     - `versus`: also the agreement of the local rankings with this variant protocol's;
     - `examples`: also the per-example MCC intervals of every local cell of `regime` over this
-      many resamples of its test rows (0: none).
+      many resamples of its test rows (0: none);
+    - `kind`: the task kind whose results it reads (`store.vocab.kinds`; the snapshot given to
+      `compute` must be of this kind), under that kind's protocol
+      (`store.vocab.protocol.read_protocol`: geneb-v1 for classification), `metric` one of
+      that kind's: metrics of different kinds are never put together.
     """
 
     regime: str = "full"
@@ -52,6 +58,12 @@ class Question:
     domain: str | None = None
     versus: str | None = None
     examples: int = 0
+    kind: TaskKind = CLASSIFICATION
+
+    @property
+    def protocol(self) -> Protocol:
+        """The protocol whose results the question reads (its kind's)."""
+        return read_protocol(self.kind)
 
     @property
     def with_source(self) -> bool:

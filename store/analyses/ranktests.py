@@ -47,7 +47,7 @@ import polars as pl
 
 from store.analyses.aggregates import entry_keys
 from store.analyses.nemenyi_q import Q_05
-from store.analyses.presets import LEVEL, alpha_of
+from store.analyses.presets import LEVEL, MIN_TASKS, alpha_of
 from store.analyses.rankings import tie_mean_ranks
 from store.analyses.signed_rank import wilcoxon
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
@@ -58,7 +58,6 @@ _PAIR_SCHEMA = {"model_a": pl.String, "model_b": pl.String, "n_tasks": pl.Int64,
                 "mean_difference": pl.Float64, "statistic": pl.Float64, "p_value": pl.Float64,
                 "p_holm": pl.Float64, "reject": pl.Boolean}
 ALPHA = alpha_of(LEVEL)   # the tests' alpha at the presets' level (0.05): defaults, dashboard
-MIN_TASKS = 5             # a category's tests need at least this many tasks
 
 
 def _expected(tasks: Iterable[TaskMeta] | None) -> list[TaskMeta]:

@@ -60,7 +60,8 @@ from store.seedmeans import per_seed
 from store.tables.catalogs import known_tasks, pair_domains, store_models
 from store.vocab.encoder_kinds import KINDS, UNPUBLISHED
 from store.vocab.errors import GenebError
-from store.vocab.protocol import FEW_SHOT_REGIMES, GENEB_V1, REGIME_K, REGIMES
+from store.vocab.kinds import CLASSIFICATION, TaskKind
+from store.vocab.protocol import FEW_SHOT_REGIMES, REGIME_K, REGIMES, read_protocol
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 
 # Labelled sequences per class of the few-shot regimes (their k), and the budget from which full
@@ -246,6 +247,7 @@ class Question:
     scope: str = ""
     notes: tuple[str, ...] = ()
     neighbours: bool = True             # also the answer in the neighbouring regimes
+    kind: TaskKind = CLASSIFICATION     # the tasks' kind: read under its protocol, alone
 
 
 @dataclass(frozen=True)
@@ -341,6 +343,8 @@ class Answer:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["question"]["tasks"] = [t.task_id for t in self.question.tasks]
+        if self.question.kind is CLASSIFICATION:    # as before the kinds (report's rule too)
+            del out["question"]["kind"]
         return out
 
 
@@ -399,11 +403,12 @@ def _task_domains(paths, tasks: Sequence[TaskMeta]) -> pl.DataFrame:
 def _scores(snap: Snapshot, q: Question) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """(the seed means of the scope's tasks, the per-seed rows of local few-shot cells with
     several seeds, else None): what `report` bootstraps."""
-    means = seed_means(snap, protocol_hash=GENEB_V1.hash).filter(
+    protocol = read_protocol(q.kind).hash
+    means = seed_means(snap, protocol_hash=protocol).filter(
         pl.col("task").is_in([t.task_id for t in q.tasks]))
     rows = None
     if not means.is_empty() and (means["n_seeds"].max() or 0) > 1:
-        rows = per_seed(snap, protocol_hash=[GENEB_V1.hash], regime=list(FEW_SHOT_REGIMES))
+        rows = per_seed(snap, protocol_hash=[protocol], regime=list(FEW_SHOT_REGIMES))
     return means, rows
 
 

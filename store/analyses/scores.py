@@ -11,7 +11,8 @@ import polars as pl
 
 from store import seedmeans
 from store.db import Source
-from store.vocab.protocol import GENEB_V1, METRICS
+from store.vocab.kinds import ALL_METRICS
+from store.vocab.protocol import GENEB_V1
 
 
 def seed_means(paths: Source, *, protocol_hash: str = GENEB_V1.hash,
@@ -26,9 +27,10 @@ def seed_means(paths: Source, *, protocol_hash: str = GENEB_V1.hash,
 
 def scores_of(means: pl.DataFrame, *, regime: str = "full", metric: str = "mcc",
               with_source: bool = True) -> pl.DataFrame:
-    """The `scores` frame of one regime and metric, from a `seed_means` frame."""
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    """The `scores` frame of one regime and metric (any kind's: `store.vocab.kinds`), from a
+    `seed_means` frame of that kind."""
+    if metric not in ALL_METRICS:
+        raise ValueError(f"metric must be one of {ALL_METRICS}, got {metric!r}")
     keys = ["model", "task", "category", metric]
     return (means.filter((pl.col("regime") == regime) & pl.col(metric).is_not_null())
             .select(*keys, *(["source"] if with_source else []))

@@ -72,7 +72,8 @@ from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 from store.db import Source
 from store.seedmeans import per_seed
 from store.vocab.bootstrap import MIN_SCOPE_TASKS
-from store.vocab.protocol import GENEB_V1, METRICS
+from store.vocab.kinds import ALL_METRICS
+from store.vocab.protocol import GENEB_V1
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -158,8 +159,8 @@ def seed_rows_of(rows: pl.DataFrame, *, regime: str = "full", metric: str = "mcc
                  with_source: bool = True) -> pl.DataFrame:
     """[model, (source), task, seed, value]: the per-seed rows of one regime and metric, from a
     `store.seedmeans.per_seed` frame (imported rows, seed NULL, and NULL values left out)."""
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    if metric not in ALL_METRICS:
+        raise ValueError(f"metric must be one of {ALL_METRICS}, got {metric!r}")
     return (rows.filter((pl.col("regime") == regime) & pl.col("seed").is_not_null()
                         & pl.col(metric).is_not_null())
             .select("model", *(["source"] if with_source else []), "task", "seed",

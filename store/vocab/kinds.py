@@ -52,6 +52,11 @@ METRICS_OF: dict[TaskKind, tuple[str, ...]] = {
 }
 """Each kind's metric columns, its primary metric first."""
 
+METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "accuracy", "f1_macro": "macro-F1",
+                                 "pearson": "Pearson r", "spearman": "Spearman rho",
+                                 "r2": "R^2", "auroc": "AUROC", "auprc": "AUPRC"}
+"""Each metric column's name in prose (notes, headings)."""
+
 PRIMARY: dict[TaskKind, str] = {kind: metrics[0] for kind, metrics in METRICS_OF.items()}
 
 KIND_METRICS: tuple[str, ...] = tuple(m for kind, metrics in METRICS_OF.items()
@@ -64,6 +69,28 @@ KIND_COLUMNS: tuple[str, ...] = ("kind", *KIND_METRICS)
 
 CLASSIFICATION_ROWS = "kind IS NULL"
 """The SQL predicate of classification result rows (those the classification readers read)."""
+
+ALL_METRICS: tuple[str, ...] = tuple(m for metrics in METRICS_OF.values() for m in metrics)
+"""Every kind's metric columns (classification's first): what a reader may be asked for."""
+
+
+EVERY_KIND = "every"
+"""A reader of every kind's rows at once, each with its kind (`export --csv`), never averaging
+them: the `results` view of a `store.db.Snapshot` of EVERY_KIND."""
+
+
+def rows_of(kind: str) -> str:
+    """The SQL predicate of the result rows of `kind` (what a reader of that kind reads: the
+    `results` view of a `store.db.Snapshot` of that kind); every row for EVERY_KIND."""
+    if kind == EVERY_KIND:
+        return "true"
+    kind = TaskKind(kind)
+    return CLASSIFICATION_ROWS if kind is CLASSIFICATION else f"kind = '{kind}'"
+
+
+def kind_of_metric(metric: str) -> TaskKind:
+    """The kind whose metric column `metric` is (one of ALL_METRICS)."""
+    return next(k for k, metrics in METRICS_OF.items() if metric in metrics)
 
 ZERO_SHOT = "zeroshot"
 """The regime of a protocol that fits nothing (a variant's cosine distance): one per cell."""

@@ -211,6 +211,21 @@ OPT_IN: tuple[Protocol, ...] = (VARIANT_LLR_V1,)
 need what not every model has (variant-llr-v1: a language-model head)."""
 
 
+READ_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
+    CLASSIFICATION: (GENEB_V1,),
+    TaskKind.REGRESSION: (RIDGE_V1,),
+    TaskKind.VARIANT: (VARIANT_PROBE_V1, VARIANT_COSINE_V1),
+}
+"""The protocols whose results the readers of each kind show (`report --kind`, the site, the
+figures, `recommend`), the first by default: the one probed in geneb-v1's regimes (the
+zero-shot `variant-cosine-v1` has its one regime, `zeroshot`)."""
+
+
+def read_protocol(kind: str) -> Protocol:
+    """The protocol a reader of `kind` shows by default (`READ_PROTOCOLS`)."""
+    return READ_PROTOCOLS[TaskKind(kind)][0]
+
+
 def protocols_for(kind: str, requested: Sequence[Protocol]) -> tuple[Protocol, ...]:
     """The protocols a task of `kind` runs: a classification task those a run names
     (`--protocol`) of its kind, a task of another kind its kind's (`KIND_PROTOCOLS`) and

@@ -156,7 +156,8 @@ def test_an_empty_analysis_is_said_and_not_written(official_store, small_stores,
                            "--resamples", "0", "--figures", str(tmp_path))
     assert rc == 0, err
     assert ("figures: critical_difference not written: the critical-difference diagram (no "
-            "rank tests: --resamples 0, or no entry with every task)") in out
+            "rank tests: --resamples 0, no entry with every task, or too few tasks to decide: "
+            "fewer than 5)") in out
     assert not (tmp_path / "critical_difference.svg").exists()
     figs = json.loads((tmp_path / "figures.json").read_text(encoding="utf-8"))
     assert sorted(figs) == sorted(set(FIGURES) - {"critical_difference"})
