@@ -56,8 +56,9 @@ def test_the_dashboard_opens_on_the_suite_the_commands_take(kind, store_of_kind)
 
     paths = store_of_kind(kind)
     opened = StoreSnapshot.load(paths).filters_for(Filters(), opening=True).suite
-    suite, _ = reading_suite(argparse.Namespace(suite=None, data_dir=None, subsample=None,
-                                                command="report"), Snapshot(paths), None)
+    args = argparse.Namespace(suite=None, data_dir=None, subsample=None, reference=None,
+                              command="report")
+    suite, _ = reading_suite(args, Snapshot(paths), None)
     assert opened == suite.name == {"mini": "geneb-mini"}.get(kind, "geneb-v1")
 
 
