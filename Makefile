@@ -69,8 +69,9 @@ checks: lint docs test-tf4 test-suite
 # reads this folder's modules compiled once, not compiled again (an environment that sets
 # PYTHONDONTWRITEBYTECODE would make every process compile them; Python reads it empty as unset).
 test-suite test-tf4: export PYTHONDONTWRITEBYTECODE =
+# --durations=25: the log of every run names its 25 slowest tests (where to look when CI grows).
 test-suite: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine store geneb_tui tests bench
