@@ -34,6 +34,7 @@ from store.tables.data_files import Table
 from store.tables.results import read_files, read_state
 from store.tables.schema import KEY
 from store.vocab.sources import LOCAL
+from store.vocab.variant import CONTEXT_COLUMN
 
 PREDICTION_SCHEMA = pa.schema([
     ("model", pa.string()),
@@ -49,9 +50,10 @@ PREDICTION_SCHEMA = pa.schema([
     ("data_hash", pa.string()),
     ("compute_precision", pa.string()),     # the result row's variant (`store.vocab.variant`)
     ("recipe_preset", pa.string()),
+    ("context_policy", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
 ])
-PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions")
+PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions", (CONTEXT_COLUMN,))
 PRED_KEY: tuple[str, ...] = (*KEY, "kind")
 
 NO_PREDICTIONS = ("imported results carry no predictions (the official formats have none): "
@@ -80,15 +82,16 @@ def decode(width: int, data: bytes) -> np.ndarray:
 
 def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
                     source: str, data_hash: str | None, compute_precision: str | None = None,
-                    recipe_preset: str | None = None,
+                    recipe_preset: str | None = None, context_policy: str | None = None,
                     created_at: datetime | None = None) -> list[dict]:
     """The predictions rows of one pair at one variant (`compute_precision`,
-    `recipe_preset`): one `pred` row
+    `recipe_preset`, `context_policy`): one `pred` row
     per result row of `rows` (each with its `pred` array, and protocol_hash, regime, seed) and
     one `labels` row of `y_test`."""
     now = created_at or datetime.now(UTC)
     common = {"model": model, "task": task, "source": source, "data_hash": data_hash,
               "compute_precision": compute_precision, "recipe_preset": recipe_preset,
+              "context_policy": context_policy,
               "created_at": now}
     width, data = encode(y_test)
     out = [{**common, "regime": None, "seed": None, "protocol_hash": None, "kind": "labels",
