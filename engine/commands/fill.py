@@ -44,6 +44,7 @@ from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta, TaskMeta
 from store.devices import DeviceProfile, device_profile, device_profiles
 from store.paths import StorePaths
+from store.vocab.context import parse_context
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
@@ -125,6 +126,16 @@ def _add_encoder_args(enc) -> None:
                           "main.py's extractors, 8 for SpliceBERT, 1 for Evo-1; padded as the "
                           "official extractor did); part of the embeddings' identity and of "
                           "every result row (reference@<batch size>)")
+    enc.add_argument("--context", metavar="POLICY",
+                     help="what of each sequence a model sees: crop (default: cut to the "
+                          "model's own limit on its own side, the start kept, Enformer the "
+                          "centre), crop:left|centre|right (with --context-length: the side "
+                          "kept), windows:W:S (windows of W nucleotides every S, their "
+                          "embeddings averaged); part of the embeddings' identity and of every "
+                          "result row (crop-<side>-<N>, windows-<W>-<S>)")
+    enc.add_argument("--context-length", type=positive_int, metavar="N",
+                     help="cut each sequence to N nucleotides first (on the --context side, "
+                          "else the model's own), to evaluate a model at less than its limit")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
                      help="at most N sequences per batch (halved on out-of-memory); with "
                           "--preset reference exactly N (never halved)")
@@ -288,6 +299,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
     checked (a refusal writes nothing)."""
     from engine.fill import FillOptions  # lazy: polars, duckdb, pyarrow
 
+    context = parse_context(args.context, args.context_length)   # before the store is made
     paths = store_of(args, write=True)
     models = models_of(paths, args.models)      # names first: a typo changes nothing
     if args.random_init is not None:
@@ -309,6 +321,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
                                                  max_batch_tokens=args.max_batch_tokens,
                                                  compile=args.compile, dtype=args.dtype,
                                                  preset=args.preset,
+                                                 context=context,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
     return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile
