@@ -162,16 +162,18 @@ def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
     shown = run("SELECT e.model, string_agg(e.entry, ', ' ORDER BY e.entry) AS entries, "
                 "any_value(p.compute_precision) AS precision, "
                 "any_value(p.recipe_preset) AS preset, any_value(p.context_policy) AS context, "
-                "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset "
-                "AND coalesce(e.context_policy, '') = p.context_policy) AS one_preset "
+                "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset) AS one_preset, "
+                "bool_and(coalesce(e.context_policy, '') = p.context_policy) AS one_context "
                 "FROM entries e JOIN current_precision p ON p.model = e.model "
                 "GROUP BY e.model ORDER BY e.model", [])
     out += [f"{model}: results at {precision_label(precision or None)}"
             f"{'' if one_preset else ', ' + preset_label(preset or None)}"
-            f"{'' if one_preset else ', ' + context_label(context or None)} shown as {model}, "
-            f"at other {'precisions' if one_preset else 'variants'} apart as {entries} "
+            f"{'' if one_context else ', ' + context_label(context or None)} shown as {model}, "
+            f"at other {'precisions' if one_preset and one_context else 'variants'} apart as "
+            f"{entries} "
             "(never pooled)"
-            for model, entries, precision, preset, context, one_preset in shown.iter_rows()]
+            for model, entries, precision, preset, context, one_preset, one_context
+            in shown.iter_rows()]
     return out + kinds_left_out(run)
 
 

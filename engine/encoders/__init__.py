@@ -362,7 +362,7 @@ def build_encoder(model: ModelMeta, options: EncoderOptions = EncoderOptions()) 
                          exc) from None
     if (value := told_context(model, options)) is None:
         return encoder
-    from engine.encoders.context import ContextEncoder  # lazy: torch
+    from engine.encoders.context import ContextEncoder  # lazy: numpy
 
     return ContextEncoder(encoder, options.context, value, own_side(model.encoder))
 

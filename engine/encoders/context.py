@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.encoders.streaming import DEFAULT_FLUSH_ROWS, ArraySink, RowBuffer
+from engine.encoders.sinks import DEFAULT_FLUSH_ROWS, ArraySink, RowBuffer
 from store.vocab.context import WINDOWS, ContextPolicy
 
 if TYPE_CHECKING:

@@ -38,8 +38,11 @@ GENEB_MINI_SUITE = SuiteSpec("geneb-mini", SuiteKind.GENERATED,
 GENEB_KINDS_SUITE = SuiteSpec("geneb-kinds", SuiteKind.GENERATED,
                               "4 small synthetic regression and variant-effect tasks",
                               classification=False)
+GENEB_LONG_SUITE = SuiteSpec("geneb-long", SuiteKind.GENERATED,
+                             "4 small synthetic long-range tasks (a planted pair 0 bp to 100 kb "
+                             "apart)")
 NAMED: dict[str, SuiteSpec] = {s.name: s for s in (GENEB_V1_SUITE, GENEB_MINI_SUITE,
-                                                   GENEB_KINDS_SUITE)}
+                                                   GENEB_KINDS_SUITE, GENEB_LONG_SUITE)}
 """Every suite a name stands for (any other `--suite` is a folder)."""
 DEFAULT = GENEB_V1_SUITE.name
 

@@ -38,9 +38,10 @@ def bert(tmp_path_factory):
     return {"folder": folder, "catalog": load_models(root / "models.toml")}
 
 
-def encoder(bert, context: ContextPolicy = ContextPolicy(), batch_size: int | None = None):
+def encoder(bert, context: ContextPolicy | None = None, batch_size: int | None = None):
     return build_encoder(resolve_model("tiny-bert", bert["catalog"]),
-                         EncoderOptions(device="cpu", context=context, batch_size=batch_size))
+                         EncoderOptions(device="cpu", context=context or ContextPolicy(),
+                                        batch_size=batch_size))
 
 
 def test_the_default_is_the_encoder_as_it_was(bert):
