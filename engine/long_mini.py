@@ -25,8 +25,6 @@ PCG64 Generator).
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -110,20 +108,7 @@ def generate(spec: Spec) -> tuple[list[str], list[int], list[str]]:
 
 
 def _task_csv(spec: Spec) -> bytes:
-    seqs, labels, splits = generate(spec)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(("text", "label", "split"))
-    w.writerows(zip(seqs, labels, splits, strict=True))
-    return buf.getvalue().encode("ascii")
-
-
-def _manifest_csv() -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(("task_id", "category", "label"))
-    w.writerows((t.task_id, t.category, t.label) for t in TASKS)
-    return buf.getvalue().encode("utf-8")
+    return mini.task_csv(*generate(spec))
 
 
 def write_task(folder: Path, task_id: str) -> Path:
@@ -145,4 +130,4 @@ def is_complete(folder: Path) -> bool:
 def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
     """Write geneb-long into `folder` (`engine.mini.write_suite`)."""
     return mini.write_suite(folder, REVISION, {s.task_id: partial(_task_csv, s) for s in SPECS},
-                            _manifest_csv(), made)
+                            mini.manifest_csv(TASKS), made)
