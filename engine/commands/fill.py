@@ -136,6 +136,10 @@ def _add_encoder_args(enc) -> None:
     enc.add_argument("--context-length", type=positive_int, metavar="N",
                      help="cut each sequence to N nucleotides first (on the --context side, "
                           "else the model's own), to evaluate a model at less than its limit")
+    enc.add_argument("--context-lengths", type=positive_int, nargs="+", metavar="N",
+                     help="a context sweep: the same fill at each --context-length N in turn "
+                          "(each its own cells); `report` then shows score against context per "
+                          "model")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
                      help="at most N sequences per batch (halved on out-of-memory); with "
                           "--preset reference exactly N (never halved)")
@@ -329,6 +333,24 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
 
 def run(args) -> int:
     _stop_on_sigterm()
+    if args.context_lengths:
+        return _sweep(args)
+    return _run_one(args)
+
+
+def _sweep(args) -> int:
+    """`--context-lengths`: the fill at each length in turn, every length checked first (a
+    refusal writes nothing); the worst exit status."""
+    if args.context_length is not None:
+        raise GenebError("--context-lengths sweeps the lengths: leave out --context-length")
+    for n in args.context_lengths:
+        parse_context(args.context, n)
+    return max(_run_one(argparse.Namespace(**{**vars(args), "context_length": n,
+                                             "context_lengths": None}))
+               for n in dict.fromkeys(args.context_lengths))
+
+
+def _run_one(args) -> int:
     request, profile = fill_request(args)
     if args.dry_run:
         args.changes_store = False              # nothing written: no listener to tell

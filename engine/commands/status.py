@@ -260,7 +260,7 @@ def _show(args, paths, counts: StatusCounts) -> None:
             f"{model}: counted at {precision_label(counts.precisions[model])}, normalized "
             "(what `fill` computes in here by default); also done at "
             + "; ".join(f"{p}: {n} cell{'s' if n != 1 else ''}" for p, n in sorted(at.items()))
-            + " (other cells: `fill` at that --dtype and --preset counts them)"))
+            + " (other cells: `fill` at that --dtype, --preset and --context counts them)"))
     if nothing:
         console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
                       f"in {paths.root}; {_how_to_get(args, nothing)}")

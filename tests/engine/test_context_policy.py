@@ -129,3 +129,40 @@ def test_a_run_at_another_context_is_computed_and_shown_apart(bert, tmp_path, ca
     refused(capsys, store, *argv, "--context", "windows:16", names=("--context windows:16",))
     refused(capsys, store, *argv, "--context", "crop:right",
             names=("tiny-bert", "--context-length"))
+
+
+def test_a_context_sweep_fills_each_length_and_reports_score_against_context(tmp_path, capsys):
+    """`fill --context-lengths 10 20` computes each length's cells (one run each); `report`
+    shows the model's three contexts in order of length, the default (its own limit) last,
+    each with the score and task-bootstrap interval of its entry; a store without two contexts
+    of a model has no such section."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for i in range(3):
+        write_task(suite / f"task_{i}.csv", 30, 12, 2, i, length=40)
+    (suite / "manifest.csv").write_text(      # one category of three tasks: macro has intervals
+        "task_id,category\n" + "".join(f"task_{i},Promoters\n" for i in range(3)))
+    store = tmp_path / "store"
+    argv = ("fill", "--store", str(store), "--suite", str(suite), "--models", "kmer-3",
+            "--regimes", "full", "--json")
+    report = ("report", "--store", str(store), "--suite", str(suite), "--resamples", "200",
+              "--json")
+    assert outputs(capsys, *argv)[0] == 0
+    assert "context_curve" not in json.loads(outputs(capsys, *report)[1])
+    refused(capsys, store, *argv, "--context-lengths", "10", "--context-length", "5",
+            names=("--context-lengths", "--context-length"))
+    refused(capsys, store, *argv, "--context", "windows:16:8", "--context-lengths", "10",
+            names=("--context-length",))
+    rc, out, err = outputs(capsys, *argv, "--context-lengths", "10", "20", "10")
+    assert rc == 0, err
+    assert sum(json.loads(x)["event"] == "cell" and json.loads(x)["computed"]
+               for x in out.splitlines()) == 6                   # 3 tasks at each length
+    doc = json.loads(outputs(capsys, *report)[1])
+    curve = doc["context_curve"]
+    assert [(c["model"], c["context"], c["context_length"]) for c in curve] == [
+        ("kmer-3", "crop-left-10", 10), ("kmer-3", "crop-left-20", 20), ("kmer-3", "crop", None)]
+    macro = {a["model"]: a["macro"] for a in doc["aggregates"]}
+    for c in curve:
+        assert c["value"] == pytest.approx(macro[c["entry"]])
+        assert c["low"] <= c["value"] <= c["high"]
+    assert macro["kmer-3 [normalized, crop-left-10]"] != macro["kmer-3 [normalized, crop]"]
