@@ -81,7 +81,8 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
         frames |= uncertainty_frames(scores, models, regime=q.regime, metric=q.metric,
                                      tasks=q.tasks, resamples=q.resamples, level=q.level,
                                      seed=q.seed, per_seed=per_seed, with_source=q.with_source)
-        curve = context_curve(frames["score_intervals"], snap.query(VARIANTS_SQL))
+        curve = context_curve(frames.get("score_intervals", pl.DataFrame()),
+                              snap.query(VARIANTS_SQL))
         if not curve.is_empty():        # a store without two contexts of a model: as before
             frames["context_curve"] = curve
     if q.versus:
