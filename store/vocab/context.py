@@ -48,10 +48,6 @@ class ContextPolicy:
     window: int | None = None     # windows: nucleotides per window
     stride: int | None = None     # windows: nucleotides from one window's start to the next
 
-    @property
-    def is_default(self) -> bool:
-        return self.mode == CROP and self.length is None
-
     def value(self, own_side: str = DEFAULT_SIDE) -> str | None:
         """The variant value of this policy for a model whose own side is `own_side`."""
         if self.mode == WINDOWS:
