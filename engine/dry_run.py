@@ -59,7 +59,7 @@ from threadpoolctl import threadpool_limits
 
 from engine.data import KindTargets, Sample, TaskData
 from engine.embedding_import import check_imported
-from engine.encoders import build_encoder, preflight, told_precision, told_preset
+from engine.encoders import build_encoder, preflight, told_context, told_precision, told_preset
 from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
@@ -378,7 +378,8 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
                 if not embeddings.stored(model.model_id, w.task.task_id, name,
                                          measured.hashes.get(w.task.task_id),
                                          revisions.get(model.model_id), precision=precision,
-                                         preset=told_preset(model, options.encoder))]
+                                         preset=told_preset(model, options.encoder),
+                                         context=told_context(model, options.encoder))]
     sequences = sum(counts.splits[s][0] for s in to_embed)
     nucleotides = sum(counts.splits[s][1] for s in to_embed)
     calibration = _Calibration(model, options, counts.sample, device)

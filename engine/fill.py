@@ -276,7 +276,7 @@ class _PairRunner:
             mid = work.model.model_id
             todo = remaining(self.paths, mid, data.task_id, data.data_hash,
                              self.plan.revisions.get(mid), self.plan.precisions.get(mid),
-                             work.todo, self.plan.presets.get(mid))
+                             work.todo, self.plan.presets.get(mid), self.plan.contexts.get(mid))
             if not todo:
                 lock.release()
                 self._report(work, computed=False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
@@ -417,21 +417,29 @@ def generate(spec: Spec) -> tuple[list[str], np.ndarray, list[str]]:
     return out_seqs, np.asarray(out_labels, dtype=np.int64), out_splits
 
 
+def csv_bytes(header: tuple[str, ...], rows: Iterable, encoding: str = "ascii") -> bytes:
+    """A generated suite's CSV file: `header`, then `rows`, lines ended by \\n."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue().encode(encoding)
+
+
+def task_csv(seqs: list[str], labels: Iterable[int], splits: list[str]) -> bytes:
+    """A classification task's flat file (`text,label,split`)."""
+    return csv_bytes(("text", "label", "split"), zip(seqs, labels, splits, strict=True))
+
+
+def manifest_csv(tasks: Iterable[TaskMeta]) -> bytes:
+    """A generated classification suite's `manifest.csv` (`task_id,category,label`)."""
+    return csv_bytes(("task_id", "category", "label"),
+                     ((t.task_id, t.category, t.label) for t in tasks), "utf-8")
+
+
 def _task_csv(spec: Spec) -> bytes:
     seqs, labels, splits = generate(spec)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(("text", "label", "split"))
-    w.writerows(zip(seqs, labels.tolist(), splits, strict=True))
-    return buf.getvalue().encode("ascii")
-
-
-def _manifest_csv() -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(("task_id", "category", "label"))
-    w.writerows((t.task_id, t.category, t.label) for t in TASKS)
-    return buf.getvalue().encode("utf-8")
+    return task_csv(seqs, labels.tolist(), splits)
 
 
 def write_task(folder: Path, task_id: str) -> Path:
@@ -478,7 +486,7 @@ def write_suite(folder: Path, revision: str, task_files: Mapping[str, Callable[[
 def materialize(folder: Path, made: Mapping[str, bytes] | None = None) -> Path:
     """Write geneb-mini into `folder` (`write_suite`)."""
     return write_suite(folder, REVISION, {s.task_id: partial(_task_csv, s) for s in SPECS},
-                       _manifest_csv(), made)
+                       manifest_csv(TASKS), made)
 
 
 # --- measuring the planted signals -------------------------------------------------------------

@@ -36,19 +36,27 @@ from store.vocab.variant import precision_label
 def embeddings_identity(model: ModelMeta, encoder, data_hash: str) -> dict:
     """The embeddings' identity and provenance, stored as the split's attributes (what
     `store.embeddings.IDENTITY` compares: a stored split is reused when they match); the
-    recipe preset only where it is not normalized (it is in the encoder's settings then too),
-    so the normalized preset's attributes are what they always were."""
-    preset = recipe_preset(encoder)
+    recipe preset only where it is not normalized and the context policy only where it is not
+    the default (each is in the encoder's settings then too), so the default variant's
+    attributes are what they always were."""
+    preset, context = recipe_preset(encoder), context_policy(encoder)
     return {"model_id": model.model_id, "model_revision": encoder.revision,
             "encoder": encoder.settings, "data_hash": data_hash, "dtype": "float32",
             "compute_precision": encoder.precision, "engine_version": __version__,
-            **({"recipe_preset": preset} if preset is not None else {})}
+            **({"recipe_preset": preset} if preset is not None else {}),
+            **({"context_policy": context} if context is not None else {})}
 
 
 def recipe_preset(encoder) -> str | None:
     """The encoder's recipe preset value (`store.vocab.variant`; None: normalized, and for the
     kinds that batch nothing of their own)."""
     return getattr(encoder, "preset", None)
+
+
+def context_policy(encoder) -> str | None:
+    """The encoder's context policy value (`store.vocab.context`; None: the default, and every
+    encoder `engine.encoders.context.ContextEncoder` does not wrap)."""
+    return getattr(encoder, "context", None)
 
 
 def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, encoder,
@@ -98,13 +106,13 @@ def embedded_event(model_id: str, task_id: str, worker: str, done: dict) -> dict
 
 def remaining(paths: StorePaths, model_id: str, task_id: str, data_hash: str,
               revision: str | None, precision: str | None,
-              todo: tuple[tuple[Protocol, tuple[str, ...]], ...], preset: str | None = None
-              ) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
+              todo: tuple[tuple[Protocol, tuple[str, ...]], ...], preset: str | None = None,
+              context: str | None = None) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
     """The part of a pair's `todo` the results table still lacks on `data_hash` with the
-    model's `revision` at the compute `precision` and recipe `preset` (another process may
-    have finished cells since the plan); checked under the pair's lock."""
+    model's `revision` at the compute `precision`, recipe `preset` and `context` policy (another
+    process may have finished cells since the plan); checked under the pair's lock."""
     done = done_in_table(paths, model_id, task_id, data_hash, revision, precision,
-                         seed_counts(p for p, _ in todo), preset)
+                         seed_counts(p for p, _ in todo), preset, context)
     return tuple((p, left) for p, regimes in todo
                  if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
 
@@ -139,7 +147,8 @@ def provenance_of(suite: Suite, data: TaskData, encoder) -> dict:
     """What every result row of a pair records about where it came from."""
     return {"source": LOCAL, "data_revision": suite.revision, "data_hash": data.data_hash,
             "model_revision": encoder.revision, "compute_precision": encoder.precision,
-            "recipe_preset": recipe_preset(encoder), "engine_version": __version__}
+            "recipe_preset": recipe_preset(encoder), "context_policy": context_policy(encoder),
+            "engine_version": __version__}
 
 
 def cell_events(work: PairWork, computed: bool, done: int, total: int) -> list[dict]:
@@ -181,14 +190,16 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                                   source=provenance["source"],
                                   data_hash=provenance["data_hash"],
                                   compute_precision=provenance["compute_precision"],
-                                  recipe_preset=provenance["recipe_preset"], created_at=now)
+                                  recipe_preset=provenance["recipe_preset"],
+                                  context_policy=provenance["context_policy"], created_at=now)
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"], revision=provenance["model_revision"],
                        seeds=seed_counts(p for p, _ in todo),
                        precision=provenance["compute_precision"],
-                       preset=provenance["recipe_preset"], predictions=predictions)
+                       preset=provenance["recipe_preset"], predictions=predictions,
+                       context=provenance["context_policy"])
 
 
 def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
@@ -207,14 +218,16 @@ def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
     predictions = value_rows(rows, targets.y_test, model=model_id, task=task_id,
                              source=provenance["source"], data_hash=provenance["data_hash"],
                              compute_precision=provenance["compute_precision"],
-                             recipe_preset=provenance["recipe_preset"], created_at=now)
+                             recipe_preset=provenance["recipe_preset"],
+                             context_policy=provenance["context_policy"], created_at=now)
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"], revision=provenance["model_revision"],
                        seeds=seed_counts(p for p, _ in todo),
                        precision=provenance["compute_precision"],
-                       preset=provenance["recipe_preset"], predictions=predictions)
+                       preset=provenance["recipe_preset"], context=provenance["context_policy"],
+                       predictions=predictions)
 
 
 def wants_llr(todo: tuple[tuple[Protocol, tuple[str, ...]], ...]) -> bool:

@@ -29,6 +29,7 @@ import polars as pl
 
 from store.cells import ENTRY_VARIANT
 from store.fingerprint import LEGACY_PREFIX, checkpoint_fingerprint, folder_sha256
+from store.vocab.context import context_label
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.kinds import (
@@ -127,7 +128,7 @@ def left_out(run: Run, kind: str = CLASSIFICATION) -> pl.DataFrame:
     their data), of `kind`'s tasks (those the readers show)."""
     return run(f"""
         SELECT r.model, count(DISTINCT (r.protocol_hash, r.task, r.regime,
-                                        r.compute_precision, r.recipe_preset)) AS n
+                                        {', '.join(f'r.{c}' for c in VARIANT_COLUMNS)})) AS n
         FROM stale_results r
         LEFT JOIN current_data c ON c.task = r.task
         WHERE r.source = '{LOCAL}' AND ({rows_of(kind)})
@@ -157,7 +158,7 @@ def notes(run: Run, folders: Mapping[str, FolderRevision],
     """What the store's current revisions leave out or cannot check, and what is shown apart,
     one line per model: its rows of another revision (`left_out`), a checkpoint folder that is
     gone, its rows at other variants than its current one (the `entries` view: other compute
-    precisions, other recipe presets)."""
+    precisions, other recipe presets, other context policies)."""
     out = []
     for model, n in left_out(run, kind).iter_rows():
         told = folders.get(model)
@@ -168,15 +169,19 @@ def notes(run: Run, folders: Mapping[str, FolderRevision],
             if told.problem is not None]
     shown = run("SELECT e.model, string_agg(e.entry, ', ' ORDER BY e.entry) AS entries, "
                 "any_value(p.compute_precision) AS precision, "
-                "any_value(p.recipe_preset) AS preset, "
-                "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset) AS one_preset "
+                "any_value(p.recipe_preset) AS preset, any_value(p.context_policy) AS context, "
+                "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset) AS one_preset, "
+                "bool_and(coalesce(e.context_policy, '') = p.context_policy) AS one_context "
                 "FROM entries e JOIN current_precision p ON p.model = e.model "
                 "GROUP BY e.model ORDER BY e.model", [])
     out += [f"{model}: results at {precision_label(precision or None)}"
-            f"{'' if one_preset else ', ' + preset_label(preset or None)} shown as {model}, "
-            f"at other {'precisions' if one_preset else 'variants'} apart as {entries} "
+            f"{'' if one_preset else ', ' + preset_label(preset or None)}"
+            f"{'' if one_context else ', ' + context_label(context or None)} shown as {model}, "
+            f"at other {'precisions' if one_preset and one_context else 'variants'} apart as "
+            f"{entries} "
             "(never pooled)"
-            for model, entries, precision, preset, one_preset in shown.iter_rows()]
+            for model, entries, precision, preset, context, one_preset, one_context
+            in shown.iter_rows()]
     return out + kinds_left_out(run, kind)
 
 

@@ -387,20 +387,21 @@ class EmbeddingStore:
         return self._folders[model]
 
     def split_path(self, model: str, task: str, split: str,
-                   precision: str | None = None, preset: str | None = None) -> Path:
-        """The split's folder; at `precision` and recipe `preset`
+                   precision: str | None = None, preset: str | None = None,
+                   context: str | None = None) -> Path:
+        """The split's folder; at `precision`, recipe `preset` and `context` policy
         (`store.vocab.variant.split_suffix`)."""
         if not _SPLIT_NAME.match(split):
             raise ValueError(f"split name {split!r}: letters, digits, '_' and '-' only")
         return (self.root / self.model_folder(model) / path_part(task)
-                / (split + split_suffix(precision, preset)))
+                / (split + split_suffix(precision, preset, context)))
 
     def load(self, model: str, task: str, split: str,
              expect: dict) -> tuple[np.ndarray, np.ndarray] | None:
         """(embeddings, labels) when the split is complete, intact and made the way `expect`
         says; else None."""
         path = self.split_path(model, task, split, expect.get("compute_precision"),
-                               expect.get("recipe_preset"))
+                               expect.get("recipe_preset"), expect.get("context_policy"))
         try:
             group = _open_group(path)
             if not _same(group.attrs.asdict(), expect):
@@ -411,17 +412,19 @@ class EmbeddingStore:
 
     def stored(self, model: str, task: str, split: str, data_hash: str,
                revision: str | None, expect: dict | None = None,
-               precision: str | None = None, preset: str | None = None) -> bool:
+               precision: str | None = None, preset: str | None = None,
+               context: str | None = None) -> bool:
         """Whether a complete split of `model` on the data `data_hash`, made with the model's
-        `revision` at `precision` and recipe `preset` (and, given `expect`, made the way it
-        says, its variant included), is stored, by its attributes alone (what a plan counts on
-        reusing, read fast): `load` verifies it, and the settings it was made with, before a
-        run uses it."""
+        `revision` at `precision`, recipe `preset` and `context` policy (and, given `expect`, made
+        the way it says, its variant included), is stored, by its attributes alone (what a plan
+        counts on reusing, read fast): `load` verifies it, and the settings it was made with, before
+        a run uses it."""
         if expect is not None:
             precision, preset = expect.get("compute_precision"), expect.get("recipe_preset")
+            context = expect.get("context_policy")
         try:
             attrs = _open_group(self.split_path(model, task, split, precision,
-                                                preset)).attrs.asdict()
+                                                preset, context)).attrs.asdict()
         except Exception:   # _Corrupt, or whatever a damaged file raises
             return False
         return (attrs.get("complete") is True and attrs.get("model_id") == model
@@ -434,7 +437,7 @@ class EmbeddingStore:
         """A writer for the split; resumes a compatible partial write, else starts afresh.
         The caller holds the (model, task) lock."""
         final = self.split_path(model, task, split, expect.get("compute_precision"),
-                                expect.get("recipe_preset"))
+                                expect.get("recipe_preset"), expect.get("context_policy"))
         final.parent.mkdir(parents=True, exist_ok=True)
         for folder in (self.root, final.parent.parent, final.parent):
             _browsable(folder)

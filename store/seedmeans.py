@@ -1,6 +1,7 @@
 """Seed means: one value per (source, protocol, model, task, regime), from the `results` view
 (a model's rows at another compute precision are their own entry there, so a cell has one
-precision, `compute_precision`, and one recipe preset, `recipe_preset`).
+precision, `compute_precision`, one recipe preset, `recipe_preset`, and one context policy,
+`context_policy`).
 
 mean = arithmetic mean over the stored seeds, summed in seed order (a plain `avg` sums in
 whatever order DuckDB's threads meet the rows, so the last bit could change between reads);
@@ -36,7 +37,8 @@ WITH cells AS (
          list_sort(list(struct_pack(seed := r.seed, {fields}))) AS v,
          bool_and(r.converged) AS converged, bool_or(r.degenerate) AS degenerate,
          max(r.n_test) AS n_test, min(r.data_hash) AS data_hash,
-         min(r.compute_precision) AS compute_precision, min(r.recipe_preset) AS recipe_preset
+         min(r.compute_precision) AS compute_precision, min(r.recipe_preset) AS recipe_preset,
+         min(r.context_policy) AS context_policy
   FROM results r
   WHERE {{where}}
   GROUP BY r.model, r.task, r.regime, r.source, r.protocol_hash
@@ -47,7 +49,7 @@ WITH cells AS (
 SELECT c.model, c.task, t.category, c.regime, c.source, c.protocol, c.protocol_hash, c.n_seeds,
        {means},
        {kind[1]}c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision,
-       c.recipe_preset
+       c.recipe_preset, c.context_policy
 FROM lists c LEFT JOIN tasks t ON t.task_id = c.task
 WHERE {{category}}
 ORDER BY c.model, t.category, c.task, c.regime, c.source

@@ -159,6 +159,13 @@ RESULT_COLUMNS = {
                      "forward pass of this engine and for imported rows. Part of the key: "
                      "rows of two presets (or two batch sizes) are their own cells, shown "
                      "apart ([Recipes](recipes.md#two-presets))",
+    "context_policy": "the row's variant, third member: what of each sequence the model saw "
+                      "(`fill --context`, `--context-length`): NULL for the default (cut to the "
+                      "model's own limit on its own side; every row written before the "
+                      "column), `crop-<side>-<N>` or `windows-<W>-<S>` otherwise; a data file "
+                      "of default rows only is written without it. Part of the key: rows of two "
+                      "policies are their own cells, shown apart "
+                      "([Long range](../guide/long-range.md))",
     "engine_version": "the engine's version; an imported file's `harness_version`",
     "created_at": "when the row was written (UTC); the latest wins among rows of one key",
     "kind": "the task kind ([Regression and variant-effect tasks](../guide/task-kinds.md)): "

@@ -107,7 +107,8 @@ def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, t
     another process finished them meanwhile)."""
     with pair_lock(paths, model_id, task_id):
         todo = remaining(paths, model_id, task_id, data_hash, provenance["model_revision"],
-                         provenance["compute_precision"], todo, provenance["recipe_preset"])
+                         provenance["compute_precision"], todo, provenance["recipe_preset"],
+                         provenance["context_policy"])
         if not todo:
             return 0
         reach("probe-task")

@@ -44,6 +44,7 @@ from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta, TaskMeta
 from store.devices import DeviceProfile, device_profile, device_profiles
 from store.paths import StorePaths
+from store.vocab.context import parse_context
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
@@ -126,6 +127,20 @@ def _add_encoder_args(enc) -> None:
                           "main.py's extractors, 8 for SpliceBERT, 1 for Evo-1; padded as the "
                           "official extractor did); part of the embeddings' identity and of "
                           "every result row (reference@<batch size>)")
+    enc.add_argument("--context", metavar="POLICY",
+                     help="what of each sequence a model sees: crop (default: cut to the "
+                          "model's own limit on its own side, the start kept, Enformer the "
+                          "centre), crop:left|centre|right (with --context-length: the side "
+                          "kept), windows:W:S (windows of W nucleotides every S, their "
+                          "embeddings averaged); part of the embeddings' identity and of every "
+                          "result row (crop-<side>-<N>, windows-<W>-<S>)")
+    enc.add_argument("--context-length", type=positive_int, metavar="N",
+                     help="cut each sequence to N nucleotides first (on the --context side, "
+                          "else the model's own), to evaluate a model at less than its limit")
+    enc.add_argument("--context-lengths", type=positive_int, nargs="+", metavar="N",
+                     help="a context sweep: the same fill at each --context-length N in turn "
+                          "(each its own cells); `report` then shows score against context per "
+                          "model")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
                      help="at most N sequences per batch (halved on out-of-memory); with "
                           "--preset reference exactly N (never halved)")
@@ -290,6 +305,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
     checked (a refusal writes nothing)."""
     from engine.fill import FillOptions  # lazy: polars, duckdb, pyarrow
 
+    context = parse_context(args.context, args.context_length)   # before the store is made
     paths = store_of(args, write=True)
     models = models_of(paths, args.models)      # names first: a typo changes nothing
     if args.random_init is not None:
@@ -312,6 +328,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
                                                  max_batch_tokens=args.max_batch_tokens,
                                                  compile=args.compile, dtype=args.dtype,
                                                  preset=args.preset,
+                                                 context=context,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster)
     return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile
@@ -335,6 +352,24 @@ def _protocols_take_classification(protocols: tuple[Protocol, ...], suite: Suite
 
 def run(args) -> int:
     _stop_on_sigterm()
+    if args.context_lengths:
+        return _sweep(args)
+    return _run_one(args)
+
+
+def _sweep(args) -> int:
+    """`--context-lengths`: the fill at each length in turn, every length checked first (a
+    refusal writes nothing); the worst exit status."""
+    if args.context_length is not None:
+        raise GenebError("--context-lengths sweeps the lengths: leave out --context-length")
+    for n in args.context_lengths:
+        parse_context(args.context, n)
+    return max(_run_one(argparse.Namespace(**{**vars(args), "context_length": n,
+                                             "context_lengths": None}))
+               for n in dict.fromkeys(args.context_lengths))
+
+
+def _run_one(args) -> int:
     request, profile = fill_request(args)
     if args.dry_run:
         args.changes_store = False              # nothing written: no listener to tell

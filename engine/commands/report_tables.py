@@ -551,6 +551,23 @@ def zero_shot_section(s: Sheet) -> None:
 
 
 # The report's sections, in the order printed.
+def context_section(s: Sheet) -> None:
+    """Score against context per model (`store.analyses.context`), where a model has entries
+    at several context policies."""
+    if "context_curve" not in s.frames:
+        return
+    t = _table(f"Score against context (macro, {s.where}, {s.pct} task-bootstrap interval): "
+               "each model's entries at several context policies; the length is the "
+               "nucleotides each sequence was cut to (windows: each window's), crop its own "
+               "limit",
+               [("model", "left"), ("context", "left"), ("length", "right"),
+                ("macro", "right"), ("low", "right"), ("high", "right")], keys=2)
+    for r in s.frames["context_curve"].iter_rows(named=True):
+        t.add_row(escape(r["model"]), escape(r["context"]), _n(r["context_length"]),
+                  _f(r["value"]), _f(r["low"]), _f(r["high"]))
+    s.show(t)
+
+
 SECTIONS: tuple[Callable[[Sheet], None], ...] = (
     aggregates_section, leader_section, tie_group_section, zero_shot_section, borda_section,
     rank_tests_section,
@@ -558,7 +575,7 @@ SECTIONS: tuple[Callable[[Sheet], None], ...] = (
     degradation_section, scale_section, controlled_pairs_section,
     controlled_pairs_in_domain_section, smaller_beats_larger_section, task_difficulty_section,
     domain_split_section, category_leaders_section, leader_changes_section,
-    protocol_agreement_section,
+    protocol_agreement_section, context_section,
 )
 
 

@@ -95,9 +95,10 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
 def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, revisions=None,
                      also=None) -> dict[str, dict[str, int]]:
     """Model -> {variant: cells done} of the local cells done at another compute precision
-    than the one `precisions` gives the model (what `fill` would compute in) or at a recipe
-    preset other than normalized (`<precision>, reference@4`): other cells, which `fill
-    --dtype` / `--preset` at that variant counts (`store.vocab.variant`)."""
+    than the one `precisions` gives the model (what `fill` would compute in), at a recipe
+    preset other than normalized (`<precision>, reference@4`) or at a context policy other than
+    the default (`<precision>, windows-1000-500`): other cells, which `fill --dtype` /
+    `--preset` / `--context` at that variant counts (`store.vocab.variant`)."""
     from store.cells import cell_states  # lazy: polars
     from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
 
@@ -109,10 +110,12 @@ def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, re
     out: dict[str, dict[str, int]] = {}
     for r in states.iter_rows(named=True):
         if r["state"] == "done" and r["model"] in precisions and (
-                r["compute_precision"] != precisions[r["model"]] or r["recipe_preset"]):
+                r["compute_precision"] != precisions[r["model"]] or r["recipe_preset"]
+                or r["context_policy"]):
             at = out.setdefault(r["model"], {})
             label = precision_label(r["compute_precision"]) + (
-                f", {r['recipe_preset']}" if r["recipe_preset"] else "")
+                f", {r['recipe_preset']}" if r["recipe_preset"] else "") + (
+                f", {r['context_policy']}" if r["context_policy"] else "")
             at[label] = at.get(label, 0) + 1
     return out
 
@@ -257,7 +260,7 @@ def _show(args, paths, counts: StatusCounts) -> None:
             f"{model}: counted at {precision_label(counts.precisions[model])}, normalized "
             "(what `fill` computes in here by default); also done at "
             + "; ".join(f"{p}: {n} cell{'s' if n != 1 else ''}" for p, n in sorted(at.items()))
-            + " (other cells: `fill` at that --dtype and --preset counts them)"))
+            + " (other cells: `fill` at that --dtype, --preset and --context counts them)"))
     if nothing:
         console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
                       f"in {paths.root}; {_how_to_get(args, nothing)}")

@@ -26,6 +26,7 @@ from engine.encoders.checkpoint_checks import tokenizer_files_problem, weights_p
 from engine.encoders.hub import is_hub_id, pinned_snapshot, read_without_hub
 from store.catalog import RECIPE_DEFAULTS, transformers_problem
 from store.official.recipes import reference_of
+from store.vocab.context import ContextPolicy, check_side, own_side
 from store.vocab.encoder_kinds import (
     DEFAULT_POOLING,
     ENCODERS,
@@ -83,6 +84,8 @@ class EncoderOptions:
     #                                     k-mer, imported and extractor kinds compute as always
     preset: str = NORMALIZED            # the recipe preset (`store.vocab.variant.PRESETS`); the
     #                                     kinds without weights batch as always
+    context: ContextPolicy = ContextPolicy()   # what of a sequence a model sees
+    #                                     (`store.vocab.context`); the default: crop at its limit
 
 
 LOAD_ERROR_CHARS = 400     # of a library's message, in the one line of a failed load
@@ -120,6 +123,19 @@ def told_preset(model: ModelMeta, options: EncoderOptions) -> str | None:
                          f"{reference.batch_size} only ({reference.quirk}); leave out "
                          f"--batch-size {batch}")
     return preset_value(REFERENCE, batch)
+
+
+def told_context(model: ModelMeta, options: EncoderOptions) -> str | None:
+    """The context policy value (`store.vocab.context`) a run of `model` records with the
+    run's `--context` and `--context-length`: None for the default (crop at the model's own
+    limit on its own side); a crop on another side without a length is refused, and so is
+    any other policy for imported embeddings (nothing is embedded)."""
+    check_side(options.context, model.model_id, model.encoder)
+    value = options.context.value(own_side(model.encoder))
+    if value is not None and KINDS[model.encoder].imported:
+        raise GenebError(f"model {model.model_id}: its embeddings were imported, made at the "
+                         f"context they were made at; leave out --context {value}")
+    return value
 
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.
@@ -277,6 +293,7 @@ def preflight(model: ModelMeta, options: EncoderOptions = EncoderOptions(), *,
                          "entry")
     pooling_of(model)
     told_preset(model, options)           # a batch size its official extractor cannot have run
+    told_context(model, options)          # a side without a length
     if kind.user_code and (problem := extractor_problem(model.extractor)):
         raise GenebError(f"model {model.model_id}: {problem} (the 'extractor' of its registry "
                          "entry)")
@@ -337,12 +354,17 @@ def build_encoder(model: ModelMeta, options: EncoderOptions = EncoderOptions()) 
         raise GenebError(f"model {model.model_id}: the model side is not installed ({exc}); "
                          f"{kind.install}") from None
     try:
-        return module.build(model, options)
+        encoder = module.build(model, options)
     except GenebError:
         raise
     except Exception as exc:  # noqa: BLE001 - OSError, ValueError, UnpicklingError, SafetensorError...
         raise load_error(model.model_id, model.path or model.hub_id or model.extractor or "it",
                          exc) from None
+    if (value := told_context(model, options)) is None:
+        return encoder
+    from engine.encoders.context import ContextEncoder  # lazy: numpy
+
+    return ContextEncoder(encoder, options.context, value, own_side(model.encoder))
 
 
 def load_error(model_id: str, source: str, exc: Exception) -> GenebError:

@@ -38,6 +38,7 @@ import torch
 from enformer_pytorch import Enformer, EnformerConfig, str_to_one_hot
 from enformer_pytorch.modeling_enformer import Attention
 
+from engine.encoders.context import cropped
 from engine.encoders.hub import checkpoint
 from engine.encoders.streaming import StreamingEncoder
 from store.vocab.errors import GenebError
@@ -165,7 +166,7 @@ def centred(sequence: str, width: int) -> str:
     or its middle `width` bases."""
     extra = len(sequence) - width
     if extra >= 0:
-        return sequence[extra // 2:extra // 2 + width]
+        return cropped(sequence, width, "centre")
     return "N" * (-extra // 2) + sequence + "N" * (-extra - -extra // 2)
 
 

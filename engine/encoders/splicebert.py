@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from engine.encoders.context import window_starts
 from engine.encoders.hf import HFEncoder, build_hf
 from store.vocab.errors import GenebError
 
@@ -43,15 +44,6 @@ SPECIALS = 2                 # [CLS] and [SEP] around every window
 def build(model: ModelMeta, options: EncoderOptions) -> SpliceBERTEncoder:
     """The encoder of a catalog entry that passed `preflight`."""
     return build_hf(SpliceBERTEncoder, model, options)
-
-
-def window_starts(length: int, window: int) -> list[int]:
-    """Where each window of a `length`-letter sequence starts: one window when it fits, else
-    every `window // 2` letters and a last one ending at the sequence's end."""
-    if length <= window:
-        return [0]
-    starts = list(range(0, length - window + 1, window // 2))
-    return starts if starts[-1] == length - window else [*starts, length - window]
 
 
 class SpliceBERTEncoder(HFEncoder):
@@ -102,7 +94,7 @@ class SpliceBERTEncoder(HFEncoder):
         belongs to, and the number of items."""
         windows, owner = [], []
         for row, ids in enumerate(items):
-            for start in window_starts(len(ids), self.window):
+            for start in window_starts(len(ids), self.window, self.window // 2):
                 windows.append(ids[start:start + self.window])
                 owner.append(row)
         width = max(map(len, windows)) + SPECIALS

@@ -69,6 +69,7 @@ from engine.encoders.batching import (
 )
 from engine.encoders.device import device_name, pick_device, precision_name, precision_of
 from engine.encoders.hub import checkpoint_revision
+from engine.encoders.sinks import DEFAULT_FLUSH_ROWS, ArraySink, RowBuffer
 from store.devices import peak_tflops
 from store.official.recipes import Reference, reference_of
 from store.vocab.encoder_kinds import KINDS
@@ -80,7 +81,6 @@ if TYPE_CHECKING:
     from store.catalog import ModelMeta
     from store.embeddings import SplitWriter
 
-DEFAULT_FLUSH_ROWS = 1024
 def forward_tflops(params: int | None, tokens_per_s: float | None) -> float | None:
     """Achieved TFLOP/s of the forward pass: 2 x parameters x tokens per second."""
     if not params or not tokens_per_s:
@@ -382,45 +382,3 @@ class Part:
     lengths: np.ndarray
     inputs: Any = None
     n_truncated: int = 0
-
-
-class RowBuffer:
-    """Collects finished batches and writes them in blocks of about `rows` rows."""
-
-    def __init__(self, writer, rows: int, seconds: float):
-        self.writer, self.rows, self.seconds = writer, rows, seconds
-        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
-        self.n = 0
-        self.since = time.monotonic()
-
-    def add(self, rows: np.ndarray, block: np.ndarray) -> None:
-        self.parts.append((rows, block))
-        self.n += rows.size
-        if self.n >= self.rows or time.monotonic() - self.since >= self.seconds:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.parts:
-            rows = np.concatenate([r for r, _ in self.parts])
-            block = np.concatenate([b for _, b in self.parts])
-            order = np.argsort(rows, kind="stable")
-            self.writer.write(rows[order], block[order])
-        self.parts, self.n, self.since = [], 0, time.monotonic()
-
-
-class ArraySink:
-    """An in-memory stand-in for a SplitWriter (pending/write)."""
-
-    def __init__(self, n: int):
-        self.n = n
-        self.array: np.ndarray | None = None
-        self.done = np.zeros(n, dtype=bool)
-
-    def pending(self) -> np.ndarray:
-        return np.flatnonzero(~self.done)
-
-    def write(self, rows: np.ndarray, block: np.ndarray) -> None:
-        if self.array is None:
-            self.array = np.zeros((self.n, block.shape[1]), dtype=np.float32)
-        self.array[rows] = block
-        self.done[rows] = True

@@ -21,6 +21,7 @@ from store.paths import StorePaths
 from store.tables.schema import PARTITIONS, RESULT_SCHEMA
 from store.vocab.ids import path_part
 from store.vocab.kinds import KIND_COLUMNS
+from store.vocab.variant import CONTEXT_COLUMN
 
 TABLE_CONFIG = {"delta.logRetentionDuration": "interval 1 minute",
                 "delta.checkpointInterval": "100"}
@@ -31,8 +32,9 @@ class Table:
     """One Delta table of the store (written through `store.tables.results`): its folder (a
     `StorePaths` property of that name), its row schema (partitioned by `PARTITIONS`) and its
     Delta name. `sparse`: columns a data file holds only where one of its rows has a value
-    (the results table's task-kind columns: a classification row's file is written with the
-    columns it always had; readers read a column a file lacks as NULL)."""
+    (the results table's task-kind columns and both tables' context policy: a classification
+    row's file at the default context is written with the columns it always had; readers read
+    a column a file lacks as NULL)."""
 
     name: str
     schema: pa.Schema
@@ -63,7 +65,7 @@ class Table:
         return "compact" if self.name == "results" else f"compact-{self.name}"
 
 
-RESULTS = Table("results", RESULT_SCHEMA, "geneb-results", KIND_COLUMNS)
+RESULTS = Table("results", RESULT_SCHEMA, "geneb-results", (*KIND_COLUMNS, CONTEXT_COLUMN))
 
 
 def write_data_file(root: Path, table: pa.Table, source: str, model: str,

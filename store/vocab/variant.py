@@ -28,15 +28,20 @@ attribute of the embeddings:
   imported results record none: imported official rows were made by the official extractors at
   a batch size no record states (docs: Recipes).
 
-Later members (the context policy, the storage precision) are added here and to
-`VARIANT_COLUMNS`.
+- `context_policy`: what of each sequence the model saw (`fill --context`, `--context-length`,
+  `store.vocab.context`): NULL for the default (each sequence cut to the model's own limit on
+  its own side: every row written before the column reads so), else `crop-<side>-<N>` or
+  `windows-<W>-<S>`.
+
+Later members (the storage precision) are added here and to `VARIANT_COLUMNS`.
 """
 
 from __future__ import annotations
 
 from store.vocab.encoder_kinds import EncoderKind
 
-VARIANT_COLUMNS: tuple[str, ...] = ("compute_precision", "recipe_preset")
+CONTEXT_COLUMN = "context_policy"    # NULL (the default) in every data file written before it
+VARIANT_COLUMNS: tuple[str, ...] = ("compute_precision", "recipe_preset", CONTEXT_COLUMN)
 # The precision geneb-v1's numbers were computed in; the embeddings at it (or at none) keep the
 # plain path `<model>/<task>/<split>`.
 REFERENCE_PRECISION = "float32"
@@ -59,13 +64,16 @@ def precision_label(precision: str | None) -> str:
     return NOT_RECORDED if precision is None else precision
 
 
-def split_suffix(precision: str | None, preset: str | None = None) -> str:
-    """What a split's folder name adds for embeddings at `precision` and recipe preset value
-    `preset`: nothing at the reference precision (or none), else `@<precision>`; nothing for
-    the normalized preset, else `@<preset>` (`reference@4`), so that two variants never share
-    a folder."""
+def split_suffix(precision: str | None, preset: str | None = None,
+                 context: str | None = None) -> str:
+    """What a split's folder name adds for embeddings at `precision`, recipe preset value
+    `preset` and context policy value `context`: nothing at the reference precision (or none),
+    else `@<precision>`; nothing for the normalized preset, else `@<preset>` (`reference@4`);
+    nothing for the default context, else `@<context>` (`windows-1000-500`), so that two
+    variants never share a folder."""
     return (("" if precision in (None, REFERENCE_PRECISION) else f"@{precision}")
-            + ("" if preset is None else f"@{preset}"))
+            + ("" if preset is None else f"@{preset}")
+            + ("" if context is None else f"@{context}"))
 
 
 def preset_value(preset: str, batch_size: int | None) -> str | None:

@@ -90,7 +90,7 @@ def test_suite_names(filled, capsys, command):
     line = refused(capsys, store, command, "--suite", "geneb-mni", *extra, close="geneb-mini")
     # a command that reads results also takes a suite the store has results on, by name
     reads = command in ("status", "report")
-    assert line.endswith("choose from geneb-v1, geneb-mini, geneb-kinds, "
+    assert line.endswith("choose from geneb-v1, geneb-mini, geneb-kinds, geneb-long, "
                          f"{'suite, ' if reads else ''}or a directory of <task_id>.csv files")
 
 

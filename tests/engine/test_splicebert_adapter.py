@@ -15,7 +15,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
-from engine.encoders.splicebert import SpliceBERTEncoder, window_starts  # noqa: E402
+from engine.encoders.context import window_starts  # noqa: E402
+from engine.encoders.splicebert import SpliceBERTEncoder  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
 from store.catalog import load_models  # noqa: E402
 from store.fingerprint import checkpoint_fingerprint  # noqa: E402
@@ -44,10 +45,10 @@ def encoder(zoo, model_id: str) -> SpliceBERTEncoder:
 
 
 def test_windows_cover_the_sequence_the_last_ending_at_its_end():
-    assert window_starts(0, 32) == window_starts(32, 32) == [0]
-    assert window_starts(33, 32) == [0, 1]
-    assert window_starts(60, 32) == [0, 16, 28]
-    assert window_starts(64, 32) == [0, 16, 32]
+    assert window_starts(0, 32, 16) == window_starts(32, 32, 16) == [0]
+    assert window_starts(33, 32, 16) == [0, 1]
+    assert window_starts(60, 32, 16) == [0, 16, 28]
+    assert window_starts(64, 32, 16) == [0, 16, 32]
 
 
 def test_letters_become_the_vocabulary_s_ids_and_the_rest_n(zoo):
