@@ -127,6 +127,13 @@ def store_sizes(paths: StorePaths) -> StoreSizes:
         per_model: dict[str, int] = {}
         state = read_state(paths, table)
         for f in state.files if state is not None else ():
-            per_model[f.model] = per_model.get(f.model, 0) + int(f.size_bytes)
+            per_model[f.model] = per_model.get(f.model, 0) + int(f.size)
         tables.append(per_model)
     return StoreSizes(embeddings, tables[0], tables[1])
+
+
+def sizes_line(totals: Mapping[str, int]) -> str:
+    """The store's sizes in one line (`status`; `StoreSizes.total`)."""
+    from store.runnable import format_bytes
+
+    return ", ".join(f"{name} {format_bytes(n)}" for name, n in totals.items())

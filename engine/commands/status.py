@@ -195,7 +195,7 @@ def run(args) -> int:
                    "domain": args.domain,
                    "table_version": counts.snap.version, "data": counts.data_note,
                    "rows": counts.frame.to_dicts(), "precisions": counts.precisions or {},
-                   "other_precisions": counts.others})
+                   "other_precisions": counts.others, "sizes": _sizes(paths, counts)})
         return 0
     _show(args, paths, counts)
     return 0
@@ -261,6 +261,33 @@ def _show(args, paths, counts: StatusCounts) -> None:
     if nothing:
         console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
                       f"in {paths.root}; {_how_to_get(args, nothing)}")
+    _print_sizes(args, _sizes(paths, counts))
+
+
+def _sizes(paths, counts: StatusCounts) -> dict:
+    """The bytes on disk (`store.sizes`): in total, of the suite's tasks' embeddings, and per
+    model counted (embeddings, results, predictions; a model's results and predictions files
+    hold every task's rows, so they are not split by suite)."""
+    from store.embeddings import EmbeddingStore  # lazy: zarr
+    from store.sizes import store_sizes  # lazy: zarr
+
+    sizes, embeddings = store_sizes(paths), EmbeddingStore(paths)
+    return {"total": sizes.total,
+            "suite_embeddings": sizes.task_embeddings(t.task_id for t in counts.tasks),
+            "models": {m: {"embeddings": sizes.model_embeddings(embeddings.model_folder(m)),
+                           "results": sizes.results.get(m, 0),
+                           "predictions": sizes.predictions.get(m, 0)}
+                       for m in dict.fromkeys(counts.frame["model"])}}
+
+
+def _print_sizes(args, sizes: dict) -> None:
+    from store.runnable import format_bytes  # lazy: polars
+    from store.sizes import sizes_line  # lazy: zarr
+
+    console.print(f"on disk: {sizes_line(sizes['total'])}; the embeddings of {args.suite}'s "
+                  f"tasks {format_bytes(sizes['suite_embeddings'])}", highlight=False)
+    for model, at in sizes["models"].items():
+        console.print(f"  {escape(model)}: {sizes_line(at)}", highlight=False)
 
 
 def _print_table(args, counts: StatusCounts, stale_any: bool) -> list[str]:

@@ -4,6 +4,7 @@ the free space where the store is (`--ignore-free-space` starts it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections import namedtuple
@@ -42,6 +43,24 @@ def test_the_dry_runs_estimate_is_within_ten_percent_of_what_fill_wrote(tmp_path
         [written] = [tree_bytes(p) for p in (store / "embeddings.zarr").iterdir()
                      if p.name.startswith(folder)]
         assert abs(m["bytes"] - written) <= 0.1 * written, (m, written)
+    # status gives the bytes on disk, per model and in total
+    capsys.readouterr()
+    assert main(["status", "--store", str(store), "--suite", str(task_dir), "--json"]) == 0
+    sizes = json.loads(capsys.readouterr().out)["sizes"]
+    root = store / "embeddings.zarr"
+
+    def tasks_bytes(folder):     # its task folders (a model folder's zarr.json: 58 bytes)
+        return sum(tree_bytes(p) for p in folder.iterdir() if p.is_dir())
+
+    assert {m: at["embeddings"] for m, at in sizes["models"].items()} == {
+        "kmer-4": tasks_bytes(root / "kmer-4"),
+        "tiny-bert": tasks_bytes(next(root.glob("tiny-bert*")))}
+    assert sizes["suite_embeddings"] == sizes["total"]["embeddings"] == sum(
+        tasks_bytes(p) for p in root.iterdir() if p.is_dir())
+    for table in ("results", "predictions"):
+        on_disk = sum(f.stat().st_size for f in (store / table).rglob("*.parquet"))
+        assert 0 < sizes["total"][table] == sum(at[table] for at in sizes["models"].values()) \
+            <= on_disk
     # a new regime needs one task's embeddings again: its width is its stored splits'
     shutil.rmtree(store / "embeddings.zarr" / "kmer-4" / "bin_task")
     [m] = dry_run(capsys, store, task_dir, "--models", "kmer-4", "--regimes", "1shot",
