@@ -278,19 +278,20 @@ class _PairRunner:
             mid = work.model.model_id
             todo = remaining(self.paths, mid, data.task_id, data.data_hash,
                              self.plan.revisions.get(mid), self.plan.precisions.get(mid),
-                             work.todo, self.plan.presets.get(mid))
+                             work.todo, self.plan.presets.get(mid), self.plan.storages.get(mid))
             if not todo:
                 lock.release()
                 self._report(work, computed=False)
                 return None
             encoder = self._encoder(work.model)
             expect, encoded = embed_pair(self.paths, self.embeddings, work.model, encoder,
-                                         data)
+                                         data, storage=self.plan.storages.get(mid))
             if encoded["sequences"]:
                 self.on_event(embedded_event(work.model.model_id, data.task_id, IN_PROCESS,
                                              encoded))
             args = (self.paths, work.model.model_id, data.task_id, todo, expect,
-                    provenance_of(self.suite, data, encoder), self.options.probe_device,
+                    provenance_of(self.suite, data, encoder, self.plan.storages.get(mid)),
+                    self.options.probe_device,
                     data.targets)
             if pool is not None:
                 return pool.submit(probe_pair, *args)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from engine.encoders import EncoderOptions, told_precision, told_preset
+from engine.encoders import EncoderOptions, told_precision, told_preset, told_storage
 from engine.encoders.revision import told_revisions
 from store.catalog import ModelMeta, TaskMeta
 from store.cells import cell_states, current_revisions
@@ -55,6 +55,8 @@ class Plan:
     precisions: Mapping[str, str | None]
     # model id -> the recipe preset value its done cells were checked at (`told_preset`)
     presets: Mapping[str, str | None] = field(default_factory=dict)
+    # model id -> the storage precision value its done cells were checked at (`told_storage`)
+    storages: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def cells_missing(self) -> int:
@@ -82,18 +84,20 @@ def accepted_revisions(source: Source, models: list[ModelMeta]) -> dict[str, str
 def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str, str],
                revisions: Mapping[str, str | None], precisions: Mapping[str, str | None],
                also: Mapping[str, str] | None = None,
-               presets: Mapping[str, str | None] | None = None
+               presets: Mapping[str, str | None] | None = None,
+               storages: Mapping[str, str | None] | None = None
                ) -> set[tuple[str, str, str, str]]:
     """(protocol hash, model, task, regime) of every done local cell on the given data, of the
     models `revisions` names with the revision it gives each (`also`: a second name of it;
-    rows of others are stale) at the precision `precisions` and the recipe preset `presets`
-    (not named: normalized) give each."""
+    rows of others are stale) at the precision `precisions`, the recipe preset `presets` (not
+    named: normalized) and the storage precision `storages` (not named: float32) give each."""
     if not data_hashes or not revisions:
         return set()
     states = cell_states(
         partial(query, source), seeds=seed_counts(protocols),
         data_hashes=data_hashes, revisions=revisions, also=also,
         precisions={m: precisions.get(m) for m in revisions}, presets=presets,
+        storages=storages,
         where=f"r.source = '{LOCAL}' AND list_contains(?, r.model) AND list_contains(?, r.task)",
         params=[list(revisions), list(data_hashes)])
     return {(r["protocol_hash"], r["model"], r["task"], r["regime"])
@@ -115,8 +119,9 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
                               {m.model_id: m for m in models})
     precisions = {m.model_id: told_precision(m, options) for m in models}
     presets = {m.model_id: told_preset(m, options) for m in models}
+    storages = {m.model_id: told_storage(m, options) for m in models}
     done = done_cells(source, every, data_hashes, revisions, precisions,
-                      accepted_revisions(source, models), presets)
+                      accepted_revisions(source, models), presets, storages)
     work = []
     for m in models:
         for t in tasks:
@@ -128,4 +133,4 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
             if todo:
                 work.append(PairWork(m, t, todo))
     cells = sum(len(own) for todo in runs.values() for _, own in todo)
-    return Plan(len(models) * cells, tuple(work), revisions, precisions, presets)
+    return Plan(len(models) * cells, tuple(work), revisions, precisions, presets, storages)

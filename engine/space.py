@@ -22,11 +22,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from engine.data import SPLITS
-from engine.encoders import EncoderOptions, build_encoder, told_precision, told_preset
+from engine.encoders import (
+    EncoderOptions,
+    build_encoder,
+    told_precision,
+    told_preset,
+    told_storage,
+)
 from engine.encoders.hub import local_checkpoint
 from engine.planner import PairWork
 from store.catalog import ModelMeta
-from store.embeddings import EmbeddingStore
+from store.embeddings import STORED, EmbeddingStore
 from store.paths import StorePaths
 from store.runnable import format_bytes
 from store.sizes import free_space, split_bytes, stored_width
@@ -75,10 +81,11 @@ def splits_to_embed(paths: StorePaths, model: ModelMeta, work: Iterable[PairWork
     complete stored split of the same data, revision and variant stands in for."""
     embeddings = EmbeddingStore(paths)
     precision, preset = told_precision(model, options), told_preset(model, options)
+    storage = told_storage(model, options)
     return [(w.task.task_id, name) for w in work for name in SPLITS
             if not embeddings.stored(model.model_id, w.task.task_id, name,
                                      hashes.get(w.task.task_id), revision,
-                                     precision=precision, preset=preset)]
+                                     precision=precision, preset=preset, storage=storage)]
 
 
 def model_width(paths: StorePaths, model: ModelMeta) -> tuple[int, str]:
@@ -107,9 +114,9 @@ def model_width(paths: StorePaths, model: ModelMeta) -> tuple[int, str]:
 
 def space_needed(paths: StorePaths, work: list[PairWork], rows: Mapping[tuple[str, str], int],
                  hashes: Mapping[str, str], revisions: Mapping[str, str | None],
-                 options: EncoderOptions, itemsize: int = 4) -> Space:
-    """The embeddings a run of `work` would write (`rows`: (task, split) -> rows embedded) and
-    the free space where the store is."""
+                 options: EncoderOptions) -> Space:
+    """The embeddings a run of `work` would write (`rows`: (task, split) -> rows embedded) at
+    the run's storage precision, and the free space where the store is."""
     out = []
     for model in {w.model.model_id: w.model for w in work}.values():
         mine = [w for w in work if w.model.model_id == model.model_id]
@@ -119,6 +126,7 @@ def space_needed(paths: StorePaths, work: list[PairWork], rows: Mapping[tuple[st
             continue
         width, basis = model_width(paths, model)
         counts = [rows.get(s, 0) for s in todo]
+        itemsize = STORED[told_storage(model, options) or "float32"].itemsize
         out.append(ModelSpace(model.model_id, len(todo), sum(counts), width, basis,
                               sum(split_bytes(n, width, itemsize) for n in counts)))
     return Space(tuple(out), free_space(paths.root))

@@ -33,7 +33,7 @@ from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.kinds import CLASSIFICATION_ROWS
 from store.vocab.sources import LOCAL
-from store.vocab.variant import VARIANT_COLUMNS, precision_label, preset_label
+from store.vocab.variant import VARIANT_COLUMNS, precision_label, preset_label, storage_label
 
 Run = Callable[[str, list], pl.DataFrame]
 
@@ -120,7 +120,8 @@ def left_out(run: Run) -> pl.DataFrame:
     their data), of classification tasks (those the readers show)."""
     return run(f"""
         SELECT r.model, count(DISTINCT (r.protocol_hash, r.task, r.regime,
-                                        r.compute_precision, r.recipe_preset)) AS n
+                                        r.compute_precision, r.recipe_preset,
+                                        r.storage_precision)) AS n
         FROM stale_results r
         LEFT JOIN current_data c ON c.task = r.task
         WHERE r.source = '{LOCAL}' AND r.{CLASSIFICATION_ROWS}
@@ -161,14 +162,17 @@ def notes(run: Run, folders: Mapping[str, FolderRevision]) -> list[str]:
     shown = run("SELECT e.model, string_agg(e.entry, ', ' ORDER BY e.entry) AS entries, "
                 "any_value(p.compute_precision) AS precision, "
                 "any_value(p.recipe_preset) AS preset, "
-                "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset) AS one_preset "
+                "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset "
+                "AND coalesce(e.storage_precision, '') = p.storage_precision) AS one_preset, "
+                "any_value(p.storage_precision) AS storage "
                 "FROM entries e JOIN current_precision p ON p.model = e.model "
                 "GROUP BY e.model ORDER BY e.model", [])
     out += [f"{model}: results at {precision_label(precision or None)}"
-            f"{'' if one_preset else ', ' + preset_label(preset or None)} shown as {model}, "
+            f"{'' if one_preset else ', ' + preset_label(preset or None)}"
+            f"{', ' + storage_label(storage) if storage else ''} shown as {model}, "
             f"at other {'precisions' if one_preset else 'variants'} apart as {entries} "
             "(never pooled)"
-            for model, entries, precision, preset, one_preset in shown.iter_rows()]
+            for model, entries, precision, preset, one_preset, storage in shown.iter_rows()]
     return out + kinds_left_out(run)
 
 

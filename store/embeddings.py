@@ -4,12 +4,15 @@ computed at another precision than the reference one (`store.vocab.variant.split
 precision is part of the embeddings' identity, so a run at another precision never replaces
 them; the caller's `expect` names it, `compute_precision`), and `<split>@reference@4` (after
 the precision's suffix, if any) for those of a recipe preset other than normalized
-(`recipe_preset`, in `expect` only then). A model whose embeddings were
+(`recipe_preset`, in `expect` only then), then `@stored-float16` / `@stored-bfloat16` for those
+stored at half precision (`expect`'s `dtype`, the storage precision: `fill
+--storage-precision`). A model whose embeddings were
 imported keeps them in the folder its import record names instead of `<model>`
 (`store.embedding_imports`: `<model>@<revision>`, one per import, so that an import switches
 atomically); `EmbeddingStore.model_folder` says which.
 
-Each split is a self-contained Zarr v3 group holding `embeddings` (n × d, float32 by default,
+Each split is a self-contained Zarr v3 group holding `embeddings` (n × d, float32 by default;
+float16; or bfloat16 as its bit pattern in uint16, zarr 3.1 having no bfloat16 type: `STORED`;
 fill value NaN), `labels` (n, int64) and `done` (n, one flag per row), all in chunks of 1,024
 rows, uncompressed, unsharded, with every chunk written to its own file. The split's attributes
 describe it: the identity and provenance the caller passes (model id and revision, encoder
@@ -31,6 +34,9 @@ Guarantees:
   can wedge a (model, task) pair.
 - Every value is a finite number: a split holding NaN or an infinity does not verify, and a
   writer refuses to finish one (`NotFinite`).
+
+`EmbeddingStore.load` returns float32 whatever the storage precision (a half-precision split's
+values widened exactly), so the probes read float32. The checksums are of the stored values.
 
 `EmbeddingStore.splits`, `inspect` and `drop` serve maintenance: list what is on disk, say in
 one line what is wrong with a split, remove it. Nothing here imports torch or a UI.
@@ -102,8 +108,41 @@ def _same(attrs: dict, expect: dict) -> bool:
     return all(attrs.get(k) == norm[k] for k in IDENTITY)
 
 
+# storage precision (the split's `dtype` attribute) -> the dtype of its embeddings array
+STORED: dict[str, np.dtype] = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
+                               "bfloat16": np.dtype(np.uint16)}
+_BF16_NAN = 0x7FC0
+
+
 def _dtype(attrs: dict) -> np.dtype:
-    return np.dtype(attrs.get("dtype") or "float32")
+    """The dtype of the embeddings array of a split stored at `attrs`' `dtype`."""
+    name = attrs.get("dtype") or "float32"
+    if name not in STORED:
+        raise _Corrupt(f"dtype {name!r} is not a storage precision")
+    return STORED[name]
+
+
+def _storage(expect: dict) -> str | None:
+    """The storage precision a split's folder name carries (`split_suffix`)."""
+    return expect.get("dtype")
+
+
+def stored_values(X: np.ndarray, storage: str) -> np.ndarray:
+    """float32 rows as stored at `storage`: cast to float16; bfloat16's bit pattern (the upper
+    16 bits, rounded to nearest with ties to even); float32 as they are."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if storage != "bfloat16":
+        with np.errstate(over="ignore"):    # an overflow is an infinity: refused by `finish`
+            return X.astype(STORED[storage], copy=False)
+    bits = X.view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def as_float32(values: np.ndarray, storage: str) -> np.ndarray:
+    """Stored values widened to float32, exactly."""
+    if storage == "bfloat16":
+        return (values.astype(np.uint32) << 16).view(np.float32)
+    return values.astype(np.float32, copy=False)
 
 
 def _layout(n: int, d: int, dtype: np.dtype) -> dict[str, tuple[tuple, np.dtype, tuple]]:
@@ -206,6 +245,7 @@ def _verified(path: Path, group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
     if not done.all():
         raise _Corrupt(f"{int((~done).sum())} row(s) not done")
     _compare(attrs["checksums"], X, y)
+    X = as_float32(X, attrs.get("dtype") or "float32")
     if problem := not_finite(X):
         raise _Corrupt(problem)
     return X, y
@@ -256,6 +296,7 @@ class SplitWriter:
     def __init__(self, group: zarr.Group, path: Path, final: Path, expect: dict, n: int):
         self._group, self.path, self.final, self.n = group, path, final, n
         self._expect, self.dtype = _normalise(expect), _dtype(expect)
+        self.storage = expect.get("dtype") or "float32"
         self._emb = group["embeddings"] if "embeddings" in group else None
         self._done = group["done"]
 
@@ -269,7 +310,8 @@ class SplitWriter:
         if self._emb is None:
             shape, dtype, chunks = _layout(self.n, d, self.dtype)["embeddings"]
             self._emb = self._group.create_array(
-                "embeddings", shape=shape, dtype=dtype, chunks=chunks, fill_value=np.nan,
+                "embeddings", shape=shape, dtype=dtype, chunks=chunks,
+                fill_value=_BF16_NAN if self.storage == "bfloat16" else np.nan,
                 compressors=None, config=_ARRAY_CONFIG)
             reach("arrays-created")
         elif self._emb.shape[1] != d:
@@ -281,7 +323,7 @@ class SplitWriter:
         rows = np.asarray(rows, dtype=np.int64)
         if rows.size == 0:
             return
-        block = np.asarray(block, dtype=self.dtype)
+        block = stored_values(block, self.storage)
         emb = self._embeddings(block.shape[1])
         if rows.size == rows[-1] - rows[0] + 1 and np.all(np.diff(rows) == 1):
             span = slice(int(rows[0]), int(rows[-1]) + 1)
@@ -308,7 +350,7 @@ class SplitWriter:
             if problem := _chunk_problem(self._group[name], self.path / name, name):
                 raise RuntimeError(f"{self.path}: {problem}")
         X, y = self._emb[:], self._group["labels"][:]
-        if problem := not_finite(X):
+        if problem := not_finite(as_float32(X, self.storage)):
             _remove(self.path)
             raise NotFinite(f"{self.final}: {problem}; nothing of it is stored")
         self._group.attrs.update({
@@ -387,20 +429,21 @@ class EmbeddingStore:
         return self._folders[model]
 
     def split_path(self, model: str, task: str, split: str,
-                   precision: str | None = None, preset: str | None = None) -> Path:
-        """The split's folder; at `precision` and recipe `preset`
+                   precision: str | None = None, preset: str | None = None,
+                   storage: str | None = None) -> Path:
+        """The split's folder; at `precision`, recipe `preset` and `storage` precision
         (`store.vocab.variant.split_suffix`)."""
         if not _SPLIT_NAME.match(split):
             raise ValueError(f"split name {split!r}: letters, digits, '_' and '-' only")
         return (self.root / self.model_folder(model) / path_part(task)
-                / (split + split_suffix(precision, preset)))
+                / (split + split_suffix(precision, preset, storage)))
 
     def load(self, model: str, task: str, split: str,
              expect: dict) -> tuple[np.ndarray, np.ndarray] | None:
         """(embeddings, labels) when the split is complete, intact and made the way `expect`
         says; else None."""
         path = self.split_path(model, task, split, expect.get("compute_precision"),
-                               expect.get("recipe_preset"))
+                               expect.get("recipe_preset"), _storage(expect))
         try:
             group = _open_group(path)
             if not _same(group.attrs.asdict(), expect):
@@ -411,7 +454,8 @@ class EmbeddingStore:
 
     def stored(self, model: str, task: str, split: str, data_hash: str,
                revision: str | None, expect: dict | None = None,
-               precision: str | None = None, preset: str | None = None) -> bool:
+               precision: str | None = None, preset: str | None = None,
+               storage: str | None = None) -> bool:
         """Whether a complete split of `model` on the data `data_hash`, made with the model's
         `revision` at `precision` and recipe `preset` (and, given `expect`, made the way it
         says, its variant included), is stored, by its attributes alone (what a plan counts on
@@ -419,9 +463,10 @@ class EmbeddingStore:
         run uses it."""
         if expect is not None:
             precision, preset = expect.get("compute_precision"), expect.get("recipe_preset")
+            storage = _storage(expect)
         try:
             attrs = _open_group(self.split_path(model, task, split, precision,
-                                                preset)).attrs.asdict()
+                                                preset, storage)).attrs.asdict()
         except Exception:   # _Corrupt, or whatever a damaged file raises
             return False
         return (attrs.get("complete") is True and attrs.get("model_id") == model
@@ -434,7 +479,7 @@ class EmbeddingStore:
         """A writer for the split; resumes a compatible partial write, else starts afresh.
         The caller holds the (model, task) lock."""
         final = self.split_path(model, task, split, expect.get("compute_precision"),
-                                expect.get("recipe_preset"))
+                                expect.get("recipe_preset"), _storage(expect))
         final.parent.mkdir(parents=True, exist_ok=True)
         for folder in (self.root, final.parent.parent, final.parent):
             _browsable(folder)

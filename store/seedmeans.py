@@ -24,7 +24,8 @@ WITH cells AS (
                                     f1 := r.f1_macro))) AS v,
          bool_and(r.converged) AS converged, bool_or(r.degenerate) AS degenerate,
          max(r.n_test) AS n_test, min(r.data_hash) AS data_hash,
-         min(r.compute_precision) AS compute_precision, min(r.recipe_preset) AS recipe_preset
+         min(r.compute_precision) AS compute_precision, min(r.recipe_preset) AS recipe_preset,
+         min(r.storage_precision) AS storage_precision
   FROM results r
   WHERE {where}
   GROUP BY r.model, r.task, r.regime, r.source, r.protocol_hash
@@ -37,7 +38,8 @@ SELECT c.model, c.task, t.category, c.regime, c.source, c.protocol, c.protocol_h
        list_avg(mccs) AS mcc, list_aggregate(mccs, 'stddev_samp') AS mcc_sd,
        list_avg(accs) AS acc, list_aggregate(accs, 'stddev_samp') AS acc_sd,
        list_avg(f1s) AS f1_macro, list_aggregate(f1s, 'stddev_samp') AS f1_macro_sd,
-       c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision, c.recipe_preset
+       c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision, c.recipe_preset,
+       c.storage_precision
 FROM lists c LEFT JOIN tasks t ON t.task_id = c.task
 WHERE {category}
 ORDER BY c.model, t.category, c.task, c.regime, c.source

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from store.embeddings import CHUNK_ROWS, EmbeddingStore
 from store.paths import StorePaths
+from store.runnable import format_bytes
 from store.vocab.ids import path_part
 
 # The bytes of one split's metadata beyond its checksums (its group's attributes: identity,
@@ -134,6 +135,4 @@ def store_sizes(paths: StorePaths) -> StoreSizes:
 
 def sizes_line(totals: Mapping[str, int]) -> str:
     """The store's sizes in one line (`status`; `StoreSizes.total`)."""
-    from store.runnable import format_bytes
-
     return ", ".join(f"{name} {format_bytes(n)}" for name, n in totals.items())

@@ -49,7 +49,7 @@ from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
 from store.vocab.protocol import REGIMES, Protocol, Solver
-from store.vocab.variant import NORMALIZED, PRESETS
+from store.vocab.variant import NORMALIZED, PRESETS, STORAGES, STORED_FLOAT32
 
 if TYPE_CHECKING:
     from engine.dry_run import DryRun
@@ -132,6 +132,13 @@ def _add_encoder_args(enc) -> None:
                           "main.py's extractors, 8 for SpliceBERT, 1 for Evo-1; padded as the "
                           "official extractor did); part of the embeddings' identity and of "
                           "every result row (reference@<batch size>)")
+    enc.add_argument("--storage-precision", default=STORED_FLOAT32, choices=list(STORAGES),
+                     type=choice_of("storage precision", list(STORAGES)), metavar="PRECISION",
+                     help="how the embeddings are stored: float32 (default: as computed), "
+                          "float16 or bfloat16 (half the bytes; the probes read them back as "
+                          "float32, so the scores are of the rounded embeddings; bfloat16 "
+                          "stored as its bit pattern); part of the embeddings' identity and of "
+                          "every result row (stored-float16)")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
                      help="at most N sequences per batch (halved on out-of-memory); with "
                           "--preset reference exactly N (never halved)")
@@ -316,6 +323,7 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
                                                  max_batch_tokens=args.max_batch_tokens,
                                                  compile=args.compile, dtype=args.dtype,
                                                  preset=args.preset,
+                                                 storage=args.storage_precision,
                                                  trust_remote_code=args.trust_remote_code),
                           cluster=cluster, ignore_free_space=args.ignore_free_space)
     return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile

@@ -27,10 +27,11 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions, told_precision
 from store.catalog import TaskMeta
+from store.runnable import format_bytes
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, seed_counts
 from store.vocab.sources import LOCAL
-from store.vocab.variant import precision_label
+from store.vocab.variant import precision_label, storage_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -109,10 +110,12 @@ def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, re
     out: dict[str, dict[str, int]] = {}
     for r in states.iter_rows(named=True):
         if r["state"] == "done" and r["model"] in precisions and (
-                r["compute_precision"] != precisions[r["model"]] or r["recipe_preset"]):
+                r["compute_precision"] != precisions[r["model"]] or r["recipe_preset"]
+                or r["storage_precision"]):
             at = out.setdefault(r["model"], {})
             label = precision_label(r["compute_precision"]) + (
-                f", {r['recipe_preset']}" if r["recipe_preset"] else "")
+                f", {r['recipe_preset']}" if r["recipe_preset"] else "") + (
+                f", {storage_label(r['storage_precision'])}" if r["storage_precision"] else "")
             at[label] = at.get(label, 0) + 1
     return out
 
@@ -281,7 +284,6 @@ def _sizes(paths, counts: StatusCounts) -> dict:
 
 
 def _print_sizes(args, sizes: dict) -> None:
-    from store.runnable import format_bytes  # lazy: polars
     from store.sizes import sizes_line  # lazy: zarr
 
     console.print(f"on disk: {sizes_line(sizes['total'])}; the embeddings of {args.suite}'s "

@@ -38,7 +38,14 @@ from store.vocab.encoder_kinds import (
 )
 from store.vocab.errors import GenebError
 from store.vocab.revisions import is_pinned
-from store.vocab.variant import NORMALIZED, REFERENCE, kind_precision, preset_value
+from store.vocab.variant import (
+    NORMALIZED,
+    REFERENCE,
+    STORED_FLOAT32,
+    kind_precision,
+    preset_value,
+    storage_value,
+)
 
 if TYPE_CHECKING:
     from engine.data import Sample
@@ -83,6 +90,8 @@ class EncoderOptions:
     #                                     k-mer, imported and extractor kinds compute as always
     preset: str = NORMALIZED            # the recipe preset (`store.vocab.variant.PRESETS`); the
     #                                     kinds without weights batch as always
+    storage: str = STORED_FLOAT32       # how the embeddings are stored (`STORAGES`); imported
+    #                                     embeddings stay as imported (float32)
 
 
 LOAD_ERROR_CHARS = 400     # of a library's message, in the one line of a failed load
@@ -120,6 +129,13 @@ def told_preset(model: ModelMeta, options: EncoderOptions) -> str | None:
                          f"{reference.batch_size} only ({reference.quirk}); leave out "
                          f"--batch-size {batch}")
     return preset_value(REFERENCE, batch)
+
+
+def told_storage(model: ModelMeta, options: EncoderOptions) -> str | None:
+    """The storage precision value (`store.vocab.variant.storage_value`) a run of `model`
+    records with the run's `--storage-precision`: None for float32 and for imported embeddings
+    (stored as imported)."""
+    return None if KINDS[model.encoder].imported else storage_value(options.storage)
 
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.

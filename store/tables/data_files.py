@@ -63,7 +63,8 @@ class Table:
         return "compact" if self.name == "results" else f"compact-{self.name}"
 
 
-RESULTS = Table("results", RESULT_SCHEMA, "geneb-results", KIND_COLUMNS)
+# the storage precision is written only where a row has one (a float32 row's file is as before)
+RESULTS = Table("results", RESULT_SCHEMA, "geneb-results", (*KIND_COLUMNS, "storage_precision"))
 
 
 def write_data_file(root: Path, table: pa.Table, source: str, model: str,

@@ -49,9 +49,10 @@ PREDICTION_SCHEMA = pa.schema([
     ("data_hash", pa.string()),
     ("compute_precision", pa.string()),     # the result row's variant (`store.vocab.variant`)
     ("recipe_preset", pa.string()),
+    ("storage_precision", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
 ])
-PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions")
+PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions", ("storage_precision",))
 PRED_KEY: tuple[str, ...] = (*KEY, "kind")
 
 NO_PREDICTIONS = ("imported results carry no predictions (the official formats have none): "
@@ -80,7 +81,7 @@ def decode(width: int, data: bytes) -> np.ndarray:
 
 def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
                     source: str, data_hash: str | None, compute_precision: str | None = None,
-                    recipe_preset: str | None = None,
+                    recipe_preset: str | None = None, storage_precision: str | None = None,
                     created_at: datetime | None = None) -> list[dict]:
     """The predictions rows of one pair at one variant (`compute_precision`,
     `recipe_preset`): one `pred` row
@@ -89,6 +90,7 @@ def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, 
     now = created_at or datetime.now(UTC)
     common = {"model": model, "task": task, "source": source, "data_hash": data_hash,
               "compute_precision": compute_precision, "recipe_preset": recipe_preset,
+              "storage_precision": storage_precision,
               "created_at": now}
     width, data = encode(y_test)
     out = [{**common, "regime": None, "seed": None, "protocol_hash": None, "kind": "labels",

@@ -38,6 +38,7 @@ RESULT_SCHEMA = pa.schema([
     # before it was recorded (read as `store.tables.migrate.LEGACY_PRECISION_SQL` says)
     ("compute_precision", pa.string()),
     ("recipe_preset", pa.string()),
+    ("storage_precision", pa.string()),
     ("engine_version", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
     # the task kind and its metrics (`store.vocab.kinds`): NULL on classification rows, whose
