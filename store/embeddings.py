@@ -51,8 +51,9 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,7 @@ from store.atomic import TEMP_NAME, fsync_dir, temp_path, write_text_atomic
 from store.embedding_imports import read_import
 from store.failpoints import reach
 from store.paths import StorePaths
+from store.prune_record import forget
 from store.vocab.errors import GenebError
 from store.vocab.ids import path_part
 from store.vocab.variant import split_suffix
@@ -299,6 +301,7 @@ class SplitWriter:
         self.storage = expect.get("dtype") or "float32"
         self._emb = group["embeddings"] if "embeddings" in group else None
         self._done = group["done"]
+        self.published: Callable[[], None] | None = None   # told once the split is in place
 
     def pending(self) -> np.ndarray:
         """Row indices not written yet (all of them for a fresh split)."""
@@ -374,6 +377,8 @@ class SplitWriter:
         reach("split-renamed")
         if old is not None:
             _remove(old)
+        if self.published is not None:
+            self.published()
 
 
 def _resume(path: Path, final: Path, labels: np.ndarray, expect: dict) -> SplitWriter | None:
@@ -488,7 +493,10 @@ class EmbeddingStore:
                 _remove(leftover)
         path = final.with_name(final.name + PARTIAL)
         labels = np.asarray(labels, dtype=np.int64)
-        return _resume(path, final, labels, expect) or _create(path, final, labels, expect)
+        writer = _resume(path, final, labels, expect) or _create(path, final, labels, expect)
+        writer.published = partial(forget, self.paths,
+                                   final.relative_to(self.root).as_posix())   # stored again
+        return writer
 
     def splits(self) -> Iterator[SplitEntry]:
         """Every split and partial on disk, in name order."""
