@@ -159,6 +159,12 @@ RESULT_COLUMNS = {
                      "forward pass of this engine and for imported rows. Part of the key: "
                      "rows of two presets (or two batch sizes) are their own cells, shown "
                      "apart ([Recipes](recipes.md#two-presets))",
+    "storage_precision": "the row's variant, third member: how its embeddings were stored "
+                         "(`fill --storage-precision`): NULL for float32 (the default; every "
+                         "row written before the column), `float16` or `bfloat16`. Part of the "
+                         "key: rows of two storage precisions are their own cells, shown apart "
+                         "([Sizes, half precision, pruning]"
+                         "(../guide/store.md#sizes-half-precision-pruning))",
     "engine_version": "the engine's version; an imported file's `harness_version`",
     "created_at": "when the row was written (UTC); the latest wins among rows of one key",
     "kind": "the task kind ([Regression and variant-effect tasks](../guide/task-kinds.md)): "
