@@ -26,7 +26,6 @@ from store.db import Snapshot
 from store.embeddings import EmbeddingStore
 from store.paths import resolve_store
 from store.tables.data_files import RESULTS
-from store.vocab.kinds import KIND_COLUMNS
 from tests.engine.in_process import outputs, refused
 
 MINI = ("--suite", "geneb-mini", "--tasks", "mini_promoter_tata", "mini_methyl_cpg",
@@ -79,7 +78,7 @@ def _rows(path: Path) -> list[dict]:
 
 
 def test_rows_carry_their_kind_and_metrics_and_classification_files_their_old_columns(store):
-    old = [c for c in RESULTS.file_schema.names if c not in KIND_COLUMNS]
+    old = [c for c in RESULTS.file_schema.names if c not in RESULTS.sparse]
     assert store["columns"] == {tuple(old)}       # the geneb-mini rows' files, as ever
     rows = Snapshot(resolve_store(store["root"])).query(
         "SELECT * FROM results_all WHERE kind IS NOT NULL").to_dicts()
