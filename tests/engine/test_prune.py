@@ -1,7 +1,8 @@
-"""`prune`: the embeddings of pairs whose every cell is done are removed (a dry run first),
-results and predictions untouched (`report --json` byte for byte the same), the pruned splits
-recorded (`doctor` tells them from missing ones), recomputed by `fill` only for a new cell,
-never beside a fill holding the pair, and safe under kill -9."""
+"""The embedding cache. `prune`: the embeddings of pairs whose every cell is done are removed
+(a dry run first), results and predictions untouched (`report --json` byte for byte the same),
+the pruned splits recorded (`doctor` tells them from missing ones), recomputed by `fill` only
+for a new cell, never beside a fill holding the pair, and safe under kill -9. `fill
+--storage-precision`: a member of a result's variant (on the same filled store)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,12 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
 from engine.cli import main  # noqa: E402
+from store.db import Snapshot  # noqa: E402
+from store.embeddings import as_float32, stored_values  # noqa: E402
 from store.locks import pair_lock  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
 from store.prune import Policy, prunable  # noqa: E402
@@ -155,3 +161,39 @@ def test_a_prune_killed_anywhere_leaves_a_store_doctor_finds_clean(tmp_path, fil
             capsys, "fill", "--store", str(store), "--suite", str(suite), "--models", "kmer-3",
             "--json").splitlines()]
         assert next(e for e in plan if e["event"] == "plan")["cells_missing"] == 0, what
+
+
+def test_bfloat16_bits_are_torchs():
+    x = (np.random.default_rng(0).standard_normal(10_000) * 10.0 ** np.arange(-5, 5).repeat(
+        1_000)).astype(np.float32)
+    ours = as_float32(stored_values(x, "bfloat16"), "bfloat16")
+    assert np.array_equal(ours, torch.from_numpy(x).to(torch.bfloat16).float().numpy())
+
+
+def test_storage_precision_is_a_variant_member(tmp_path, filled, capsys):
+    """On a copy of test_prune's store (kmer-3, every regime): one cell at float16."""
+    suite, original = filled
+    store = tmp_path / "store"
+    shutil.copytree(original, store)
+    argv = ["fill", "--store", str(store), "--suite", str(suite), "--models", "kmer-3",
+            "--regimes", "full", "--tasks", "task_a"]
+    float32 = digest(store / "embeddings.zarr")
+    assert main([*argv, "--storage-precision", "float16"]) == 0
+    folder = store / "embeddings.zarr" / "kmer-3" / "task_a"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "test", "test@stored-float16", "train", "train@stored-float16", "zarr.json"]
+    assert all(digest(store / "embeddings.zarr").get(k) == v for k, v in float32.items())
+    snap = Snapshot(StorePaths(store))
+    rows = snap.query("SELECT storage_precision, count(*) AS n FROM results_all "
+                      "WHERE task = 'task_a' AND regime = 'full' "
+                      "GROUP BY ALL ORDER BY storage_precision NULLS FIRST")
+    assert rows.rows() == [(None, 5), ("float16", 5)]     # the five seeds of each
+    entries = snap.query("SELECT entry FROM entries")["entry"].to_list()
+    assert entries == ["kmer-3 [stored-float32]"]       # the newest variant shows as kmer-3
+    # each variant's cells are done: neither run computes anything again
+    capsys.readouterr()
+    for extra in ([], ["--storage-precision", "float16"]):
+        assert main([*argv, *extra, "--json"]) == 0
+        plan = next(json.loads(line) for line in capsys.readouterr().out.splitlines()
+                    if '"plan"' in line)
+        assert plan["cells_missing"] == 0
