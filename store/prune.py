@@ -28,6 +28,7 @@ import os
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import cache, partial
 
 from store.atomic import fsync_dir, temp_path
 from store.embedding_imports import read_import
@@ -115,6 +116,7 @@ def prunable(paths: StorePaths, policy: Policy = Policy()) -> list[Pruned]:
     finally:
         snap.close()
     out = []
+    imported = cache(partial(_imported, paths))
     for entry in store.splits():
         if entry.partial:
             continue
@@ -124,7 +126,7 @@ def prunable(paths: StorePaths, policy: Policy = Policy()) -> list[Pruned]:
             continue            # damaged: `doctor`'s
         model, task = attrs.get("model_id"), task_of.get(entry.task_dir)
         if (attrs.get("complete") is not True or task is None or not isinstance(model, str)
-                or store.model_folder(model) != entry.model_dir or _imported(paths, model)):
+                or store.model_folder(model) != entry.model_dir or imported(model)):
             continue
         storage = attrs.get("dtype") or "float32"
         key = (model, task, attrs.get("data_hash"), attrs.get("model_revision") or "",
