@@ -518,12 +518,14 @@ class EmbeddingStore:
         if path.name.endswith(PARTIAL):
             return _inspect_partial(path)
         try:
-            X, _ = _verified(path, _open_group(path))
+            group = _open_group(path)
+            X, _ = _verified(path, group)
         except _Corrupt as e:
             return SplitCheck("corrupt", str(e))
         except Exception as e:
             return SplitCheck("corrupt", _describe(e))
-        return SplitCheck("complete", f"{X.shape[0]} rows × {X.shape[1]} {X.dtype}, "
+        stored = group.attrs.get("dtype") or "float32"    # X is read back as float32
+        return SplitCheck("complete", f"{X.shape[0]} rows × {X.shape[1]} {stored}, "
                                       "checksums match")
 
     def drop(self, path: Path) -> None:

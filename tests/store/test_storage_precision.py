@@ -55,7 +55,8 @@ def test_half_precision_is_its_own_split_half_the_bytes_read_as_float32(store, s
     full = tree_bytes(store.split_path(MODEL, TASK, "train") / "embeddings")
     assert tree_bytes(path / "embeddings") == pytest.approx(full / 2, rel=0.01)
     assert abs(tree_bytes(path) - split_bytes(N, D, 2)) <= 0.1 * tree_bytes(path)
-    assert store.inspect(path).state == "complete"
+    assert store.inspect(path) == embeddings.SplitCheck(
+        "complete", f"{N} rows × {D} {storage}, checksums match")
     # the float32 split is untouched and still float32's
     assert np.array_equal(store.load(MODEL, TASK, "train", EXPECT)[0], X)
     assert store.load(MODEL, TASK, "train", {**EXPECT, "dtype": "float16" if storage ==
