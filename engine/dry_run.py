@@ -57,15 +57,16 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from engine.data import KindTargets, Sample, TaskData
+from engine.data import SPLITS, KindTargets, Sample, TaskData
 from engine.embedding_import import check_imported
-from engine.encoders import build_encoder, preflight, told_context, told_precision, told_preset
+from engine.encoders import build_encoder, preflight, told_precision
 from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
 from engine.pairs import embeddings_identity, refuse_headless
 from engine.planner import PairWork, plan
 from engine.probes import PROBE_THREADS, probe_rows
+from engine.space import Space, space_needed, splits_to_embed
 from engine.suites import Suite
 from engine.workers import probe_jobs
 from store.catalog import ModelMeta, TaskMeta, TaskProfile, params_text
@@ -85,7 +86,6 @@ CALIBRATION_SEQUENCES = 256     # sequences of the suite a calibration embeds
 WARM_UP = 8                     # embedded first, untimed (allocations, first-batch costs)
 ASSUMED_WIDTH = 1024            # dimensions of the rows a probe calibration without weights fits
 MATMUL = (1024, 1024, 4096)     # the matrix product `matmul_flops` times (m x k @ k x n)
-_SPLITS = ("train", "test")
 
 
 @dataclass
@@ -107,7 +107,7 @@ class Counts:
         self.train_rows[task_id] = size.n_train
 
     def see(self, data: TaskData) -> None:
-        for name in _SPLITS:
+        for name in SPLITS:
             split = getattr(data, name)
             self.splits[data.task_id, name] = (len(split),
                                                sum(len(s) for s in split.sequences))
@@ -179,6 +179,7 @@ class DryRun:
     device: str                     # what it estimates for: this machine, or a profile's row
     sizes: tuple[str, ...] = ()     # where the sizes of the tasks without data come from
     other_kinds: int = 0            # tasks of another kind than classification (`plan`)
+    space: Space | None = None      # the embeddings' bytes to write, the free space
 
     @property
     def seconds(self) -> float:
@@ -241,9 +242,11 @@ def dry_run(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: lis
                                the_plan.revisions, profile, unfetched))
     device = f"the {profile.name} profile ({profile.label}, {profile.basis})" if profile \
         else "this machine"
+    space = space_needed(paths, the_plan.work, {s: n for s, (n, _) in counts.splits.items()},
+                         hashes, the_plan.revisions, options.encoder)
     return DryRun(the_plan.cells_total, the_plan.cells_missing, jobs,
                   line or f"--jobs {options.jobs}", tuple(out), device,
-                  tuple(basis_lines(counts.sized)), len(suite.other_kinds(tasks)))
+                  tuple(basis_lines(counts.sized)), len(suite.other_kinds(tasks)), space)
 
 
 def _size_without_data(paths: StorePaths, tasks: list[TaskMeta], counts: Counts,
@@ -373,13 +376,8 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
     on_profile = profile is not None and bool(kind.source or kind.user_code)
     device = profile.name if on_profile else run_device(model, options)
     embeddings = EmbeddingStore(paths)
-    precision = told_precision(model, options.encoder)
-    to_embed = [(w.task.task_id, name) for w in work for name in _SPLITS
-                if not embeddings.stored(model.model_id, w.task.task_id, name,
-                                         measured.hashes.get(w.task.task_id),
-                                         revisions.get(model.model_id), precision=precision,
-                                         preset=told_preset(model, options.encoder),
-                                         context=told_context(model, options.encoder))]
+    to_embed = splits_to_embed(paths, model, work, measured.hashes,
+                               revisions.get(model.model_id), options.encoder)
     sequences = sum(counts.splits[s][0] for s in to_embed)
     nucleotides = sum(counts.splits[s][1] for s in to_embed)
     calibration = _Calibration(model, options, counts.sample, device)

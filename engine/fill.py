@@ -27,7 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Protocol as Interface
 
@@ -35,7 +35,7 @@ from filelock import FileLock
 
 from engine.cluster import ClusterOptions
 from engine.cluster.executor import RayExecutor
-from engine.data import Sample, TaskData
+from engine.data import SPLITS, Sample, TaskData
 from engine.embedding_import import check_imported, imports_unchanged
 from engine.encoders import EncoderOptions, build_encoder, preflight
 from engine.encoders.checkpoint_checks import SAMPLE_SEQUENCES
@@ -54,6 +54,7 @@ from engine.pairs import (
     wants_llr,
 )
 from engine.planner import PairWork, Plan, plan
+from engine.space import refuse_when_full, space_needed
 from engine.suites import Suite
 from engine.workers import init_probe_worker, probe_jobs
 from store.catalog import LetterCounts, ModelMeta, TaskMeta, TaskProfile
@@ -93,6 +94,7 @@ class FillOptions:
     probe_device: str | None = None                       # batched solvers: cuda or cpu
     encoder: EncoderOptions = EncoderOptions()           # device, batch size, remote-code opt-in
     cluster: ClusterOptions | None = None                # set: the Ray executor (engine.cluster)
+    ignore_free_space: bool = False     # start even when the embeddings may not fit the disk
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class TaskChecks:
     profiles: dict[str, TaskProfile]
     sizes: dict[str, int]              # sequences (train + test): the Ray executor's order
     sample: Sample                     # SAMPLE_SEQUENCES of them (`engine.encoders.preflight`)
+    splits: dict[tuple[str, str], int] = field(default_factory=dict)   # (task, split) -> rows
 
 
 def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
@@ -129,6 +132,8 @@ def validate_tasks(suite: Suite, tasks: list[TaskMeta], on_event: Event,
         checks.letters[t.task_id] = data.letters
         checks.profiles[t.task_id] = data.profile
         checks.sizes[t.task_id] = len(data.train.sequences) + len(data.test.sequences)
+        for name in SPLITS:
+            checks.splits[t.task_id, name] = len(getattr(data, name).sequences)
         checks.sample.add(data.train.sequences)
         checks.sample.add(data.test.sequences)
     if problems:
@@ -161,6 +166,9 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
     for model in running.values():      # the Ray driver: the device's checks run on the actors
         preflight(model, options.encoder, device=options.cluster is None, sample=checks.sample)
     refuse_headless(the_plan.work)
+    if not options.ignore_free_space:     # before anything is written
+        refuse_when_full(space_needed(paths, the_plan.work, checks.splits, checks.hashes,
+                                      the_plan.revisions, options.encoder))
     on_event({"event": "plan", "cells_total": the_plan.cells_total,
               "cells_missing": the_plan.cells_missing, "pairs": len(the_plan.work),
               **({"other_kinds": n} if (n := len(suite.other_kinds(tasks))) else {})})
@@ -276,21 +284,23 @@ class _PairRunner:
             mid = work.model.model_id
             todo = remaining(self.paths, mid, data.task_id, data.data_hash,
                              self.plan.revisions.get(mid), self.plan.precisions.get(mid),
-                             work.todo, self.plan.presets.get(mid), self.plan.contexts.get(mid))
+                             work.todo, self.plan.presets.get(mid), self.plan.contexts.get(mid),
+                             self.plan.storages.get(mid))
             if not todo:
                 lock.release()
                 self._report(work, computed=False)
                 return None
             encoder = self._encoder(work.model)
             expect, encoded = embed_pair(self.paths, self.embeddings, work.model, encoder,
-                                         data)
+                                         data, storage=self.plan.storages.get(mid))
             if encoded["sequences"]:
                 self.on_event(embedded_event(work.model.model_id, data.task_id, IN_PROCESS,
                                              encoded))
             if wants_llr(todo):
                 score_llr(self.embeddings, work.model, self._scorer, data, expect)
             args = (self.paths, work.model.model_id, data.task_id, todo, expect,
-                    provenance_of(self.suite, data, encoder), self.options.probe_device,
+                    provenance_of(self.suite, data, encoder, self.plan.storages.get(mid)),
+                    self.options.probe_device,
                     data.targets)
             if pool is not None:
                 return pool.submit(probe_pair, *args)

@@ -30,18 +30,21 @@ from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS
 from store.vocab.protocol import Probe, Protocol, seed_counts
 from store.vocab.sources import LOCAL
-from store.vocab.variant import precision_label
+from store.vocab.variant import STORED_FLOAT32, precision_label
 
 
-def embeddings_identity(model: ModelMeta, encoder, data_hash: str) -> dict:
+def embeddings_identity(model: ModelMeta, encoder, data_hash: str,
+                        storage: str | None = None) -> dict:
     """The embeddings' identity and provenance, stored as the split's attributes (what
     `store.embeddings.IDENTITY` compares: a stored split is reused when they match); the
     recipe preset only where it is not normalized and the context policy only where it is not
     the default (each is in the encoder's settings then too), so the default variant's
-    attributes are what they always were."""
+    attributes are what they always were; `dtype`: the storage precision (`storage`,
+    `store.vocab.variant`; None: float32)."""
     preset, context = recipe_preset(encoder), context_policy(encoder)
     return {"model_id": model.model_id, "model_revision": encoder.revision,
-            "encoder": encoder.settings, "data_hash": data_hash, "dtype": "float32",
+            "encoder": encoder.settings, "data_hash": data_hash,
+            "dtype": storage or STORED_FLOAT32,
             "compute_precision": encoder.precision, "engine_version": __version__,
             **({"recipe_preset": preset} if preset is not None else {}),
             **({"context_policy": context} if context is not None else {})}
@@ -60,11 +63,12 @@ def context_policy(encoder) -> str | None:
 
 
 def embed_pair(paths: StorePaths, embeddings: EmbeddingStore, model: ModelMeta, encoder,
-               data: TaskData, worker: str = IN_PROCESS) -> tuple[dict, dict]:
+               data: TaskData, worker: str = IN_PROCESS,
+               storage: str | None = None) -> tuple[dict, dict]:
     """Make sure both splits are complete in the store, each split encoded now recorded in the
     runs table (`store.tables.telemetry`, one commit); returns the expected attributes and what this
     call encoded: {sequences, tokens (None where the encoder does not count them), seconds}."""
-    expect = embeddings_identity(model, encoder, data.data_hash)
+    expect = embeddings_identity(model, encoder, data.data_hash, storage)
     done = {"sequences": 0, "tokens": 0, "seconds": 0.0}
     runs = []
     for name in ("train", "test"):
@@ -107,12 +111,14 @@ def embedded_event(model_id: str, task_id: str, worker: str, done: dict) -> dict
 def remaining(paths: StorePaths, model_id: str, task_id: str, data_hash: str,
               revision: str | None, precision: str | None,
               todo: tuple[tuple[Protocol, tuple[str, ...]], ...], preset: str | None = None,
-              context: str | None = None) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
+              context: str | None = None,
+              storage: str | None = None) -> tuple[tuple[Protocol, tuple[str, ...]], ...]:
     """The part of a pair's `todo` the results table still lacks on `data_hash` with the
-    model's `revision` at the compute `precision`, recipe `preset` and `context` policy (another
-    process may have finished cells since the plan); checked under the pair's lock."""
+    model's `revision` at the compute `precision`, recipe `preset`, `context` policy and
+    `storage` precision (another process may have finished cells since the plan); checked under
+    the pair's lock."""
     done = done_in_table(paths, model_id, task_id, data_hash, revision, precision,
-                         seed_counts(p for p, _ in todo), preset, context)
+                         seed_counts(p for p, _ in todo), preset, context, storage)
     return tuple((p, left) for p, regimes in todo
                  if (left := tuple(r for r in regimes if (p.hash, r) not in done)))
 
@@ -143,11 +149,13 @@ def loaded(paths: StorePaths, model: ModelMeta, encoder, planned: Mapping[str, s
     return None
 
 
-def provenance_of(suite: Suite, data: TaskData, encoder) -> dict:
-    """What every result row of a pair records about where it came from."""
+def provenance_of(suite: Suite, data: TaskData, encoder, storage: str | None = None) -> dict:
+    """What every result row of a pair records about where it came from (`storage`: the
+    storage precision value of its embeddings)."""
     return {"source": LOCAL, "data_revision": suite.revision, "data_hash": data.data_hash,
             "model_revision": encoder.revision, "compute_precision": encoder.precision,
             "recipe_preset": recipe_preset(encoder), "context_policy": context_policy(encoder),
+            "storage_precision": storage,
             "engine_version": __version__}
 
 
@@ -191,7 +199,9 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                                   data_hash=provenance["data_hash"],
                                   compute_precision=provenance["compute_precision"],
                                   recipe_preset=provenance["recipe_preset"],
-                                  context_policy=provenance["context_policy"], created_at=now)
+                                  context_policy=provenance["context_policy"],
+                                  storage_precision=provenance["storage_precision"],
+                                  created_at=now)
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
@@ -199,7 +209,8 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                        seeds=seed_counts(p for p, _ in todo),
                        precision=provenance["compute_precision"],
                        preset=provenance["recipe_preset"], predictions=predictions,
-                       context=provenance["context_policy"])
+                       context=provenance["context_policy"],
+                       storage=provenance["storage_precision"])
 
 
 def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
@@ -219,7 +230,8 @@ def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
                              source=provenance["source"], data_hash=provenance["data_hash"],
                              compute_precision=provenance["compute_precision"],
                              recipe_preset=provenance["recipe_preset"],
-                             context_policy=provenance["context_policy"], created_at=now)
+                             context_policy=provenance["context_policy"],
+                             storage_precision=provenance["storage_precision"], created_at=now)
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,
@@ -227,7 +239,7 @@ def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
                        seeds=seed_counts(p for p, _ in todo),
                        precision=provenance["compute_precision"],
                        preset=provenance["recipe_preset"], context=provenance["context_policy"],
-                       predictions=predictions)
+                       storage=provenance["storage_precision"], predictions=predictions)
 
 
 def wants_llr(todo: tuple[tuple[Protocol, tuple[str, ...]], ...]) -> bool:

@@ -20,7 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from engine.encoders import EncoderOptions, told_context, told_precision, told_preset
+from engine.encoders import (
+    EncoderOptions,
+    told_context,
+    told_precision,
+    told_preset,
+    told_storage,
+)
 from engine.encoders.revision import told_revisions
 from store.catalog import ModelMeta, TaskMeta
 from store.cells import cell_states, current_revisions
@@ -57,6 +63,8 @@ class Plan:
     presets: Mapping[str, str | None] = field(default_factory=dict)
     # model id -> the context policy value its done cells were checked at (`told_context`)
     contexts: Mapping[str, str | None] = field(default_factory=dict)
+    # model id -> the storage precision value its done cells were checked at (`told_storage`)
+    storages: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def cells_missing(self) -> int:
@@ -85,20 +93,21 @@ def done_cells(source: Source, protocols: list[Protocol], data_hashes: dict[str,
                revisions: Mapping[str, str | None], precisions: Mapping[str, str | None],
                also: Mapping[str, str] | None = None,
                presets: Mapping[str, str | None] | None = None,
-               contexts: Mapping[str, str | None] | None = None
+               contexts: Mapping[str, str | None] | None = None,
+               storages: Mapping[str, str | None] | None = None
                ) -> set[tuple[str, str, str, str]]:
     """(protocol hash, model, task, regime) of every done local cell on the given data, of the
     models `revisions` names with the revision it gives each (`also`: a second name of it;
     rows of others are stale) at the precision `precisions`, the recipe preset `presets`
-    (not named: normalized) and the context policy `contexts` (not named: the default) give
-    each."""
+    (not named: normalized), the context policy `contexts` (not named: the default) and the
+    storage precision `storages` (not named: float32) give each."""
     if not data_hashes or not revisions:
         return set()
     states = cell_states(
         partial(query, source), seeds=seed_counts(protocols),
         data_hashes=data_hashes, revisions=revisions, also=also,
         precisions={m: precisions.get(m) for m in revisions}, presets=presets,
-        contexts=contexts,
+        contexts=contexts, storages=storages,
         where=f"r.source = '{LOCAL}' AND list_contains(?, r.model) AND list_contains(?, r.task)",
         params=[list(revisions), list(data_hashes)])
     return {(r["protocol_hash"], r["model"], r["task"], r["regime"])
@@ -121,8 +130,9 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
     precisions = {m.model_id: told_precision(m, options) for m in models}
     presets = {m.model_id: told_preset(m, options) for m in models}
     contexts = {m.model_id: told_context(m, options) for m in models}
+    storages = {m.model_id: told_storage(m, options) for m in models}
     done = done_cells(source, every, data_hashes, revisions, precisions,
-                      accepted_revisions(source, models), presets, contexts)
+                      accepted_revisions(source, models), presets, contexts, storages)
     work = []
     for m in models:
         for t in tasks:
@@ -134,4 +144,5 @@ def plan(source: Source, models: list[ModelMeta], tasks: list[TaskMeta],
             if todo:
                 work.append(PairWork(m, t, todo))
     cells = sum(len(own) for todo in runs.values() for _, own in todo)
-    return Plan(len(models) * cells, tuple(work), revisions, precisions, presets, contexts)
+    return Plan(len(models) * cells, tuple(work), revisions, precisions, presets, contexts,
+                storages)

@@ -1,11 +1,11 @@
 """When a cell is done and current: the one rule behind the planner, `status`, `export`,
 `report`, the site, the figures, the dashboard and every commit.
 
-A cell is (source, protocol hash, model, task, regime, variant): the variant (`store.vocab.variant`:
-the compute precision, the recipe preset and the context policy) is part of a cell, so a run at
-another precision, preset or context computes its own cells and readers show them apart. A row is
-**current** when it was computed on the data chosen for its task and, for a local row, with the
-revision chosen for its model:
+A cell is (source, protocol hash, model, task, regime, variant): the variant
+(`store.vocab.variant`: the compute precision, the recipe preset, the context policy and the
+storage precision) is part of a cell, so a run at another precision, preset, context or storage
+computes its own cells and readers show them apart. A row is **current** when it was computed on
+the data chosen for its task and, for a local row, with the revision chosen for its model:
 
 - data: the reader names the data hash of each task (the planner and `status`: the hashes of the
   suite's files as they are now), or takes the store's current ones (`CURRENT_DATA_SQL`).
@@ -22,12 +22,13 @@ revision chosen for its model:
   counterpart: they are always current.
 
 Of a model's current local rows, readers show those at its current variant (the precision and
-recipe preset of its newest current local row, `CURRENT_PRECISION_SQL`) under its id, and
-those at any other as the entry `<model> [<variant>]` (`ENTRY`: the precision where it differs,
-`<model> [float16]`; the preset where it differs, `<model> [reference@4]`, `<model>
-[normalized]`; both where both do; the context policy after the preset where it differs,
-`<model> [normalized, windows-1000-500]`, `<model> [normalized, crop]`): never pooled, always
-said.
+recipe preset, context policy and storage precision of its newest current local row,
+`CURRENT_PRECISION_SQL`) under its id, and those at any other as the entry `<model> [<variant>]`
+(`ENTRY`: each member where it differs, comma-separated: the precision, `<model> [float16]`; the
+preset, `<model> [reference@4]`, `<model> [normalized]`; the context policy,
+`<model> [windows-1000-500]`, `<model> [crop]`; the storage precision,
+`<model> [stored-float16]`; `<model> [float16, reference@4]` where both differ): never pooled,
+always said.
 
 A cell is **done** when its current rows cover every seed of its protocol (imported: its
 seed-mean row), **partial** when they cover some, and **stale** when all its rows were computed
@@ -42,7 +43,7 @@ import polars as pl
 
 from store.vocab.context import CROP
 from store.vocab.sources import LOCAL
-from store.vocab.variant import NORMALIZED, NOT_RECORDED
+from store.vocab.variant import NORMALIZED, NOT_RECORDED, STORED, STORED_FLOAT32
 
 # How a model revision of None is written where revisions are compared: the revision a reader
 # chooses, and the model catalog's `model_revision` (NULL there: not recorded).
@@ -53,6 +54,8 @@ NO_PRECISION = ""
 NO_PRESET = ""
 # How a context policy of None (the default crop) is written where policies are compared.
 NO_CONTEXT = ""
+# How a storage precision of None (float32) is written where storage precisions are compared.
+NO_STORAGE = ""
 
 # A row `r` joined with the chosen data hash `c` of its task and the chosen revision `v` of its
 # model (no chosen revision: any; `v.also_revision`: a second name of the same files).
@@ -61,25 +64,27 @@ CURRENT = ("((r.data_hash IS NULL OR c.data_hash IS NULL OR r.data_hash = c.data
            f"OR coalesce(r.model_revision, '{NO_REVISION}') = v.model_revision "
            "OR coalesce(r.model_revision = v.also_revision, false)))")
 _SAME_PRECISION = f"coalesce(r.compute_precision, '{NO_PRECISION}') = p.compute_precision"
+_SAME_PRESET = f"coalesce(r.recipe_preset, '{NO_PRESET}') = p.recipe_preset"
 _SAME_CONTEXT = f"coalesce(r.context_policy, '{NO_CONTEXT}') = p.context_policy"
-_SAME_PRESET = (f"(coalesce(r.recipe_preset, '{NO_PRESET}') = p.recipe_preset "
-                f"AND {_SAME_CONTEXT})")
-# A row `r` at the chosen variant `p` of its model (precision, recipe preset and context
-# policy; no chosen variant: any).
+_SAME_STORAGE = f"coalesce(r.storage_precision, '{NO_STORAGE}') = p.storage_precision"
+# A row `r` at the chosen variant `p` of its model (precision, recipe preset, context policy and
+# storage precision; no chosen variant: any).
 AT_PRECISION = (f"(r.source <> '{LOCAL}' OR p.model IS NULL "
-                f"OR ({_SAME_PRECISION} AND {_SAME_PRESET}))")
+                f"OR ({_SAME_PRECISION} AND {_SAME_PRESET} AND {_SAME_STORAGE}))")
 # The entry a row is shown as: its model, or `<model> [<variant>]` for a local row at another
 # variant than its model's current one (`p`): its precision where that differs (or where the
-# presets and contexts agree), its recipe preset where that or the context differs
-# (`store.vocab.variant.preset_label`), then its context policy where that differs
-# (`store.vocab.context.context_label`).
-ENTRY = (f"CASE WHEN {AT_PRECISION} THEN r.model ELSE r.model || ' [' || "
-         f"CASE WHEN {_SAME_PRESET} THEN coalesce(r.compute_precision, '{NOT_RECORDED}') "
-         f"ELSE CASE WHEN {_SAME_PRECISION} THEN '' "
-         f"ELSE coalesce(r.compute_precision, '{NOT_RECORDED}') || ', ' END "
-         f"|| coalesce(r.recipe_preset, '{NORMALIZED}') "
-         f"|| CASE WHEN {_SAME_CONTEXT} THEN '' "
-         f"ELSE ', ' || coalesce(r.context_policy, '{CROP}') END END || ']' END")
+# other members agree), its recipe preset where that differs (`store.vocab.variant.
+# preset_label`), its context policy where that differs (`store.vocab.context.context_label`),
+# its storage precision where that differs (`storage_label`), comma-separated.
+ENTRY = (f"CASE WHEN {AT_PRECISION} THEN r.model ELSE r.model || ' [' || concat_ws(', ', "
+         f"CASE WHEN NOT {_SAME_PRECISION} "
+         f"OR ({_SAME_PRESET} AND {_SAME_CONTEXT} AND {_SAME_STORAGE}) "
+         f"THEN coalesce(r.compute_precision, '{NOT_RECORDED}') END, "
+         f"CASE WHEN NOT {_SAME_PRESET} THEN coalesce(r.recipe_preset, '{NORMALIZED}') END, "
+         f"CASE WHEN NOT {_SAME_CONTEXT} THEN coalesce(r.context_policy, '{CROP}') END, "
+         f"CASE WHEN NOT {_SAME_STORAGE} "
+         f"THEN '{STORED}' || coalesce(r.storage_precision, '{STORED_FLOAT32}') END) "
+         "|| ']' END")
 # The ` [<variant>]` ENTRY appends to a model's id (group 1: the brackets and what they hold).
 ENTRY_VARIANT = r" (\[[^\]]*\])$"
 
@@ -114,13 +119,15 @@ _CHOSEN = ("LEFT JOIN current_data c ON c.task = r.task "
 # The latest rows current by data and revision (every precision, by model id) and the others.
 CURRENT_ROWS_SQL = f"SELECT r.* FROM results_latest r {_CHOSEN} WHERE {CURRENT}"
 STALE_RESULTS_SQL = f"SELECT r.* FROM results_latest r {_CHOSEN} WHERE NOT {CURRENT}"
-# The store's current variant per model: the precision, recipe preset and context policy of its
-# newest current local row.
+# The store's current variant per model: the precision, recipe preset, context policy and
+# storage precision of its newest current local row.
 CURRENT_PRECISION_SQL = f"""
-SELECT model, v[1] AS compute_precision, v[2] AS recipe_preset, v[3] AS context_policy FROM (
+SELECT model, v[1] AS compute_precision, v[2] AS recipe_preset, v[3] AS context_policy,
+       v[4] AS storage_precision FROM (
   SELECT model, arg_max([coalesce(compute_precision, '{NO_PRECISION}'),
                          coalesce(recipe_preset, '{NO_PRESET}'),
-                         coalesce(context_policy, '{NO_CONTEXT}')], created_at) AS v
+                         coalesce(context_policy, '{NO_CONTEXT}'),
+                         coalesce(storage_precision, '{NO_STORAGE}')], created_at) AS v
   FROM current_rows WHERE source = '{LOCAL}' GROUP BY model)
 """
 # Whether some model's local rows are at several variants (else every entry is its model, and
@@ -129,14 +136,15 @@ SEVERAL_PRECISIONS_SQL = f"""
 SELECT count(*) FROM (SELECT model FROM results_all WHERE source = '{LOCAL}' GROUP BY model
                       HAVING count(DISTINCT [coalesce(compute_precision, '{NO_PRECISION}'),
                                             coalesce(recipe_preset, '{NO_PRESET}'),
-                                            coalesce(context_policy, '{NO_CONTEXT}')]) > 1)
+                                            coalesce(context_policy, '{NO_CONTEXT}'),
+                                            coalesce(storage_precision, '{NO_STORAGE}')]) > 1)
 """
 _AT = "LEFT JOIN current_precision p ON p.model = r.model"
 # What every reader shows: the current rows, each as its entry (`ENTRY`).
 CURRENT_RESULTS_SQL = f"SELECT r.* REPLACE ({ENTRY} AS model) FROM current_rows r {_AT}"
 # The entries of models at another precision than their current one.
 ENTRIES_SQL = (f"SELECT DISTINCT {ENTRY} AS entry, r.model, r.compute_precision, "
-               "r.recipe_preset, r.context_policy "
+               "r.recipe_preset, r.context_policy, r.storage_precision "
                f"FROM current_rows r {_AT} WHERE NOT {AT_PRECISION}")
 
 _STATES_SQL = f"""
@@ -149,10 +157,11 @@ WITH _protocol_seeds AS (
          unnest(?::VARCHAR[]) AS also_revision
 ), _chosen_precision AS (
   SELECT unnest(?::VARCHAR[]) AS model, unnest(?::VARCHAR[]) AS compute_precision,
-         unnest(?::VARCHAR[]) AS recipe_preset, unnest(?::VARCHAR[]) AS context_policy
+         unnest(?::VARCHAR[]) AS recipe_preset, unnest(?::VARCHAR[]) AS context_policy,
+         unnest(?::VARCHAR[]) AS storage_precision
 ), per_cell AS (
   SELECT r.source, r.protocol_hash, r.model, r.task, r.regime, r.compute_precision,
-         r.recipe_preset, r.context_policy,
+         r.recipe_preset, r.context_policy, r.storage_precision,
          count(DISTINCT r.seed) FILTER (WHERE {CURRENT}) AS n_seeds,
          coalesce(bool_or(r.seed IS NULL AND {CURRENT}), false) AS seed_means,
          coalesce(bool_or({CURRENT}), false) AS has_current
@@ -163,7 +172,7 @@ WITH _protocol_seeds AS (
   GROUP BY ALL
 )
 SELECT q.source, q.protocol_hash, q.model, q.task, q.regime, q.compute_precision,
-       q.recipe_preset, q.context_policy, q.n_seeds,
+       q.recipe_preset, q.context_policy, q.storage_precision, q.n_seeds,
        CASE WHEN q.seed_means OR q.n_seeds >= s.n_seeds THEN 'done'
             WHEN q.has_current THEN 'partial' ELSE 'stale' END AS state
 FROM per_cell q JOIN _protocol_seeds s ON s.protocol_hash = q.protocol_hash
@@ -192,17 +201,23 @@ def context_text(context: str | None) -> str:
     return NO_CONTEXT if context is None else context
 
 
+def storage_text(storage: str | None) -> str:
+    """A storage precision value as compared here (None, float32: `NO_STORAGE`)."""
+    return NO_STORAGE if storage is None else storage
+
+
 def cell_states(run: Run, rows: str = "results_latest", *, seeds: Mapping[str, int],
                 data_hashes: Mapping[str, str] | None = None,
                 revisions: Mapping[str, str | None] | None = None,
                 also: Mapping[str, str] | None = None,
                 precisions: Mapping[str, str | None] | None = None,
                 presets: Mapping[str, str | None] | None = None,
-                contexts: Mapping[str, str | None] | None = None, where: str = "true",
+                contexts: Mapping[str, str | None] | None = None,
+                storages: Mapping[str, str | None] | None = None, where: str = "true",
                 params: list | None = None) -> pl.DataFrame:
     """[source, protocol_hash, model, task, regime, compute_precision, recipe_preset,
-    context_policy, n_seeds, state] of every cell with rows in the relation `rows` (rows of
-    protocols that `seeds` does not name are ignored).
+    context_policy, storage_precision, n_seeds, state] of every cell with rows in the relation
+    `rows` (rows of protocols that `seeds` does not name are ignored).
 
     `run(sql, params)` runs a query (`store.db.Snapshot.query`). `seeds`: protocol hash -> the
     number of seeds a done cell covers. `data_hashes`: task -> the chosen data hash (tasks not
@@ -211,10 +226,11 @@ def cell_states(run: Run, rows: str = "results_latest", *, seeds: Mapping[str, i
     model -> a second name of the same revision; None: the store's current revisions (the
     `current_revision` view). `precisions`: model -> the chosen compute precision (a local
     row at another is another cell, left out; models not named: every variant, each its own
-    cell), with the recipe preset value `presets` gives it (not named there: normalized) and
-    the context policy value `contexts` gives it (not named there: the default);
-    None: the store's current variants (the `current_precision` view). `where`
-    filters `r.` columns with `?` placeholders for `params`.
+    cell), with the recipe preset value `presets` gives it (not named there: normalized), the
+    context policy value `contexts` gives it (not named there: the default) and the storage
+    precision value `storages` gives it (not named there: float32); None: the store's current
+    variants (the `current_precision` view). `where` filters `r.` columns with `?` placeholders
+    for `params`.
     """
     hashes = "current_data" if data_hashes is None else "_chosen_data"
     chosen = dict(data_hashes or {})
@@ -225,11 +241,12 @@ def cell_states(run: Run, rows: str = "results_latest", *, seeds: Mapping[str, i
     exact = {m: precision_text(p) for m, p in (precisions or {}).items()}
     batched = [preset_text((presets or {}).get(m)) for m in exact]
     seen = [context_text((contexts or {}).get(m)) for m in exact]
+    stored = [storage_text((storages or {}).get(m)) for m in exact]
     sql = _STATES_SQL.format(rows=rows, hashes=hashes, revisions=revised, precisions=at,
                              where=where)
     return run(sql, [list(seeds), list(seeds.values()), list(chosen), list(chosen.values()),
                      list(models), list(models.values()), seconds, list(exact),
-                     list(exact.values()), batched, seen, *(params or [])])
+                     list(exact.values()), batched, seen, stored, *(params or [])])
 
 
 def current_revisions(run: Run, models: list[str]) -> dict[str, str | None]:

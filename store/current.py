@@ -41,7 +41,7 @@ from store.vocab.kinds import (
     rows_of,
 )
 from store.vocab.sources import LOCAL
-from store.vocab.variant import VARIANT_COLUMNS, precision_label, preset_label
+from store.vocab.variant import VARIANT_COLUMNS, precision_label, preset_label, storage_label
 
 Run = Callable[[str, list], pl.DataFrame]
 
@@ -170,18 +170,21 @@ def notes(run: Run, folders: Mapping[str, FolderRevision],
     shown = run("SELECT e.model, string_agg(e.entry, ', ' ORDER BY e.entry) AS entries, "
                 "any_value(p.compute_precision) AS precision, "
                 "any_value(p.recipe_preset) AS preset, any_value(p.context_policy) AS context, "
+                "any_value(p.storage_precision) AS storage, "
                 "bool_and(coalesce(e.recipe_preset, '') = p.recipe_preset) AS one_preset, "
-                "bool_and(coalesce(e.context_policy, '') = p.context_policy) AS one_context "
+                "bool_and(coalesce(e.context_policy, '') = p.context_policy) AS one_context, "
+                "bool_and(coalesce(e.storage_precision, '') = p.storage_precision) AS one_storage "
                 "FROM entries e JOIN current_precision p ON p.model = e.model "
                 "GROUP BY e.model ORDER BY e.model", [])
     out += [f"{model}: results at {precision_label(precision or None)}"
             f"{'' if one_preset else ', ' + preset_label(preset or None)}"
-            f"{'' if one_context else ', ' + context_label(context or None)} shown as {model}, "
-            f"at other {'precisions' if one_preset and one_context else 'variants'} apart as "
-            f"{entries} "
-            "(never pooled)"
-            for model, entries, precision, preset, context, one_preset, one_context
-            in shown.iter_rows()]
+            f"{'' if one_context else ', ' + context_label(context or None)}"
+            f"{', ' + storage_label(storage or None) if storage or not one_storage else ''}"
+            f" shown as {model}, at other "
+            f"{'precisions' if one_preset and one_context and one_storage else 'variants'} "
+            f"apart as {entries} (never pooled)"
+            for model, entries, precision, preset, context, storage, one_preset, one_context,
+            one_storage in shown.iter_rows()]
     return out + kinds_left_out(run, kind)
 
 

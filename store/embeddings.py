@@ -4,12 +4,15 @@ computed at another precision than the reference one (`store.vocab.variant.split
 precision is part of the embeddings' identity, so a run at another precision never replaces
 them; the caller's `expect` names it, `compute_precision`), and `<split>@reference@4` (after
 the precision's suffix, if any) for those of a recipe preset other than normalized
-(`recipe_preset`, in `expect` only then). A model whose embeddings were
+(`recipe_preset`, in `expect` only then), then `@stored-float16` / `@stored-bfloat16` for those
+stored at half precision (`expect`'s `dtype`, the storage precision: `fill
+--storage-precision`). A model whose embeddings were
 imported keeps them in the folder its import record names instead of `<model>`
 (`store.embedding_imports`: `<model>@<revision>`, one per import, so that an import switches
 atomically); `EmbeddingStore.model_folder` says which.
 
-Each split is a self-contained Zarr v3 group holding `embeddings` (n × d, float32 by default,
+Each split is a self-contained Zarr v3 group holding `embeddings` (n × d, float32 by default;
+float16; or bfloat16 as its bit pattern in uint16, zarr 3.1 having no bfloat16 type: `STORED`;
 fill value NaN), `labels` (n, int64) and `done` (n, one flag per row), all in chunks of 1,024
 rows, uncompressed, unsharded, with every chunk written to its own file. The split's attributes
 describe it: the identity and provenance the caller passes (model id and revision, encoder
@@ -32,6 +35,9 @@ Guarantees:
 - Every value is a finite number: a split holding NaN or an infinity does not verify, and a
   writer refuses to finish one (`NotFinite`).
 
+`EmbeddingStore.load` returns float32 whatever the storage precision (a half-precision split's
+values widened exactly), so the probes read float32. The checksums are of the stored values.
+
 `EmbeddingStore.splits`, `inspect` and `drop` serve maintenance: list what is on disk, say in
 one line what is wrong with a split, remove it. Nothing here imports torch or a UI.
 """
@@ -45,8 +51,9 @@ import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +63,7 @@ from store.atomic import TEMP_NAME, fsync_dir, temp_path, write_text_atomic
 from store.embedding_imports import read_import
 from store.failpoints import reach
 from store.paths import StorePaths
+from store.prune_record import forget
 from store.vocab.errors import GenebError
 from store.vocab.ids import path_part
 from store.vocab.variant import split_suffix
@@ -102,8 +110,41 @@ def _same(attrs: dict, expect: dict) -> bool:
     return all(attrs.get(k) == norm[k] for k in IDENTITY)
 
 
+# storage precision (the split's `dtype` attribute) -> the dtype of its embeddings array
+STORED: dict[str, np.dtype] = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
+                               "bfloat16": np.dtype(np.uint16)}
+_BF16_NAN = 0x7FC0
+
+
 def _dtype(attrs: dict) -> np.dtype:
-    return np.dtype(attrs.get("dtype") or "float32")
+    """The dtype of the embeddings array of a split stored at `attrs`' `dtype`."""
+    name = attrs.get("dtype") or "float32"
+    if name not in STORED:
+        raise _Corrupt(f"dtype {name!r} is not a storage precision")
+    return STORED[name]
+
+
+def _storage(expect: dict) -> str | None:
+    """The storage precision a split's folder name carries (`split_suffix`)."""
+    return expect.get("dtype")
+
+
+def stored_values(X: np.ndarray, storage: str) -> np.ndarray:
+    """float32 rows as stored at `storage`: cast to float16; bfloat16's bit pattern (the upper
+    16 bits, rounded to nearest with ties to even); float32 as they are."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if storage != "bfloat16":
+        with np.errstate(over="ignore"):    # an overflow is an infinity: refused by `finish`
+            return X.astype(STORED[storage], copy=False)
+    bits = X.view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def as_float32(values: np.ndarray, storage: str) -> np.ndarray:
+    """Stored values widened to float32, exactly."""
+    if storage == "bfloat16":
+        return (values.astype(np.uint32) << 16).view(np.float32)
+    return values.astype(np.float32, copy=False)
 
 
 def _layout(n: int, d: int, dtype: np.dtype) -> dict[str, tuple[tuple, np.dtype, tuple]]:
@@ -206,6 +247,7 @@ def _verified(path: Path, group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
     if not done.all():
         raise _Corrupt(f"{int((~done).sum())} row(s) not done")
     _compare(attrs["checksums"], X, y)
+    X = as_float32(X, attrs.get("dtype") or "float32")
     if problem := not_finite(X):
         raise _Corrupt(problem)
     return X, y
@@ -256,8 +298,10 @@ class SplitWriter:
     def __init__(self, group: zarr.Group, path: Path, final: Path, expect: dict, n: int):
         self._group, self.path, self.final, self.n = group, path, final, n
         self._expect, self.dtype = _normalise(expect), _dtype(expect)
+        self.storage = expect.get("dtype") or "float32"
         self._emb = group["embeddings"] if "embeddings" in group else None
         self._done = group["done"]
+        self.published: Callable[[], None] | None = None   # told once the split is in place
 
     def pending(self) -> np.ndarray:
         """Row indices not written yet (all of them for a fresh split)."""
@@ -269,7 +313,8 @@ class SplitWriter:
         if self._emb is None:
             shape, dtype, chunks = _layout(self.n, d, self.dtype)["embeddings"]
             self._emb = self._group.create_array(
-                "embeddings", shape=shape, dtype=dtype, chunks=chunks, fill_value=np.nan,
+                "embeddings", shape=shape, dtype=dtype, chunks=chunks,
+                fill_value=_BF16_NAN if self.storage == "bfloat16" else np.nan,
                 compressors=None, config=_ARRAY_CONFIG)
             reach("arrays-created")
         elif self._emb.shape[1] != d:
@@ -281,7 +326,7 @@ class SplitWriter:
         rows = np.asarray(rows, dtype=np.int64)
         if rows.size == 0:
             return
-        block = np.asarray(block, dtype=self.dtype)
+        block = stored_values(block, self.storage)
         emb = self._embeddings(block.shape[1])
         if rows.size == rows[-1] - rows[0] + 1 and np.all(np.diff(rows) == 1):
             span = slice(int(rows[0]), int(rows[-1]) + 1)
@@ -308,7 +353,7 @@ class SplitWriter:
             if problem := _chunk_problem(self._group[name], self.path / name, name):
                 raise RuntimeError(f"{self.path}: {problem}")
         X, y = self._emb[:], self._group["labels"][:]
-        if problem := not_finite(X):
+        if problem := not_finite(as_float32(X, self.storage)):
             _remove(self.path)
             raise NotFinite(f"{self.final}: {problem}; nothing of it is stored")
         self._group.attrs.update({
@@ -332,6 +377,8 @@ class SplitWriter:
         reach("split-renamed")
         if old is not None:
             _remove(old)
+        if self.published is not None:
+            self.published()
 
 
 def _resume(path: Path, final: Path, labels: np.ndarray, expect: dict) -> SplitWriter | None:
@@ -388,20 +435,21 @@ class EmbeddingStore:
 
     def split_path(self, model: str, task: str, split: str,
                    precision: str | None = None, preset: str | None = None,
-                   context: str | None = None) -> Path:
-        """The split's folder; at `precision`, recipe `preset` and `context` policy
-        (`store.vocab.variant.split_suffix`)."""
+                   context: str | None = None, storage: str | None = None) -> Path:
+        """The split's folder; at `precision`, recipe `preset`, `context` policy and `storage`
+        precision (`store.vocab.variant.split_suffix`)."""
         if not _SPLIT_NAME.match(split):
             raise ValueError(f"split name {split!r}: letters, digits, '_' and '-' only")
         return (self.root / self.model_folder(model) / path_part(task)
-                / (split + split_suffix(precision, preset, context)))
+                / (split + split_suffix(precision, preset, context=context, storage=storage)))
 
     def load(self, model: str, task: str, split: str,
              expect: dict) -> tuple[np.ndarray, np.ndarray] | None:
         """(embeddings, labels) when the split is complete, intact and made the way `expect`
         says; else None."""
         path = self.split_path(model, task, split, expect.get("compute_precision"),
-                               expect.get("recipe_preset"), expect.get("context_policy"))
+                               expect.get("recipe_preset"), expect.get("context_policy"),
+                               _storage(expect))
         try:
             group = _open_group(path)
             if not _same(group.attrs.asdict(), expect):
@@ -413,7 +461,7 @@ class EmbeddingStore:
     def stored(self, model: str, task: str, split: str, data_hash: str,
                revision: str | None, expect: dict | None = None,
                precision: str | None = None, preset: str | None = None,
-               context: str | None = None) -> bool:
+               context: str | None = None, storage: str | None = None) -> bool:
         """Whether a complete split of `model` on the data `data_hash`, made with the model's
         `revision` at `precision`, recipe `preset` and `context` policy (and, given `expect`, made
         the way it says, its variant included), is stored, by its attributes alone (what a plan
@@ -422,9 +470,10 @@ class EmbeddingStore:
         if expect is not None:
             precision, preset = expect.get("compute_precision"), expect.get("recipe_preset")
             context = expect.get("context_policy")
+            storage = _storage(expect)
         try:
             attrs = _open_group(self.split_path(model, task, split, precision,
-                                                preset, context)).attrs.asdict()
+                                                preset, context, storage)).attrs.asdict()
         except Exception:   # _Corrupt, or whatever a damaged file raises
             return False
         return (attrs.get("complete") is True and attrs.get("model_id") == model
@@ -437,7 +486,8 @@ class EmbeddingStore:
         """A writer for the split; resumes a compatible partial write, else starts afresh.
         The caller holds the (model, task) lock."""
         final = self.split_path(model, task, split, expect.get("compute_precision"),
-                                expect.get("recipe_preset"), expect.get("context_policy"))
+                                expect.get("recipe_preset"), expect.get("context_policy"),
+                                _storage(expect))
         final.parent.mkdir(parents=True, exist_ok=True)
         for folder in (self.root, final.parent.parent, final.parent):
             _browsable(folder)
@@ -446,7 +496,10 @@ class EmbeddingStore:
                 _remove(leftover)
         path = final.with_name(final.name + PARTIAL)
         labels = np.asarray(labels, dtype=np.int64)
-        return _resume(path, final, labels, expect) or _create(path, final, labels, expect)
+        writer = _resume(path, final, labels, expect) or _create(path, final, labels, expect)
+        writer.published = partial(forget, self.paths,
+                                   final.relative_to(self.root).as_posix())   # stored again
+        return writer
 
     def splits(self) -> Iterator[SplitEntry]:
         """Every split and partial on disk, in name order."""
@@ -468,12 +521,14 @@ class EmbeddingStore:
         if path.name.endswith(PARTIAL):
             return _inspect_partial(path)
         try:
-            X, _ = _verified(path, _open_group(path))
+            group = _open_group(path)
+            X, _ = _verified(path, group)
         except _Corrupt as e:
             return SplitCheck("corrupt", str(e))
         except Exception as e:
             return SplitCheck("corrupt", _describe(e))
-        return SplitCheck("complete", f"{X.shape[0]} rows × {X.shape[1]} {X.dtype}, "
+        stored = group.attrs.get("dtype") or "float32"    # X is read back as float32
+        return SplitCheck("complete", f"{X.shape[0]} rows × {X.shape[1]} {stored}, "
                                       "checksums match")
 
     def drop(self, path: Path) -> None:

@@ -100,6 +100,11 @@ class StorePaths:
         return self.imports / path_part(model)
 
     @property
+    def pruned(self) -> Path:
+        """The record of the embeddings `prune` removed (`store.prune`)."""
+        return self.root / "pruned.json"
+
+    @property
     def user_models(self) -> Path:
         """The user's own model entries, same fields as the built-in catalog."""
         return self.root / "models.toml"
@@ -141,7 +146,7 @@ def _store_entries() -> frozenset[str]:
     s = StorePaths(Path("/"))
     return frozenset(p.parts[1] for p in (
         s.catalog, s.embeddings, s.results, s.predictions, s.runs, s.locks, s.aside, s.suites,
-        s.data_dir("-"), s.reference, s.imports, s.user_models, s.pins))
+        s.data_dir("-"), s.reference, s.imports, s.user_models, s.pins, s.pruned))
 
 
 STORE_ENTRIES = _store_entries()

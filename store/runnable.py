@@ -120,9 +120,14 @@ def here_text(runs_here: bool | None) -> str:
 
 
 def format_bytes(n: int) -> str:
+    """Bytes as every reader shows them (weights, the store's sizes): GiB, MiB, KiB, B."""
+    if n >= 1024 * GIB:
+        return f"{n / (1024 * GIB):.2f} TiB"
     if n >= GIB:
         return f"{n / GIB:.1f} GiB" if n < 10 * GIB else f"{n / GIB:.0f} GiB"
-    return f"{n / 1024 ** 2:.0f} MiB"
+    if n >= 1024 ** 2:
+        return f"{n / 1024 ** 2:.0f} MiB"
+    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} B"
 
 
 @dataclass(frozen=True)

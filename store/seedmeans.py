@@ -38,7 +38,7 @@ WITH cells AS (
          bool_and(r.converged) AS converged, bool_or(r.degenerate) AS degenerate,
          max(r.n_test) AS n_test, min(r.data_hash) AS data_hash,
          min(r.compute_precision) AS compute_precision, min(r.recipe_preset) AS recipe_preset,
-         min(r.context_policy) AS context_policy
+         min(r.context_policy) AS context_policy, min(r.storage_precision) AS storage_precision
   FROM results r
   WHERE {{where}}
   GROUP BY r.model, r.task, r.regime, r.source, r.protocol_hash
@@ -49,7 +49,7 @@ WITH cells AS (
 SELECT c.model, c.task, t.category, c.regime, c.source, c.protocol, c.protocol_hash, c.n_seeds,
        {means},
        {kind[1]}c.converged, c.degenerate, c.n_test, c.data_hash, c.compute_precision,
-       c.recipe_preset, c.context_policy
+       c.recipe_preset, c.context_policy, c.storage_precision
 FROM lists c LEFT JOIN tasks t ON t.task_id = c.task
 WHERE {{category}}
 ORDER BY c.model, t.category, c.task, c.regime, c.source

@@ -166,6 +166,12 @@ RESULT_COLUMNS = {
                       "of default rows only is written without it. Part of the key: rows of two "
                       "policies are their own cells, shown apart "
                       "([Long range](../guide/long-range.md))",
+    "storage_precision": "the row's variant, fourth member: how its embeddings were stored "
+                         "(`fill --storage-precision`): NULL for float32 (the default; every "
+                         "row written before the column), `float16` or `bfloat16`. Part of the "
+                         "key: rows of two storage precisions are their own cells, shown apart "
+                         "([Sizes, half precision, pruning]"
+                         "(../guide/store.md#sizes-half-precision-pruning))",
     "engine_version": "the engine's version; an imported file's `harness_version`",
     "created_at": "when the row was written (UTC); the latest wins among rows of one key",
     "kind": "the task kind ([Regression and variant-effect tasks](../guide/task-kinds.md)): "

@@ -15,8 +15,17 @@ from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 
-from engine.encoders import EncoderOptions, build_encoder, preflight
-from engine.pairs import embed_pair, embedded_event, loaded, probe_pair, provenance_of, remaining
+from engine.encoders import EncoderOptions, build_encoder, preflight, told_storage
+from engine.pairs import (
+    context_policy,
+    embed_pair,
+    embedded_event,
+    loaded,
+    probe_pair,
+    provenance_of,
+    recipe_preset,
+    remaining,
+)
 from engine.suites import Suite
 from store.catalog import ModelMeta
 from store.embeddings import EmbeddingStore
@@ -67,18 +76,20 @@ class EmbedWorker:
             return {"status": "busy"}
         try:
             data = self.load(task_id)
+            storage = told_storage(self.model, self.options)
             todo = remaining(self.paths, model_id, task_id, data.data_hash,
-                             self.planned.get(model_id), encoder.precision, todo)
+                             self.planned.get(model_id), encoder.precision, todo,
+                             recipe_preset(encoder), context_policy(encoder), storage)
             if not todo:
                 return {"status": "done"}
             events, self.pending = self.pending, []
             expect, encoded = embed_pair(self.paths, self.embeddings, self.model, encoder,
-                                         data, self.worker)
+                                         data, self.worker, storage)
             if encoded["sequences"]:
                 events.append(embedded_event(model_id, task_id, self.worker, encoded))
             return {"status": "embedded", "todo": todo, "expect": expect,
                     "data_hash": data.data_hash,
-                    "provenance": provenance_of(self.suite, data, encoder),
+                    "provenance": provenance_of(self.suite, data, encoder, storage),
                     "events": events}
         finally:
             lock.release()
@@ -108,7 +119,7 @@ def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, t
     with pair_lock(paths, model_id, task_id):
         todo = remaining(paths, model_id, task_id, data_hash, provenance["model_revision"],
                          provenance["compute_precision"], todo, provenance["recipe_preset"],
-                         provenance["context_policy"])
+                         provenance["context_policy"], provenance["storage_precision"])
         if not todo:
             return 0
         reach("probe-task")

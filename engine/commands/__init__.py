@@ -22,5 +22,6 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "data",
     "doctor",
+    "prune",
     "audit",
 )

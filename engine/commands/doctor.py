@@ -7,6 +7,7 @@ from rich.table import Table
 
 from engine.commands.common import console, emit_json, store_of
 from store.doctor import examine, repair
+from store.vocab.errors import GenebError
 
 
 def register(sub, common) -> None:
@@ -35,10 +36,13 @@ def run(args) -> int:
         done, left = repair(paths)
     else:
         done, left = [], examine(paths)
+    notes = _absent(paths)
     if args.json:
         emit_json({"store": str(paths.root), "repaired": [f.to_dict() for f in done],
-                   "problems": [f.to_dict() for f in left]})
+                   "problems": [f.to_dict() for f in left], "embeddings": notes})
         return 1 if left else 0
+    for line in notes["lines"]:
+        console.print(escape(line), highlight=False)
     if done:
         _print(f"repaired in {paths.root}", done, "done")
     if left:
@@ -47,6 +51,28 @@ def run(args) -> int:
         return 1
     console.print(f"{paths.root}: no problems found" + (" after the repair" if done else ""))
     return 0
+
+
+def _absent(paths) -> dict:
+    """The embeddings not on disk, told apart (`store.prune.absent`): pruned (recorded) and
+    missing (pairs with local results, no embeddings, no record); neither is a problem: `fill`
+    recomputes them only when a new cell needs them."""
+    from store.prune import absent  # lazy: duckdb, polars, zarr
+
+    try:
+        pruned, missing = absent(paths)
+    except GenebError as exc:           # an unreadable record: said, not a traceback
+        return {"pruned": None, "missing": None, "lines": [str(exc)]}
+    lines = []
+    if pruned:
+        lines.append(f"embeddings: {len(pruned)} split(s) pruned (recorded in {paths.pruned}): "
+                     "`fill` recomputes them only when a new cell needs them")
+    if missing:
+        lines.append(f"embeddings: {len(missing)} (model, task) pair(s) with local results "
+                     "have no embeddings and were not pruned (removed outside geneb-engine, or "
+                     "lost): `fill` recomputes them only when a new cell needs them; first: "
+                     f"{missing[0][0]} x {missing[0][1]}")
+    return {"pruned": pruned, "missing": [list(m) for m in missing], "lines": lines}
 
 
 def _print(title: str, findings, action: str) -> None:

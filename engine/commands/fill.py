@@ -44,13 +44,14 @@ from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta, TaskMeta
 from store.devices import DeviceProfile, device_profile, device_profiles
 from store.paths import StorePaths
+from store.runnable import format_bytes
 from store.vocab.context import parse_context
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import EXECUTORS, IN_PROCESS, check_address
 from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import REGIMES, Protocol, Solver
-from store.vocab.variant import NORMALIZED, PRESETS
+from store.vocab.variant import NORMALIZED, PRESETS, STORAGES, STORED_FLOAT32
 
 if TYPE_CHECKING:
     from engine.dry_run import DryRun
@@ -93,6 +94,12 @@ def _add_request_args(p) -> None:
                         "sequences of the suite embedded, timed); a suite whose data is not "
                         "here is sized from the task catalog and a model whose weights are not "
                         "here estimated from its parameter count, each basis printed")
+    p.add_argument("--ignore-free-space", action="store_true",
+                   help="start even when the embeddings this run writes (its dry run's "
+                        "estimate) exceed the free space where the store is; the risk: the "
+                        "disk fills mid-run, the run stops with a split unfinished (resumed "
+                        "by the next fill once space is freed) and other programs writing to "
+                        "that disk fail too")
     p.add_argument("--device-profile", metavar="NAME", type=str.strip,
                    help="with --dry-run: estimate the embedding on the device NAME of the device "
                         f"table ({', '.join(device_profiles())}: measured or datasheet "
@@ -141,6 +148,13 @@ def _add_encoder_args(enc) -> None:
                      help="a context sweep: the same fill at each --context-length N in turn "
                           "(each its own cells); `report` then shows score against context per "
                           "model")
+    enc.add_argument("--storage-precision", default=STORED_FLOAT32, choices=list(STORAGES),
+                     type=choice_of("storage precision", list(STORAGES)), metavar="PRECISION",
+                     help="how the embeddings are stored: float32 (default: as computed), "
+                          "float16 or bfloat16 (half the bytes; the probes read them back as "
+                          "float32, so the scores are of the rounded embeddings; bfloat16 "
+                          "stored as its bit pattern); part of the embeddings' identity and of "
+                          "every result row (stored-float16)")
     enc.add_argument("--batch-size", type=positive_int, metavar="N",
                      help="at most N sequences per batch (halved on out-of-memory); with "
                           "--preset reference exactly N (never halved)")
@@ -329,8 +343,9 @@ def fill_request(args) -> tuple[FillRequest, DeviceProfile | None]:
                                                  compile=args.compile, dtype=args.dtype,
                                                  preset=args.preset,
                                                  context=context,
+                                                 storage=args.storage_precision,
                                                  trust_remote_code=args.trust_remote_code),
-                          cluster=cluster)
+                          cluster=cluster, ignore_free_space=args.ignore_free_space)
     return FillRequest(paths, suite, models, tasks, list(args.regimes), options), profile
 
 
@@ -524,7 +539,7 @@ def _dry_run(args, request: FillRequest, profile: DeviceProfile | None) -> int:
                    "jobs": found.jobs, "jobs_reason": found.jobs_reason,
                    "device": found.device, "sizes": list(found.sizes),
                    "seconds": found.seconds, "unestimated": list(found.unestimated),
-                   "warnings": warnings,
+                   "warnings": warnings, "space": _space_json(found.space),
                    "models": [{**asdict(m), "probe_seconds": m.probe_seconds,
                                "seconds": m.seconds} for m in found.models]})
     else:
@@ -568,6 +583,24 @@ def _show_dry_run(request: FillRequest, found: DryRun) -> None:
                   f"({escape(found.jobs_reason)})"
                   + (f"; not counted: {escape(', '.join(found.unestimated))} (see above)"
                      if found.unestimated else ""), highlight=False)
+    if (space := found.space) is not None:
+        from engine.space import OVERRIDE  # lazy: polars, duckdb
+
+        console.print(escape(space.line()) + ("" if space.fits else
+                      f" [red]: fill would refuse to start ({OVERRIDE} overrides)[/]"),
+                      highlight=False)
+        for m in space.models:
+            console.print(escape(f"  {m.model}: {m.splits} split(s), {m.rows:,} rows x "
+                                 f"{m.width:,} values (width: {m.basis}), about "
+                                 f"{format_bytes(m.bytes)}"), highlight=False)
+
+
+def _space_json(space) -> dict | None:
+    """A dry run's embeddings to write and the free space, for `--json`."""
+    if space is None:
+        return None
+    return {"bytes": space.bytes, "free": space.free, "fits": space.fits,
+            "models": [asdict(m) for m in space.models]}
 
 
 def _seconds(seconds: float | None) -> str:

@@ -27,10 +27,11 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.encoders import EncoderOptions, told_precision
 from store.catalog import TaskMeta
+from store.runnable import format_bytes
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1, REGIMES, seed_counts
 from store.vocab.sources import LOCAL
-from store.vocab.variant import precision_label
+from store.vocab.variant import precision_label, storage_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -111,11 +112,12 @@ def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, re
     for r in states.iter_rows(named=True):
         if r["state"] == "done" and r["model"] in precisions and (
                 r["compute_precision"] != precisions[r["model"]] or r["recipe_preset"]
-                or r["context_policy"]):
+                or r["context_policy"] or r["storage_precision"]):
             at = out.setdefault(r["model"], {})
             label = precision_label(r["compute_precision"]) + (
                 f", {r['recipe_preset']}" if r["recipe_preset"] else "") + (
-                f", {r['context_policy']}" if r["context_policy"] else "")
+                f", {r['context_policy']}" if r["context_policy"] else "") + (
+                f", {storage_label(r['storage_precision'])}" if r["storage_precision"] else "")
             at[label] = at.get(label, 0) + 1
     return out
 
@@ -198,7 +200,7 @@ def run(args) -> int:
                    "domain": args.domain,
                    "table_version": counts.snap.version, "data": counts.data_note,
                    "rows": counts.frame.to_dicts(), "precisions": counts.precisions or {},
-                   "other_precisions": counts.others})
+                   "other_precisions": counts.others, "sizes": _sizes(paths, counts)})
         return 0
     _show(args, paths, counts)
     return 0
@@ -264,6 +266,32 @@ def _show(args, paths, counts: StatusCounts) -> None:
     if nothing:
         console.print(f"no {args.source} results of {', '.join(nothing)} on suite {args.suite} "
                       f"in {paths.root}; {_how_to_get(args, nothing)}")
+    _print_sizes(args, _sizes(paths, counts))
+
+
+def _sizes(paths, counts: StatusCounts) -> dict:
+    """The bytes on disk (`store.sizes`): in total, of the suite's tasks' embeddings, and per
+    model counted (embeddings, results, predictions; a model's results and predictions files
+    hold every task's rows, so they are not split by suite)."""
+    from store.embeddings import EmbeddingStore  # lazy: zarr
+    from store.sizes import store_sizes  # lazy: zarr
+
+    sizes, embeddings = store_sizes(paths), EmbeddingStore(paths)
+    return {"total": sizes.total,
+            "suite_embeddings": sizes.task_embeddings(t.task_id for t in counts.tasks),
+            "models": {m: {"embeddings": sizes.model_embeddings(embeddings.model_folder(m)),
+                           "results": sizes.results.get(m, 0),
+                           "predictions": sizes.predictions.get(m, 0)}
+                       for m in dict.fromkeys(counts.frame["model"])}}
+
+
+def _print_sizes(args, sizes: dict) -> None:
+    from store.sizes import sizes_line  # lazy: zarr
+
+    console.print(f"on disk: {sizes_line(sizes['total'])}; the embeddings of {args.suite}'s "
+                  f"tasks {format_bytes(sizes['suite_embeddings'])}", highlight=False)
+    for model, at in sizes["models"].items():
+        console.print(f"  {escape(model)}: {sizes_line(at)}", highlight=False)
 
 
 def _print_table(args, counts: StatusCounts, stale_any: bool) -> list[str]:

@@ -39,7 +39,14 @@ from store.vocab.encoder_kinds import (
 )
 from store.vocab.errors import GenebError
 from store.vocab.revisions import is_pinned
-from store.vocab.variant import NORMALIZED, REFERENCE, kind_precision, preset_value
+from store.vocab.variant import (
+    NORMALIZED,
+    REFERENCE,
+    STORED_FLOAT32,
+    kind_precision,
+    preset_value,
+    storage_value,
+)
 
 if TYPE_CHECKING:
     from engine.data import Sample
@@ -86,6 +93,8 @@ class EncoderOptions:
     #                                     kinds without weights batch as always
     context: ContextPolicy = ContextPolicy()   # what of a sequence a model sees
     #                                     (`store.vocab.context`); the default: crop at its limit
+    storage: str = STORED_FLOAT32       # how the embeddings are stored (`STORAGES`); imported
+    #                                     embeddings stay as imported (float32)
 
 
 LOAD_ERROR_CHARS = 400     # of a library's message, in the one line of a failed load
@@ -136,6 +145,13 @@ def told_context(model: ModelMeta, options: EncoderOptions) -> str | None:
         raise GenebError(f"model {model.model_id}: its embeddings were imported, made at the "
                          f"context they were made at; leave out --context {value}")
     return value
+
+
+def told_storage(model: ModelMeta, options: EncoderOptions) -> str | None:
+    """The storage precision value (`store.vocab.variant.storage_value`) a run of `model`
+    records with the run's `--storage-precision`: None for float32 and for imported embeddings
+    (stored as imported)."""
+    return None if KINDS[model.encoder].imported else storage_value(options.storage)
 
 
 # The files whose `auto_map` names Python code transformers would import from the checkpoint.

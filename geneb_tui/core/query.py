@@ -67,8 +67,8 @@ class StoreSnapshot:
     scores: pl.DataFrame   # `store.analyses.seed_means`: one row per (model, source, task, regime)
     tasks: pl.DataFrame    # task_id, label, category, suite, source_benchmark
     models: pl.DataFrame   # the models catalog (store's, then built-in and user entries)
-    # (model, task, regime, source, compute_precision, recipe_preset, context_policy) done
-    # (`store.cells`; a local cell at each variant it is done at)
+    # (model, task, regime, source, compute_precision, recipe_preset, context_policy,
+    # storage_precision) done (`store.cells`; a local cell at each variant it is done at)
     done: pl.DataFrame
     version: int | None = None        # the results table version read
     damage: tuple[str, ...] = ()      # damaged store files met while reading (store.db)
@@ -96,7 +96,7 @@ class StoreSnapshot:
         done = (cell_states(snap.query, seeds=seed_counts([protocol_hash]), precisions={})
                 .filter(pl.col("state") == "done")
                 .select("model", "task", "regime", "source", "compute_precision",
-                        "recipe_preset", "context_policy").unique())
+                        "recipe_preset", "context_policy", "storage_precision").unique())
         tasks = known_tasks(paths, snap.query("SELECT * FROM tasks"))
         catalog_error = None
         try:
@@ -373,15 +373,15 @@ def missing_cells(snap: StoreSnapshot, filters: Filters, models: list[str],
     """(model, task, regime) cells of the selection that no source has done (by the rule of
     `store.cells`: partial and stale cells are missing, as `fill` sees them; a local cell
     counts only at the compute precision `precisions` gives its model, what the fill would
-    compute in: `run_precisions`, and at the normalized recipe preset and the default context
-    policy, those the dashboard's fill runs; a model it does not name, at any), in the order
-    models, tasks (suite order), regimes."""
+    compute in: `run_precisions`, and at the normalized recipe preset, the default context
+    policy and float32 storage, those the dashboard's fill runs; a model it does not name, at
+    any), in the order models, tasks (suite order), regimes."""
     regimes = regimes or (filters.regime,)
     tasks = snap.suite_tasks(filters.suite, filters.category)["task_id"].to_list()
     chosen = precisions or {}
-    have = {(m, t, r) for m, t, r, source, at, preset, context in snap.done.iter_rows()
+    have = {(m, t, r) for m, t, r, source, at, preset, context, storage in snap.done.iter_rows()
             if source != LOCAL or m not in chosen
-            or (at == chosen[m] and preset is None and context is None)}
+            or (at == chosen[m] and preset is None and context is None and storage is None)}
     return [(m, t, r) for m in models for t in tasks for r in regimes if (m, t, r) not in have]
 
 

@@ -4,7 +4,7 @@ by side, with the task-bootstrap interval of each (`score_intervals`, the one bo
 `store.analyses.intervals`). It answers "does this model use its context": a curve that rises
 with the length where a suite's labels need it (geneb-long), flat where they do not.
 
-Nothing is pooled: each point is one entry of the report (`<model> [normalized, crop-left-1000]`,
+Nothing is pooled: each point is one entry of the report (`<model> [crop-left-1000]`,
 or the model's own name at its current variant), read back to its model and context policy
 through the store's `entries` and `current_precision` views (`store.cells`).
 """

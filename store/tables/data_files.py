@@ -65,7 +65,10 @@ class Table:
         return "compact" if self.name == "results" else f"compact-{self.name}"
 
 
-RESULTS = Table("results", RESULT_SCHEMA, "geneb-results", (*KIND_COLUMNS, CONTEXT_COLUMN))
+# the context policy and the storage precision are written only where a row has one (a default
+# row's file is as before)
+RESULTS = Table("results", RESULT_SCHEMA, "geneb-results",
+                (*KIND_COLUMNS, CONTEXT_COLUMN, "storage_precision"))
 
 
 def write_data_file(root: Path, table: pa.Table, source: str, model: str,

@@ -30,10 +30,11 @@ _CHECKS: dict[int, object] = {}   # one in-memory DuckDB connection per process
 def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
                 data_hash: str | None, revision: str | None, seeds: Mapping[str, int],
                 precision: str | None = None, preset: str | None = None,
-                predictions: list[dict] | None = None, context: str | None = None) -> int:
+                predictions: list[dict] | None = None, context: str | None = None,
+                storage: str | None = None) -> int:
     """Append one pair's local rows (on `data_hash`, computed with the model's `revision` at
-    the compute `precision`, recipe `preset` and `context` policy, `store.vocab.variant`) in one
-    commit, except
+    the compute `precision`, recipe `preset`, `context` policy and `storage` precision,
+    `store.vocab.variant`) in one commit, except
     those of cells already done on that data with that revision at that variant (under the
     pair's commit
     lock, so no cell is ever written twice); returns the rows written.
@@ -44,7 +45,7 @@ def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
     with commit_lock(paths, model, task):
         files = listed_files(table_handle(paths))
         done = _done_cells(paths, files, model, task, data_hash, revision, precision, seeds,
-                           preset, context)
+                           preset, context, storage)
         todo = [r for r in rows if (r["protocol_hash"], r["regime"]) not in done]
         pred_files = None
         if todo and predictions:
@@ -67,22 +68,23 @@ def append_pair(paths: StorePaths, rows: list[dict], *, model: str, task: str,
 def done_in_table(paths: StorePaths, model: str, task: str, data_hash: str | None,
                   revision: str | None, precision: str | None,
                   seeds: Mapping[str, int], preset: str | None = None,
-                  context: str | None = None) -> set[tuple[str, str]]:
+                  context: str | None = None,
+                  storage: str | None = None) -> set[tuple[str, str]]:
     """(protocol hash, regime) of the pair's local cells done on `data_hash` with the model's
-    `revision` at `precision`, recipe `preset` and `context` policy, read from the newest version
-    (only the files whose task range holds `task`). A row written before the precision was recorded
-    counts at none (the plan, which reads it as its run's, decided that its cells are not to be
-    computed again)."""
+    `revision` at `precision`, recipe `preset`, `context` policy and `storage` precision, read
+    from the newest version (only the files whose task range holds `task`). A row written before
+    the precision was recorded counts at none (the plan, which reads it as its run's, decided
+    that its cells are not to be computed again)."""
     if not has_table(paths) and not paths.results.exists():
         return set()
     return _done_cells(paths, listed_files(table_handle(paths)), model, task, data_hash,
-                       revision, precision, seeds, preset, context)
+                       revision, precision, seeds, preset, context, storage)
 
 
 def _done_cells(paths: StorePaths, files: Iterable[DataFile], model: str, task: str,
                 data_hash: str | None, revision: str | None, precision: str | None,
                 seeds: Mapping[str, int], preset: str | None,
-                context: str | None) -> set[tuple[str, str]]:
+                context: str | None, storage: str | None = None) -> set[tuple[str, str]]:
     import duckdb  # lazy: duckdb, only when a pair's done cells are checked
 
     files = [f for f in files if f.source == LOCAL and f.model == model
@@ -97,6 +99,7 @@ def _done_cells(paths: StorePaths, files: Iterable[DataFile], model: str, task: 
                              seeds=seeds, data_hashes={task: data_hash} if data_hash else {},
                              revisions={model: revision}, precisions={model: precision},
                              presets={model: preset}, contexts={model: context},
+                             storages={model: storage},
                              where=f"r.task = ? AND r.source = '{LOCAL}'", params=[task])
     finally:
         con.unregister("_pair_rows")

@@ -63,9 +63,11 @@ PREDICTION_SCHEMA = pa.schema([
     ("compute_precision", pa.string()),     # the result row's variant (`store.vocab.variant`)
     ("recipe_preset", pa.string()),
     ("context_policy", pa.string()),
+    ("storage_precision", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
 ])
-PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions", (CONTEXT_COLUMN,))
+PREDICTIONS = Table("predictions", PREDICTION_SCHEMA, "geneb-predictions",
+                    (CONTEXT_COLUMN, "storage_precision"))
 PRED_KEY: tuple[str, ...] = (*KEY, "kind")
 
 NO_PREDICTIONS = ("imported results carry no predictions (the official formats have none): "
@@ -94,10 +96,12 @@ def decode(width: int, data: bytes) -> np.ndarray:
 
 def _common(model: str, task: str, source: str, data_hash: str | None,
             compute_precision: str | None = None, recipe_preset: str | None = None,
-            context_policy: str | None = None, created_at: datetime | None = None) -> dict:
+            context_policy: str | None = None, storage_precision: str | None = None,
+            created_at: datetime | None = None) -> dict:
     return {"model": model, "task": task, "source": source, "data_hash": data_hash,
             "compute_precision": compute_precision, "recipe_preset": recipe_preset,
-            "context_policy": context_policy, "created_at": created_at or datetime.now(UTC)}
+            "context_policy": context_policy, "storage_precision": storage_precision,
+            "created_at": created_at or datetime.now(UTC)}
 
 
 def _row(common: dict, kind: str, r: Mapping | None, width: int, n: int, data: bytes) -> dict:
@@ -110,13 +114,14 @@ def _row(common: dict, kind: str, r: Mapping | None, width: int, n: int, data: b
 def prediction_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
                     source: str, data_hash: str | None, compute_precision: str | None = None,
                     recipe_preset: str | None = None, context_policy: str | None = None,
+                    storage_precision: str | None = None,
                     created_at: datetime | None = None) -> list[dict]:
     """The predictions rows of one pair at one variant (`compute_precision`,
-    `recipe_preset`, `context_policy`): one `pred` row
+    `recipe_preset`, `context_policy`, `storage_precision`): one `pred` row
     per result row of `rows` (each with its `pred` array, and protocol_hash, regime, seed) and
     one `labels` row of `y_test`."""
     common = _common(model, task, source, data_hash, compute_precision, recipe_preset,
-                     context_policy, created_at)
+                     context_policy, storage_precision, created_at)
     out = [_row(common, "labels", None, *_int_values(y_test))]
     out += [_row(common, "pred", r, *_int_values(r["pred"])) for r in rows]
     return out
@@ -137,11 +142,12 @@ def _float_values(values: np.ndarray) -> tuple[int, int, bytes]:
 def value_rows(rows: Iterable[Mapping], y_test: np.ndarray, *, model: str, task: str,
                source: str, data_hash: str | None, compute_precision: str | None = None,
                recipe_preset: str | None = None, context_policy: str | None = None,
+               storage_precision: str | None = None,
                created_at: datetime | None = None) -> list[dict]:
     """`prediction_rows` of a regression or variant pair: one `target` row of `y_test` and one
     `value` row of each result row's `pred` (real values), float64."""
     common = _common(model, task, source, data_hash, compute_precision, recipe_preset,
-                     context_policy, created_at)
+                     context_policy, storage_precision, created_at)
     out = [_row(common, "target", None, *_float_values(y_test))]
     out += [_row(common, "value", r, *_float_values(r["pred"])) for r in rows]
     return out

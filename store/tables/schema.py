@@ -39,6 +39,7 @@ RESULT_SCHEMA = pa.schema([
     ("compute_precision", pa.string()),
     ("recipe_preset", pa.string()),
     ("context_policy", pa.string()),
+    ("storage_precision", pa.string()),
     ("engine_version", pa.string()),
     ("created_at", pa.timestamp("us", tz="UTC")),
     # the task kind and its metrics (`store.vocab.kinds`): NULL on classification rows, whose

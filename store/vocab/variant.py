@@ -32,8 +32,15 @@ attribute of the embeddings:
   `store.vocab.context`): NULL for the default (each sequence cut to the model's own limit on
   its own side: every row written before the column reads so), else `crop-<side>-<N>` or
   `windows-<W>-<S>`.
+- `storage_precision`: how the embeddings were stored (`fill --storage-precision`,
+  `STORAGES`): NULL for float32, the default (every row written before the column reads so),
+  `float16` or `bfloat16` (half the bytes; the probes read them back as float32, so a row's
+  scores are those of the rounded embeddings). Zarr 3.1 has no bfloat16 type: bfloat16 rows
+  are stored as the upper 16 bits of each float32 (rounded to nearest, ties to even) in a
+  uint16 array whose split records `dtype: bfloat16` (`store.embeddings`). Imported embeddings
+  are stored as float32 and record none.
 
-Later members (the storage precision) are added here and to `VARIANT_COLUMNS`.
+Later members are added here and to `VARIANT_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -41,7 +48,8 @@ from __future__ import annotations
 from store.vocab.encoder_kinds import EncoderKind
 
 CONTEXT_COLUMN = "context_policy"    # NULL (the default) in every data file written before it
-VARIANT_COLUMNS: tuple[str, ...] = ("compute_precision", "recipe_preset", CONTEXT_COLUMN)
+VARIANT_COLUMNS: tuple[str, ...] = ("compute_precision", "recipe_preset", CONTEXT_COLUMN,
+                                    "storage_precision")
 # The precision geneb-v1's numbers were computed in; the embeddings at it (or at none) keep the
 # plain path `<model>/<task>/<split>`.
 REFERENCE_PRECISION = "float32"
@@ -59,21 +67,44 @@ PRESETS: dict[str, str] = {
 }
 
 
+# The storage precisions `fill --storage-precision` takes, the first the default.
+STORED_FLOAT32 = "float32"
+STORAGES: dict[str, str] = {
+    STORED_FLOAT32: "4 bytes a value, as computed; the default",
+    "float16": "2 bytes a value: 11 significant bits, values up to 65,504 (a larger one is "
+               "refused as not finite)",
+    "bfloat16": "2 bytes a value: 8 significant bits, float32's range",
+}
+STORED = "stored-"          # an entry's and a split folder's prefix of a storage precision
+
+
+def storage_value(storage: str) -> str | None:
+    """A result's `storage_precision` for `fill --storage-precision`: None for float32."""
+    return None if storage == STORED_FLOAT32 else storage
+
+
+def storage_label(value: str | None) -> str:
+    """How readers name a row's storage precision value (None: float32): `stored-float16`."""
+    return STORED + (value or STORED_FLOAT32)
+
+
 def precision_label(precision: str | None) -> str:
     """How an entry names the precision of its rows."""
     return NOT_RECORDED if precision is None else precision
 
 
 def split_suffix(precision: str | None, preset: str | None = None,
-                 context: str | None = None) -> str:
+                 *, context: str | None = None, storage: str | None = None) -> str:
     """What a split's folder name adds for embeddings at `precision`, recipe preset value
-    `preset` and context policy value `context`: nothing at the reference precision (or none),
-    else `@<precision>`; nothing for the normalized preset, else `@<preset>` (`reference@4`);
-    nothing for the default context, else `@<context>` (`windows-1000-500`), so that two
+    `preset`, context policy value `context` and storage precision value `storage`: nothing at
+    the reference precision (or none), else `@<precision>`; nothing for the normalized preset,
+    else `@<preset>` (`reference@4`); nothing for the default context, else `@<context>`
+    (`windows-1000-500`); nothing for float32 storage, else `@stored-<storage>`; so that two
     variants never share a folder."""
     return (("" if precision in (None, REFERENCE_PRECISION) else f"@{precision}")
             + ("" if preset is None else f"@{preset}")
-            + ("" if context is None else f"@{context}"))
+            + ("" if context is None else f"@{context}")
+            + ("" if storage in (None, STORED_FLOAT32) else f"@{STORED}{storage}"))
 
 
 def preset_value(preset: str, batch_size: int | None) -> str | None:

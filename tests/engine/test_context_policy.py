@@ -125,7 +125,7 @@ def test_a_run_at_another_context_is_computed_and_shown_apart(bert, tmp_path, ca
     rc, out, err = outputs(capsys, "report", "--store", str(store), "--suite", str(suite),
                            "--resamples", "0", "--json")
     assert sorted(a["model"] for a in json.loads(out)["aggregates"]) == [
-        "tiny-bert", "tiny-bert [normalized, crop]"]
+        "tiny-bert", "tiny-bert [crop]"]
     refused(capsys, store, *argv, "--context", "windows:16", names=("--context windows:16",))
     refused(capsys, store, *argv, "--context", "crop:right",
             names=("tiny-bert", "--context-length"))
@@ -165,4 +165,4 @@ def test_a_context_sweep_fills_each_length_and_reports_score_against_context(tmp
     for c in curve:
         assert c["value"] == pytest.approx(macro[c["entry"]])
         assert c["low"] <= c["value"] <= c["high"]
-    assert macro["kmer-3 [normalized, crop-left-10]"] != macro["kmer-3 [normalized, crop]"]
+    assert macro["kmer-3 [crop-left-10]"] != macro["kmer-3 [crop]"]
