@@ -161,7 +161,7 @@ def test_classification_rows_are_as_before_and_the_kinds_values_are_float64_rows
     at = datetime(2026, 1, 1, tzinfo=UTC)
     common = {"model": "m", "task": "t", "source": "local", "data_hash": "h",
               "compute_precision": None, "recipe_preset": None, "context_policy": None,
-              "created_at": at}
+              "storage_precision": None, "created_at": at}
     row = {"regime": "full", "seed": 13, "protocol_hash": "p"}
     assert prediction_rows([{**row, "pred": np.array([0, 2, 1])}], np.array([0, 1, 1]),
                            model="m", task="t", source="local", data_hash="h",
