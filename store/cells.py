@@ -70,7 +70,8 @@ _SAME_STORAGE = f"coalesce(r.storage_precision, '{NO_STORAGE}') = p.storage_prec
 # A row `r` at the chosen variant `p` of its model (precision, recipe preset, context policy and
 # storage precision; no chosen variant: any).
 AT_PRECISION = (f"(r.source <> '{LOCAL}' OR p.model IS NULL "
-                f"OR ({_SAME_PRECISION} AND {_SAME_PRESET} AND {_SAME_STORAGE}))")
+                f"OR ({_SAME_PRECISION} AND {_SAME_PRESET} AND {_SAME_CONTEXT} "
+                f"AND {_SAME_STORAGE}))")
 # The entry a row is shown as: its model, or `<model> [<variant>]` for a local row at another
 # variant than its model's current one (`p`): its precision where that differs (or where the
 # other members agree), its recipe preset where that differs (`store.vocab.variant.
