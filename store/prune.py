@@ -3,12 +3,12 @@ store's largest part does not grow with every finished run.
 
 A stored split is **prunable** when the results table holds every cell a `fill` of its pair
 computes by default, done (every seed) at the split's own identity: its task's data hash, its
-model's revision, its variant (compute precision, recipe preset, storage precision): geneb-v1
-in every regime for a classification task, its kind's protocols in their regimes for a task of
-another kind (`store.vocab.protocol.KIND_PROTOCOLS`). Splits of imported embeddings are never
-pruned (no `fill` can make them again), nor partial ones (resumable work). Policies narrow the
-choice further (`Policy`): some models, some tasks (a suite's), only the splits of another
-revision than the model's current one, only those written before a date.
+model's revision, its variant (compute precision, recipe preset, context policy, storage
+precision): geneb-v1 in every regime for a classification task, its kind's protocols in their
+regimes for a task of another kind (`store.vocab.protocol.KIND_PROTOCOLS`). Splits of imported
+embeddings are never pruned (no `fill` can make them again), nor partial ones (resumable work).
+Policies narrow the choice further (`Policy`): some models, some tasks (a suite's), only the
+splits of another revision than the model's current one, only those written before a date.
 
 Pruning a split (`prune`): under its pair's lock (`store.locks.pair_lock`: a pair a running
 `fill` holds is left alone and said so) and the store's shared lock, its record is written
@@ -42,7 +42,13 @@ from store.sweep import sweep
 from store.vocab.errors import GenebError
 from store.vocab.ids import path_part
 from store.vocab.kinds import CLASSIFICATION, TaskKind
-from store.vocab.protocol import GENEB_V1, KIND_PROTOCOLS, REGIMES, seed_counts
+from store.vocab.protocol import (
+    GENEB_V1,
+    KIND_PROTOCOLS,
+    REGIMES,
+    protocol_with_hash,
+    seed_counts,
+)
 from store.vocab.sources import LOCAL
 
 
@@ -78,14 +84,13 @@ def _required(kind: str | None) -> set[tuple[str, str]]:
 
 
 def _done_identities(run) -> tuple[dict[tuple, set], dict[str, str]]:
-    """(model, task, data hash, revision, precision, preset, storage) -> the (protocol hash,
-    regime) done there, and task folder -> task id, from the local rows."""
-    from store.vocab.protocol import protocol_with_hash
-
+    """(model, task, data hash, revision, precision, preset, context, storage) -> the (protocol
+    hash, regime) done there, and task folder -> task id, from the local rows."""
     rows = run(f"""
         SELECT model, task, data_hash, coalesce(model_revision, '') AS rev,
                coalesce(compute_precision, '') AS cp, coalesce(recipe_preset, '') AS rp,
-               coalesce(storage_precision, '') AS sp, any_value(kind) AS kind, protocol_hash,
+               coalesce(context_policy, '') AS ctx, coalesce(storage_precision, '') AS sp,
+               any_value(kind) AS kind, protocol_hash,
                regime, count(DISTINCT seed) AS n
         FROM results_latest WHERE source = '{LOCAL}' GROUP BY ALL""", [])
     done: dict[tuple, set] = {}
@@ -93,7 +98,8 @@ def _done_identities(run) -> tuple[dict[tuple, set], dict[str, str]]:
     folders: dict[str, str] = {}
     for r in rows.iter_rows(named=True):
         folders[path_part(r["task"])] = r["task"]
-        key = (r["model"], r["task"], r["data_hash"], r["rev"], r["cp"], r["rp"], r["sp"])
+        key = (r["model"], r["task"], r["data_hash"], r["rev"], r["cp"], r["rp"], r["ctx"],
+               r["sp"])
         kinds[key] = r["kind"]
         protocol = protocol_with_hash(r["protocol_hash"])
         if protocol is not None and r["n"] >= seed_counts([protocol])[protocol.hash]:
@@ -131,7 +137,7 @@ def prunable(paths: StorePaths, policy: Policy = Policy()) -> list[Pruned]:
         storage = attrs.get("dtype") or "float32"
         key = (model, task, attrs.get("data_hash"), attrs.get("model_revision") or "",
                attrs.get("compute_precision") or "", attrs.get("recipe_preset") or "",
-               "" if storage == "float32" else storage)
+               attrs.get("context_policy") or "", "" if storage == "float32" else storage)
         written = datetime.fromtimestamp((entry.path / "zarr.json").stat().st_mtime, UTC)
         if key not in done or not _chosen(policy, model, task, attrs, current, written):
             continue
