@@ -8,8 +8,8 @@ and code, are cited in docs/guide/long-range.md):
 - `lrb` (the Genomics Long-Range Benchmark, `InstaDeepAI/genomics-long-range-benchmark` on the
   Hugging Face hub, e.g. `regulatory_elements/promoter_dataset.csv`): one row per element, its
   fields found by name, case-insensitively: `chrom` or `chromosome`, `start`, `end` or `stop`,
-  `label`, `split`. The set centres a window of the user's `sequence_length` on each element:
-  `--window`.
+  `label`, `split`. The set lets its user choose the sequence length (`sequence_length`):
+  `--window`, centred on the element.
 - `dnalongbench` (DNALongBench's enhancer-target gene task): tab-separated with a header,
   columns `gene_chrom gene_start gene_end region_chrom region_start region_end gene_strand
   target subset` (others not read). As its loader does, a row's sequence spans the gene's
