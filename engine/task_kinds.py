@@ -143,6 +143,21 @@ def _chrom(genome: Genome, given: str, where: str, problems: list[str]) -> str |
     return chrom
 
 
+def _fields(genome: Genome, row: dict, where: str, problems: list[str], reads):
+    """(the chromosome as given, the genome's name of it, each of `reads`' values) of a row
+    read over a genome; None, with every problem added to `problems`, where any fails."""
+    before = len(problems)
+    given = (row["chrom"] or "").strip()
+    chrom = _chrom(genome, given, where, problems)
+    values = []
+    for read in reads:
+        try:
+            values.append(read())
+        except GenebError as exc:
+            problems.append(str(exc))
+    return None if len(problems) > before else (given, chrom, values)
+
+
 def _position(raw: str | None, where: str) -> int:
     text = str(raw).strip()
     if not text.isdigit() or int(text) < 1:
@@ -155,21 +170,13 @@ def _coordinate_row(genome: Genome, width: int, row: dict, where: str,
                     problems: list[str]) -> tuple[_Row, bool] | None:
     """A variant given by coordinates: (its row, whether its window was padded); its problems
     added to `problems` (None: unusable)."""
-    before = len(problems)
-    given = (row["chrom"] or "").strip()
-    chrom = _chrom(genome, given, where, problems)
-    parsed = []
-    for read in (lambda: _position(row["pos"], where),
-                 lambda: read_sequence(row["ref"], where, "ref"),
-                 lambda: read_sequence(row["alt"], where, "alt"),
-                 lambda: _variant_label(row["label"], where)):
-        try:
-            parsed.append(read())
-        except GenebError as exc:
-            problems.append(str(exc))
-    if len(problems) > before:
+    fields = _fields(genome, row, where, problems, (
+        lambda: _position(row["pos"], where), lambda: read_sequence(row["ref"], where, "ref"),
+        lambda: read_sequence(row["alt"], where, "alt"),
+        lambda: _variant_label(row["label"], where)))
+    if fields is None:
         return None
-    pos, ref, alt, label = parsed
+    given, chrom, (pos, ref, alt, label) = fields
     ref, alt = ref.upper(), alt.upper()
     n = genome.lengths[chrom]
     if pos - 1 + len(ref) > n:
@@ -364,21 +371,13 @@ def _interval_row(genome: Genome, kind: TaskKind, window: int | None, row: dict,
                   problems: list[str]) -> tuple[_Row, bool] | None:
     """A row given by an interval: (its row, whether its window was padded); its problems
     added to `problems` (None: unusable)."""
-    before = len(problems)
-    given = (row["chrom"] or "").strip()
-    chrom = _chrom(genome, given, where, problems)
-    parsed = []
-    for read in (lambda: _bound(row["start"], "start", where),
-                 lambda: _bound(row["end"], "end", where),
-                 lambda: (class_label if kind is CLASSIFICATION else _regression_label)(
-                     row["label"], where)):
-        try:
-            parsed.append(read())
-        except GenebError as exc:
-            problems.append(str(exc))
-    if len(problems) > before:
+    fields = _fields(genome, row, where, problems, (
+        lambda: _bound(row["start"], "start", where), lambda: _bound(row["end"], "end", where),
+        lambda: (class_label if kind is CLASSIFICATION else _regression_label)(
+            row["label"], where)))
+    if fields is None:
         return None
-    start, end, label = parsed
+    given, chrom, (start, end, label) = fields
     at = f"{given}:{start}-{end}"
     n = genome.lengths[chrom]
     if start >= end:

@@ -78,18 +78,9 @@ def register(sub, common) -> None:
     x.add_argument("--format", required=True, choices=sorted(FORMATS),
                    help="the files' format: traitgym (its test.parquet tables), bend (its "
                         "variant_effects_*.bed), lrb (the Long-Range Benchmark's variant CSVs)")
-    x.add_argument("tasks", nargs="+", metavar="TASK=FILE",
-                   help="a task id and the file it is read from (CSV, TSV/BED or Parquet); "
-                        "FILE hub:<path> downloads that file of the set's Hugging Face dataset "
-                        "at its pinned revision (traitgym, lrb)")
-    x.add_argument("--window", type=positive_int, required=True, metavar="BASES",
-                   help="the width of each variant's window in bases (the manifest's window)")
-    x.add_argument("--test-chroms", nargs="+", metavar="CHROM",
-                   help="the chromosomes held out as the test split (the files' split column, "
-                        "if any, is then not read); needed for traitgym, which has no split")
-    x.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="the folder to write the suite into (its <task>.csv files and "
-                        "manifest.csv)")
+    _suite_args(x, "that file of the set's Hugging Face dataset at its pinned revision "
+                "(traitgym, lrb)", "the width of each variant's window in bases (the "
+                "manifest's window)", "; needed for traitgym, which has no split")
     x.set_defaults(handler=variants)
     r = verbs.add_parser("long-range", parents=[common],
                          help="write Long-Range Benchmark or DNALongBench interval files as a "
@@ -98,22 +89,28 @@ def register(sub, common) -> None:
                    help="the files' format: lrb (the Long-Range Benchmark's element CSVs, "
                         "e.g. regulatory_elements/promoter_dataset.csv), dnalongbench (its "
                         "enhancer-target gene TSV)")
-    r.add_argument("tasks", nargs="+", metavar="TASK=FILE",
-                   help="a task id and the file it is read from (CSV, TSV/BED or Parquet); "
-                        "FILE hub:<path> downloads that file of the Long-Range Benchmark's "
-                        "Hugging Face dataset at its pinned revision (lrb)")
     r.add_argument("--kind", choices=("classification", "regression"),
                    default="classification", help="the tasks' kind (default classification)")
-    r.add_argument("--window", type=positive_int, metavar="BASES",
-                   help="take this many bases centred on each interval (the Long-Range "
-                        "Benchmark's sequence_length; default: the interval as given)")
-    r.add_argument("--test-chroms", nargs="+", metavar="CHROM",
-                   help="the chromosomes held out as the test split (the files' split column "
-                        "is then not read)")
-    r.add_argument("-o", "--output", required=True, metavar="DIR",
+    _suite_args(r, "that file of the Long-Range Benchmark's Hugging Face dataset at its pinned "
+                "revision (lrb)", "take this many bases centred on each interval (the "
+                "Long-Range Benchmark's sequence_length; default: the interval as given)")
+    r.set_defaults(handler=long_range)
+
+
+def _suite_args(p, hub: str, window: str, chroms: str = "") -> None:
+    """The arguments of a verb writing a folder suite of tasks over a genome: TASK=FILE..,
+    --window (required where `chroms` is said, i.e. for variants), --test-chroms, -o."""
+    p.add_argument("tasks", nargs="+", metavar="TASK=FILE",
+                   help="a task id and the file it is read from (CSV, TSV/BED or Parquet); "
+                        f"FILE hub:<path> downloads {hub}")
+    p.add_argument("--window", type=positive_int, required=bool(chroms), metavar="BASES",
+                   help=window)
+    p.add_argument("--test-chroms", nargs="+", metavar="CHROM",
+                   help="the chromosomes held out as the test split (the files' split column, "
+                        f"if any, is then not read){chroms}")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="the folder to write the suite into (its <task>.csv files and "
                         "manifest.csv)")
-    r.set_defaults(handler=long_range)
 
 
 def offline_message(repo: str, revision: str, target: Path, reason: str) -> str:

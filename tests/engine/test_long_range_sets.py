@@ -219,3 +219,19 @@ def test_a_window_on_a_file_of_sequences_is_still_refused(tmp_path):
            ("ACGA", 1, "test")])
     with pytest.raises(GenebError, match="only a task read over a reference genome takes"):
         flat_dir_suite(folder, reference=None).load("t")
+
+
+def test_fill_over_intervals_and_again_over_another_genome_recomputes(tmp_path, capsys, chroms):
+    folder = interval_suite(tmp_path / "s", ROWS)
+    store = tmp_path / "store"
+    base = ("fill", "--store", str(store), "--suite", str(folder), "--models", "kmer-3",
+            "--regimes", "full")
+    genome = write_fasta(tmp_path / "a.fa", chroms)
+    rc, out, err = outputs(capsys, *base, "--reference", str(genome))
+    assert rc == 0 and "1 to compute" in out, err
+    rc, out, _ = outputs(capsys, *base, "--reference", str(genome))
+    assert rc == 0 and "0 to compute" in out
+    changed = {**chroms, "chr1": chroms["chr1"][:110] + "A" * 10 + chroms["chr1"][120:]}
+    rc, out, _ = outputs(capsys, *base, "--reference", str(write_fasta(tmp_path / "b.fa",
+                                                                          changed)))
+    assert rc == 0 and "1 to compute" in out
