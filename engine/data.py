@@ -188,7 +188,7 @@ def as_read_by(kind: str, sequences: Sequence[str]) -> Sequence[str]:
     return sequences                                    # AS_GIVEN
 
 
-def _label(raw: str | None, where: str) -> int:
+def class_label(raw: str | None, where: str) -> int:
     try:
         return int(str(raw).strip())
     except ValueError:
@@ -248,7 +248,7 @@ def build_split(rows: list[tuple[str, str | None, str]], problems: list[str]) ->
             problems.append(str(exc))
             seq = None
         try:
-            label = _label(lab, where)
+            label = class_label(lab, where)
         except GenebError as exc:
             problems.append(str(exc))
             continue

@@ -14,7 +14,8 @@
   (`store.vocab.kinds`) is a flat file (`engine.task_kinds`); a variant task given by
   coordinates reads its windows from the reference genome the suite is given (`--reference`,
   `engine.genome`), opened once per suite, with the window width and held-out chromosomes of
-  its manifest row (`store.manifest.variant_settings`).
+  its manifest row (`store.manifest.variant_settings`); a classification or regression task
+  given by genome intervals (`chrom,start,end`) likewise.
 """
 
 from __future__ import annotations
@@ -236,8 +237,9 @@ def resolve_suite(spec: str, paths: StorePaths, data_dir: str | Path | None = No
     """
     kind = NAMED[spec].kind if spec in NAMED else SuiteKind.FOLDER
     if reference is not None and kind is not SuiteKind.FOLDER:
-        raise GenebError(f"--reference: suite {spec} has no variant tasks given by chrom,pos; "
-                         "--reference is for a folder suite whose variant tasks are")
+        raise GenebError(f"--reference: suite {spec} has no variant tasks given by chrom,pos "
+                         "nor tasks given by chrom,start,end; --reference is for a folder "
+                         "suite whose tasks are")
     if kind is SuiteKind.HUB:
         suite = geneb_v1_suite(paths, data_dir)
     elif kind is SuiteKind.GENERATED:

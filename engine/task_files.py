@@ -1,6 +1,6 @@
 """A folder's task files, in either layout (`engine.data`), each read by its kind's reader:
 `engine.data` for classification tasks, `engine.task_kinds` for regression and variant ones
-(flat files only)."""
+(flat files only) and for tasks given by coordinates over a reference genome."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from engine.data import TaskData, flat_task_name, read_flat_csv, read_hub_task, task_id_of
-from engine.task_kinds import Coordinates, by_coordinates, read_kind_csv
+from engine.task_kinds import Coordinates, by_coordinates, by_intervals, read_kind_csv
 from store.manifest import MANIFEST
 from store.vocab.errors import GenebError
 from store.vocab.kinds import CLASSIFICATION, FILE_COLUMNS, TaskKind
@@ -20,13 +20,15 @@ def read_task_file(path: Path, task_id: str, kind: TaskKind = CLASSIFICATION,
     `coordinates`: what a variant task given by coordinates is read with). A manifest's window
     or held-out chromosomes for a task whose file gives no coordinates is refused (they would
     be silently ignored)."""
+    on_genome = by_coordinates(path, kind) or by_intervals(path, kind)
     if coordinates is not None and (coordinates.window or coordinates.test_chroms) \
-            and not by_coordinates(path, kind):
+            and not on_genome:
         raise GenebError(f"{path}: manifest.csv gives task {task_id} a window or test_chroms, "
-                         "which only a variant task given by coordinates takes (kind variant, "
-                         "columns chrom,pos,ref,alt,label[,split]); clear them or give the "
-                         "variants by coordinates")
-    if kind is CLASSIFICATION:
+                         "which only a task read over a reference genome takes (a variant "
+                         "task's columns chrom,pos,ref,alt,label[,split], another kind's "
+                         "chrom,start,end,label[,split]); clear them or give the rows by "
+                         "coordinates")
+    if kind is CLASSIFICATION and not on_genome:
         return read_flat_csv(path, task_id)
     return read_kind_csv(path, task_id, kind, coordinates)
 

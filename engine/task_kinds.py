@@ -23,6 +23,18 @@ be left out). Each row's problems (an unknown chromosome, a position that is no 
 position or lies beyond its chromosome, a reference allele the genome does not hold) are
 listed with the others. Such a task's content hash also covers the genome's identity
 (`engine.genome.Genome.identity`), the window width and each variant's coordinates.
+
+A classification or regression file may instead give each row's sequence as an interval of the
+same reference genome, columns `chrom,start,end,label,split` (`store.vocab.kinds.
+INTERVAL_COLUMNS`; `start` 0-based, `end` exclusive, as in BED), with `read_intervals`: the
+sequence is the genome's bases [start, end), or, where the manifest gives the task a `window`,
+that many bases centred on the interval (the Long-Range Benchmark's `sequence_length`), padded
+with N off a chromosome end and counted in one warning. An unknown chromosome, a start or end
+that is no whole number, start >= end, an interval beyond its chromosome's end: one line each,
+naming the file, line and interval, all in one message. `test_chroms` makes the split as for
+variants. The content hash covers the genome's identity, the window, the held-out chromosomes,
+each row's interval and the bases read. The sequences are held in memory as text (`TaskData`),
+one byte a base: 1,000 intervals of 100 kb are about 100 MB.
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +52,8 @@ from engine.data import (
     KindTargets,
     Split,
     TaskData,
+    assemble_task,
+    class_label,
     flat_task_name,
     letter_counts,
     near_miss,
@@ -51,7 +65,13 @@ from engine.data import (
 from engine.genome import Genome
 from store.csv_in import RowProblems, header_of, read_rows
 from store.vocab.errors import GenebError
-from store.vocab.kinds import COORDINATE_COLUMNS, FILE_COLUMNS, TaskKind
+from store.vocab.kinds import (
+    CLASSIFICATION,
+    COORDINATE_COLUMNS,
+    FILE_COLUMNS,
+    INTERVAL_COLUMNS,
+    TaskKind,
+)
 
 # (the row's sequences, its label, its coordinates: `chrom:pos:ref:alt`, or "" in a file of
 # sequences)
@@ -112,6 +132,32 @@ def _row(kind: TaskKind, row: dict, where: str, problems: list[str]) -> _Row | N
     return tuple(seqs), label, ""
 
 
+def _chrom(genome: Genome, given: str, where: str, problems: list[str]) -> str | None:
+    """The genome's name of chromosome `given`; None, with a problem added, where it has none."""
+    chrom = genome.chrom_named(given)
+    if chrom is None:
+        names = list(genome.lengths)
+        some = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        problems.append(f"{where}: chromosome {given!r} is not in the reference genome "
+                        f"{genome.path} (its sequences: {some})")
+    return chrom
+
+
+def _fields(genome: Genome, row: dict, where: str, problems: list[str], reads):
+    """(the chromosome as given, the genome's name of it, each of `reads`' values) of a row
+    read over a genome; None, with every problem added to `problems`, where any fails."""
+    before = len(problems)
+    given = (row["chrom"] or "").strip()
+    chrom = _chrom(genome, given, where, problems)
+    values = []
+    for read in reads:
+        try:
+            values.append(read())
+        except GenebError as exc:
+            problems.append(str(exc))
+    return None if len(problems) > before else (given, chrom, values)
+
+
 def _position(raw: str | None, where: str) -> int:
     text = str(raw).strip()
     if not text.isdigit() or int(text) < 1:
@@ -124,26 +170,13 @@ def _coordinate_row(genome: Genome, width: int, row: dict, where: str,
                     problems: list[str]) -> tuple[_Row, bool] | None:
     """A variant given by coordinates: (its row, whether its window was padded); its problems
     added to `problems` (None: unusable)."""
-    before = len(problems)
-    given = (row["chrom"] or "").strip()
-    chrom = genome.chrom_named(given)
-    if chrom is None:
-        names = list(genome.lengths)
-        some = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        problems.append(f"{where}: chromosome {given!r} is not in the reference genome "
-                        f"{genome.path} (its sequences: {some})")
-    parsed = []
-    for read in (lambda: _position(row["pos"], where),
-                 lambda: read_sequence(row["ref"], where, "ref"),
-                 lambda: read_sequence(row["alt"], where, "alt"),
-                 lambda: _variant_label(row["label"], where)):
-        try:
-            parsed.append(read())
-        except GenebError as exc:
-            problems.append(str(exc))
-    if len(problems) > before:
+    fields = _fields(genome, row, where, problems, (
+        lambda: _position(row["pos"], where), lambda: read_sequence(row["ref"], where, "ref"),
+        lambda: read_sequence(row["alt"], where, "alt"),
+        lambda: _variant_label(row["label"], where)))
+    if fields is None:
         return None
-    pos, ref, alt, label = parsed
+    given, chrom, (pos, ref, alt, label) = fields
     ref, alt = ref.upper(), alt.upper()
     n = genome.lengths[chrom]
     if pos - 1 + len(ref) > n:
@@ -202,6 +235,12 @@ def _hash(kind: TaskKind, by_split: dict[str, list[_Row]], source: str = "") -> 
     return h.hexdigest()[:16]
 
 
+def by_intervals(path: Path, kind: TaskKind) -> bool:
+    """Whether a task file gives its sequences as genome intervals (a classification or
+    regression file with `chrom`, `start` and `end` columns)."""
+    return kind is not TaskKind.VARIANT and {"chrom", "start", "end"} <= set(header_of(path))
+
+
 def by_coordinates(path: Path, kind: TaskKind) -> bool:
     """Whether a task file gives variants by their coordinates (a variant file with `chrom`
     and `pos` columns)."""
@@ -217,6 +256,8 @@ def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind,
     task_id = task_id_of(flat_task_name(path) if task_id is None else task_id, path)
     if by_coordinates(path, kind):
         return _read_by_coordinates(path, task_id, coordinates or Coordinates())
+    if by_intervals(path, kind):
+        return read_intervals(path, task_id, kind, coordinates or Coordinates())
     columns = FILE_COLUMNS[kind]
     rows = _Rows()
     for line, row in read_rows(path, columns,
@@ -271,24 +312,113 @@ def _read_by_coordinates(path: Path, task_id: str, given: Coordinates) -> TaskDa
         raise GenebError(f"{path}: its variants are given by chrom,pos; give the window width "
                          "in bases in the suite's manifest.csv (column window, e.g. 512)")
     genome, width = given.genome(), given.window
-    by_chrom = given.test_chroms is not None
-    held_out = {genome.chrom_named(c) or c for c in given.test_chroms or ()}
-    columns = COORDINATE_COLUMNS[:-1] if by_chrom else COORDINATE_COLUMNS
     rows, padded = _Rows(), 0
-    for line, row in read_rows(path, columns, hint="a variant task file given by coordinates "
-                               f"needs the columns {','.join(columns)}"):
-        reason = skip_reason(row, columns)
-        split = (("test" if genome.chrom_named((row["chrom"] or "").strip()) in held_out
-                  else "train") if by_chrom else row["split"]) if reason is None else None
-        if split in rows.by_split:
-            parsed = _coordinate_row(genome, width, row, f"{path}, line {line}", rows.problems)
-            if parsed is not None:
-                rows.by_split[split].append(parsed[0])
-                padded += parsed[1]
-            continue
-        rows.skip(reason, split)
-    source = (f"#genome {genome.identity} window {width}"
-              + (f" test_chroms {' '.join(sorted(held_out))}" if by_chrom else "") + "\n")
+    for line, row, split in _genome_rows(path, genome, given, COORDINATE_COLUMNS, rows,
+                                         "a variant task file given by coordinates"):
+        parsed = _coordinate_row(genome, width, row, f"{path}, line {line}", rows.problems)
+        if parsed is not None:
+            rows.by_split[split].append(parsed[0])
+            padded += parsed[1]
     warnings = ((f"{path}: {padded} variant window(s) run off a chromosome end, padded with N "
                  f"to {width} bases",) if padded else ())
-    return rows.task(path, task_id, TaskKind.VARIANT, source, warnings)
+    return rows.task(path, task_id, TaskKind.VARIANT, _source(genome, given), warnings)
+
+
+def _held_out(genome: Genome, given: Coordinates) -> set[str] | None:
+    """The genome's names of the held-out chromosomes (None: the file's split column)."""
+    if given.test_chroms is None:
+        return None
+    return {genome.chrom_named(c) or c for c in given.test_chroms}
+
+
+def _source(genome: Genome, given: Coordinates) -> str:
+    """The hash's line on what a task was read from: the genome, the window, the held-out
+    chromosomes."""
+    held_out = _held_out(genome, given)
+    return (f"#genome {genome.identity} window {given.window}"
+            + (f" test_chroms {' '.join(sorted(held_out))}" if held_out is not None else "")
+            + "\n")
+
+
+def _genome_rows(path: Path, genome: Genome, given: Coordinates, columns: tuple[str, ...],
+                 rows: _Rows, what: str):
+    """(line, row, split) of each usable row of a task file read over a genome, its split
+    from the file or, with held-out chromosomes, from its chromosome; the rows skipped are
+    counted in `rows`."""
+    held_out = _held_out(genome, given)
+    columns = columns[:-1] if held_out is not None else columns
+    for line, row in read_rows(path, columns, hint=f"{what} needs the columns "
+                               f"{','.join(columns)}"):
+        reason = skip_reason(row, columns)
+        split = (("test" if genome.chrom_named((row["chrom"] or "").strip()) in held_out
+                  else "train") if held_out is not None else row["split"]) \
+            if reason is None else None
+        if split in rows.by_split:
+            yield line, row, split
+        else:
+            rows.skip(reason, split)
+
+
+def _bound(raw: str | None, column: str, where: str) -> int:
+    text = str(raw).strip()
+    if not text.isdigit():
+        raise GenebError(f"{where}: {column} {raw!r} is not a whole number from 0 (intervals "
+                         "are 0-based, end exclusive, as in BED)")
+    return int(text)
+
+
+def _interval_row(genome: Genome, kind: TaskKind, window: int | None, row: dict, where: str,
+                  problems: list[str]) -> tuple[_Row, bool] | None:
+    """A row given by an interval: (its row, whether its window was padded); its problems
+    added to `problems` (None: unusable)."""
+    fields = _fields(genome, row, where, problems, (
+        lambda: _bound(row["start"], "start", where), lambda: _bound(row["end"], "end", where),
+        lambda: (class_label if kind is CLASSIFICATION else _regression_label)(
+            row["label"], where)))
+    if fields is None:
+        return None
+    given, chrom, (start, end, label) = fields
+    at = f"{given}:{start}-{end}"
+    n = genome.lengths[chrom]
+    if start >= end:
+        problems.append(f"{where}: interval {at} is empty (start >= end); intervals are "
+                        "0-based, end exclusive, as in BED")
+        return None
+    if end > n:
+        problems.append(f"{where}: interval {at} runs beyond the end of {chrom} ({n:,} bases); "
+                        "is the genome the build the file was made on?")
+        return None
+    if window is not None:
+        start = start + (end - start) // 2 - window // 2
+        end = start + window
+    padded = start < 0 or end > n
+    return ((genome.bases(chrom, start, end),), label, f"{chrom}:{start}-{end}"), padded
+
+
+def read_intervals(path: Path, task_id: str, kind: TaskKind, given: Coordinates) -> TaskData:
+    """A classification or regression task whose rows are genome intervals (see the
+    module)."""
+    if given.genome is None:
+        raise GenebError(f"{path}: its sequences are given by chrom,start,end; give the "
+                         "reference genome they are on with --reference genome.fa[.gz]")
+    genome, rows, padded = given.genome(), _Rows(), 0
+    for line, row, split in _genome_rows(path, genome, given, INTERVAL_COLUMNS, rows,
+                                         f"a {kind} task file given by intervals"):
+        parsed = _interval_row(genome, kind, given.window, row, f"{path}, line {line}",
+                               rows.problems)
+        if parsed is not None:
+            rows.by_split[split].append(parsed[0])
+            padded += parsed[1]
+    warnings = ((f"{path}: {padded} window(s) of {given.window} bases run off a chromosome "
+                 "end, padded with N",) if padded else ())
+    source = _source(genome, given)
+    if kind is not CLASSIFICATION:
+        return rows.task(path, task_id, kind, source, warnings)
+    if rows.problems:
+        raise RowProblems.of_file(path, rows.problems)
+    train, test = (Split(tuple(seqs[0] for seqs, _, _ in rows.by_split[name]),
+                         np.array([label for _, label, _ in rows.by_split[name]],
+                                  dtype=np.int64)) for name in SPLITS)
+    task = assemble_task(task_id, train, test, str(path),
+                         skipped_warning(path, rows.skipped, rows.near) + warnings)
+    return replace(task, data_hash=_hash(kind, rows.by_split, source))

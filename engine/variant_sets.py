@@ -39,7 +39,7 @@ from pathlib import Path
 from engine.encoders.hub import hub_problem
 from store.csv_in import RowProblems
 from store.vocab.errors import GenebError
-from store.vocab.kinds import COORDINATE_COLUMNS
+from store.vocab.kinds import COORDINATE_COLUMNS, INTERVAL_COLUMNS, TaskKind
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,11 @@ HUB: dict[str, tuple[str, str]] = {
 HUB_PREFIX = "hub:"
 BEND_DATA = "https://sid.erda.dk/cgi-sid/ls.py?share_id=eXAmVvbRSW"
 
-_LABELS = {"1": "1", "0": "0", "true": "1", "false": "0", "1.0": "1", "0.0": "0"}
+BINARY_LABELS = {"1": "1", "0": "0", "true": "1", "false": "0", "1.0": "1", "0.0": "0"}
 _TAB = (".tsv", ".bed", ".txt")
 
 
-def _table(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
+def read_table(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
     """(its column names, (line or row number, row) pairs) of a CSV/TSV/BED or Parquet file."""
     if path.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq  # lazy: pyarrow
@@ -130,7 +130,7 @@ def hub_file(fmt: str, name: str) -> Path:
                          "download resumes)") from None
 
 
-def _column(header: list[str], names: tuple[str, ...]) -> str | None:
+def column_named(header: list[str], names: tuple[str, ...]) -> str | None:
     lower = {h.lower(): h for h in header}
     return next((lower[n] for n in names if n in lower), None)
 
@@ -142,7 +142,7 @@ def read_variants(path: Path | str, fmt: str, by_chrom: bool) -> list[tuple[str,
     spec = FORMATS[fmt]
     path = hub_file(fmt, str(path)[len(HUB_PREFIX):]) if str(path).startswith(HUB_PREFIX) \
         else Path(path)
-    header, rows = _table(path)
+    header, rows = read_table(path)
     wanted = {"chrom": spec.chrom, "pos": spec.pos, "ref": spec.ref, "alt": spec.alt,
               "label": spec.label}
     if not by_chrom:
@@ -150,7 +150,7 @@ def read_variants(path: Path | str, fmt: str, by_chrom: bool) -> list[tuple[str,
             raise GenebError(f"{path}: a {fmt} table has no train/test split; give the "
                              "chromosomes to hold out as the test split with --test-chroms")
         wanted["split"] = spec.split
-    found = {ours: _column(header, names) for ours, names in wanted.items()}
+    found = {ours: column_named(header, names) for ours, names in wanted.items()}
     missing = [" or ".join(wanted[c]) for c, name in found.items() if name is None]
     if missing:
         raise GenebError(f"{path}: no column {', '.join(missing)} (found "
@@ -161,7 +161,7 @@ def read_variants(path: Path | str, fmt: str, by_chrom: bool) -> list[tuple[str,
         value = {ours: "" if row.get(name) is None else str(row[name]).strip()
                  for ours, name in found.items()}
         where = f"{path}, {word} {at}"
-        label = _LABELS.get(value["label"].lower())
+        label = BINARY_LABELS.get(value["label"].lower())
         if label is None:
             problems.append(f"{where}: label {value['label']!r} is not 0/1 or true/false")
         pos = value["pos"]
@@ -179,22 +179,27 @@ def read_variants(path: Path | str, fmt: str, by_chrom: bool) -> list[tuple[str,
     return out
 
 
-def suite_files(tasks: dict[str, list[tuple[str, ...]]], window: int,
-                test_chroms: tuple[str, ...] | None, described: dict[str, str]) -> dict[str, bytes]:
-    """The files of a folder suite of variant tasks given by coordinates: `<task>.csv` each,
-    and `manifest.csv` (kind variant, the window width, the held-out chromosomes); `described`:
-    each task's label in the manifest."""
-    columns = COORDINATE_COLUMNS[:-1] if test_chroms else COORDINATE_COLUMNS
-    files = {f"{task}.csv": _csv([columns, *rows]) for task, rows in tasks.items()}
-    files["manifest.csv"] = _csv([("task_id", "category", "label", "kind", "window",
-                                   "test_chroms"),
-                                  *((task, "Variant effect", described[task], "variant",
-                                     str(window), " ".join(test_chroms or ()))
-                                    for task in tasks)])
+def suite_files(tasks: dict[str, list[tuple[str, ...]]], window: int | None,
+                test_chroms: tuple[str, ...] | None, described: dict[str, str],
+                kind: TaskKind = TaskKind.VARIANT) -> dict[str, bytes]:
+    """The files of a folder suite of tasks given by coordinates over a reference genome:
+    `<task>.csv` each (variants: `COORDINATE_COLUMNS`; another kind: `INTERVAL_COLUMNS`), and
+    `manifest.csv` (the kind, the window width, the held-out chromosomes); `described`: each
+    task's label in the manifest."""
+    columns = COORDINATE_COLUMNS if kind is TaskKind.VARIANT else INTERVAL_COLUMNS
+    columns = columns[:-1] if test_chroms else columns
+    category = "Variant effect" if kind is TaskKind.VARIANT else "Long range"
+    files = {f"{task}.csv": task_csv([columns, *rows]) for task, rows in tasks.items()}
+    files["manifest.csv"] = task_csv([("task_id", "category", "label", "kind", "window",
+                                       "test_chroms"),
+                                      *((task, category, described[task], str(kind),
+                                         "" if window is None else str(window),
+                                         " ".join(test_chroms or ()))
+                                        for task in tasks)])
     return files
 
 
-def _csv(rows) -> bytes:
+def task_csv(rows) -> bytes:
     """The rows as a task file (values as read: a task file is data for geneb, not a sheet)."""
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)

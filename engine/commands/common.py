@@ -232,9 +232,10 @@ def add_suite_args(p, *, from_store: bool = False, subsample: bool = True) -> No
                    help="where the geneb-v1 task files are (default: $GENEB_DATA_DIR, else the "
                         "snapshot `geneb-engine data download` put in the store)")
     p.add_argument("--reference", metavar="FASTA",
-                   help="the reference genome of a folder suite's variant tasks given as "
-                        "chrom,pos,ref,alt,label,split (genome.fa, or a bgzip-compressed "
-                        ".fa.gz; positions 1-based; see docs: Task kinds)")
+                   help="the reference genome of a folder suite's tasks given by coordinates: "
+                        "variants as chrom,pos,ref,alt,label,split (positions 1-based), "
+                        "intervals as chrom,start,end,label,split (0-based, end exclusive, "
+                        "as BED); genome.fa or a bgzip-compressed .fa.gz")
     if subsample:
         p.add_argument("--subsample", type=positive_int, metavar="N",
                        help="cap each task at N sequences (deterministic, stratified; changes "

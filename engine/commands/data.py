@@ -1,5 +1,5 @@
-"""`geneb-engine data download | verify | where | variants`: the geneb-v1 task data, and public
-variant-effect sets turned into a folder suite.
+"""`geneb-engine data download | verify | where | variants | long-range`: the geneb-v1 task
+data, and public variant-effect and long-range sets turned into a folder suite.
 
 `download` fetches the pinned revision of the official dataset (`DeepPavlov/geneb-tasks`, else
 its mirror `darlednik/geneb-tasks`) with huggingface_hub into
@@ -15,6 +15,8 @@ geneb-v1 task's letter counts and profile (class balance, sequence lengths:
 `variants` reads files of TraitGym, BEND or the Genomics Long-Range Benchmark
 (`engine.variant_sets`) and writes them as a folder suite of variant tasks given by coordinates
 (`-o DIR`, an output folder: `store.output_folder`), to fill with `--reference`.
+`long-range` likewise writes the Genomics Long-Range Benchmark's and DNALongBench's element
+files (`engine.interval_sets`) as classification or regression tasks given by genome intervals.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from engine.hub_data import (
     verify_data,
     write_data_manifest,
 )
+from engine.interval_sets import FORMATS as INTERVAL_FORMATS
+from engine.interval_sets import read_long_range
 from engine.task_files import task_sources
 from engine.variant_sets import FORMATS, HUB, HUB_PREFIX, read_variants, suite_files
 from store.catalog import LetterCounts, TaskProfile, geneb_v1_tasks
@@ -42,8 +46,10 @@ from store.output_folder import output_folder, write_output
 from store.paths import store_named
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
+from store.vocab.kinds import TaskKind
 
 VARIANTS_GENERATOR = "geneb-engine data variants"
+LONG_RANGE_GENERATOR = "geneb-engine data long-range"
 
 
 def register(sub, common) -> None:
@@ -72,19 +78,39 @@ def register(sub, common) -> None:
     x.add_argument("--format", required=True, choices=sorted(FORMATS),
                    help="the files' format: traitgym (its test.parquet tables), bend (its "
                         "variant_effects_*.bed), lrb (the Long-Range Benchmark's variant CSVs)")
-    x.add_argument("tasks", nargs="+", metavar="TASK=FILE",
+    _suite_args(x, "that file of the set's Hugging Face dataset at its pinned revision "
+                "(traitgym, lrb)", "the width of each variant's window in bases (the "
+                "manifest's window)", "; needed for traitgym, which has no split")
+    x.set_defaults(handler=variants)
+    r = verbs.add_parser("long-range", parents=[common],
+                         help="write Long-Range Benchmark or DNALongBench interval files as a "
+                              "folder suite (fill it with --reference)")
+    r.add_argument("--format", required=True, choices=sorted(INTERVAL_FORMATS),
+                   help="the files' format: lrb (the Long-Range Benchmark's element CSVs, "
+                        "e.g. regulatory_elements/promoter_dataset.csv), dnalongbench (its "
+                        "enhancer-target gene TSV)")
+    r.add_argument("--kind", choices=("classification", "regression"),
+                   default="classification", help="the tasks' kind (default classification)")
+    _suite_args(r, "that file of the Long-Range Benchmark's Hugging Face dataset at its pinned "
+                "revision (lrb)", "take this many bases centred on each interval (the "
+                "Long-Range Benchmark's sequence_length; default: the interval as given)")
+    r.set_defaults(handler=long_range)
+
+
+def _suite_args(p, hub: str, window: str, chroms: str = "") -> None:
+    """The arguments of a verb writing a folder suite of tasks over a genome: TASK=FILE..,
+    --window (required where `chroms` is said, i.e. for variants), --test-chroms, -o."""
+    p.add_argument("tasks", nargs="+", metavar="TASK=FILE",
                    help="a task id and the file it is read from (CSV, TSV/BED or Parquet); "
-                        "FILE hub:<path> downloads that file of the set's Hugging Face dataset "
-                        "at its pinned revision (traitgym, lrb)")
-    x.add_argument("--window", type=positive_int, required=True, metavar="BASES",
-                   help="the width of each variant's window in bases (the manifest's window)")
-    x.add_argument("--test-chroms", nargs="+", metavar="CHROM",
+                        f"FILE hub:<path> downloads {hub}")
+    p.add_argument("--window", type=positive_int, required=bool(chroms), metavar="BASES",
+                   help=window)
+    p.add_argument("--test-chroms", nargs="+", metavar="CHROM",
                    help="the chromosomes held out as the test split (the files' split column, "
-                        "if any, is then not read); needed for traitgym, which has no split")
-    x.add_argument("-o", "--output", required=True, metavar="DIR",
+                        f"if any, is then not read){chroms}")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="the folder to write the suite into (its <task>.csv files and "
                         "manifest.csv)")
-    x.set_defaults(handler=variants)
 
 
 def offline_message(repo: str, revision: str, target: Path, reason: str) -> str:
@@ -232,28 +258,10 @@ def where(args) -> int:
 def variants(args) -> int:
     """Read each TASK=FILE of `--format` and write the tasks as one folder suite into `-o`:
     every file's problems in one message, nothing written before all are read."""
-    paths = store_named(args.store, write=False)
-    out = output_folder("-o", args.output, generator=VARIANTS_GENERATOR, store=paths,
-                        is_for="give a new folder for the suite")
-    by_chrom = bool(args.test_chroms)
-    given: dict[str, Path | str] = {}
-    for spec in args.tasks:
-        task, eq, file = spec.partition("=")
-        if not eq or not file:
-            raise GenebError(f"{spec!r}: give each task as TASK=FILE (e.g. "
-                             "mendelian=mendelian_traits_matched_9/test.parquet)")
-        check_id("task", task, spec)
-        if task in given:
-            raise GenebError(f"task {task} is given twice; give each task once")
-        given[task] = file if file.startswith(HUB_PREFIX) else Path(file).expanduser()
-    tasks, errors = {}, []
-    for task, file in given.items():
-        try:
-            tasks[task] = read_variants(file, args.format, by_chrom)
-        except GenebError as exc:
-            errors.append(exc)
-    if errors:
-        raise RowProblems.merged(errors)
+    out, given = _suite_output(args, VARIANTS_GENERATOR,
+                               "mendelian=mendelian_traits_matched_9/test.parquet")
+    tasks = _read_each(given, lambda file: read_variants(file, args.format,
+                                                         bool(args.test_chroms)))
     files = suite_files(tasks, args.window, tuple(args.test_chroms or ()) or None,
                         {t: _source(args.format, f) for t, f in given.items()})
     write_output(out, files, last="manifest.csv")
@@ -263,6 +271,65 @@ def variants(args) -> int:
     else:
         console.print(f"{len(tasks)} variant task(s), {n} variants, written to {out.path}; fill "
                       f"them with `geneb-engine fill --suite {out.path} --reference "
+                      "<genome.fa>`", markup=False, highlight=False)
+    return 0
+
+
+def _suite_output(args, generator: str, example: str):
+    """The output folder `-o` (`store.output_folder`) and each TASK=FILE of the command line
+    (task id -> a path, or a `hub:` name), checked before anything is read."""
+    out = output_folder("-o", args.output, generator=generator,
+                        store=store_named(args.store, write=False),
+                        is_for="give a new folder for the suite")
+    given: dict[str, Path | str] = {}
+    for spec in args.tasks:
+        task, eq, file = spec.partition("=")
+        if not eq or not file:
+            raise GenebError(f"{spec!r}: give each task as TASK=FILE (e.g. {example})")
+        check_id("task", task, spec)
+        if task in given:
+            raise GenebError(f"task {task} is given twice; give each task once")
+        given[task] = file if file.startswith(HUB_PREFIX) else Path(file).expanduser()
+    return out, given
+
+
+def _read_each(given: dict[str, Path | str], read) -> dict:
+    """`read` of each task's file: every file's problems in one message."""
+    tasks, errors = {}, []
+    for task, file in given.items():
+        try:
+            tasks[task] = read(file)
+        except GenebError as exc:
+            errors.append(exc)
+    if errors:
+        raise RowProblems.merged(errors)
+    return tasks
+
+
+def long_range(args) -> int:
+    """Read each TASK=FILE of `--format` (`engine.interval_sets`) and write the tasks as one
+    folder suite of tasks given by genome intervals into `-o`: every file's problems in one
+    message, nothing written before all are read."""
+    out, given = _suite_output(args, LONG_RANGE_GENERATOR,
+                               "promoter=hub:regulatory_elements/promoter_dataset.csv")
+    kind = TaskKind(args.kind)
+    read = _read_each(given, lambda file: read_long_range(file, args.format, kind,
+                                                          bool(args.test_chroms)))
+    files = suite_files({t: r.rows for t, r in read.items()}, args.window,
+                        tuple(args.test_chroms or ()) or None,
+                        {t: _source(args.format, f) for t, f in given.items()}, kind)
+    write_output(out, files, last="manifest.csv")
+    n = sum(len(r.rows) for r in read.values())
+    left = {f"{t}: {', '.join(f'{c} {why}' for why, c in r.left_out.items())}"
+            for t, r in read.items() if r.left_out}
+    if args.json:
+        emit_json({"output": str(out.path), "tasks": {t: len(r.rows) for t, r in read.items()},
+                   "left_out": {t: r.left_out for t, r in read.items()}})
+    else:
+        for line in sorted(left):
+            console.print(f"left out: {line}", markup=False, highlight=False)
+        console.print(f"{len(read)} {kind} task(s), {n} intervals, written to {out.path}; "
+                      f"fill them with `geneb-engine fill --suite {out.path} --reference "
                       "<genome.fa>`", markup=False, highlight=False)
     return 0
 

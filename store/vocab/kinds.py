@@ -45,6 +45,11 @@ COORDINATE_COLUMNS: tuple[str, ...] = ("chrom", "pos", "ref", "alt", "label", "s
 reference genome (`engine.genome`; `pos` 1-based, `ref` and `alt` the alleles); `split` may be
 left out where the suite's manifest gives the task's held-out chromosomes (`test_chroms`)."""
 
+INTERVAL_COLUMNS: tuple[str, ...] = ("chrom", "start", "end", "label", "split")
+"""The columns of a classification or regression task file that gives each row's sequence as an
+interval of a reference genome (`engine.genome`; `start` 0-based, `end` exclusive, as in BED);
+`split` may be left out where the suite's manifest gives the task's held-out chromosomes."""
+
 METRICS_OF: dict[TaskKind, tuple[str, ...]] = {
     TaskKind.CLASSIFICATION: ("mcc", "acc", "f1_macro"),
     TaskKind.REGRESSION: ("pearson", "spearman", "r2"),

@@ -183,7 +183,8 @@ def test_suggestions_put_case_only_differences_first():
     (["validat"], "geneb-engine: argument COMMAND: invalid choice: 'validat' (did you mean "
                   "validate?) (choose from 'demo', 'fill', "),
     (["data", "verfy"], "geneb-engine data: argument VERB: invalid choice: 'verfy' (did you "
-                        "mean verify?) (choose from 'download', 'verify', 'where', 'variants')"),
+                        "mean verify?) (choose from 'download', 'verify', 'where', 'variants', "
+                        "'long-range')"),
     (["xyz"], "geneb-engine: argument COMMAND: invalid choice: 'xyz' (choose from 'demo', "
               "'fill', "),
 ])

@@ -1,0 +1,156 @@
+"""Readers of public long-range sets in their own formats, each turning a file into the rows of
+a classification or regression task given by genome intervals (`chrom,start,end,label[,split]`,
+0-based, end exclusive, as in BED: `engine.task_kinds.read_intervals`, read over a reference
+genome by `engine.genome`). `geneb-engine data long-range` writes them as a folder suite
+(`engine.variant_sets.suite_files`). What each format is (the facts, from the sets' own pages
+and code, are cited in docs/guide/long-range.md):
+
+- `lrb` (the Genomics Long-Range Benchmark, `InstaDeepAI/genomics-long-range-benchmark` on the
+  Hugging Face hub, e.g. `regulatory_elements/promoter_dataset.csv`): one row per element, its
+  fields found by name, case-insensitively: `chrom` or `chromosome`, `start`, `end` or `stop`,
+  `label`, `split`. The set lets its user choose the sequence length (`sequence_length`):
+  `--window`, centred on the element.
+- `dnalongbench` (DNALongBench's enhancer-target gene task): tab-separated with a header,
+  columns `gene_chrom gene_start gene_end region_chrom region_start region_end gene_strand
+  target subset` (others not read). As its loader does, a row's sequence spans the gene's
+  transcription start site (`gene_start` on the + strand, `gene_end - 1` on the -) with
+  `TSS_FLANK` bases each side and the candidate region with `REGION_FLANK`; a row whose gene and
+  region are on different chromosomes, whose strand is neither + nor -, or whose gap exceeds
+  `MAX_GAP` is left out, and counted. Not done here as it does: masking the other enhancers
+  between the two with N (its blacklist file), the reverse complement where the gene lies
+  downstream, the padding to 450,000 bases. `target` positive/negative is label 1/0;
+  `subset` is the split (its `valid` rows are skipped by the task reader, with one warning).
+
+A file given as `hub:<path>` is downloaded as `data variants` does (`engine.variant_sets.
+hub_file`); DNALongBench's files are not on the hub. Every problem of a file is listed in one
+message; chromosomes and bounds are checked when `fill` reads the suite over its genome.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.variant_sets import BINARY_LABELS, HUB_PREFIX, column_named, hub_file, read_table
+from store.csv_in import RowProblems
+from store.vocab.errors import GenebError
+from store.vocab.kinds import TaskKind
+
+FORMATS = ("dnalongbench", "lrb")
+"""Each format `data long-range --format` reads (see the module)."""
+
+DNALONGBENCH_DATA = "https://github.com/ericli0419/DNALongBench"
+TSS_FLANK = 3000
+REGION_FLANK = 500
+MAX_GAP = 450_000
+"""DNALongBench's enhancer-target gene defaults (its loader's `parse_EPI` arguments)."""
+
+_LRB = {"chrom": ("chrom", "chromosome"), "start": ("start",), "end": ("end", "stop"),
+        "label": ("label",), "split": ("split",)}
+_ETGP = {name: (name,) for name in ("gene_chrom", "gene_start", "gene_end", "region_chrom",
+                                    "region_start", "region_end", "gene_strand", "target",
+                                    "subset")}
+_TARGETS = {"positive": "1", "negative": "0"}
+
+
+@dataclass
+class Read:
+    """A file's task rows (`INTERVAL_COLUMNS`, without `split` where held-out chromosomes make
+    it) and the rows left out, by reason."""
+
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)
+
+
+def _label(raw: str, kind: TaskKind) -> str | None:
+    """The label as the task file holds it, or None where it is not one of `kind`'s."""
+    if kind is TaskKind.REGRESSION:
+        try:
+            return raw if math.isfinite(float(raw)) else None
+        except ValueError:
+            return None
+    return BINARY_LABELS.get(raw.lower(), raw if raw.isdigit() else None)
+
+
+def _whole(value: dict, name: str, where: str, problems: list[str]) -> int | None:
+    if value[name].isdigit():
+        return int(value[name])
+    problems.append(f"{where}: {name} {value[name]!r} is not a whole number from 0")
+    return None
+
+
+def _lrb_row(value, kind, where, problems, out: Read, by_chrom: bool) -> None:
+    label = _label(value["label"], kind)
+    if label is None:
+        problems.append(f"{where}: label {value['label']!r} is not "
+                        + ("a finite number" if kind is TaskKind.REGRESSION
+                           else "a class (0, 1, ... or true/false)"))
+    start, end = (_whole(value, n, where, problems) for n in ("start", "end"))
+    if label is not None and start is not None and end is not None:
+        out.rows.append((value["chrom"], str(start), str(end), label,
+                         *(() if by_chrom else (value["split"],))))
+
+
+def _etgp_row(value, kind, where, problems, out: Read, by_chrom: bool) -> None:
+    label = _TARGETS.get(value["target"].lower())
+    if label is None:
+        problems.append(f"{where}: target {value['target']!r} is not positive or negative")
+    bounds = [_whole(value, n, where, problems)
+              for n in ("gene_start", "gene_end", "region_start", "region_end")]
+    if label is None or None in bounds:
+        return
+    gene_start, gene_end, region_start, region_end = bounds
+    strand = value["gene_strand"]
+    reason = ("gene and region on different chromosomes"
+              if value["gene_chrom"] != value["region_chrom"] else
+              f"gene strand {strand!r}, not + or -" if strand not in ("+", "-") else None)
+    if reason is None:
+        tss = gene_start if strand == "+" else gene_end - 1
+        lo, hi = tss - TSS_FLANK, tss + 1 + TSS_FLANK
+        r_lo, r_hi = region_start - REGION_FLANK, region_end + REGION_FLANK
+        if max(lo, r_lo) - min(hi, r_hi) > MAX_GAP:
+            reason = f"gene and region more than {MAX_GAP:,} bases apart"
+    if reason is not None:
+        out.left_out[reason] = out.left_out.get(reason, 0) + 1
+        return
+    out.rows.append((value["region_chrom"], str(max(0, min(lo, r_lo))), str(max(hi, r_hi)),
+                     label, *(() if by_chrom else (value["subset"],))))
+
+
+_READERS = {"lrb": (_LRB, "split", _lrb_row), "dnalongbench": (_ETGP, "subset", _etgp_row)}
+
+
+def read_long_range(path: Path | str, fmt: str, kind: TaskKind, by_chrom: bool) -> Read:
+    """The task rows of a file of format `fmt` (`FORMATS`; `hub:<path>`: of the Long-Range
+    Benchmark's dataset); one GenebError listing every problem."""
+    if str(path).startswith(HUB_PREFIX):
+        if fmt != "lrb":
+            raise GenebError(f"{path}: {fmt} files are not on the Hugging Face hub; download "
+                             f"them as its README says ({DNALONGBENCH_DATA}) and give the file")
+        path = hub_file("lrb", str(path)[len(HUB_PREFIX):])
+    path = Path(path)
+    if fmt == "dnalongbench" and kind is TaskKind.REGRESSION:
+        raise GenebError(f"{path}: DNALongBench's enhancer-target gene task is a classification "
+                         "task (target positive/negative); leave out --kind regression")
+    columns, split, reader = _READERS[fmt]
+    wanted = {ours: names for ours, names in columns.items() if not (by_chrom and ours == split)}
+    header, rows = read_table(path)
+    found = {ours: column_named(header, names) for ours, names in wanted.items()}
+    missing = [" or ".join(wanted[c]) for c, name in found.items() if name is None]
+    if missing:
+        raise GenebError(f"{path}: no column {', '.join(missing)} (found "
+                         f"{', '.join(header) or 'no header'}); a {fmt} file has them")
+    out, problems = Read(), []
+    word = "row" if path.suffix.lower() == ".parquet" else "line"
+    for at, row in rows:
+        value = {ours: "" if row.get(name) is None else str(row[name]).strip()
+                 for ours, name in found.items()}
+        reader(value, kind, f"{path}, {word} {at}", problems, out, by_chrom)
+    if problems:
+        raise RowProblems.of_file(path, problems)
+    if not out.rows:
+        raise GenebError(f"{path}: no rows to use in it" + (
+            f" ({', '.join(f'{n} {r}' for r, n in out.left_out.items())})"
+            if out.left_out else ""))
+    return out
