@@ -47,7 +47,11 @@ FIGURES = {
     "critical_difference": "critical-difference diagram (no rank tests: --resamples 0, no "
                            f"entry with every task, or {TOO_FEW_TASKS}: fewer than {MIN_TASKS})",
     "controlled_pairs": "controlled pairs (no two entries that differ in one attribute)",
+    # drawn only where the report has the frame (a model at two context policies or more):
+    # every other store's figures, and the lines saying what was not written, as before
+    "context_curve": "score against context (no model at two context policies or more)",
 }
+OPTIONAL = ("context_curve",)
 STYLE = {"svg.hashsalt": "geneb", "svg.fonttype": "none", "text.usetex": False,
          "text.parse_math": False, "font.size": 9, "figure.dpi": 100}
 PNG_DPI = 110
@@ -91,7 +95,8 @@ def cd_groups(ranks: list[float], cd: float) -> list[list[int]]:
 
 def figure_data(frames: Mapping[str, pl.DataFrame], models: pl.DataFrame, *,
                 regime: str) -> dict[str, dict | None]:
-    """Figure name -> the values it draws (None: its analysis is empty on this store)."""
+    """Figure name -> the values it draws (None: its analysis is empty on this store); the
+    OPTIONAL figures only where the report has their frame."""
     shifts = {f"rank_shift_full_{r}": rows for r in FEW_SHOT_REGIMES
               if (rows := _rows(frames, f"rank_shift_full_{r}"))}
     summary = [r for r in _rows(frames, "degradation_summary")
@@ -120,6 +125,7 @@ def figure_data(frames: Mapping[str, pl.DataFrame], models: pl.DataFrame, *,
         "controlled_pairs": {"controlled_pairs": pairs,
                              "intervals": _rows(frames, "controlled_pair_intervals",
                                                 scope="macro")} if pairs else None,
+        **{name: {name: _rows(frames, name)} for name in OPTIONAL if name in frames},
     }
 
 
@@ -249,9 +255,56 @@ def _controlled_pairs(fig, data: dict) -> None:
     ax.set_title("Controlled pairs")
 
 
+def _context_label(row: dict) -> str:
+    """A context policy on the x axis: its length in nucleotides and the side kept (windows:
+    each window's, and their stride), `crop` (the model's own limit) as such."""
+    if row["context_length"] is None:
+        return "own limit"
+    parts = row["context"].split("-")
+    return f"{row['context_length']:,} " + (f"(windows, step {int(parts[2]):,})"
+                                             if parts[0] == "windows" else f"({parts[1]})")
+
+
+def _context_curve(fig, data: dict) -> None:
+    rows = data["context_curve"]
+    # the x positions: every model's contexts in the frame's order (by length, windows after
+    # the crop of their length, the own limit last), each once
+    order = sorted({r["context"]: r for r in rows}.values(),
+                   key=lambda r: (r["context_length"] is None, r["context_length"] or 0,
+                                  r["context"].startswith("windows")))
+    x = {r["context"]: i for i, r in enumerate(order)}
+    by_model: dict[str, list[dict]] = {}
+    for r in rows:
+        by_model.setdefault(r["model"], []).append(r)
+    fig.set_size_inches(2.8 + 0.9 * len(order), 4.2)
+    ax = fig.add_subplot()
+    nan = float("nan")
+    for k, (model, points) in enumerate(by_model.items()):
+        shift = (k - (len(by_model) - 1) / 2) * 0.06   # models side by side, bars apart
+        xs = [x[p["context"]] + shift for p in points]
+        ys = [nan if p["value"] is None else p["value"] for p in points]
+        err = [[0 if None in (p["low"], p["value"]) else p["value"] - p["low"] for p in points],
+               [0 if None in (p["high"], p["value"]) else p["high"] - p["value"] for p in points]]
+        line = ax.errorbar(xs, ys, yerr=err, fmt="o", ms=4, lw=0.8, capsize=2, label=model)
+        sweeps: dict[str, list] = {}     # a line over the lengths of each crop side kept
+        for a, b, p in zip(xs, ys, points, strict=True):
+            if p["context"].startswith("crop-"):
+                sweeps.setdefault(p["context"].split("-")[1], []).append((a, b))
+        for crops in sweeps.values():
+            if len(crops) > 1:
+                ax.plot(*zip(*crops, strict=True), color=line.lines[0].get_color(), lw=1)
+    ax.set_xticks(range(len(order)), [_context_label(r) for r in order], rotation=30,
+                  ha="right")
+    ax.set_xlabel("context: the nucleotides each sequence was cut to (windows: each window's)")
+    ax.set_ylabel(f"{rows[0]['scope']} score (interval: task bootstrap)")
+    ax.set_title("Score against context")
+    ax.legend(title="model", fontsize=7)
+
+
 DRAW: dict[str, Callable] = {"rank_shift": _rank_shift, "degradation": _degradation,
                              "scale": _scale, "critical_difference": _critical_difference,
-                             "controlled_pairs": _controlled_pairs}
+                             "controlled_pairs": _controlled_pairs,
+                             "context_curve": _context_curve}
 
 
 def figure(name: str, data: dict):

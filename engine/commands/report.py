@@ -126,7 +126,8 @@ def register(sub, common) -> None:
     p.add_argument("--figures", metavar="DIR",
                    help="also draw the paper's figures (rank-shift heatmap, few-shot "
                         "degradation, scale scatter, critical-difference diagram, controlled "
-                        "pairs) into DIR as SVG and PNG, with the values each draws in "
+                        "pairs; score against context where a model has two context policies "
+                        "or more) into DIR as SVG and PNG, with the values each draws in "
                         "DIR/figures.json (needs the figures extra: matplotlib); your own "
                         "files in DIR are kept; not the store, your home nor a current folder "
                         "holding other files")
@@ -154,7 +155,7 @@ def write_report_figures(folder, frames, models, *, regime: str) -> list[str]:
     what was written, and each figure not written (its analysis empty on the store)."""
     data = figure_data(frames, models, regime=regime)
     written = write_figures(folder, data)
-    return [f"figures: {len(written)} of {len(FIGURES)} in {folder.path} (SVG and PNG), their "
+    return [f"figures: {len(written)} of {len(data)} in {folder.path} (SVG and PNG), their "
             f"values in {FIGURES_JSON}",
             *(f"figures: {name} not written: the {FIGURES[name]}"
               for name, d in data.items() if d is None)]

@@ -9,8 +9,9 @@ aggregates, the point ranks of every scope, the macro score and rank intervals, 
 its tie group (the one rule, `store.analyses.differ`: each row's sign-flip p against the
 leader, and the board's `rule`: the tasks, the threshold, the comparisons and, where the scope
 is too small to separate anything, the sentence saying so), the Friedman test with the Nemenyi
-critical difference and the average ranks (the CD diagram), the rank shift from full, and the
-few-shot degradation.
+critical difference and the average ranks (the CD diagram), the rank shift from full, the
+few-shot degradation, and where a model has entries at two context policies or more, score
+against context (`store.analyses.context.context_curve`, from the same intervals).
 
 Entries are keyed by (model, source), as the report keys them when it reads every source; an
 entry refers to its model by index. A task's `health` is None until an audit gives one (the
@@ -29,6 +30,7 @@ from store import __version__
 from store.analyses import uncertainty as U
 from store.analyses.aggregates import aggregates, categories_of
 from store.analyses.cells import question_means, regime_scores, seed_level_rows
+from store.analyses.context import VARIANTS_SQL, context_curve
 from store.analyses.degradation import degradation as degradation_of
 from store.analyses.differ import compared_for, threshold_text, too_few
 from store.analyses.intervals import regime_draws
@@ -50,6 +52,8 @@ DEGRADATION_COLUMNS = ("scope", *REGIMES, *(f"retention_{r}" for r in FEW_SHOT_R
 # leaderboard_tasks.json and `export`): half the site's size. Every other number is exact.
 TASK_DIGITS = 6
 SHIFT_COLUMNS = ("rank_a", "rank_b", "shift")
+# A context curve's columns after its model and entry (`context_curve`'s, at the macro scope).
+CONTEXT_COLUMNS = ("context", "context_length", "value", "low", "high")
 MODEL_FACTS = ("architecture", "architecture_family", "tokenization", "tokenization_family",
                "pretraining_data", "weights_licence", "code_licence", "licence_source",
                "hub_id", "commit", "commit_source", "commit_reason")
@@ -84,15 +88,16 @@ def _models(entries: list[tuple[str, str]], catalog: pl.DataFrame) -> list[dict]
 
 
 def _board(agg: pl.DataFrame, index: Mapping[tuple[str, str], int], scopes: list[str],
-           draws, level: float) -> dict:
+           draws, intervals: pl.DataFrame | None, level: float) -> dict:
     """One regime and metric: a row per entry (scores and point ranks of every scope, and
-    with `draws` the macro score interval and rank interval, the tie-group mark and the one
-    rule's p against the leader), the leader (macro), its tie group and the rule's numbers."""
+    with `draws` the macro score interval (of `intervals`, `score_intervals` of the draws) and
+    rank interval, the tie-group mark and the one rule's p against the leader), the leader
+    (macro), its tie group and the rule's numbers."""
     ranks = {(r["model"], r["source"]): r for r in rankings(agg).iter_rows(named=True)}
     macro = {}
     group = None
     if draws is not None:
-        scored = U.score_intervals(draws, level).filter(pl.col("scope") == "macro")
+        scored = intervals.filter(pl.col("scope") == "macro")
         ranked = U.rank_intervals(draws, level).filter(pl.col("scope") == "macro")
         for r in scored.iter_rows(named=True):
             macro[r["model"], r["source"]] = {"low": _num(r["low"]), "high": _num(r["high"])}
@@ -145,6 +150,19 @@ def _cd(frames: Mapping[str, pl.DataFrame], regime: str,
                       for r in ranks.sort("average_rank").iter_rows(named=True)]}
 
 
+def _context_rows(intervals: pl.DataFrame, variants: pl.DataFrame,
+                  index: Mapping[tuple[str, str], int]) -> list[list]:
+    """Score against context (`store.analyses.context.context_curve`, macro) of one regime and
+    metric, source by source (an entry is a model and a source), as [model, entry,
+    *CONTEXT_COLUMNS]: the model each point is of (its id), the entry the point is."""
+    rows = []
+    for (source,), part in intervals.group_by("source", maintain_order=True):
+        curve = context_curve(part.drop("source"), variants)
+        rows += [[r["model"], index[r["entry"], source], *(_num(r[c]) for c in CONTEXT_COLUMNS)]
+                 for r in curve.iter_rows(named=True)]
+    return rows
+
+
 def _keyed(frame: pl.DataFrame, index, columns: tuple[str, ...]) -> list[list]:
     """The rows of a frame keyed by entry, as [entry, *columns] (the columns named once, in
     the document: a list per row keeps the site small)."""
@@ -164,6 +182,7 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
     q = Question(tasks=tasks, kind=snap.kind)
     means = question_means(snap, q)
     per_seed = seed_level_rows(snap, means, None, q.protocol.hash) if resamples else None
+    variants = snap.query(VARIANTS_SQL) if resamples else None
     version = snap.version
     snap.close()
     if means.is_empty():
@@ -175,7 +194,7 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
     model_index = {m["id"]: i for i, m in enumerate(models)}
     categories = categories_of(tasks)
     scopes = [*SCOPES_FIXED, *categories]
-    boards, shifts, degradation, cd = {}, {}, {}, {}
+    boards, shifts, degradation, cd, curves = {}, {}, {}, {}, {}
     task_scores: dict[str, dict] = {t: {} for t in ids}
     for metric in METRICS_OF[q.kind]:
         scores = regime_scores(means, metric=metric, with_source=True)
@@ -186,7 +205,10 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
             draws = (regime_draws(scores[r], tasks=tasks, regime=r, metric=metric,
                                   per_seed=per_seed, with_source=True, resamples=resamples,
                                   seed=seed) if resamples else None)
-            boards[metric][r] = _board(aggs[r], index, scopes, draws, level)
+            intervals = U.score_intervals(draws, level) if draws is not None else None
+            boards[metric][r] = _board(aggs[r], index, scopes, draws, intervals, level)
+            if intervals is not None and (curve := _context_rows(intervals, variants, index)):
+                curves.setdefault(metric, {})[r] = curve
             cd[metric][r] = _cd(tests, r, index)
         shifts[metric] = {r: _keyed(rank_shift(aggs["full"], aggs[r]), index,
                                     SHIFT_COLUMNS)
@@ -211,6 +233,10 @@ def site_data(snap, catalog: pl.DataFrame, tasks: tuple[TaskMeta, ...], *, suite
         "entries": [{"model": model_index[m], "source": s, "badge": _badge(m, s)}
                     for m, s in entries],
         "boards": boards, "cd": cd, "rank_shift": shifts, "degradation": degradation,
+        # where a model has entries at two context policies or more (a regime and metric of
+        # a curve only): every other store's site as before
+        **({"context_columns": list(CONTEXT_COLUMNS), "context_curve": curves}
+           if curves else {}),
         "tasks": [{"id": t.task_id, "label": t.label, "category": t.category,
                    "page": f"tasks/{path_part(t.task_id)}.html",
                    "health": (health or {}).get(t.task_id), "scores": task_scores[t.task_id]}

@@ -127,6 +127,7 @@ def test_the_site_is_whole_and_small(site):
     out, summary, doc = site
     assert summary["models"] == 40 and summary["tasks"] == 100
     assert doc["table_version"] == 1 and doc["generator"] == "geneb-engine site"
+    assert "context_curve" not in doc          # no model at two context policies: as before
     pages = {p.relative_to(out).as_posix() for p in out.rglob("*.html")}
     assert pages == {"index.html", *(m["page"] for m in doc["models"]),
                      *(t["page"] for t in doc["tasks"])}

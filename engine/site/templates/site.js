@@ -322,10 +322,55 @@
     });
   }
 
+  /* Score against context: only in a site whose data has the curves (a model at two context
+     policies or more); the section is made here, so every other site's index is as before. */
+  function contextSection() {
+    var section = el("section");
+    section.id = "context";
+    section.appendChild(el("h2", "Score against context"));
+    section.appendChild(el("p", "Each model's entries at several context policies, in order of " +
+      "length: the nucleotides each sequence was cut to (windows: each window's), own limit: " +
+      "the model's own. Macro score with its task-bootstrap interval at level " + D.level +
+      "; each point is its own entry, never pooled.", "note"));
+    var scroll = el("div", null, "scroll");
+    var table = el("table");
+    table.id = "context-table";
+    table.appendChild(el("thead"));
+    table.appendChild(el("tbody"));
+    scroll.appendChild(table);
+    section.appendChild(scroll);
+    document.querySelector("main").appendChild(section);
+  }
+
+  function renderContext() {
+    if (!D.context_curve) { return; }
+    var rows = (D.context_curve[state.metric] || {})[state.regime] || [];
+    var table = $("context-table");
+    $("context").hidden = !rows.length;
+    table.tHead.textContent = "";
+    table.tBodies[0].textContent = "";
+    table.tHead.appendChild(header([{ label: "Model" }, { label: "Context" }, { label: "Length" },
+      { label: "Entry" }, { label: "Macro" }, { label: "Low" }, { label: "High" }], false));
+    rows.forEach(function (row) {
+      var r = named(["model", "entry"].concat(D.context_columns), row);
+      var tr = el("tr"), td = el("td");
+      tr.appendChild(el("td", r.model));
+      tr.appendChild(el("td", r.context));
+      tr.appendChild(el("td", r.context_length === null ? "own limit" : String(r.context_length), "num"));
+      td.appendChild(modelLink(r.entry));
+      tr.appendChild(td);
+      tr.appendChild(numCell(r.value));
+      tr.appendChild(numCell(r.low));
+      tr.appendChild(numCell(r.high));
+      table.tBodies[0].appendChild(tr);
+    });
+  }
+
   function renderIndex() {
     renderBoard();
     renderCD();
     renderShift();
+    renderContext();
   }
 
   function bind(id, key, render) {
@@ -367,6 +412,7 @@
       state.sort = key;
       renderBoard();
     });
+    if (D.context_curve) { contextSection(); }
     renderIndex();
   }
 
