@@ -14,11 +14,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from engine.cli import main
-from engine.figures import FORMATS
+from engine.figures import FORMATS, draw
 from tests.engine.conftest import write_task
 
-RESAMPLES = "200"
+RESAMPLES = "100"
 MODELS = ("kmer-3", "kmer-4")
+# A model id matplotlib would read as mathtext (and fail on), with markup.
+MATHY = r"$\notacommand{x}^2$ <b>&amp;"
 
 
 def _engine(*argv: str) -> str:
@@ -97,3 +99,10 @@ def test_the_site_holds_the_reports_curve(swept):
         for k in ("value", "low", "high"):
             assert row[k] == pytest.approx(want[k], abs=1e-12), (row, k)
     assert len(rows) == len(rep["context_curve"])
+
+
+def test_a_model_id_is_drawn_literally(swept):
+    rows = [r | {"model": MATHY} for r in swept[0]["context_curve"] if r["model"] == MODELS[0]]
+    svg = draw("context_curve", {"context_curve": rows})["svg"]
+    text = ["".join(e.itertext()) for e in ET.fromstring(svg).iter() if e.tag.endswith("}text")]
+    assert MATHY in text

@@ -354,7 +354,8 @@
     rows.forEach(function (row) {
       var r = named(["model", "entry"].concat(D.context_columns), row);
       var tr = el("tr"), td = el("td");
-      tr.appendChild(el("td", r.model));
+      var m = D.models.find(function (x) { return x.id === r.model; });
+      tr.appendChild(el("td", m ? m.display : r.model));
       tr.appendChild(el("td", r.context));
       tr.appendChild(el("td", r.context_length === null ? "own limit" : String(r.context_length), "num"));
       td.appendChild(modelLink(r.entry));
