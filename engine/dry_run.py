@@ -8,6 +8,12 @@ stored to reuse (`store.embeddings.EmbeddingStore.stored`: a complete split of t
 same data made with the revision the plan has for it, which fill reuses once it verifies and
 was made with the same settings); the sequences, nucleotides and tokens to embed.
 
+What a model is given of each sequence is the run's context policy's (`fill --context`,
+`--context-length`; windows: each window a piece of its own) and then the model's limit
+(`ModelMeta.token_limit`, at the tokens per nucleotide below): the sequences, nucleotides and
+tokens to embed are those (`Reach`), and each model's line names the longest sequence, the
+tokens of the longest piece it is given and the tokens of a batch of such pieces.
+
 Tasks whose data is not here (geneb-v1 before `geneb-engine data download`) are sized without
 it (`store.task_sizes`: the store's recorded profile, else geneb-v1's test rows derived from the
 official accuracies and the rest assumed, every basis printed), and planned on the data the
@@ -60,6 +66,7 @@ from threadpoolctl import threadpool_limits
 from engine.data import SPLITS, KindTargets, Sample, TaskData
 from engine.embedding_import import check_imported
 from engine.encoders import build_encoder, preflight, told_precision
+from engine.encoders.context import pieces
 from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
@@ -77,6 +84,7 @@ from store.paths import StorePaths
 from store.tables.catalogs import known_tasks
 from store.tables.telemetry import perf_summary, read_runs
 from store.task_sizes import TaskSize, basis_lines, task_sizes
+from store.vocab.context import WINDOWS, ContextPolicy
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.kinds import CLASSIFICATION, TaskKind
 from store.vocab.protocol import REGIME_K, Probe, Protocol, seed_counts
@@ -93,6 +101,7 @@ class Counts:
     """What the dry run notes of each task as `validate_tasks` reads it."""
 
     splits: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    lengths: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)   # per sequence
     classes: dict[str, np.ndarray] = field(default_factory=dict)   # train rows per class
     train_rows: dict[str, int] = field(default_factory=dict)   # a full fit's training rows
     sample: Sample = field(default_factory=lambda: Sample(CALIBRATION_SEQUENCES))
@@ -103,14 +112,17 @@ class Counts:
         self.sized[task_id] = size
         for name, rows in (("train", size.n_train), ("test", size.n_test)):
             self.splits[task_id, name] = (rows, round(rows * size.length))
+            self.lengths[task_id, name] = np.full(rows, round(size.length), dtype=np.int64)
         self.classes[task_id] = np.full(size.n_classes, size.n_train // size.n_classes)
         self.train_rows[task_id] = size.n_train
 
     def see(self, data: TaskData) -> None:
         for name in SPLITS:
             split = getattr(data, name)
-            self.splits[data.task_id, name] = (len(split),
-                                               sum(len(s) for s in split.sequences))
+            lengths = np.fromiter(map(len, split.sequences), dtype=np.int64,
+                                  count=len(split.sequences))
+            self.splits[data.task_id, name] = (len(split), int(lengths.sum()))
+            self.lengths[data.task_id, name] = lengths
             self.sample.add(split.sequences)
         self.classes[data.task_id] = data.shot_groups
         self.train_rows[data.task_id] = data.profile.n_train   # variants, not sequences
@@ -143,6 +155,46 @@ class ProbeEstimate(Estimate):
 
 
 @dataclass(frozen=True)
+class Reach:
+    """What of the sequences to embed a model is given: the run's context policy
+    (`engine.encoders.context.pieces`: crop, `--context-length`, windows), then the model's
+    limit (`ModelMeta.token_limit`), at `per_nucleotide` tokens a nucleotide."""
+
+    pieces: int                 # sequences, or their windows under windows
+    windows: bool               # whether the pieces are windows
+    nucleotides: int            # the letters given, after the policy and the limit
+    longest: int                # the longest sequence to embed, in nucleotides
+    longest_tokens: int         # the tokens of the longest piece given (estimated)
+    limit: int | None           # the model's limit in tokens; None: none known
+    batch_rows: int | None      # the batch size told (`--batch-size`, the entry's); None: not
+    batch_tokens: int           # the longest piece's tokens times the rows of its batch (at
+    #                             least the piece: every batch holds one)
+
+    @classmethod
+    def of(cls, lengths: np.ndarray, policy: ContextPolicy, limit: int | None,
+           per_nucleotide: float, batch_rows: int | None) -> Reach:
+        given = pieces(lengths, policy).astype(np.float64)
+        tokens = given * per_nucleotide
+        if limit:
+            given, tokens = (np.minimum(given, limit / per_nucleotide),
+                             np.minimum(tokens, limit))
+        longest = round(float(tokens.max())) if tokens.size else 0
+        return cls(int(given.size), policy.mode == WINDOWS, round(float(given.sum())),
+                   int(np.max(lengths)) if len(lengths) else 0, longest, limit, batch_rows,
+                   longest * (batch_rows or 1))
+
+    def line(self) -> str:
+        """The dry run's line of it (`fill --dry-run`)."""
+        limit = (f"its limit {self.limit:,} tokens" if self.limit else
+                 "no limit in its catalog entry")
+        batch = (f"a batch of {self.batch_rows:,}: ~{self.batch_tokens:,} tokens"
+                 if self.batch_rows else f"a batch at least ~{self.batch_tokens:,} tokens")
+        return (f"longest sequence {self.longest:,} nt, given as ~{self.longest_tokens:,} "
+                f"tokens ({limit}); {self.pieces:,} {'windows' if self.windows else 'sequences'}"
+                f", {self.nucleotides:,} nt given; {batch}")
+
+
+@dataclass(frozen=True)
 class ModelPlan:
     model: str
     device: str
@@ -156,6 +208,7 @@ class ModelPlan:
     embedding: Estimate
     probes: tuple[ProbeEstimate, ...]
     jobs: int
+    reach: Reach | None = None     # the lengths given (None: nothing to embed)
 
     @property
     def probe_seconds(self) -> float:
@@ -378,9 +431,16 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
     embeddings = EmbeddingStore(paths)
     to_embed = splits_to_embed(paths, model, work, measured.hashes,
                                revisions.get(model.model_id), options.encoder)
-    sequences = sum(counts.splits[s][0] for s in to_embed)
-    nucleotides = sum(counts.splits[s][1] for s in to_embed)
+    per_nucleotide = measured.tokens_per_nucleotide(model.model_id) or 1.0
+
+    def given(lengths: np.ndarray) -> Reach:
+        return Reach.of(lengths, options.encoder.context, model.token_limit, per_nucleotide,
+                        options.encoder.batch_size or model.batch_size)
+
+    reach = given(np.concatenate([counts.lengths[s] for s in to_embed])) if to_embed else None
+    sequences, nucleotides = (reach.pieces, reach.nucleotides) if reach else (0, 0)
     calibration = _Calibration(model, options, counts.sample, device)
+    calibration.given = lambda lengths: given(lengths).nucleotides
     hashed = [w.task.task_id for w in work if w.task.task_id in measured.hashes]
     if kind.imported and hashed:   # nothing embeds: its stored rows stand in
         task = hashed[0]
@@ -397,7 +457,7 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
     probes = _probes(model.model_id, work, counts, measured, calibration, options)
     return ModelPlan(model.model_id, device, len(work), sum(w.cells for w in work),
                      len(to_embed), 2 * len(work) - len(to_embed), sequences, nucleotides,
-                     tokens, embedding, probes, jobs)
+                     tokens, embedding, probes, jobs, reach)
 
 
 def _machine_rate(model: ModelMeta, options: FillOptions, device: str) -> Rate:
@@ -421,6 +481,8 @@ class _Calibration:
         self.stored: Callable[[], np.ndarray] | None = None   # embeddings to use instead
         self.rows = "the embedded calibration sample"          # how a probe note names them
         self.fits: dict[tuple[str, str], tuple[float, str]] = {}   # (protocol hash, regime)
+        # the nucleotides the model is given of sequences of these lengths (`Reach`)
+        self.given: Callable[[np.ndarray], int] = lambda lengths: int(np.sum(lengths))
 
     @cached_property
     def result(self) -> Calibrated:
@@ -436,7 +498,8 @@ class _Calibration:
         start = time.perf_counter()
         stats = encoder.encode_into(sequences, sink)
         seconds = max(time.perf_counter() - start, 1e-9)
-        return Calibrated(len(sequences), sum(map(len, sequences)), stats.get("n_tokens"),
+        lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+        return Calibrated(len(sequences), self.given(lengths), stats.get("n_tokens"),
                           seconds, sink.array)
 
     @property

@@ -263,6 +263,13 @@ class ModelMeta:
     def scale_band(self) -> str:
         return scale_band(self.params)
 
+    @property
+    def token_limit(self) -> int | None:
+        """The most tokens a run gives the model, as the catalog tells it: its `max_tokens` cap,
+        else its documented `context` (an encoder that reads a smaller limit of its own, a
+        tokenizer's, keeps the larger: docs/guide/long-range.md); None where it gives neither."""
+        return self.max_tokens or self.context
+
 
 def _version_range(spec: object) -> SpecifierSet | None:
     """`spec` as a `packaging` SpecifierSet; None when it is not a non-empty PEP 440 range."""

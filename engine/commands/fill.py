@@ -575,6 +575,9 @@ def _show_dry_run(request: FillRequest, found: DryRun) -> None:
                   "estimated, - where the encoder counts none; where each estimate comes from:")
     for m in found.models:
         console.print(f"  {escape(m.model)} embedding: {escape(m.embedding.note)}")
+        if m.reach is not None:
+            console.print(f"  {escape(m.model)} lengths: {escape(m.reach.line())}",
+                          highlight=False)
         for p in m.probes:
             console.print(f"  {escape(m.model)} probes {escape(p.protocol)} {p.regime} "
                           f"({p.cells} cells, {p.examples:,} training examples): "

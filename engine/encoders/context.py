@@ -41,6 +41,21 @@ def window_starts(length: int, window: int, stride: int) -> list[int]:
     return starts if starts[-1] == length - window else [*starts, length - window]
 
 
+def pieces(lengths: np.ndarray, policy: ContextPolicy) -> np.ndarray:
+    """The letters of each piece a model is given, under `policy`, of sequences of `lengths`:
+    one per sequence under crop (cut to the policy's length, if any), one per window under
+    windows (`window_starts`'s windows); the model's own limit applies after (`fill --dry-run`:
+    `engine.dry_run.Reach`)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if policy.mode != WINDOWS:
+        return lengths if policy.length is None else np.minimum(lengths, policy.length)
+    found, where = np.unique(lengths, return_inverse=True)
+    counts = np.array([len(window_starts(int(n), policy.window, policy.stride))
+                       for n in found], dtype=np.int64)
+    each = np.minimum(found, policy.window)
+    return np.repeat(each[where], counts[where])
+
+
 def cropped(sequence: str, length: int, side: str) -> str:
     """`sequence` cut to at most `length` letters keeping its `side` (left: the start; right:
     the end; centre: the middle, the odd letter cut on the right, as Enformer centres)."""

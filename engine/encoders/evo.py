@@ -5,8 +5,10 @@ Recipe (the official GENEB extractor, `embedding_pipeline/extractors/evo.py` of
 `darlednik/GENEB`, through its copy of the evo and stripedhyena code):
 
 - each sequence is tokenized alone by the package's `CharLevelTokenizer`: one token per byte of
-  the text as the task file holds it (no upper-casing, no special tokens), cut to `max_tokens`
-  only when the registry entry sets it (the official extractor cut nothing; cuts are counted);
+  the text as the task file holds it (no upper-casing, no special tokens), cut to the entry's
+  `max_tokens`, else its documented `context` (`ModelMeta.token_limit`: 131,072 for
+  evo-1-131k-base, the model card's pretraining context), and only then (the official
+  extractor cut nothing, and no geneb-v1 sequence reaches 131,072; cuts are counted);
 - the model runs on one sequence at a time (batch size 1, the catalog's) and the hidden states
   after the final RMSNorm, before the unembedding (what the official copy of
   `StripedHyena.forward` returns last), are averaged over every token (`pooling = "mean"`), in
@@ -73,7 +75,8 @@ HUB_FILES = ("config.json", "*.safetensors", "*.safetensors.index.json")
 
 def build(model: ModelMeta, options: EncoderOptions) -> EvoEncoder:
     """The encoder of a catalog entry that passed `preflight`."""
-    return EvoEncoder.for_model(model, options, hub_id=model.hub_id, max_tokens=model.max_tokens)
+    return EvoEncoder.for_model(model, options, hub_id=model.hub_id,
+                                max_tokens=model.token_limit)
 
 
 def preflight(model: ModelMeta, options: EncoderOptions, *, device: bool = True) -> None:

@@ -95,7 +95,8 @@ NO_MASK_MODEL_TYPES = frozenset({
 # sliding window, no causality): only these may take the key mask. A short check at load cannot
 # see a window longer than its probe (ModernBERT's 128-token local attention, for one).
 KEY_MASK_MODEL_TYPES = frozenset({"bert"})
-_NO_LIMIT = 1_000_000     # tokenizers without a limit report model_max_length ~1e30
+_NO_LIMIT = 10**12        # tokenizers without a limit report model_max_length ~1e30 (a real
+#                           limit may be a million and more: HyenaDNA-1M's)
 E = TypeVar("E", bound="HFEncoder")
 
 
@@ -115,7 +116,8 @@ def build_hf(cls: type[E], model: ModelMeta, options: EncoderOptions) -> E:
     trust = check_remote_code(model.model_id, source, model.revision,
                               model.remote_code, options.trust_remote_code, hub=True)
     return cls.for_model(model, options, padding_side=model.padding_side,
-                               max_tokens=model.max_tokens, text=TextRecipe.of(model),
+                               max_tokens=model.max_tokens, documented=model.context,
+                               text=TextRecipe.of(model),
                                trust_remote_code=trust,
                                spread=options.spread, random_init=model.random_init,
                                max_batch_tokens=options.max_batch_tokens,
@@ -243,10 +245,10 @@ class HFEncoder(StreamingEncoder):
     default_batch_size = 1_024        # rows; the token budget decides (see the module)
 
     def __init__(self, source: str, *, padding_side: str | None = None,
-                 max_tokens: int | None = None, max_batch_tokens: int | None = None,
-                 text: TextRecipe = TextRecipe(), trust_remote_code: bool = False,
-                 spread: bool = False, random_init: int | None = None,
-                 compile_model: bool = False, **common):
+                 max_tokens: int | None = None, documented: int | None = None,
+                 max_batch_tokens: int | None = None, text: TextRecipe = TextRecipe(),
+                 trust_remote_code: bool = False, spread: bool = False,
+                 random_init: int | None = None, compile_model: bool = False, **common):
         super().__init__(source, **common)
         self.text = text
         self.random_init = random_init   # the random-initialisation control's seed
@@ -288,7 +290,7 @@ class HFEncoder(StreamingEncoder):
             # exact with right padding (real tokens never attend to the pads after them).
             padding_side = "right"
         self.padding_side = padding_side
-        self.max_tokens = self._context(max_tokens)
+        self.max_tokens = self._context(max_tokens, documented)
         self.max_batch_tokens = (None if self.reference is not None else
                                  int(max_batch_tokens) if max_batch_tokens else
                                  default_batch_tokens(self.device))
@@ -372,16 +374,24 @@ class HFEncoder(StreamingEncoder):
             return cls.from_config(config, trust_remote_code=bool(self._trust),
                                    **attention).to(torch.float32)
 
-    def _context(self, max_tokens: int | None) -> int | None:
+    def _context(self, max_tokens: int | None, documented: int | None) -> int | None:
+        """The most tokens a sequence keeps: the entry's `max_tokens` cap; else the limit the
+        checkpoint states (its tokenizer's `model_max_length`, else its config's
+        `max_position_embeddings`) or the entry's documented `context`, the larger where both
+        are known (a tokenizer saved with a default below the model card's length cuts no
+        sequence the model accepts; where the stated limit is the larger, what every run cut
+        before); None where none is known."""
         if max_tokens:
             return int(max_tokens)
+        stated = None
         limit = getattr(self.tokenizer, "model_max_length", None)
-        if isinstance(limit, int) and 0 < limit < _NO_LIMIT:
-            return limit
         pos = getattr(self.model.config, "max_position_embeddings", None)
-        if isinstance(pos, int) and 0 < pos < _NO_LIMIT:
-            return pos
-        return None
+        for value in (limit, pos):
+            if isinstance(value, int) and 0 < value < _NO_LIMIT:
+                stated = value
+                break
+        known = [int(n) for n in (stated, documented) if n]
+        return max(known) if known else None
 
     def _takes_key_mask(self) -> bool:
         """Whether the padding mask goes to the model as a 4D mask in the device's form

@@ -103,6 +103,8 @@ def zoo(tmp_path_factory) -> dict:
         'batch_size = 4\n\n'
         f'[[model]]\nmodel_id = "tiny-evo-cut"\npath = "{ckpt}"\nencoder = "evo"\n'
         'max_tokens = 12\n\n'
+        f'[[model]]\nmodel_id = "tiny-evo-context"\npath = "{ckpt}"\nencoder = "evo"\n'
+        'context = 12\n\n'
         f'[[model]]\nmodel_id = "tiny-evo-attn"\npath = "{attn}"\nencoder = "evo"\n')
     return {"dir": ckpt, "model": model, "store": store,
             "catalog": load_models(store / "models.toml")}
@@ -153,8 +155,11 @@ def test_embeddings_equal_the_package_model_one_sequence_at_a_time(zoo):
         "tokens": "bytes", "special_tokens": False, "layer": "final-norm", "dtype": "float32"}
 
 
-def test_max_tokens_cuts_and_counts(zoo):
-    enc = encoder(zoo, "tiny-evo-cut")
+@pytest.mark.parametrize("model_id", ["tiny-evo-cut", "tiny-evo-context"])
+def test_max_tokens_cuts_and_counts(zoo, model_id):
+    """The entry's `max_tokens` cuts, and without it its documented `context` (evo-1-131k's
+    131,072): a sequence beyond the model card's length is never given to the model whole."""
+    enc = encoder(zoo, model_id)
     seqs = ["ACGTTGCA" * 4, "ACGTTGCAAC"]                  # 32 and 10 tokens
     ids, truncated = enc.tokenize(seqs)
     assert truncated.tolist() == [True, False] and [len(x) for x in ids] == [12, 10]

@@ -108,6 +108,26 @@ def test_truncation_is_counted_and_cuts_at_the_context(zoo):
     np.testing.assert_allclose(sink.array[1], cut, atol=1e-5)
 
 
+def test_a_documented_context_beyond_the_tokenizers_limit_is_accepted(zoo, tmp_path):
+    """A long-context family whose tokenizer states less than its model card (the tiny Mamba,
+    HyenaDNA's and Caduceus' stand-in: its tokenizer says 128) takes sequences up to the
+    catalog's documented `context` (300), and cuts only beyond it; a sequence within the old
+    limit gives the same tokens and embedding as before."""
+    path = zoo["dirs"]["mamba"]
+    (tmp_path / "models.toml").write_text(
+        f'[[model]]\nmodel_id = "tiny-mamba-300"\npath = "{path}"\ncontext = 300\n')
+    long = encoder({"catalog": load_models(tmp_path / "models.toml")}, "tiny-mamba-300")
+    before = encoder(zoo, "tiny-mamba")
+    assert (before.max_tokens, long.max_tokens) == (128, 300)
+    short, mid, over = random_dna(3, 100, 100, seed=3)[0], "ACGT" * 50, "ACGT" * 80
+    ids, cut = long.tokenize([short, mid, over])
+    assert [len(x) for x in ids] == [100, 200, 300] and cut.tolist() == [False, False, True]
+    old_ids, old_cut = before.tokenize([short, mid])
+    assert ids[0] == old_ids[0] and old_cut.tolist() == [False, True]   # 200 was cut at 128
+    assert np.array_equal(long.encode([short]), before.encode([short]))
+    assert long.settings["max_tokens"] == 300
+
+
 def test_cls_and_mean_with_padding_recipes(zoo):
     cls = encoder(zoo, "tiny-bert-cls")
     assert cls.settings["pooling"] == "cls"
