@@ -155,13 +155,37 @@ def test_the_kinds_test_values_are_in_the_predictions_table_beside_their_targets
     assert read_labels(paths, "kinds_gata_loss") is None
 
 
-def test_a_second_fill_computes_nothing_and_status_refuses_the_kinds_in_one_line(store, capsys):
+def test_a_second_fill_computes_nothing_and_status_counts_each_kind_in_its_table(store,
+                                                                                capsys):
     at = ("--store", str(store["root"]))
     rc, out, _ = outputs(capsys, "fill", *at, "--suite", "geneb-kinds", "--models", "kmer-3")
     assert rc == 0 and "14 cells; 14 in the store, 0 to compute" in out
-    refused(capsys, store["root"], "status", *at, "--suite", "geneb-kinds", names=(
-        "4 task(s) of suite geneb-kinds are regression or variant tasks; status counts "
-        "classification cells",))
+    rc, out, err = outputs(capsys, "status", *at, "--suite", "geneb-kinds", "--models", "kmer-3",
+                           "kmer-4", "--regimes", "full", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["rows"] == [] and doc["tasks"] == []
+    # the cells the results hold, counted apart: one per (protocol, task, regime) with 5 seeds
+    cells = Snapshot(resolve_store(store["root"])).query(
+        "SELECT kind, count(*) AS n FROM (SELECT kind, protocol_hash, task, regime FROM "
+        "results_all WHERE kind IS NOT NULL AND regime IN ('full', 'zeroshot') GROUP BY ALL "
+        "HAVING count(DISTINCT seed) = 5) GROUP BY kind")
+    held = dict(cells.iter_rows())
+    assert held == {"regression": 2, "variant": 4}      # 2 tasks; 2 tasks x (zeroshot, full)
+    got = {(k["kind"], r["model"]): (r["done"], r["total"]) for k in doc["kinds"]
+           for r in k["rows"]}
+    assert got == {("regression", "kmer-3"): (2, 2), ("regression", "kmer-4"): (0, 2),
+                   ("variant", "kmer-3"): (4, 4), ("variant", "kmer-4"): (0, 4)}
+    assert [k["protocols"] for k in doc["kinds"]] == [["ridge-v1"],
+                                                      ["variant-cosine-v1", "variant-probe-v1"]]
+    rc, out, _ = outputs(capsys, "status", *at, "--suite", "geneb-kinds", "--kind", "variant")
+    text = " ".join(out.split())
+    assert rc == 0 and "variant cells (task × regime) done" in text and "regression" not in text
+    assert "kmer-3 │ 8/8" in text
+    refused(capsys, store["root"], "status", *at, "--suite", "geneb-kinds", "--kind",
+            "classification", names=("--kind classification: suite geneb-kinds has no "
+                                     "classification task in the scope (2 regression, 2 "
+                                     "variant)",))
 
 
 def test_the_ray_executor_refuses_the_kinds_before_writing(tmp_path: Path, capsys):
