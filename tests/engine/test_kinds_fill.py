@@ -9,9 +9,11 @@ import contextlib
 import csv
 import io
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from scipy.stats import pearsonr
@@ -19,7 +21,7 @@ from sklearn.linear_model import Ridge
 from sklearn.metrics import roc_auc_score
 
 from engine.cli import main
-from engine.kinds_mini import TASKS, table
+from engine.kinds_mini import table
 from engine.probes.kinds import cosine_distance
 from engine.suites import resolve_suite
 from store.db import Snapshot
@@ -27,8 +29,11 @@ from store.embeddings import EmbeddingStore
 from store.paths import resolve_store
 from store.tables.data_files import RESULTS
 from store.tables.predictions import read_labels, read_predictions, read_values
+from store.vocab.kinds import KIND_METRICS
 from store.vocab.protocol import RIDGE_V1, VARIANT_COSINE_V1
 from tests.engine.in_process import outputs, refused
+from tests.engine.processes import COMPARED, run
+from tests.helpers import FULL
 
 MINI = ("--suite", "geneb-mini", "--tasks", "mini_promoter_tata", "mini_methyl_cpg",
         "--regimes", "full")
@@ -188,13 +193,28 @@ def test_a_second_fill_computes_nothing_and_status_counts_each_kind_in_its_table
                                      "variant)",))
 
 
-def test_the_ray_executor_refuses_the_kinds_before_writing(tmp_path: Path, capsys):
+def _kind_rows(root: Path, tasks: tuple[str, ...]):
+    """The compared columns of the kinds' result rows of `tasks` (every one but the times)."""
+    return Snapshot(resolve_store(root)).query(
+        f"SELECT {COMPARED}, kind, {', '.join(KIND_METRICS)} FROM results_all WHERE "
+        "list_contains(?, task) ORDER BY ALL", [list(tasks)])
+
+
+@pytest.mark.skipif(not FULL, reason="a Ray start: about 45 s; under make test-full only")
+def test_a_ray_fill_of_a_regression_and_a_variant_task_equals_the_local_fill(store,
+                                                                           tmp_path: Path):
     pytest.importorskip("ray")
-    store = tmp_path / "store"
-    refused(capsys, store, "fill", "--store", str(store), "--suite", "geneb-kinds", "--tasks",
-            TASKS[0].task_id, "--models", "kmer-3", "--executor", "ray", names=(
-                "fill --executor ray takes classification tasks only; suite geneb-kinds has "
-                "regression or variant tasks: kinds_expression_ap1 (regression)",))
+    ray_store, tasks = tmp_path / "store", ("kinds_expression_ap1", "kinds_gata_loss")
+    done = run([sys.executable, "-m", "engine.cli", "fill", "--store", str(ray_store),
+                "--suite", "geneb-kinds", "--tasks", *tasks, "--models", "kmer-3",
+                "--executor", "ray"])
+    assert done.returncode == 0, done.stderr
+    got, want = _kind_rows(ray_store, tasks), _kind_rows(store["root"], tasks)
+    assert got.height == want.height == (3 + 1 + 3) * 5 and got.equals(want)
+    values = [read_values(resolve_store(root), model="kmer-3").filter(
+        pl.col("task").is_in(tasks)).sort("protocol_hash", "task", "regime", "seed")
+        for root in (ray_store, store["root"])]
+    assert values[0].height == 35 and values[0].equals(values[1])   # the test values too
 
 
 def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: Path, capsys):
