@@ -223,10 +223,6 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     refused(capsys, store, "audit", *at, names=(
         "audit takes classification tasks only; suite geneb-kinds has regression or variant "
         "tasks: kinds_expression_ap1 (regression)",))
-    refused(capsys, store, "fill", *at, "--tasks", "kinds_gata_loss", "--models", "kmer-3",
-            "--subsample", "500", names=(
-                "task kinds_gata_loss: --subsample 500 would subsample a variant task of 1120 "
-                "sequences, and it subsamples classification tasks only",))
     folder = tmp_path / "emb" / "kinds_gata_loss"
     folder.mkdir(parents=True)
     for split in ("train", "test"):
@@ -234,6 +230,34 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     refused(capsys, store, "import-embeddings", "m", str(folder.parent), *at, names=(
         "import-embeddings takes classification tasks only; suite geneb-kinds has regression "
         "or variant tasks: kinds_gata_loss (variant)",))
+
+
+def _rows(data) -> list[list[tuple]]:
+    """Per split, each row of a regression or variant task: its sequence(s) and label."""
+    t = data.targets
+    return [[(*(split.sequences[i] for i in np.atleast_1d(r)), float(y))
+             for r, y in zip(rows, labels, strict=True)]
+            for split, rows, labels in ((data.train, t.rows_train, t.y_train),
+                                        (data.test, t.rows_test, t.y_test))]
+
+
+def test_subsample_keeps_whole_variants_per_label_and_a_uniform_share_of_regression_rows(store):
+    paths = resolve_store(store["root"])
+    full, sub = (resolve_suite("geneb-kinds", paths, subsample=n) for n in (None, 500))
+    for task in ("kinds_gata_loss", "kinds_expression_ap1"):
+        whole, part = full.load(task), sub.load(task)
+        assert part.data_hash == sub.load(task).data_hash != whole.data_hash   # deterministic
+        assert len(part.train) + len(part.test) <= 500 < len(whole.train) + len(whole.test)
+        for kept, given in zip(_rows(part), _rows(whole), strict=True):
+            assert set(kept) <= set(given) and len(set(kept)) == len(kept)  # rows as they were
+            if task == "kinds_gata_loss":       # (ref, alt, label): whole variants
+                share = [sum(r[-1] == y for r in rows) for rows in (kept, given) for y in (0, 1)]
+                assert share[0] / share[2] == pytest.approx(share[1] / share[3], abs=0.02)
+        assert "subsampled" in part.warnings[-1] and "limit 500" in part.warnings[-1]
+    # variants share reference windows: fewer sequences than rows, all of them kept variants'
+    part = sub.load("kinds_gata_loss")
+    used = {s for rows in _rows(part) for r in rows for s in r[:2]}
+    assert used == set(part.train.sequences) | set(part.test.sequences)
 
 
 def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path, capsys):
