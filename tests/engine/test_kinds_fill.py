@@ -21,6 +21,7 @@ from sklearn.linear_model import Ridge
 from sklearn.metrics import roc_auc_score
 
 from engine.cli import main
+from engine.commands.status import status_frame
 from engine.kinds_mini import table
 from engine.probes.kinds import cosine_distance
 from engine.suites import resolve_suite
@@ -191,6 +192,13 @@ def test_a_second_fill_computes_nothing_and_status_counts_each_kind_in_its_table
             "classification", names=("--kind classification: suite geneb-kinds has no "
                                      "classification task in the scope (2 regression, 2 "
                                      "variant)",))
+    # rows on other data than the task file's now: stale, by the rule of store.cells
+    paths = resolve_store(store["root"])
+    tasks = [t for t in resolve_suite("geneb-kinds", paths).tasks
+             if t.task_id == "kinds_expression_ap1"]
+    frame = status_frame(Snapshot(paths), tasks, ["full", "1shot"], "local", ["kmer-3"],
+                         data_hashes={"kinds_expression_ap1": "0" * 16}, protocols=(RIDGE_V1,))
+    assert frame.select("done", "stale", "total").row(0) == (0, 2, 2)
 
 
 def _kind_rows(root: Path, tasks: tuple[str, ...]):
@@ -232,7 +240,7 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
         "or variant tasks: kinds_gata_loss (variant)",))
 
 
-def _rows(data) -> list[list[tuple]]:
+def _split_rows(data) -> list[list[tuple]]:
     """Per split, each row of a regression or variant task: its sequence(s) and label."""
     t = data.targets
     return [[(*(split.sequences[i] for i in np.atleast_1d(r)), float(y))
@@ -248,7 +256,7 @@ def test_subsample_keeps_whole_variants_per_label_and_a_uniform_share_of_regress
         whole, part = full.load(task), sub.load(task)
         assert part.data_hash == sub.load(task).data_hash != whole.data_hash   # deterministic
         assert len(part.train) + len(part.test) <= 500 < len(whole.train) + len(whole.test)
-        for kept, given in zip(_rows(part), _rows(whole), strict=True):
+        for kept, given in zip(_split_rows(part), _split_rows(whole), strict=True):
             assert set(kept) <= set(given) and len(set(kept)) == len(kept)  # rows as they were
             if task == "kinds_gata_loss":       # (ref, alt, label): whole variants
                 share = [sum(r[-1] == y for r in rows) for rows in (kept, given) for y in (0, 1)]
@@ -256,7 +264,7 @@ def test_subsample_keeps_whole_variants_per_label_and_a_uniform_share_of_regress
         assert "subsampled" in part.warnings[-1] and "limit 500" in part.warnings[-1]
     # variants share reference windows: fewer sequences than rows, all of them kept variants'
     part = sub.load("kinds_gata_loss")
-    used = {s for rows in _rows(part) for r in rows for s in r[:2]}
+    used = {s for rows in _split_rows(part) for r in rows for s in r[:2]}
     assert used == set(part.train.sequences) | set(part.test.sequences)
 
 
