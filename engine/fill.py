@@ -159,8 +159,6 @@ def _run_fill(paths: StorePaths, suite: Suite, models: list[ModelMeta], tasks: l
     models, trusted = trusted_commits(paths, models, options.encoder.trust_remote_code)
     the_plan = plan(paths, models, tasks, regimes, list(options.protocols), checks.hashes,
                     options.encoder, suite.kinds)
-    if options.cluster is not None:
-        suite.classification_only(tasks, "fill --executor ray")
     check_imported(paths, the_plan.work, checks.hashes)
     running = {w.model.model_id: w.model for w in the_plan.work}
     for model in running.values():      # the Ray driver: the device's checks run on the actors

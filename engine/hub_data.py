@@ -8,9 +8,15 @@ instead.
 
 Subsampling (off unless asked): a task with more than `max_sequences` sequences keeps, in each
 split and each class, the first ceil(n_class × max_sequences / n_task) rows of a
-`numpy.random.RandomState(seed)` permutation of that class's rows, in file order. The same files
-and options always give the same rows; the result's data hash is the subsample's, and the
-suite's data revision says it was subsampled (`subsampled`).
+`numpy.random.RandomState(seed)` permutation of that class's rows, in file order. A regression or
+variant task (`engine.data.KindTargets`; its sequences: the distinct ones of its rows) keeps
+rows by the same rule, a variant task's per label, a regression task's of all rows at once (a
+seeded uniform sample), at the largest share that keeps at most `max_sequences` distinct
+sequences (variants that share a reference window keep fewer sequences than rows; at least one
+row of each label and split); a kept variant keeps both its sequences, and the split holds the
+distinct sequences of the rows kept. The same files and options always give the same
+rows; the result's data hash is the subsample's, and the suite's data revision says it was
+subsampled (`subsampled`).
 """
 
 from __future__ import annotations
@@ -20,17 +26,19 @@ import json
 import math
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from engine.data import Split, TaskData, assemble_task
+from engine.data import KindTargets, Split, TaskData, assemble_task, letter_counts
 from engine.task_files import task_sources
 from store.atomic import write_text_atomic
 from store.folders import named_folder
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
+from store.vocab.kinds import TaskKind
 
 DATASET_REPO = "DeepPavlov/geneb-tasks"
 MIRROR_REPO = "darlednik/geneb-tasks"
@@ -122,26 +130,74 @@ def subsample_task(task: TaskData, max_sequences: int = SUBSAMPLE_LIMIT,
     total = len(task.train) + len(task.test)
     if total <= max_sequences:
         return task
-    if task.targets is not None:
-        raise GenebError(f"task {task.task_id}: --subsample {max_sequences} would subsample a "
-                         f"{task.kind} task of {total} sequences, and it subsamples "
-                         "classification tasks only; leave it out with --tasks or raise the "
-                         "limit")
     fraction = max_sequences / total
+    if task.targets is not None:
+        return _subsample_kind(task, fraction, seed, max_sequences)
     parts = []
     for split in (task.train, task.test):
-        rng = np.random.RandomState(seed)
-        keep = []
-        for cls in np.unique(split.labels):
-            idx = np.flatnonzero(split.labels == cls)
-            k = min(idx.size, max(1, math.ceil(idx.size * fraction)))
-            keep.append(idx[rng.permutation(idx.size)[:k]])
-        rows = np.sort(np.concatenate(keep))
+        rows = _kept(split.labels, fraction, seed)
         parts.append(Split(tuple(split.sequences[i] for i in rows), split.labels[rows]))
     note = (f"{task.task_id}: subsampled {total} sequences to {len(parts[0]) + len(parts[1])} "
             f"(stratified per split and class, seed {seed}, limit {max_sequences})")
     sub = assemble_task(task.task_id, parts[0], parts[1], task.task_id, task.warnings + (note,))
     return sub
+
+
+def _kept(groups: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """The rows kept of one split, in file order: of each group (a class, a variant label; one
+    group: every row), the first ceil(n_group × fraction) (at least one) of a
+    RandomState(seed) permutation of its rows."""
+    rng = np.random.RandomState(seed)
+    keep = []
+    for group in np.unique(groups):
+        idx = np.flatnonzero(groups == group)
+        k = min(idx.size, max(1, math.ceil(idx.size * fraction)))
+        keep.append(idx[rng.permutation(idx.size)[:k]])
+    return np.sort(np.concatenate(keep))
+
+
+def _subsample_kind(task: TaskData, fraction: float, seed: int, limit: int) -> TaskData:
+    """A regression or variant task's subsample (see the module): the rows kept and the
+    distinct sequences they use; its data hash: the task's with the rows kept."""
+    t = task.targets
+    regression = t.kind is TaskKind.REGRESSION
+    given = ((task.train, t.rows_train, t.y_train), (task.test, t.rows_test, t.y_test))
+
+    def kept_at(share: float) -> list[np.ndarray]:
+        return [_kept(np.zeros(len(y)) if regression else y, share, seed) for _, _, y in given]
+
+    def sequences(kept: list[np.ndarray]) -> int:
+        return sum(np.unique(rows[k]).size for (_, rows, _), k in zip(given, kept, strict=True))
+
+    # the kept rows grow with the share (prefixes of the same permutations): the largest share
+    # whose distinct sequences fit the limit, by bisection
+    low, high, best = 0.0, fraction, kept_at(fraction)
+    if sequences(best) > limit:
+        best = kept_at(0.0)
+        for _ in range(40):
+            mid = (low + high) / 2
+            if sequences(kept := kept_at(mid)) <= limit:
+                low, best = mid, kept
+            else:
+                high = mid
+    h = hashlib.sha256(f"{task.data_hash}+subsample{limit},seed{seed}".encode())
+    splits, out = [], {}
+    for name, (split, rows, y), kept in zip(("train", "test"), given, best, strict=True):
+        used = np.unique(rows[kept])
+        splits.append(Split(tuple(split.sequences[i] for i in used),
+                            np.zeros(len(used), dtype=np.int64)))
+        out[name] = (np.searchsorted(used, rows[kept]), y[kept])
+        h.update(f"#{name}\n{','.join(map(str, kept))}\n".encode())
+    rows_kept = len(out["train"][1]) + len(out["test"][1])
+    what = "variants, stratified per split and label" if not regression else \
+        "rows, uniform per split"
+    note = (f"{task.task_id}: subsampled {len(t.y_train) + len(t.y_test)} {what.split(',')[0]} "
+            f"({len(task.train) + len(task.test)} sequences) to {rows_kept} "
+            f"({len(splits[0]) + len(splits[1])} sequences; {what}, seed {seed}, limit {limit})")
+    return replace(task, train=splits[0], test=splits[1], data_hash=h.hexdigest()[:16],
+                   letters=letter_counts(splits[0].sequences + splits[1].sequences),
+                   warnings=task.warnings + (note,),
+                   targets=KindTargets(t.kind, *out["train"], *out["test"]))
 
 
 def subsampled(revision: str | None, load: Callable[[str], TaskData],

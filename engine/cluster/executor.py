@@ -200,7 +200,7 @@ class RayExecutor:
                     todo_ref = probe.remote(
                         self.paths, work.model.model_id, work.task.task_id,
                         result["data_hash"], result["todo"], result["expect"],
-                        result["provenance"], self.probe_device or "cpu")
+                        result["provenance"], self.probe_device or "cpu", result["targets"])
                     pending[todo_ref] = ("probe", work, None)
         return touched
 

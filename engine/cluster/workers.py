@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 
+from engine.data import KindTargets
 from engine.encoders import EncoderOptions, build_encoder, preflight, told_storage
 from engine.pairs import (
     context_policy,
@@ -25,6 +26,8 @@ from engine.pairs import (
     provenance_of,
     recipe_preset,
     remaining,
+    score_llr,
+    wants_llr,
 )
 from engine.suites import Suite
 from store.catalog import ModelMeta
@@ -60,6 +63,7 @@ class EmbedWorker:
         self.embeddings = EmbeddingStore(self.paths)
         self.load = lru_cache(maxsize=2)(suite.load)
         self.encoder = None
+        self.scorer = None              # its LM head, loaded at the first pair that needs it
         self.pending: list[dict] = []   # the load's events, reported with the next embedded pair
         ids = _gpu_ids() if gpus else []
         self.worker = (f"{socket.gethostname()} gpu {','.join(ids)}" if ids
@@ -87,10 +91,12 @@ class EmbedWorker:
                                          data, self.worker, storage)
             if encoded["sequences"]:
                 events.append(embedded_event(model_id, task_id, self.worker, encoded))
+            if wants_llr(todo):         # where the local executor scores them: before the probe
+                score_llr(self.embeddings, self.model, self._scorer, data, expect)
             return {"status": "embedded", "todo": todo, "expect": expect,
                     "data_hash": data.data_hash,
                     "provenance": provenance_of(self.suite, data, encoder, storage),
-                    "events": events}
+                    "targets": data.targets, "events": events}
         finally:
             lock.release()
 
@@ -111,11 +117,23 @@ class EmbedWorker:
         return self.encoder
 
 
+    def _scorer(self):
+        """The model's LM head (`engine.encoders.lm_head.load_scorer`), loaded once."""
+        from engine.encoders.lm_head import load_scorer  # lazy: torch, transformers
+
+        if self.scorer is None:
+            self.scorer = load_scorer(self.model, self._encoder())
+        return self.scorer
+
+
 def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, todo: Todo,
-               expect: dict, provenance: dict, probe_device: str) -> int:
+               expect: dict, provenance: dict, probe_device: str,
+               targets: KindTargets | None = None) -> int:
     """Probe one pair whose embeddings are complete and commit its rows, under its lock (waited
     for: the process holding it is finishing the pair); returns the rows written (0 when
-    another process finished them meanwhile)."""
+    another process finished them meanwhile). `targets`: a regression or variant task's rows
+    and labels (`engine.data.KindTargets`), probed by the local executor's code
+    (`engine.pairs.probe_pair`)."""
     with pair_lock(paths, model_id, task_id):
         todo = remaining(paths, model_id, task_id, data_hash, provenance["model_revision"],
                          provenance["compute_precision"], todo, provenance["recipe_preset"],
@@ -123,4 +141,5 @@ def probe_task(paths: StorePaths, model_id: str, task_id: str, data_hash: str, t
         if not todo:
             return 0
         reach("probe-task")
-        return probe_pair(paths, model_id, task_id, todo, expect, provenance, probe_device)
+        return probe_pair(paths, model_id, task_id, todo, expect, provenance, probe_device,
+                          targets)

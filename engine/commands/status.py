@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,8 @@ from engine.encoders import EncoderOptions, told_precision
 from store.catalog import TaskMeta
 from store.runnable import format_bytes
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, REGIMES, seed_counts
+from store.vocab.kinds import CLASSIFICATION, KIND_NAMES, TaskKind
+from store.vocab.protocol import GENEB_V1, KIND_PROTOCOLS, REGIMES, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 from store.vocab.variant import precision_label, storage_label
 
@@ -42,7 +42,10 @@ if TYPE_CHECKING:
 def register(sub, common) -> None:
     p = sub.add_parser("status", parents=[common], help="done / missing cells per model",
                        description="Cells (task, regime) done and missing per model and "
-                                   "category for a suite, protocol geneb-v1.")
+                                   "category for a suite: its classification tasks' of "
+                                   "protocol geneb-v1, then each other kind's of its "
+                                   "protocols (regression: ridge-v1; variant: "
+                                   "variant-cosine-v1, variant-probe-v1), a table per kind.")
     add_suite_args(p, from_store=True)
     add_scope_args(p)
     add_domain_arg(p)
@@ -50,6 +53,9 @@ def register(sub, common) -> None:
                    help="these models (default: every model with results on the suite)")
     p.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
                    type=choice_of("regime", REGIMES))
+    p.add_argument("--kind", choices=KIND_NAMES, type=choice_of("kind", KIND_NAMES),
+                   help="count the tasks of this kind only (default: every kind of the suite, "
+                        "a table each)")
     p.add_argument("--source", default=LOCAL,
                    help="local (default), official, verified, reproduced, self-reported")
     p.add_argument("--perf", action="store_true",
@@ -59,9 +65,11 @@ def register(sub, common) -> None:
 
 
 def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=None,
-                 revisions=None, pairs=None, *, also=None, precisions=None):
+                 revisions=None, pairs=None, *, also=None, precisions=None,
+                 protocols: tuple[Protocol, ...] = (GENEB_V1,)):
     """Per (model, category): cells done, stale (rows only on other data or of another model
-    revision) and total (tasks x regimes), by the rule of `store.cells` (`data_hashes`: the
+    revision) and total (tasks x each of `protocols`' regimes of `regimes`: a zero-shot one's
+    one), by the rule of `store.cells` (`data_hashes`: the
     suite's files as they are now, `revisions` (`also`: their second names): the models' as
     they are now, `precisions`: the compute precision a run of each computes in; None: the
     store's current ones). `pairs`: the (model, task) pairs counted, from the frame of all of
@@ -73,10 +81,10 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
 
     task_ids = [t.task_id for t in tasks]
     states = cell_states(
-        snapshot_of(source).query, seeds=seed_counts([GENEB_V1]),
+        snapshot_of(source).query, seeds=seed_counts(protocols),
         data_hashes=data_hashes, revisions=revisions, also=also, precisions=precisions,
         where="r.source = ? AND list_contains(?, r.task) AND list_contains(?, r.regime)",
-        params=[source_name, task_ids, list(regimes)])
+        params=[source_name, task_ids, _regimes(protocols, regimes)])
     per_task = (states.group_by("model", "task")
                 .agg((pl.col("state") == "done").sum().alias("done"),
                      (pl.col("state") == "stale").sum().alias("stale")))
@@ -90,25 +98,33 @@ def status_frame(source, tasks, regimes, source_name, models=None, data_hashes=N
             .with_columns(pl.col("done", "stale").fill_null(0).cast(pl.Int64))
             .group_by("model", "category", maintain_order=True)
             .agg(pl.col("done").sum(), pl.col("stale").sum(),
-                 (pl.len() * len(regimes)).alias("total")))
+                 (pl.len() * sum(len(p.regimes_of(regimes)) for p in protocols))
+                 .alias("total")))
+
+
+def _regimes(protocols: tuple[Protocol, ...], regimes) -> list[str]:
+    """The regimes `protocols` run of `regimes` (`Protocol.regimes_of`), each once."""
+    return list(dict.fromkeys(r for p in protocols for r in p.regimes_of(regimes)))
 
 
 def other_precisions(source, tasks, regimes, precisions, *, data_hashes=None, revisions=None,
-                     also=None) -> dict[str, dict[str, int]]:
+                     also=None, protocols: tuple[Protocol, ...] = (GENEB_V1,),
+                     out: dict[str, dict[str, int]] | None = None) -> dict[str, dict[str, int]]:
     """Model -> {variant: cells done} of the local cells done at another compute precision
     than the one `precisions` gives the model (what `fill` would compute in), at a recipe
     preset other than normalized (`<precision>, reference@4`) or at a context policy other than
     the default (`<precision>, windows-1000-500`): other cells, which `fill --dtype` /
-    `--preset` / `--context` at that variant counts (`store.vocab.variant`)."""
+    `--preset` / `--context` at that variant counts (`store.vocab.variant`); of the cells of
+    `protocols`, added to `out`'s counts where given."""
     from store.cells import cell_states  # lazy: polars
     from store.db import snapshot_of  # lazy: polars, duckdb, pyarrow
 
     states = cell_states(
-        snapshot_of(source).query, seeds=seed_counts([GENEB_V1]),
+        snapshot_of(source).query, seeds=seed_counts(protocols),
         data_hashes=data_hashes, revisions=revisions, also=also, precisions={},
         where="r.source = ? AND list_contains(?, r.task) AND list_contains(?, r.regime)",
-        params=[LOCAL, [t.task_id for t in tasks], list(regimes)])
-    out: dict[str, dict[str, int]] = {}
+        params=[LOCAL, [t.task_id for t in tasks], _regimes(protocols, regimes)])
+    out = {} if out is None else out
     for r in states.iter_rows(named=True):
         if r["state"] == "done" and r["model"] in precisions and (
                 r["compute_precision"] != precisions[r["model"]] or r["recipe_preset"]
@@ -132,19 +148,18 @@ def _suite_hashes(suite, tasks) -> tuple[dict[str, str] | None, str | None]:
         return None, str(exc).splitlines()[0]
 
 
-def _classification_tasks(suite, tasks) -> tuple[tuple[TaskMeta, ...], str | None]:
-    """The classification tasks of `tasks` (what status counts, geneb-v1's cells) and a line
-    naming the others (`Suite.kinds`); a `GenebError` when none is one."""
-    other = suite.other_kinds(tasks)
-    kept = tuple(t for t in tasks if t.task_id not in other)
-    if not other:
-        return kept, None
-    what = (f"{len(other)} task(s) of suite {suite.name} are regression or "
-            "variant tasks; status counts classification cells (protocol geneb-v1) only")
-    if not kept:
-        raise GenebError(f"{what}; `geneb-engine fill --suite {suite.name} --models MODEL.. "
-                         "--dry-run` says which of their cells are missing")
-    return kept, f"{what}: they are left out"
+def _tasks_by_kind(suite, tasks, kind: TaskKind | None) -> dict[TaskKind, tuple[TaskMeta, ...]]:
+    """`tasks` per kind (`Suite.kinds`), classification first, each kind with tasks once
+    (`kind`: that kind's alone); a `GenebError` when `--kind` names one the scope lacks."""
+    out: dict[TaskKind, list[TaskMeta]] = {}
+    for t in tasks:
+        out.setdefault(suite.kinds.get(t.task_id, CLASSIFICATION), []).append(t)
+    order = [k for k in TaskKind if k in out and kind in (None, k)]
+    if not order:
+        found = ", ".join(f"{len(out[k])} {k}" for k in TaskKind if k in out)
+        raise GenebError(f"--kind {kind}: suite {suite.name} has no {kind} task in the scope "
+                         f"({found}); leave --kind out to count every kind")
+    return {k: tuple(out[k]) for k in order}
 
 
 def _revisions(paths, snap, models: list[str] | None):
@@ -175,18 +190,35 @@ def _revisions(paths, snap, models: list[str] | None):
 
 
 @dataclass(frozen=True)
+class KindCells:
+    """The cells of the tasks of one kind beyond classification, of its protocols
+    (`KIND_PROTOCOLS`), per model and category (`status_frame`)."""
+
+    kind: TaskKind
+    protocols: tuple[Protocol, ...]
+    tasks: tuple[TaskMeta, ...]
+    frame: pl.DataFrame
+
+
+@dataclass(frozen=True)
 class StatusCounts:
     """What `status` counted (`status_frame`) and what the counts rest on: the suite's data
     (`data_note`), the precision each model is counted at and its cells done at others."""
 
     snap: Snapshot
     chosen: str | None                  # how the suite was chosen, when not named
-    tasks: tuple[TaskMeta, ...]
+    tasks: tuple[TaskMeta, ...]         # the classification tasks counted
     scope: str | None                   # the scope's line, when one narrows the tasks
     frame: pl.DataFrame                 # per (model, category): done, stale, total
     data_note: str
     precisions: dict[str, str] | None   # None: not the local source
-    others: dict[str, dict[str, int]]   # other_precisions
+    others: dict[str, dict[str, int]]   # other_precisions, of every kind's cells
+    kinds: tuple[KindCells, ...] = ()   # the other kinds' cells, a table each
+
+    @property
+    def frames(self) -> list[pl.DataFrame]:
+        """Every table's frame: classification's (where it has tasks), then each kind's."""
+        return [*([self.frame] if self.tasks else []), *(k.frame for k in self.kinds)]
 
 
 def run(args) -> int:
@@ -200,7 +232,11 @@ def run(args) -> int:
                    "domain": args.domain,
                    "table_version": counts.snap.version, "data": counts.data_note,
                    "rows": counts.frame.to_dicts(), "precisions": counts.precisions or {},
-                   "other_precisions": counts.others, "sizes": _sizes(paths, counts)})
+                   "other_precisions": counts.others, "sizes": _sizes(paths, counts),
+                   **({"kinds": [{"kind": k.kind, "protocols": [p.name for p in k.protocols],
+                                  "tasks": [t.task_id for t in k.tasks],
+                                  "rows": k.frame.to_dicts()} for k in counts.kinds]}
+                      if counts.kinds else {})})
         return 0
     _show(args, paths, counts)
     return 0
@@ -218,23 +254,30 @@ def count_cells(args, paths) -> StatusCounts:
     if args.models:
         names.check_models(args.models)
     suite, chosen = reading_suite(args, snap, args.source)
-    tasks, scope = scoped_tasks(args, paths, suite)
-    tasks, left_out = _classification_tasks(suite, tasks)
-    if left_out:
-        print(f"geneb-engine status: note: {left_out}", file=sys.stderr)
-    hashes, unread = _suite_hashes(suite, tasks)
+    scoped, scope = scoped_tasks(args, paths, suite)
+    by_kind = _tasks_by_kind(suite, scoped, args.kind)
+    hashes, unread = _suite_hashes(suite, [t for ts in by_kind.values() for t in ts])
     revisions, also, precisions = (_revisions(paths, snap, args.models)
                                    if args.source == LOCAL else (None, None, None))
     domain_of = pair_domains(paths)
-    frame = status_frame(snap, tasks, args.regimes, args.source, args.models, hashes,
-                         revisions, pairs=lambda grid: domain_cells(
-                             args.domain, grid, domain_of, what="(model, task) pairs"),
-                         also=also, precisions=precisions)
-    others = (other_precisions(snap, tasks, args.regimes, precisions, data_hashes=hashes,
-                               revisions=revisions, also=also) if precisions else {})
+    others: dict[str, dict[str, int]] = {}
+
+    def count(tasks, protocols):
+        if precisions:
+            other_precisions(snap, tasks, args.regimes, precisions, data_hashes=hashes,
+                             revisions=revisions, also=also, protocols=protocols, out=others)
+        return status_frame(snap, tasks, args.regimes, args.source, args.models, hashes,
+                            revisions, pairs=lambda grid: domain_cells(
+                                args.domain, grid, domain_of, what="(model, task) pairs"),
+                            also=also, precisions=precisions, protocols=protocols)
+
+    tasks = by_kind.pop(CLASSIFICATION, ())
+    frame = count(tasks, (GENEB_V1,))
+    kinds = tuple(KindCells(kind, KIND_PROTOCOLS[kind], ts, count(ts, KIND_PROTOCOLS[kind]))
+                  for kind, ts in by_kind.items())
     data_note = ("the suite's files as they are now" if hashes is not None else
                  f"the store's current data (task files not read: {unread})")
-    return StatusCounts(snap, chosen, tasks, scope, frame, data_note, precisions, others)
+    return StatusCounts(snap, chosen, tasks, scope, frame, data_note, precisions, others, kinds)
 
 
 def _show(args, paths, counts: StatusCounts) -> None:
@@ -242,7 +285,7 @@ def _show(args, paths, counts: StatusCounts) -> None:
     to get what no model has."""
     if counts.chosen:
         console.print(f"[dim]{escape(counts.chosen)}[/]")
-    if counts.frame.is_empty():
+    if all(f.is_empty() for f in counts.frames):
         console.print(f"no {args.source} results for suite {args.suite} in {paths.root}"
                       f"{_elsewhere(counts.snap, args.source)}; {_how_to_get(args)}")
         return
@@ -250,8 +293,21 @@ def _show(args, paths, counts: StatusCounts) -> None:
         console.print(escape(counts.scope))
     if args.domain:
         console.print(f"domain: only the (model, task) pairs {DOMAIN_WORDS[args.domain]}")
-    stale_any = counts.frame["stale"].sum() > 0
-    nothing = _print_table(args, counts, stale_any)
+    stale_any = any(f["stale"].sum() > 0 for f in counts.frames)
+    nothing = None
+    if counts.tasks:
+        nothing = set(_print_table(
+            f"{args.suite}: cells (task × regime) done ({args.source}, {GENEB_V1.name}, "
+            f"regimes {', '.join(args.regimes)}; {counts.snap.label})", counts.frame, stale_any))
+    for k in counts.kinds:
+        empty = set(_print_table(
+            f"{args.suite}: {k.kind} cells (task × regime) done ({args.source}, "
+            f"{', '.join(p.name for p in k.protocols)}, regimes "
+            f"{', '.join(_regimes(k.protocols, args.regimes))}; {counts.snap.label})",
+            k.frame, stale_any))
+        nothing = empty if nothing is None else nothing & empty
+    nothing = [m for m in dict.fromkeys(m for f in counts.frames for m in f["model"])
+               if m in (nothing or ())]
     if stale_any:
         console.print(f"stale: cells whose results were computed on other data than "
                       f"{counts.data_note}, or with another revision of the model than it has "
@@ -278,11 +334,12 @@ def _sizes(paths, counts: StatusCounts) -> dict:
 
     sizes, embeddings = store_sizes(paths), EmbeddingStore(paths)
     return {"total": sizes.total,
-            "suite_embeddings": sizes.task_embeddings(t.task_id for t in counts.tasks),
+            "suite_embeddings": sizes.task_embeddings(
+                t.task_id for t in (*counts.tasks, *(t for k in counts.kinds for t in k.tasks))),
             "models": {m: {"embeddings": sizes.model_embeddings(embeddings.model_folder(m)),
                            "results": sizes.results.get(m, 0),
                            "predictions": sizes.predictions.get(m, 0)}
-                       for m in dict.fromkeys(counts.frame["model"])}}
+                       for m in dict.fromkeys(m for f in counts.frames for m in f["model"])}}
 
 
 def _print_sizes(args, sizes: dict) -> None:
@@ -294,12 +351,10 @@ def _print_sizes(args, sizes: dict) -> None:
         console.print(f"  {escape(model)}: {sizes_line(at)}", highlight=False)
 
 
-def _print_table(args, counts: StatusCounts, stale_any: bool) -> list[str]:
-    """The table of cells done (and stale) per model, with the categories missing; the models
-    with no cell done or stale."""
-    frame = counts.frame
-    table = FitTable(f"{args.suite}: cells (task × regime) done ({args.source}, "
-                     f"{GENEB_V1.name}, regimes {', '.join(args.regimes)}; {counts.snap.label})",
+def _print_table(title: str, frame: pl.DataFrame, stale_any: bool) -> list[str]:
+    """The table `title` of cells done (and stale) per model, with the categories missing; the
+    models with no cell done or stale."""
+    table = FitTable(title,
                      [Col("model", key=True, style="bold"), Col("done", justify="right"),
                       *([Col("stale", justify="right")] if stale_any else []),
                       Col("missing, by category", wrap=24, max=90)])

@@ -9,9 +9,11 @@ import contextlib
 import csv
 import io
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from scipy.stats import pearsonr
@@ -19,7 +21,8 @@ from sklearn.linear_model import Ridge
 from sklearn.metrics import roc_auc_score
 
 from engine.cli import main
-from engine.kinds_mini import TASKS, table
+from engine.commands.status import status_frame
+from engine.kinds_mini import table
 from engine.probes.kinds import cosine_distance
 from engine.suites import resolve_suite
 from store.db import Snapshot
@@ -27,8 +30,11 @@ from store.embeddings import EmbeddingStore
 from store.paths import resolve_store
 from store.tables.data_files import RESULTS
 from store.tables.predictions import read_labels, read_predictions, read_values
+from store.vocab.kinds import KIND_METRICS
 from store.vocab.protocol import RIDGE_V1, VARIANT_COSINE_V1
 from tests.engine.in_process import outputs, refused
+from tests.engine.processes import COMPARED, run
+from tests.helpers import FULL
 
 MINI = ("--suite", "geneb-mini", "--tasks", "mini_promoter_tata", "mini_methyl_cpg",
         "--regimes", "full")
@@ -155,22 +161,68 @@ def test_the_kinds_test_values_are_in_the_predictions_table_beside_their_targets
     assert read_labels(paths, "kinds_gata_loss") is None
 
 
-def test_a_second_fill_computes_nothing_and_status_refuses_the_kinds_in_one_line(store, capsys):
+def test_a_second_fill_computes_nothing_and_status_counts_each_kind_in_its_table(store,
+                                                                                capsys):
     at = ("--store", str(store["root"]))
     rc, out, _ = outputs(capsys, "fill", *at, "--suite", "geneb-kinds", "--models", "kmer-3")
     assert rc == 0 and "14 cells; 14 in the store, 0 to compute" in out
-    refused(capsys, store["root"], "status", *at, "--suite", "geneb-kinds", names=(
-        "4 task(s) of suite geneb-kinds are regression or variant tasks; status counts "
-        "classification cells",))
+    rc, out, err = outputs(capsys, "status", *at, "--suite", "geneb-kinds", "--models", "kmer-3",
+                           "kmer-4", "--regimes", "full", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["rows"] == [] and doc["tasks"] == []
+    # the cells the results hold, counted apart: one per (protocol, task, regime) with 5 seeds
+    cells = Snapshot(resolve_store(store["root"])).query(
+        "SELECT kind, count(*) AS n FROM (SELECT kind, protocol_hash, task, regime FROM "
+        "results_all WHERE kind IS NOT NULL AND regime IN ('full', 'zeroshot') GROUP BY ALL "
+        "HAVING count(DISTINCT seed) = 5) GROUP BY kind")
+    held = dict(cells.iter_rows())
+    assert held == {"regression": 2, "variant": 4}      # 2 tasks; 2 tasks x (zeroshot, full)
+    got = {(k["kind"], r["model"]): (r["done"], r["total"]) for k in doc["kinds"]
+           for r in k["rows"]}
+    assert got == {("regression", "kmer-3"): (2, 2), ("regression", "kmer-4"): (0, 2),
+                   ("variant", "kmer-3"): (4, 4), ("variant", "kmer-4"): (0, 4)}
+    assert [k["protocols"] for k in doc["kinds"]] == [["ridge-v1"],
+                                                      ["variant-cosine-v1", "variant-probe-v1"]]
+    rc, out, _ = outputs(capsys, "status", *at, "--suite", "geneb-kinds", "--kind", "variant")
+    text = " ".join(out.split())
+    assert rc == 0 and "variant cells (task × regime) done" in text and "regression" not in text
+    assert "kmer-3 │ 8/8" in text
+    refused(capsys, store["root"], "status", *at, "--suite", "geneb-kinds", "--kind",
+            "classification", names=("--kind classification: suite geneb-kinds has no "
+                                     "classification task in the scope (2 regression, 2 "
+                                     "variant)",))
+    # rows on other data than the task file's now: stale, by the rule of store.cells
+    paths = resolve_store(store["root"])
+    tasks = [t for t in resolve_suite("geneb-kinds", paths).tasks
+             if t.task_id == "kinds_expression_ap1"]
+    frame = status_frame(Snapshot(paths), tasks, ["full", "1shot"], "local", ["kmer-3"],
+                         data_hashes={"kinds_expression_ap1": "0" * 16}, protocols=(RIDGE_V1,))
+    assert frame.select("done", "stale", "total").row(0) == (0, 2, 2)
 
 
-def test_the_ray_executor_refuses_the_kinds_before_writing(tmp_path: Path, capsys):
+def _kind_rows(root: Path, tasks: tuple[str, ...]):
+    """The compared columns of the kinds' result rows of `tasks` (every one but the times)."""
+    return Snapshot(resolve_store(root)).query(
+        f"SELECT {COMPARED}, kind, {', '.join(KIND_METRICS)} FROM results_all WHERE "
+        "list_contains(?, task) ORDER BY ALL", [list(tasks)])
+
+
+@pytest.mark.skipif(not FULL, reason="a Ray start: about 45 s; under make test-full only")
+def test_a_ray_fill_of_a_regression_and_a_variant_task_equals_the_local_fill(store,
+                                                                           tmp_path: Path):
     pytest.importorskip("ray")
-    store = tmp_path / "store"
-    refused(capsys, store, "fill", "--store", str(store), "--suite", "geneb-kinds", "--tasks",
-            TASKS[0].task_id, "--models", "kmer-3", "--executor", "ray", names=(
-                "fill --executor ray takes classification tasks only; suite geneb-kinds has "
-                "regression or variant tasks: kinds_expression_ap1 (regression)",))
+    ray_store, tasks = tmp_path / "store", ("kinds_expression_ap1", "kinds_gata_loss")
+    done = run([sys.executable, "-m", "engine.cli", "fill", "--store", str(ray_store),
+                "--suite", "geneb-kinds", "--tasks", *tasks, "--models", "kmer-3",
+                "--executor", "ray"])
+    assert done.returncode == 0, done.stderr
+    got, want = _kind_rows(ray_store, tasks), _kind_rows(store["root"], tasks)
+    assert got.height == want.height == (3 + 1 + 3) * 5 and got.equals(want)
+    values = [read_values(resolve_store(root), model="kmer-3").filter(
+        pl.col("task").is_in(tasks)).sort("protocol_hash", "task", "regime", "seed")
+        for root in (ray_store, store["root"])]
+    assert values[0].height == 35 and values[0].equals(values[1])   # the test values too
 
 
 def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: Path, capsys):
@@ -179,10 +231,6 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     refused(capsys, store, "audit", *at, names=(
         "audit takes classification tasks only; suite geneb-kinds has regression or variant "
         "tasks: kinds_expression_ap1 (regression)",))
-    refused(capsys, store, "fill", *at, "--tasks", "kinds_gata_loss", "--models", "kmer-3",
-            "--subsample", "500", names=(
-                "task kinds_gata_loss: --subsample 500 would subsample a variant task of 1120 "
-                "sequences, and it subsamples classification tasks only",))
     folder = tmp_path / "emb" / "kinds_gata_loss"
     folder.mkdir(parents=True)
     for split in ("train", "test"):
@@ -190,6 +238,34 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     refused(capsys, store, "import-embeddings", "m", str(folder.parent), *at, names=(
         "import-embeddings takes classification tasks only; suite geneb-kinds has regression "
         "or variant tasks: kinds_gata_loss (variant)",))
+
+
+def _split_rows(data) -> list[list[tuple]]:
+    """Per split, each row of a regression or variant task: its sequence(s) and label."""
+    t = data.targets
+    return [[(*(split.sequences[i] for i in np.atleast_1d(r)), float(y))
+             for r, y in zip(rows, labels, strict=True)]
+            for split, rows, labels in ((data.train, t.rows_train, t.y_train),
+                                        (data.test, t.rows_test, t.y_test))]
+
+
+def test_subsample_keeps_whole_variants_per_label_and_a_uniform_share_of_regression_rows(store):
+    paths = resolve_store(store["root"])
+    full, sub = (resolve_suite("geneb-kinds", paths, subsample=n) for n in (None, 500))
+    for task in ("kinds_gata_loss", "kinds_expression_ap1"):
+        whole, part = full.load(task), sub.load(task)
+        assert part.data_hash == sub.load(task).data_hash != whole.data_hash   # deterministic
+        assert len(part.train) + len(part.test) <= 500 < len(whole.train) + len(whole.test)
+        for kept, given in zip(_split_rows(part), _split_rows(whole), strict=True):
+            assert set(kept) <= set(given) and len(set(kept)) == len(kept)  # rows as they were
+            if task == "kinds_gata_loss":       # (ref, alt, label): whole variants
+                share = [sum(r[-1] == y for r in rows) for rows in (kept, given) for y in (0, 1)]
+                assert share[0] / share[2] == pytest.approx(share[1] / share[3], abs=0.02)
+        assert "subsampled" in part.warnings[-1] and "limit 500" in part.warnings[-1]
+    # variants share reference windows: fewer sequences than rows, all of them kept variants'
+    part = sub.load("kinds_gata_loss")
+    used = {s for rows in _split_rows(part) for r in rows for s in r[:2]}
+    assert used == set(part.train.sequences) | set(part.test.sequences)
 
 
 def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path, capsys):
