@@ -114,17 +114,17 @@ def test_successive_etas_of_a_fill_are_within_30_percent(tmp_path, monkeypatch, 
     per_nt = {"kmer-3": 1e-3, "kmer-4": 1.2e-3}
     embed, probe = engine.fill.embed_pair, engine.fill.probe_pair
 
-    def slow_embed(paths, embeddings, model, encoder, data, *rest):
-        expect, done = embed(paths, embeddings, model, encoder, data, *rest)
+    def slow_embed(paths, embeddings, model, encoder, data, *rest, **named):
+        expect, done = embed(paths, embeddings, model, encoder, data, *rest, **named)
         seconds = per_nt[model.model_id] * sum(
             len(s) for split in (data.train, data.test) for s in split.sequences)
         clock.t += seconds
         done["seconds"] = seconds
         return expect, done
 
-    def slow_probe(paths, model_id, task_id, *rest):
+    def slow_probe(paths, model_id, task_id, *rest, **named):
         clock.t += 5e-3 * n_train[task_id]
-        return probe(paths, model_id, task_id, *rest)
+        return probe(paths, model_id, task_id, *rest, **named)
 
     monkeypatch.setattr(engine.fill, "embed_pair", slow_embed)
     monkeypatch.setattr(engine.fill, "probe_pair", slow_probe)
