@@ -260,7 +260,8 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
             + f"; {filters.regime}, {METRIC_LABELS[filters.metric]}.\n"
             + health_text(snap.health.get(task)))
     vals = [r[2] for r in rows]
-    return Table(header, rows, note, heat={2: (min(vals), max(vals))})
+    return Table(header, rows, note, heat={2: (min(vals), max(vals))},
+                 row_keys=[r["model"] for r in ranked.iter_rows(named=True)])
 
 
 def pairs(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
