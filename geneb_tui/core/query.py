@@ -447,9 +447,11 @@ class FilterChoices:
     architecture_families: tuple[str, ...]
     pretraining_data: tuple[str, ...]
     sources: tuple[str, ...]
+    metrics: tuple[str, ...] = METRICS_OF[CLASSIFICATION]   # the snapshot's kind's
 
     @classmethod
     def of(cls, snap: StoreSnapshot, suite: str) -> FilterChoices:
         return cls(tuple(snap.suites()), tuple(snap.categories(suite)),
                    tuple(snap.model_values("architecture_family")),
-                   tuple(snap.model_values("pretraining_data")), tuple(snap.sources()))
+                   tuple(snap.model_values("pretraining_data")), tuple(snap.sources()),
+                   METRICS_OF[TaskKind(snap.kind)])

@@ -14,6 +14,7 @@ import pytest
 from conftest import build_store_kind, settle
 from scipy.stats import pearsonr
 from sklearn.metrics import roc_auc_score, roc_curve
+from textual.widgets import Select
 
 from geneb_tui.app import GenebApp
 from geneb_tui.components.filter_bar import FilterBar
@@ -69,8 +70,10 @@ def test_a_snapshot_holds_one_kind_its_tasks_protocol_and_metric(kinds_stores):
     assert not set(plain.tasks["task_id"]) & {*REGRESSION, *VARIANT}
     assert set(plain.scores["task"]) == {t for t in plain.tasks["task_id"]
                                          if t.startswith("mini_")}
+    assert plain.filter_choices("geneb-mini").metrics == ("mcc", "acc", "f1_macro")
     reg = StoreSnapshot.load(both, "regression")
     assert reg.protocol == "ridge-v1" and set(reg.tasks["task_id"]) == set(REGRESSION)
+    assert reg.filter_choices("geneb-kinds").metrics == ("pearson", "spearman", "r2")
     filters = reg.filters_for(Filters(suite="geneb-mini", metric="acc"))
     assert (filters.kind, filters.metric, filters.suite) == ("regression", "pearson",
                                                              "geneb-kinds")
@@ -168,6 +171,11 @@ async def test_views_of_classification_only_say_so_in_one_line(kinds_stores):
         assert any("Missing evaluations lists classification cells only" in m for m in said)
         assert any("recommend --kind regression" in m for m in said)
         assert not any(isinstance(s, SignificanceScreen) for s in app._kept.values())
+        await pilot.press("f")   # the filter dialog offers the kind's metrics only
+        await settle(pilot)
+        metric = app.screen.query_one("#metric", Select)
+        assert [v for _, v in metric._options if v != Select.BLANK] == [
+            "pearson", "spearman", "r2"] and metric.value == "pearson"
 
 
 @pytest.mark.parametrize(("kinds", "task", "title"), [
