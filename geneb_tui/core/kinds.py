@@ -23,3 +23,20 @@ def not_shown(view: str, kind: str) -> str | None:
     `kind`; None where the view shows that kind."""
     line = CLASSIFICATION_ONLY.get(view)
     return None if line is None or kind == CLASSIFICATION else line.format(kind=kind)
+
+
+CLASS_PROFILE = ("classes", "min class")
+"""The task profile's fields (`store.catalog.PROFILE_HEADERS`) that count classes: shown as
+n/a for the tasks of another kind."""
+
+
+def marks_apply(kind: str) -> bool:
+    """Whether the tasks' easy / hard / high-variance marks apply to `kind`: their thresholds
+    (`store.analyses.difficulty`) are MCC's, so they are left out for the other kinds."""
+    return kind == CLASSIFICATION
+
+
+def no_marks_note(kind: str) -> str:
+    """What a tasks table of `kind` says instead of the marks' thresholds."""
+    return (f"no easy / hard / high-var marks (their thresholds are MCC's, not {kind} "
+            "tasks')")

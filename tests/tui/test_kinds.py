@@ -18,6 +18,8 @@ from textual.widgets import Select
 
 from geneb_tui.app import GenebApp
 from geneb_tui.components.filter_bar import FilterBar
+from geneb_tui.core import compare
+from geneb_tui.core.compare import CompareOptions
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.kind_plots import drill_plot, roc_area, roc_points
 from geneb_tui.core.kinds import not_shown
@@ -87,6 +89,17 @@ def test_a_snapshot_holds_one_kind_its_tasks_protocol_and_metric(kinds_stores):
         assert row.values["cat:Expression"] == pytest.approx(want, abs=1e-12)
     assert [c.key for c in view.columns if c.kind == "score"] == ["macro", "micro",
                                                                   "cat:Expression"]
+    # no classification numbers in the tasks views: no MCC-threshold marks, no class counts
+    tasks = compare.tasks(reg, filters, CompareOptions.for_filters(filters))
+    head = tasks.header
+    assert {r[head.index("Classes")] for r in tasks.rows} == {"n/a"}
+    assert {r[head.index("Marks")] for r in tasks.rows} == {""}
+    assert "not regression tasks'" in tasks.note and "easy = mean" not in tasks.note
+    one = compare.task_values(reg, filters, REGRESSION[0]).note
+    assert "classes n/a" in one and "easy" not in one
+    plain_tasks = compare.tasks(plain, plain.filters_for(Filters(), opening=True),
+                                CompareOptions())
+    assert "easy = mean > 0.70" in plain_tasks.note
     # a store of these kinds alone opens on its first kind (no empty classification table)
     alone = StoreSnapshot.load(kinds_stores["kinds"])
     assert (alone.kind, alone.is_empty) == ("regression", False)
