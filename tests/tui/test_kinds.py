@@ -2,16 +2,14 @@
 own snapshot, tasks, models and metrics, never mixed), a regression task's drill-down plots
 predicted against true values and a variant task's its ROC curve, and the views that read
 classification only say so in one line. On geneb-kinds (kmer-3, kmer-6) filled once per
-session, beside geneb-mini's classification rows."""
+session, beside geneb-mini's classification rows (`kinds_stores`, tests/tui/conftest.py)."""
 
 from __future__ import annotations
-
-import shutil
 
 import numpy as np
 import polars as pl
 import pytest
-from conftest import build_store_kind, settle
+from conftest import settle
 from scipy.stats import pearsonr
 from sklearn.metrics import roc_auc_score, roc_curve
 from textual.widgets import Select
@@ -26,27 +24,11 @@ from geneb_tui.core.kinds import not_shown
 from geneb_tui.core.query import StoreSnapshot, build_view
 from geneb_tui.selection import next_metric
 from store.db import Snapshot
-from store.paths import resolve_store
 from store.tables.predictions import read_values
 from store.vocab.protocol import read_protocol
 
-MODELS = ("kmer-3", "kmer-6")
 REGRESSION = ("kinds_expression_ap1", "kinds_stability_are")
 VARIANT = ("kinds_gata_loss", "kinds_ebox_gain")
-
-
-@pytest.fixture(scope="session")
-def kinds_stores(tmp_path_factory):
-    """{"kinds": geneb-kinds alone, "both": the same with geneb-mini's classification rows
-    beside it} (one fill, about 10 s; tests only read them)."""
-    from engine.cli import main
-
-    root = tmp_path_factory.mktemp("tui-kinds")
-    assert main(["fill", "--store", str(root / "kinds"), "--suite", "geneb-kinds",
-                 "--models", *MODELS]) == 0
-    shutil.copytree(root / "kinds", root / "mini")
-    build_store_kind("mini", root)   # geneb-mini's tasks and rows into the copy
-    return {"kinds": resolve_store(root / "kinds"), "both": resolve_store(root / "mini")}
 
 
 # -- core ------------------------------------------------------------------------------------

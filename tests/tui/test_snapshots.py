@@ -12,7 +12,6 @@ import pytest
 from conftest import settle
 from fake_engine import FakeProc, cell, plan
 from fixture_store import build_official_store
-from test_kinds import kinds_stores  # noqa: F401  (the geneb-kinds store, filled once)
 from textual.widgets import Input
 
 from geneb_tui.app import GenebApp
@@ -146,7 +145,7 @@ def test_missing_evaluations_after_a_run_snapshot(snap_compare, snapshot_store, 
                         run_before=run_before)
 
 
-def test_variant_roc_snapshot(snap_compare, snapshot_store, kinds_stores):  # noqa: F811
+def test_variant_roc_snapshot(snap_compare, snapshot_store, kinds_stores):
     """geneb-kinds through the dashboard: the variant kind (k), a variant task's drill-down
     with the ROC curve of the 3-mer spectrum's test values."""
     root = ROOT / "kinds"   # a fixed path: the header shows it
