@@ -23,7 +23,8 @@ class Action:
 ACTIONS: tuple[Action, ...] = (
     Action("filters", "f", "Filters…", "Open the filter dialog (all filters combine)"),
     Action("cycle_regime", "r", "Regime", "Switch regime: full → 10-shot → 1-shot"),
-    Action("cycle_metric", "m", "Metric", "Switch metric: MCC → Acc → F1"),
+    Action("cycle_metric", "m", "Metric", "Switch metric: MCC → Acc → F1 (regression: Pearson r "
+           "→ Spearman ρ → R²; variant: AUROC → AUPRC)"),
     Action("cycle_category", "c", "Category",
            "Show the tasks of the next category (then back to all categories)"),
     Action("compare", "v", "Views", "Comparison views: ranks, rank shift, agreement, scale, "
@@ -48,6 +49,9 @@ ACTIONS: tuple[Action, ...] = (
     Action("prev_category", "C", "Previous category", "Previous category", footer=False),
     Action("cycle_suite", "u", "Next suite", "Switch suite (geneb-v1, geneb-mini, …)",
            footer=False),
+    Action("cycle_kind", "k", "Task kind",
+           "Switch task kind: classification → regression → variant (those the store holds "
+           "results of; each with its own tasks, models and metrics)", footer=False),
     Action("refresh", "ctrl+r", "Reload store", "Read the store again", footer=False),
 )
 
@@ -59,6 +63,7 @@ PALETTE_TITLES: dict[str, str] = {
     "sort_column": "Sort by column", "rank_scope": "Toggle rank scope (store / shown)",
     "significance": "Significance view (which differences are real)",
     "recommend": "Recommend: which model for my task…",
+    "cycle_kind": "Next task kind (classification, regression, variant)",
 }
 
 COMPARE_KEYS: tuple[Action, ...] = (

@@ -54,6 +54,7 @@ from geneb_tui.core.content_cache import cache_of, table_key
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
 from geneb_tui.core.first_view import cache_start_view, read_first_view, view_key, write_first_view
+from geneb_tui.core.kinds import not_shown
 from geneb_tui.core.start import Start
 from geneb_tui.messages import (
     ExportFinished,
@@ -90,7 +91,7 @@ if TYPE_CHECKING:
 REGISTRY = frozenset(a.action for a in ACTIONS)
 # Actions that work on the main table only (their widgets live there).
 MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope",
-                       "significance", "recommend"})
+                       "significance", "recommend", "cycle_kind"})
 # Selection changes: the main table, and the screens that follow it (comparison views, missing
 # evaluations).
 SELECTION = frozenset({"filters", "clear_filters", "cycle_regime", "cycle_metric",
@@ -224,11 +225,15 @@ class GenebApp(SelectionKeys, ScreenKeys, App[None]):
 
     # -- store reads (workers) ----------------------------------------------------------------
     def action_refresh(self) -> None:
+        self.load_kind(self.filters.kind if self.snapshot is not None else None)
+
+    def load_kind(self, kind: str | None) -> None:
+        """Read the store's results of task `kind` (None: the kind it opens on, its first)."""
         self._store_token += 1
-        self._load_store(self._store_token)
+        self._load_store(self._store_token, kind)
 
     @work(thread=True, exclusive=True, group="store")
-    def _load_store(self, token: int) -> None:
+    def _load_store(self, token: int, kind: str | None) -> None:
         first = self.snapshot is None
         key = view_key(self.paths, *self._start)   # before the read: a later commit misses
         if first:   # the cached first view, before any import
@@ -237,16 +242,17 @@ class GenebApp(SelectionKeys, ScreenKeys, App[None]):
         try:
             from geneb_tui.core.query import StoreSnapshot  # lazy: polars, duckdb, pyarrow
 
-            snap = StoreSnapshot.load(self.paths)
+            snap = StoreSnapshot.load(self.paths, kind)
         except Exception as exc:  # shown to the user, never a traceback over the UI
             self.post_message(StoreLoadFailed(f"{type(exc).__name__}: {exc}", token))
             return
         self.post_message(SnapshotLoaded(snap, token))
         for suite in snap.suites():   # the filter dialog's choices, off the UI thread
             snap.filter_choices(suite)
-        if not first and not snap.is_empty:   # a reload (Ctrl+R, after a run): cached for
-            cache_start_view(self.paths, snap, key, self._start)   # the next start, whatever
-            # is shown now (a cache folder it cannot write: none)
+        if not first and not snap.is_empty and snap.kind == snap.kinds[0]:
+            # a reload (Ctrl+R, after a run) of the kind the dashboard opens on: cached for the
+            # next start, whatever is shown now (a cache folder it cannot write: none)
+            cache_start_view(self.paths, snap, key, self._start)
 
     @on(FirstViewRead)
     def _first_view_read(self, msg: FirstViewRead) -> None:
@@ -558,6 +564,7 @@ class GenebApp(SelectionKeys, ScreenKeys, App[None]):
                 or time.monotonic() - self._last_input < IDLE_S
                 or self.screen is not self.screen_stack[0]):
             return
+        names = tuple(n for n in names if not_shown(n, self.snapshot.kind) is None)
         for i, name in enumerate(names):
             fits, make = self._screen_kind(name)
             kept = self._kept.get(name)

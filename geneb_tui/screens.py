@@ -17,6 +17,7 @@ from textual.screen import Screen
 
 from geneb_tui.components.filter_screen import FilterScreen
 from geneb_tui.components.help_screen import HelpScreen
+from geneb_tui.core.kinds import not_shown
 
 # The screens the app prepares in a pause (`GenebApp._prepare_screens`), the likeliest to be
 # opened first; these and the Recommend view (its answer computed only when it is asked) are
@@ -69,8 +70,12 @@ class ScreenKeys(App[None]):
         return MissingScreen(self.paths, self.snapshot, self.filters, self.fill_choices)
 
     def _open_view(self, name: str) -> None:
-        if self.snapshot is not None and not self.snapshot.is_empty:
-            self.push_screen(self._kept_screen(name))
+        if self.snapshot is None or self.snapshot.is_empty:
+            return
+        if (line := not_shown(name, self.snapshot.kind)) is not None:   # classification only
+            self.notify(line, timeout=8)
+            return
+        self.push_screen(self._kept_screen(name))
 
     # -- screens kept between openings ----------------------------------------------------------
     def _screen_kind(self, name: str) -> tuple[Callable[[Screen], bool], Callable[[], Screen]]:

@@ -22,7 +22,8 @@ from geneb_tui.components.results_table import ResultsTable
 from geneb_tui.core.cycle import cycled
 from geneb_tui.core.filters import Filters
 from geneb_tui.messages import SortRequested
-from store.vocab.protocol import METRICS, REGIMES
+from store.vocab.kinds import METRICS_OF, TaskKind
+from store.vocab.protocol import REGIMES
 
 if TYPE_CHECKING:
     from geneb_tui.core.query import StoreSnapshot
@@ -33,7 +34,8 @@ def next_regime(f: Filters) -> Filters:
 
 
 def next_metric(f: Filters) -> Filters:
-    return f.with_(metric=cycled(METRICS, f.metric))
+    """The next metric of the kind shown (`store.vocab.kinds.METRICS_OF`)."""
+    return f.with_(metric=cycled(METRICS_OF[TaskKind(f.kind)], f.metric))
 
 
 def step_category(f: Filters, snap: StoreSnapshot, step: int) -> Filters:
@@ -98,6 +100,20 @@ class SelectionKeys(App[None]):
     def action_prev_category(self) -> None:
         if self.snapshot is not None:
             self.set_filters(step_category(self.filters, self.snapshot, -1))
+
+    def action_cycle_kind(self) -> None:
+        """The next task kind the store holds results of: its snapshot read (a kind's own
+        tasks, models, protocol and metrics: `StoreSnapshot.load`), its primary metric."""
+        snap = self.snapshot
+        if snap is None:
+            return
+        if len(snap.kinds) < 2:
+            self.notify(f"This store holds {snap.kind} results only", timeout=3)
+            return
+        kind = cycled(snap.kinds, snap.kind)
+        self.sort_key = None   # another kind's columns: sorted by its first score column
+        self.notify(f"Reading the {kind} results…", timeout=2)
+        self.load_kind(kind)
 
     def action_cycle_suite(self) -> None:
         if self.snapshot is not None:

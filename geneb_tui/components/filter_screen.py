@@ -39,7 +39,7 @@ def _options(ch: FilterChoices) -> dict[str, tuple[tuple, dict, bool]]:
         "suite": (ch.suites, {}, False),
         "category": (ch.categories, {}, True),
         "regime": (REGIMES, {}, False),
-        "metric": (tuple(METRIC_LABELS), METRIC_LABELS, False),
+        "metric": (ch.metrics, METRIC_LABELS, False),   # the kind shown's (`k` switches)
         "architecture_family": (ch.architecture_families, {}, True),
         "scale_band": (SCALE_BANDS, {}, True),
         "pretraining_data": (ch.pretraining_data, {}, True),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from geneb_tui.core.filters import METRIC_LABELS, Filters
+from geneb_tui.core.kinds import CLASS_PROFILE, marks_apply, no_marks_note
 from geneb_tui.core.query import (
     FLAG,
     StoreSnapshot,
@@ -29,6 +30,7 @@ from store.analyses.rankings import borda, category_agreement, rank_shift, ranki
 from store.analyses.scale import scale_correlation
 from store.audit.verdict import Health
 from store.catalog import PROFILE_HEADERS, profile_cells
+from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
 from store.vocab.pvalues import p_is
 
@@ -200,6 +202,16 @@ def few_shot(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Tab
     return Table(header, rows, note, heat)
 
 
+def _profile(snap: StoreSnapshot, profile) -> list[str]:
+    """A task's profile cells (`store.catalog.profile_cells`), those counting classes n/a for a
+    task of another kind than classification."""
+    cells = profile_cells(profile)
+    if snap.kind == CLASSIFICATION:
+        return cells
+    return ["n/a" if h in CLASS_PROFILE else c for h, c in zip(PROFILE_HEADERS, cells,
+                                                               strict=True)]
+
+
 def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
     long = selection_scores(snap, filters)
     metas = suite_task_metas(snap, filters)
@@ -211,21 +223,23 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
     header = ["Task", "Category", "n", "Mean", "SD", "Best", "Best value", "Marks", "Health",
               "Kingdom", *(h.capitalize() for h in PROFILE_HEADERS)]
     rows, keys = [], []
+    marked = marks_apply(snap.kind)
     for r in frame.iter_rows(named=True):
         keys.append(r["task"])
         marks = " ".join(m for m, on in (("easy", r["easy"]), ("hard", r["hard"]),
-                                         ("high-var", r["high_variance"])) if on)
+                                         ("high-var", r["high_variance"])) if on and marked)
         best = r.get("best_model")
         best = (snap.model_meta(best).get("display") or best) if best else ""
         rows.append([r["label"], r["category"], r["n_models"], r["mean"], r["sd"], best,
                      r["best_value"], marks, health_mark(snap.health.get(r["task"])),
-                     kingdom.get(r["task"], ""), *profile_cells(profile.get(r["task"]))])
+                     kingdom.get(r["task"], ""), *_profile(snap, profile.get(r["task"]))])
+    thresholds = (f"easy = mean > {EASY:.2f}, hard = mean < {HARD:.2f}, high-var = sd > "
+                  f"{HIGH_VAR:.2f}" if marked else no_marks_note(snap.kind))
     note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
-            f"({filters.regime}, {METRIC_LABELS[filters.metric]}): easy = mean > {EASY:.2f}, "
-            f"hard = mean < {HARD:.2f}, high-var = sd > {HIGH_VAR:.2f}; health: the audit's "
-            f"verdict, {FLAG} flagged (geneb-engine audit); the task's rows, classes, smallest "
-            "class share and lengths min-median-max (? = not recorded: `geneb-engine data "
-            "verify` records them). Enter: the task across models.")
+            f"({filters.regime}, {METRIC_LABELS[filters.metric]}): {thresholds}; health: the "
+            f"audit's verdict, {FLAG} flagged (geneb-engine audit); the task's rows, classes, "
+            "smallest class share and lengths min-median-max (? = not recorded: `geneb-engine "
+            "data verify` records them). Enter: the task across models.")
     means = [r[3] for r in rows if r[3] is not None]
     heat = {3: (min(means), max(means))} if means else {}
     return Table(header, rows, note, heat, row_keys=keys)
@@ -249,10 +263,11 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
              r["rank"], r["value"] - stats["mean"], domain_of(r["model"], task)]
             for r in ranked.iter_rows(named=True)]
     marks = [m for m, on in (("easy", stats["easy"]), ("hard", stats["hard"]),
-                             ("high-variance", stats["high_variance"])) if on]
+                             ("high-variance", stats["high_variance"]))
+             if on and marks_apply(snap.kind)]
     sd = "n/a" if stats["sd"] is None else f"{stats['sd']:.3f}"
     where = (f"{meta['organism'][0]}, {meta['kingdom'][0]}; " if meta.height else "")
-    shown = dict(zip(PROFILE_HEADERS, profile_cells(profiles_of(snap).get(task)), strict=True))
+    shown = dict(zip(PROFILE_HEADERS, _profile(snap, profiles_of(snap).get(task)), strict=True))
     where += ", ".join(f"{h} {v}" for h, v in shown.items()) + "; "
     note = (f"[b]{label}[/b] ({stats['category']}; {where}domain: the model's pretraining, "
             f"in/out/unknown): mean {stats['mean']:.3f}, sd {sd}, "
@@ -260,7 +275,8 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
             + f"; {filters.regime}, {METRIC_LABELS[filters.metric]}.\n"
             + health_text(snap.health.get(task)))
     vals = [r[2] for r in rows]
-    return Table(header, rows, note, heat={2: (min(vals), max(vals))})
+    return Table(header, rows, note, heat={2: (min(vals), max(vals))},
+                 row_keys=[r["model"] for r in ranked.iter_rows(named=True)])
 
 
 def pairs(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:

@@ -8,9 +8,14 @@ from dataclasses import dataclass, replace
 from store.catalog import params_text
 from store.domains import IN, OUT, UNKNOWN
 from store.vocab.ids import safe_name
+from store.vocab.kinds import CLASSIFICATION, PRIMARY, TaskKind
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 
-METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "Acc", "f1_macro": "F1"}
+# Each metric column's short name in the table's status line and headings (every kind's:
+# `store.vocab.kinds.METRICS_OF`)
+METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "Acc", "f1_macro": "F1",
+                                 "pearson": "Pearson r", "spearman": "Spearman ρ", "r2": "R²",
+                                 "auroc": "AUROC", "auprc": "AUPRC"}
 SCALE_BANDS: tuple[str, ...] = ("<100M", "100M-1B", ">1B", "custom")
 # The domain filter's choices (`store.domains.DOMAINS`), as the dialog and the status line say
 DOMAIN_LABELS: dict[str, str] = {IN: "in-domain cells only", OUT: "out-of-domain cells only",
@@ -70,10 +75,13 @@ class Filters:
     domain: str | None = None            # only the cells of pairs of this domain (in, out,
     #                                      unknown: `store.analyses.domains.keep_domain`)
     exclude_flagged: bool = False        # leave out the tasks their audit flags
+    kind: str = str(CLASSIFICATION)      # the task kind shown (`store.vocab.kinds`): its
+    #                                      results only, `metric` one of its metrics
 
     def cleared(self) -> Filters:
-        """Back to the defaults, keeping the suite (which store slice we look at)."""
-        return Filters(suite=self.suite)
+        """Back to the defaults, keeping the suite and the task kind (which store slice we
+        look at), with the kind's primary metric."""
+        return Filters(suite=self.suite, kind=self.kind, metric=PRIMARY[TaskKind(self.kind)])
 
     def with_(self, **changes) -> Filters:
         return replace(self, **changes)
@@ -88,7 +96,7 @@ class Filters:
         store" are taken over."""
         return Filters(suite=self.suite, category=self.category, regime=self.regime,
                        metric=self.metric, domain=self.domain,
-                       exclude_flagged=self.exclude_flagged)
+                       exclude_flagged=self.exclude_flagged, kind=self.kind)
 
     @property
     def filters_models(self) -> bool:
@@ -97,6 +105,7 @@ class Filters:
     def describe(self) -> str:
         """A one-line summary of the selection, always shown above the table."""
         parts = [
+            *([f"{self.kind} tasks"] if self.kind != CLASSIFICATION else []),
             f"suite {self.suite}",
             f"regime {self.regime}",
             f"metric {METRIC_LABELS.get(self.metric, self.metric)}",

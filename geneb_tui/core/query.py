@@ -27,6 +27,7 @@ from geneb_tui.core.table_view import (
     score_field,
 )
 from store.analyses.aggregates import aggregates
+from store.analyses.cells import tasks_of_kind
 from store.analyses.domains import keep_domain
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
@@ -50,7 +51,8 @@ from store.tables.catalogs import (
 from store.task_health import task_health
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
-from store.vocab.protocol import GENEB_V1, REGIMES, name_of, seed_counts
+from store.vocab.kinds import CLASSIFICATION, METRICS_OF, PRIMARY, TaskKind
+from store.vocab.protocol import GENEB_V1, REGIMES, name_of, read_protocol, seed_counts
 from store.vocab.sources import LOCAL
 from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 from store.vocab.suites import generated_suites, store_suite
@@ -85,19 +87,35 @@ class StoreSnapshot:
     protocol_hash: str = GENEB_V1.hash
     # task -> its health (`store.task_health`), for the audited tasks
     health: dict[str, Health] = field(default_factory=dict)
+    # The task kind whose results this snapshot holds (`store.db.Snapshot`'s kind: no view
+    # mixes kinds), read under its protocol (`store.vocab.protocol.read_protocol`), and the
+    # kinds the store's current rows hold (classification first; what the kind key cycles)
+    kind: str = str(CLASSIFICATION)
+    kinds: tuple[str, ...] = (str(CLASSIFICATION),)
     _meta: dict[str, dict] | None = field(default=None, init=False, repr=False, compare=False)
     _choices: dict[str, FilterChoices] = field(default_factory=dict, init=False, repr=False,
                                                compare=False)
 
     @classmethod
-    def load(cls, paths: StorePaths, protocol_hash: str = GENEB_V1.hash) -> StoreSnapshot:
+    def load(cls, paths: StorePaths, kind: str | None = None) -> StoreSnapshot:
+        """The store's results of `kind` (None, or a kind it holds no results of: the first
+        kind it holds, classification where it has any), read under that kind's protocol."""
         snap = Snapshot(paths)   # one version of the results for everything shown
+        kinds = tuple(str(k) for k in snap.kinds()) or (str(CLASSIFICATION),)
+        kind = kind if kind in kinds else kinds[0]
+        if kind != CLASSIFICATION:
+            first, snap = snap, snap.of_kind(kind)
+            first.close()
+        protocol_hash = read_protocol(kind).hash
         scores = seed_means(snap, protocol_hash=protocol_hash)
         done = (cell_states(snap.query, seeds=seed_counts([protocol_hash]), precisions={})
                 .filter(pl.col("state") == "done")
                 .select("model", "task", "regime", "source", "compute_precision",
                         "recipe_preset", "context_policy", "storage_precision").unique())
         tasks = known_tasks(paths, snap.query("SELECT * FROM tasks"))
+        if kinds != (CLASSIFICATION,):   # the kind's tasks only, as the store's rows tell them
+            own = [t.task_id for t in tasks_of_kind(snap, _task_metas(tasks))]
+            tasks = tasks.filter(pl.col("task_id").is_in(own))
         catalog_error = None
         try:
             known = store_models(paths)
@@ -114,7 +132,7 @@ class StoreSnapshot:
                    catalog={mid: asdict(pinned(m, pins)) for mid, m in known.items()},
                    catalog_error=catalog_error, protocol=name_of(protocol_hash),
                    protocol_hash=protocol_hash,
-                   health={t: h for t, (_, h) in health.items()})
+                   health={t: h for t, (_, h) in health.items()}, kind=kind, kinds=kinds)
 
     @property
     def paths(self) -> StorePaths:
@@ -150,7 +168,15 @@ class StoreSnapshot:
     def filters_for(self, filters: Filters, *, opening: bool = False) -> Filters:
         """`filters` on this snapshot: a suite it does not hold falls back to geneb-v1; when
         the dashboard opens, to the first suite with results (`suite_to_open`); the category
-        is dropped whenever the suite changes."""
+        is dropped whenever the suite changes. Filters of another kind take this snapshot's
+        kind, with its primary metric, as the dashboard opening would (its suite with
+        results); a metric not of the kind becomes its primary one."""
+        if filters.kind != self.kind:
+            filters = filters.with_(kind=self.kind, metric=PRIMARY[TaskKind(self.kind)],
+                                    category=None)
+            opening = True
+        elif filters.metric not in METRICS_OF[TaskKind(self.kind)]:
+            filters = filters.with_(metric=PRIMARY[TaskKind(self.kind)])
         if filters.suite not in self.suites():
             filters = filters.with_(suite=DEFAULT_SUITE, category=None)
         suite = self.suite_to_open(filters.suite) if opening else filters.suite
@@ -422,9 +448,11 @@ class FilterChoices:
     architecture_families: tuple[str, ...]
     pretraining_data: tuple[str, ...]
     sources: tuple[str, ...]
+    metrics: tuple[str, ...] = METRICS_OF[CLASSIFICATION]   # the snapshot's kind's
 
     @classmethod
     def of(cls, snap: StoreSnapshot, suite: str) -> FilterChoices:
         return cls(tuple(snap.suites()), tuple(snap.categories(suite)),
                    tuple(snap.model_values("architecture_family")),
-                   tuple(snap.model_values("pretraining_data")), tuple(snap.sources()))
+                   tuple(snap.model_values("pretraining_data")), tuple(snap.sources()),
+                   METRICS_OF[TaskKind(snap.kind)])

@@ -71,6 +71,7 @@ from store.paths import StorePaths
 from store.seedmeans import per_seed
 from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
 from store.vocab.bootstrap import ONE_TASK_NOTE
+from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import GENEB_V1
 from store.vocab.pvalues import p_is, p_text
 from store.vocab.sources import LOCAL
@@ -92,6 +93,8 @@ def store_seed_rows(snap: StoreSnapshot) -> pl.DataFrame | None:
     store version; None when no cell's seeds differ (official imports: one row per cell), or
     when the store has moved on since the snapshot (its seed rows could disagree with the
     snapshot's seed means: task-level resampling only until Ctrl+R). Runs in a worker."""
+    if snap.kind != CLASSIFICATION:
+        return None   # the rank intervals of another kind: over its tasks only, as yet
     sds = [c for c in ("mcc_sd", "acc_sd", "f1_macro_sd") if c in snap.scores.columns]
     if not sds or not snap.scores.select(pl.any_horizontal(pl.col(sds) > 0).any()).item():
         return None   # no cell whose seeds differ: nothing to resample below the tasks

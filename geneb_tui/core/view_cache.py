@@ -42,6 +42,7 @@ from geneb_tui.core.content_cache import (
 )
 from geneb_tui.core.fill import FillChoices
 from geneb_tui.core.filters import Filters
+from geneb_tui.core.kinds import not_shown
 from geneb_tui.core.query import StoreSnapshot
 from geneb_tui.core.table_view import TableView
 from store import runnable
@@ -200,9 +201,11 @@ def precompute(snap: StoreSnapshot, filters: Filters, choices: FillChoices | Non
         if (pair := default_pair(sig)) is not None:
             pair_view(snap, filters, sig, *pair)
 
-    steps.append(significance_and_pair)
+    if not_shown("significance", snap.kind) is None:
+        steps.append(significance_and_pair)
     regimes, device, dtype = regimes_of(choices.regimes), choices.device, choices.dtype
-    steps.append(lambda: missing_view(snap, filters, regimes, device, dtype))
+    if not_shown("missing", snap.kind) is None:
+        steps.append(lambda: missing_view(snap, filters, regimes, device, dtype))
     steps += [lambda name=name: compare_view(snap, name, filters, options) for name in others]
     for step in steps:
         if not current():

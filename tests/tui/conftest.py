@@ -3,6 +3,7 @@ pilot, filters set through the filter dialog."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -198,3 +199,18 @@ def store_of_kind(tmp_path_factory, official_store):
         return built[kind]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def kinds_stores(tmp_path_factory):
+    """{"kinds": geneb-kinds alone, "both": the same with geneb-mini's classification rows
+    beside it} (one fill, about 10 s; tests only read them)."""
+    from engine.cli import main
+    from store.paths import resolve_store
+
+    root = tmp_path_factory.mktemp("tui-kinds")
+    assert main(["fill", "--store", str(root / "kinds"), "--suite", "geneb-kinds",
+                 "--models", "kmer-3", "kmer-6"]) == 0
+    shutil.copytree(root / "kinds", root / "mini")
+    build_store_kind("mini", root)   # geneb-mini's tasks and rows into the copy
+    return {"kinds": resolve_store(root / "kinds"), "both": resolve_store(root / "mini")}

@@ -143,3 +143,27 @@ def test_missing_evaluations_after_a_run_snapshot(snap_compare, snapshot_store, 
 
     assert snap_compare(GenebApp(snapshot_store), terminal_size=(80, 24),
                         run_before=run_before)
+
+
+def test_variant_roc_snapshot(snap_compare, snapshot_store, kinds_stores):
+    """geneb-kinds through the dashboard: the variant kind (k), a variant task's drill-down
+    with the ROC curve of the 3-mer spectrum's test values."""
+    root = ROOT / "kinds"   # a fixed path: the header shows it
+    shutil.copytree(kinds_stores["kinds"].root, root, dirs_exist_ok=True)
+
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        await pilot.press("k")               # regression -> variant
+        await _ready(pilot)
+        await pilot.press("v", "6")
+        await settle(pilot)
+        await pilot.press("enter", "down")    # kinds_gata_loss; the 3-mer spectrum's row
+        for _ in range(80):
+            plot = pilot.app.screen.query("#task-plot")
+            if plot and plot.first().data is not None:
+                break
+            await settle(pilot, rounds=1)
+        await settle(pilot)
+
+    assert snap_compare(GenebApp(resolve_store(root)), terminal_size=(100, 40),
+                        run_before=run_before)
