@@ -66,7 +66,7 @@ from store.paths import StorePaths
 from store.prune_record import forget
 from store.vocab.errors import GenebError
 from store.vocab.ids import path_part
-from store.vocab.variant import split_suffix
+from store.vocab.variant import STORAGES, split_suffix
 
 CHUNK_ROWS = 1024
 # Attributes that must match for stored embeddings to be reused.
@@ -110,9 +110,11 @@ def _same(attrs: dict, expect: dict) -> bool:
     return all(attrs.get(k) == norm[k] for k in IDENTITY)
 
 
-# storage precision (the split's `dtype` attribute) -> the dtype of its embeddings array
+# storage precision (the split's `dtype` attribute) -> the dtype of its embeddings array; float64
+# is no storage precision a run chooses: the engine's own splits of float64 values (the zero-shot
+# scores' cache, `engine.probes.kinds.LLR_SPLIT`), stored and read back as computed
 STORED: dict[str, np.dtype] = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
-                               "bfloat16": np.dtype(np.uint16)}
+                               "bfloat16": np.dtype(np.uint16), "float64": np.dtype(np.float64)}
 _BF16_NAN = 0x7FC0
 
 
@@ -125,13 +127,17 @@ def _dtype(attrs: dict) -> np.dtype:
 
 
 def _storage(expect: dict) -> str | None:
-    """The storage precision a split's folder name carries (`split_suffix`)."""
-    return expect.get("dtype")
+    """The storage precision a split's folder name carries (`split_suffix`): float16 or
+    bfloat16 (`store.vocab.variant.STORAGES`), else none."""
+    dtype = expect.get("dtype")
+    return dtype if dtype in STORAGES else None
 
 
 def stored_values(X: np.ndarray, storage: str) -> np.ndarray:
     """float32 rows as stored at `storage`: cast to float16; bfloat16's bit pattern (the upper
-    16 bits, rounded to nearest with ties to even); float32 as they are."""
+    16 bits, rounded to nearest with ties to even); float32 (and float64 values) as they are."""
+    if storage == "float64":
+        return np.ascontiguousarray(X, dtype=np.float64)
     X = np.ascontiguousarray(X, dtype=np.float32)
     if storage != "bfloat16":
         with np.errstate(over="ignore"):    # an overflow is an infinity: refused by `finish`
@@ -141,9 +147,11 @@ def stored_values(X: np.ndarray, storage: str) -> np.ndarray:
 
 
 def as_float32(values: np.ndarray, storage: str) -> np.ndarray:
-    """Stored values widened to float32, exactly."""
+    """Stored values widened to float32, exactly (float64 values as they are)."""
     if storage == "bfloat16":
         return (values.astype(np.uint32) << 16).view(np.float32)
+    if storage == "float64":
+        return values
     return values.astype(np.float32, copy=False)
 
 
