@@ -104,6 +104,14 @@ class StoreSizes:
         folders = {path_part(t) for t in tasks}
         return sum(n for (_, t), n in self.embeddings.items() if t in folders)
 
+    def of_model(self, model: str, folder: str) -> dict[str, int]:
+        """`model`'s bytes (its embeddings under its folder `folder`,
+        `store.embeddings.EmbeddingStore.model_folder`; its results and predictions files,
+        which hold every task's rows)."""
+        return {"embeddings": self.model_embeddings(folder),
+                "results": self.results.get(model, 0),
+                "predictions": self.predictions.get(model, 0)}
+
     @property
     def total(self) -> dict[str, int]:
         return {"embeddings": sum(self.embeddings.values()),

@@ -336,9 +336,7 @@ def _sizes(paths, counts: StatusCounts) -> dict:
     return {"total": sizes.total,
             "suite_embeddings": sizes.task_embeddings(
                 t.task_id for t in (*counts.tasks, *(t for k in counts.kinds for t in k.tasks))),
-            "models": {m: {"embeddings": sizes.model_embeddings(embeddings.model_folder(m)),
-                           "results": sizes.results.get(m, 0),
-                           "predictions": sizes.predictions.get(m, 0)}
+            "models": {m: sizes.of_model(m, embeddings.model_folder(m))
                        for m in dict.fromkeys(m for f in counts.frames for m in f["model"])}}
 
 

@@ -96,6 +96,7 @@ class MissingScreen(Screen[None]):
         self._pending_filters: Filters | None = None
         self._ready = False      # the widgets exist (on_mount ran)
         self.perf: dict[str, str] = {}   # model -> its embedding throughput (core.perf)
+        self.stored: dict[str, str] = {}  # model -> its bytes in the store (core.perf)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -141,17 +142,22 @@ class MissingScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="perf")
     def _load_perf(self) -> None:
-        """The models' embedding throughput (the runs table), read off the UI thread; a runs
-        table that cannot be read leaves the line out (it is telemetry, `doctor` reports it)."""
+        """The models' embedding throughput (the runs table) and their bytes in the store, read
+        off the UI thread; what cannot be read leaves its line out (telemetry and sizes:
+        `doctor` reports a damaged store)."""
         try:
             lines = perf.perf_lines(self.paths)
         except Exception:           # noqa: BLE001 - never worth failing the screen for
-            return
-        self.app.call_from_thread(self._perf_loaded, lines)
+            lines = {}
+        try:
+            stored = perf.stored_lines(self.paths, list(self.snapshot.catalog))
+        except Exception:           # noqa: BLE001 - never worth failing the screen for
+            stored = {}
+        self.app.call_from_thread(self._perf_loaded, lines, stored)
 
     @unless_removed
-    def _perf_loaded(self, lines: dict[str, str]) -> None:
-        self.perf = lines
+    def _perf_loaded(self, lines: dict[str, str], stored: dict[str, str]) -> None:
+        self.perf, self.stored = lines, stored
         if self._ready and self.is_attached:
             self._update_detail()
 
@@ -318,8 +324,10 @@ class MissingScreen(Screen[None]):
         if note and a.needs and a.needs in str(note):
             note = None   # the k-mer baselines' notes say what the needs column says
         speed = (f"\n[dim]embedded here: {escape(self.perf[m])}[/]" if m in self.perf else "")
+        stored = (f"\n[dim]stored here: {escape(self.stored[m])}[/]" if m in self.stored
+                  else "")
         detail.update(f"{head}: {body}" + (f" [dim]({escape(str(note))})[/]" if note else "")
-                      + speed)
+                      + speed + stored)
 
     # -- selection ---------------------------------------------------------------------------
     def _cursor_model(self) -> str | None:

@@ -1,5 +1,6 @@
-"""How fast each model embedded, as the dashboard shows it: one line per model from the runs
-table (`store.tables.telemetry.perf_summary`, the numbers `status --perf` prints)."""
+"""What the dashboard says of each model's runs: how fast it embedded, one line per model from
+the runs table (`store.tables.telemetry.perf_summary`, the numbers `status --perf` prints), and
+the bytes it holds in the store (`store.sizes`, the numbers `status` ends with)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,18 @@ def perf_lines(paths: StorePaths) -> dict[str, str]:
         splits = f"{r['splits']} split{'s' if r['splits'] != 1 else ''}"
         out.setdefault(r["model"], []).append(f"{line} ({splits})")
     return {m: "; ".join(lines) for m, lines in out.items()}
+
+
+def stored_lines(paths: StorePaths, models: list[str]) -> dict[str, str]:
+    """{model: "embeddings 12.0 MiB, results 80.1 KiB, predictions 20.3 KiB"} for each of
+    `models` with bytes in the store (`status`'s per-model figures; reads only)."""
+    from store.embeddings import EmbeddingStore  # lazy: zarr
+    from store.sizes import sizes_line, store_sizes  # lazy: zarr, pyarrow
+
+    sizes, embeddings = store_sizes(paths), EmbeddingStore(paths)
+    out = {}
+    for model in models:
+        at = sizes.of_model(model, embeddings.model_folder(model))
+        if any(at.values()):
+            out[model] = sizes_line(at)
+    return out

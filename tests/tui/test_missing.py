@@ -572,3 +572,24 @@ async def test_the_screen_at_80x24_shows_lists_options_and_status(small_store, m
         models = screen.query_one("#missing-models", DataTable)
         cells = screen.query_one("#missing-cells", DataTable)
         assert models.region.height >= 4 and cells.region.height >= 3
+
+
+async def test_the_detail_says_what_a_model_holds_in_the_store(small_store, make_app, engine):
+    """The highlighted model's "stored here" line: `status`'s figures of its bytes, read in the
+    background; none for a model without bytes (kmer-3 here: no local run)."""
+    from geneb_tui.core.perf import stored_lines
+
+    app = make_app(small_store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_missing(pilot)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.stored == stored_lines(small_store, list(screen.snapshot.catalog))
+        assert "GROVER" in screen.stored and "kmer-3" not in screen.stored
+        table = screen.query_one("#missing-models", DataTable)
+        for model in ("GROVER", "kmer-3"):
+            table.move_cursor(row=screen.candidates.index(model))
+            await pilot.pause()
+            detail = str(screen.query_one("#model-detail", Static).render())
+            assert ("stored here: " + screen.stored.get(model, "") in detail) == (
+                model == "GROVER")

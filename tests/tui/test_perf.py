@@ -28,3 +28,30 @@ def test_perf_lines_sum_the_runs_of_each_model(tmp_path):
         "tiny": "160 seq/s, 3,200 tokens/s on cpu (float32), padding 20.0 %, batch 16 "
                 "(2 splits)",
         "kmer-3": "200 seq/s on cpu (float32), batch 16 (1 split)"}
+
+
+def test_stored_lines_are_each_models_bytes_on_disk(tmp_path):
+    """The detail's "stored here" line: a model's embeddings (every file under its folder),
+    results and predictions files, as `status` counts them; nothing for a model with none."""
+    import os
+
+    from engine.cli import main
+    from geneb_tui.core.perf import stored_lines
+    from store.runnable import format_bytes
+    from store.tables.data_files import RESULTS
+    from store.tables.predictions import PREDICTIONS
+    from store.tables.results import read_state
+
+    store = tmp_path / "store"
+    assert main(["fill", "--suite", "geneb-mini", "--tasks", "mini_promoter_tata", "--models",
+                 "kmer-3", "--regimes", "full", "--store", str(store)]) == 0
+    paths = resolve_store(store)
+    assert stored_lines(paths, ["kmer-3", "kmer-4"]).keys() == {"kmer-3"}
+    on_disk = sum(os.path.getsize(os.path.join(d, f))
+                  for d, _, files in os.walk(paths.embeddings / "kmer-3") for f in files)
+    tables = [sum(f.size for f in read_state(paths, t).files if f.model == "kmer-3")
+              for t in (RESULTS, PREDICTIONS)]
+    assert all(tables) and on_disk > 0
+    assert stored_lines(paths, ["kmer-3"])["kmer-3"] == (
+        f"embeddings {format_bytes(on_disk)}, results {format_bytes(tables[0])}, "
+        f"predictions {format_bytes(tables[1])}")

@@ -103,14 +103,17 @@ def test_empty_store_snapshot(snap_compare, snapshot_store):
 @pytest.fixture
 def fixed_machine(monkeypatch):
     """What the missing-evaluations screen reads from the machine, fixed: 16 GiB of memory, no
-    GPU, every package installed, the hub answering; and a stub engine (no fill runs)."""
-    from geneb_tui.core import fill
+    GPU, every package installed, the hub answering, no "stored here" line (a store's bytes
+    vary with its files' timestamps, and are read in the background); and a stub engine (no
+    fill runs)."""
+    from geneb_tui.core import fill, perf
     from store import runnable
     from store.analyses import recommend
     from store.hf_cache import HubReach
 
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setattr(runnable, "cuda_visible", lambda: False)
+    monkeypatch.setattr(perf, "stored_lines", lambda paths, models: {})
     monkeypatch.setattr(runnable, "package_installed", lambda package: True)
     monkeypatch.setattr(runnable, "hub_reach", lambda: HubReach(True, "the hub answered"))
     # the Recommend view's answer reads them through its own names
