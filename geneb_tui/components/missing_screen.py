@@ -97,6 +97,7 @@ class MissingScreen(Screen[None]):
         self._ready = False      # the widgets exist (on_mount ran)
         self.perf: dict[str, str] = {}   # model -> its embedding throughput (core.perf)
         self.stored: dict[str, str] = {}  # model -> its bytes in the store (core.perf)
+        self.store_line = ""             # the store's bytes (core.perf)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -149,15 +150,17 @@ class MissingScreen(Screen[None]):
             lines = perf.perf_lines(self.paths)
         except Exception:           # noqa: BLE001 - never worth failing the screen for
             lines = {}
+        suite = self.filters.suite
         try:
-            stored = perf.stored_lines(self.paths, list(self.snapshot.catalog))
+            stored = perf.stored_lines(self.paths, list(self.snapshot.catalog), suite,
+                                       self.snapshot.suite_tasks(suite)["task_id"].to_list())
         except Exception:           # noqa: BLE001 - never worth failing the screen for
-            stored = {}
+            stored = ({}, "")
         self.app.call_from_thread(self._perf_loaded, lines, stored)
 
     @unless_removed
-    def _perf_loaded(self, lines: dict[str, str], stored: dict[str, str]) -> None:
-        self.perf, self.stored = lines, stored
+    def _perf_loaded(self, lines: dict[str, str], stored: tuple[dict[str, str], str]) -> None:
+        self.perf, (self.stored, self.store_line) = lines, stored
         if self._ready and self.is_attached:
             self._update_detail()
 
@@ -325,7 +328,7 @@ class MissingScreen(Screen[None]):
             note = None   # the k-mer baselines' notes say what the needs column says
         speed = (f"\n[dim]embedded here: {escape(self.perf[m])}[/]" if m in self.perf else "")
         stored = (f"\n[dim]stored here: {escape(self.stored[m])}[/]" if m in self.stored
-                  else "")
+                  else "") + (f"\n[dim]{escape(self.store_line)}[/]" if self.store_line else "")
         detail.update(f"{head}: {body}" + (f" [dim]({escape(str(note))})[/]" if note else "")
                       + speed + stored)
 

@@ -5,6 +5,7 @@ the bytes it holds in the store (`store.sizes`, the numbers `status` ends with).
 from __future__ import annotations
 
 from store.paths import StorePaths
+from store.runnable import format_bytes
 from store.tables.telemetry import perf_summary, read_runs
 
 
@@ -28,9 +29,11 @@ def perf_lines(paths: StorePaths) -> dict[str, str]:
     return {m: "; ".join(lines) for m, lines in out.items()}
 
 
-def stored_lines(paths: StorePaths, models: list[str]) -> dict[str, str]:
-    """{model: "embeddings 12.0 MiB, results 80.1 KiB, predictions 20.3 KiB"} for each of
-    `models` with bytes in the store (`status`'s per-model figures; reads only)."""
+def stored_lines(paths: StorePaths, models: list[str], suite: str,
+                 tasks: list[str]) -> tuple[dict[str, str], str]:
+    """({model: "embeddings 12.0 MiB, results 80.1 KiB, predictions 20.3 KiB"} for each of
+    `models` with bytes in the store; the store's line: its totals and the embeddings of
+    `suite`'s `tasks`), `status`'s figures (reads only); the line is empty for an empty store."""
     from store.embeddings import EmbeddingStore  # lazy: zarr
     from store.sizes import sizes_line, store_sizes  # lazy: zarr, pyarrow
 
@@ -40,4 +43,6 @@ def stored_lines(paths: StorePaths, models: list[str]) -> dict[str, str]:
         at = sizes.of_model(model, embeddings.model_folder(model))
         if any(at.values()):
             out[model] = sizes_line(at)
-    return out
+    line = (f"the store: {sizes_line(sizes.total)}; {suite}'s embeddings "
+            f"{format_bytes(sizes.task_embeddings(tasks))}" if any(sizes.total.values()) else "")
+    return out, line

@@ -584,7 +584,10 @@ async def test_the_detail_says_what_a_model_holds_in_the_store(small_store, make
         screen = await open_missing(pilot)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert screen.stored == stored_lines(small_store, list(screen.snapshot.catalog))
+        tasks = screen.snapshot.suite_tasks("geneb-v1")["task_id"].to_list()
+        assert (screen.stored, screen.store_line) == stored_lines(
+            small_store, list(screen.snapshot.catalog), "geneb-v1", tasks)
+        assert screen.store_line.startswith("the store: embeddings 0 B, results ")
         assert "GROVER" in screen.stored and "kmer-3" not in screen.stored
         table = screen.query_one("#missing-models", DataTable)
         for model in ("GROVER", "kmer-3"):
@@ -593,3 +596,4 @@ async def test_the_detail_says_what_a_model_holds_in_the_store(small_store, make
             detail = str(screen.query_one("#model-detail", Static).render())
             assert ("stored here: " + screen.stored.get(model, "") in detail) == (
                 model == "GROVER")
+            assert screen.store_line in detail

@@ -32,7 +32,8 @@ def test_perf_lines_sum_the_runs_of_each_model(tmp_path):
 
 def test_stored_lines_are_each_models_bytes_on_disk(tmp_path):
     """The detail's "stored here" line: a model's embeddings (every file under its folder),
-    results and predictions files, as `status` counts them; nothing for a model with none."""
+    results and predictions files, as `status` counts them, nothing for a model with none; the
+    store's line: the totals and the embeddings of the suite's tasks."""
     import os
 
     from engine.cli import main
@@ -46,12 +47,17 @@ def test_stored_lines_are_each_models_bytes_on_disk(tmp_path):
     assert main(["fill", "--suite", "geneb-mini", "--tasks", "mini_promoter_tata", "--models",
                  "kmer-3", "--regimes", "full", "--store", str(store)]) == 0
     paths = resolve_store(store)
-    assert stored_lines(paths, ["kmer-3", "kmer-4"]).keys() == {"kmer-3"}
+    lines, line = stored_lines(paths, ["kmer-3", "kmer-4"], "geneb-mini",
+                               ["mini_promoter_tata", "mini_methyl_cpg"])
+    assert lines.keys() == {"kmer-3"}
     on_disk = sum(os.path.getsize(os.path.join(d, f))
                   for d, _, files in os.walk(paths.embeddings / "kmer-3") for f in files)
     tables = [sum(f.size for f in read_state(paths, t).files if f.model == "kmer-3")
               for t in (RESULTS, PREDICTIONS)]
     assert all(tables) and on_disk > 0
-    assert stored_lines(paths, ["kmer-3"])["kmer-3"] == (
-        f"embeddings {format_bytes(on_disk)}, results {format_bytes(tables[0])}, "
-        f"predictions {format_bytes(tables[1])}")
+    model_line = (f"embeddings {format_bytes(on_disk)}, results {format_bytes(tables[0])}, "
+                  f"predictions {format_bytes(tables[1])}")
+    assert lines["kmer-3"] == model_line           # one model: the store's totals are its own
+    assert line == f"the store: {model_line}; geneb-mini's embeddings {format_bytes(on_disk)}"
+    assert stored_lines(paths, ["kmer-3"], "geneb-mini", ["mini_methyl_cpg"])[1].endswith(
+        "geneb-mini's embeddings 0 B")

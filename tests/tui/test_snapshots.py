@@ -113,7 +113,7 @@ def fixed_machine(monkeypatch):
 
     monkeypatch.setattr(runnable, "device_memory", lambda device: 16 * runnable.GIB)
     monkeypatch.setattr(runnable, "cuda_visible", lambda: False)
-    monkeypatch.setattr(perf, "stored_lines", lambda paths, models: {})
+    monkeypatch.setattr(perf, "stored_lines", lambda *args: ({}, ""))
     monkeypatch.setattr(runnable, "package_installed", lambda package: True)
     monkeypatch.setattr(runnable, "hub_reach", lambda: HubReach(True, "the hub answered"))
     # the Recommend view's answer reads them through its own names
