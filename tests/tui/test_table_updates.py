@@ -70,7 +70,10 @@ async def test_a_selection_seen_before_is_shown_from_the_views_built(official_st
         assert cells(app.query_one(ResultsTable)) == fresh_cells(app)
         tables = [v for k, v in content_cache.cache_of(app.snapshot)._done.items()
                   if k[0] == "table"]
-        assert tables and all(v is app.view for v in tables)
+        # the view shown is the new snapshot's; any other table there is one the pause
+        # precomputed (other filters: on a loaded machine the pause can come before this line)
+        assert any(v is app.view for v in tables)
+        assert all(v is app.view or v.filters != app.view.filters for v in tables)
 
 
 async def test_a_key_one_step_away_shows_the_table_built_in_the_pause(official_store,
