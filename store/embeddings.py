@@ -126,7 +126,7 @@ def _dtype(attrs: dict) -> np.dtype:
     return STORED[name]
 
 
-def _storage(expect: dict) -> str | None:
+def storage_of(expect: dict) -> str | None:
     """The storage precision a split's folder name carries (`split_suffix`): float16 or
     bfloat16 (`store.vocab.variant.STORAGES`), else none."""
     dtype = expect.get("dtype")
@@ -457,7 +457,7 @@ class EmbeddingStore:
         says; else None."""
         path = self.split_path(model, task, split, expect.get("compute_precision"),
                                expect.get("recipe_preset"), expect.get("context_policy"),
-                               _storage(expect))
+                               storage_of(expect))
         try:
             group = _open_group(path)
             if not _same(group.attrs.asdict(), expect):
@@ -478,7 +478,7 @@ class EmbeddingStore:
         if expect is not None:
             precision, preset = expect.get("compute_precision"), expect.get("recipe_preset")
             context = expect.get("context_policy")
-            storage = _storage(expect)
+            storage = storage_of(expect)
         try:
             attrs = _open_group(self.split_path(model, task, split, precision,
                                                 preset, context, storage)).attrs.asdict()
@@ -495,7 +495,7 @@ class EmbeddingStore:
         The caller holds the (model, task) lock."""
         final = self.split_path(model, task, split, expect.get("compute_precision"),
                                 expect.get("recipe_preset"), expect.get("context_policy"),
-                                _storage(expect))
+                                storage_of(expect))
         final.parent.mkdir(parents=True, exist_ok=True)
         for folder in (self.root, final.parent.parent, final.parent):
             _browsable(folder)

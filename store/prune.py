@@ -31,8 +31,9 @@ from datetime import UTC, datetime
 from functools import cache, partial
 
 from store.atomic import fsync_dir, temp_path
+from store.cells import storage_text
 from store.embedding_imports import read_import
-from store.embeddings import EmbeddingStore
+from store.embeddings import EmbeddingStore, storage_of
 from store.failpoints import reach
 from store.locks import StoreSession, pair_lock, try_acquire
 from store.paths import StorePaths
@@ -50,6 +51,7 @@ from store.vocab.protocol import (
     seed_counts,
 )
 from store.vocab.sources import LOCAL
+from store.vocab.variant import STORED_FLOAT32, storage_value
 
 
 @dataclass(frozen=True)
@@ -134,10 +136,10 @@ def prunable(paths: StorePaths, policy: Policy = Policy()) -> list[Pruned]:
         if (attrs.get("complete") is not True or task is None or not isinstance(model, str)
                 or store.model_folder(model) != entry.model_dir or imported(model)):
             continue
-        storage = attrs.get("dtype") or "float32"
         key = (model, task, attrs.get("data_hash"), attrs.get("model_revision") or "",
                attrs.get("compute_precision") or "", attrs.get("recipe_preset") or "",
-               attrs.get("context_policy") or "", "" if storage == "float32" else storage)
+               attrs.get("context_policy") or "",
+               storage_text(storage_value(storage_of(attrs) or STORED_FLOAT32)))
         written = datetime.fromtimestamp((entry.path / "zarr.json").stat().st_mtime, UTC)
         if key not in done or not _chosen(policy, model, task, attrs, current, written):
             continue
