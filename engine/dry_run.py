@@ -12,7 +12,10 @@ What a model is given of each sequence is the run's context policy's (`fill --co
 `--context-length`; windows: each window a piece of its own) and then the model's limit
 (`ModelMeta.token_limit`, at the tokens per nucleotide below): the sequences, nucleotides and
 tokens to embed are those (`Reach`), and each model's line names the longest sequence, the
-tokens of the longest piece it is given and the tokens of a batch of such pieces.
+tokens of the longest piece it is given and the tokens of a batch of such pieces. Its memory
+line adds the weights and the activations of the largest batch the run will make
+(`engine.memory`: an estimate, its formula in `store.memory`) and whether they fit the device (a
+warning where they do not; a run is never refused on an estimate).
 
 Tasks whose data is not here (geneb-v1 before `geneb-engine data download`) are sized without
 it (`store.task_sizes`: the store's recorded profile, else geneb-v1's test rows derived from the
@@ -70,6 +73,7 @@ from engine.encoders.context import pieces
 from engine.encoders.hub import local_checkpoint
 from engine.encoders.pins import trusted_commits
 from engine.fill import Event, FillOptions, validate_tasks
+from engine.memory import estimate, fit_of
 from engine.pairs import embeddings_identity, refuse_headless
 from engine.planner import PairWork, plan
 from engine.probes import PROBE_THREADS, probe_rows
@@ -80,6 +84,7 @@ from store.catalog import ModelMeta, TaskMeta, TaskProfile, params_text
 from store.db import query
 from store.devices import DeviceProfile, profile_of
 from store.embeddings import EmbeddingStore
+from store.memory import MemoryEstimate
 from store.paths import StorePaths
 from store.tables.catalogs import known_tasks
 from store.tables.telemetry import perf_summary, read_runs
@@ -209,6 +214,9 @@ class ModelPlan:
     probes: tuple[ProbeEstimate, ...]
     jobs: int
     reach: Reach | None = None     # the lengths given (None: nothing to embed)
+    memory: MemoryEstimate | None = None   # weights + the largest batch's activations
+    memory_fit: str = ""           # whether they fit the device, in words (`memory_fit`)
+    memory_warning: str = ""       # where they do not (an estimate: never a refusal)
 
     @property
     def probe_seconds(self) -> float:
@@ -455,9 +463,13 @@ def _model_plan(paths: StorePaths, model: ModelMeta, work: list[PairWork], count
     embedding, tokens = _embedding(model, options, sequences, nucleotides, measured,
                                    calibration, rate)
     probes = _probes(model.model_id, work, counts, measured, calibration, options)
+    dtype = options.encoder.dtype
+    memory = estimate(paths, model, reach.longest_tokens, reach.batch_rows, device, dtype,
+                      options.encoder.max_batch_tokens) if reach is not None else None
+    fit, warning = fit_of(memory, device, dtype) if memory is not None else ("", "")
     return ModelPlan(model.model_id, device, len(work), sum(w.cells for w in work),
                      len(to_embed), 2 * len(work) - len(to_embed), sequences, nucleotides,
-                     tokens, embedding, probes, jobs, reach)
+                     tokens, embedding, probes, jobs, reach, memory, fit, warning)
 
 
 def _machine_rate(model: ModelMeta, options: FillOptions, device: str) -> Rate:

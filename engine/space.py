@@ -9,7 +9,7 @@ rows, labels, done flags and metadata). The width, best basis first:
 1. its stored splits' recorded width (`store.sizes.stored_width`);
 2. a weight-free encoder's own (the k-mer spectra: 4**k);
 3. the `config.json` of its checkpoint at hand (a folder, or a cached hub snapshot:
-   `hidden_size`, `d_model`, `n_embd`, `hidden_dim`, `dim`), read, never downloaded;
+   `store.memory.WIDTH_KEYS`: `hidden_size`, `d_model`, ...), read, never downloaded;
 4. else `ASSUMED_WIDTH` (1,024), said so.
 
 Results and predictions are left out of the estimate: a pair's rows are a few kilobytes.
@@ -34,6 +34,7 @@ from engine.encoders.hub import local_checkpoint
 from engine.planner import PairWork
 from store.catalog import ModelMeta
 from store.embeddings import STORED, EmbeddingStore
+from store.memory import WIDTH_KEYS, config_value
 from store.paths import StorePaths
 from store.runnable import format_bytes
 from store.sizes import free_space, split_bytes, stored_width
@@ -41,7 +42,6 @@ from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 
 ASSUMED_WIDTH = 1024         # the width of a model no record tells (said where used)
-_CONFIG_WIDTHS = ("hidden_size", "d_model", "n_embd", "hidden_dim", "dim")
 OVERRIDE = "--ignore-free-space"
 
 
@@ -100,17 +100,23 @@ def model_width(paths: StorePaths, model: ModelMeta) -> tuple[int, str]:
                 return int(width), "the encoder's own"
         except GenebError:
             pass
-    source = model.path or model.hub_id
-    folder = local_checkpoint(source, model.revision) if kind.source and source else None
-    if folder is not None:
-        try:
-            config = json.loads((folder / "config.json").read_bytes())
-            for key in _CONFIG_WIDTHS:
-                if isinstance(config.get(key), int) and config[key] > 0:
-                    return config[key], f"its checkpoint's config.json ({key})"
-        except (OSError, ValueError, AttributeError):
-            pass
+    if (found := config_value(checkpoint_config(model) or {}, WIDTH_KEYS)) is not None:
+        return found[0], f"its checkpoint's config.json ({found[1]})"
     return ASSUMED_WIDTH, f"assumed ({ASSUMED_WIDTH:,}: no stored embeddings or config tell it)"
+
+
+def checkpoint_config(model: ModelMeta) -> dict | None:
+    """The `config.json` of the model's checkpoint at hand (a folder, or a whole cached hub
+    snapshot), read, never downloaded; None where there is none or it is not a JSON object."""
+    source = model.path or model.hub_id
+    if not (KINDS[model.encoder].source and source):
+        return None
+    folder = local_checkpoint(source, model.revision)
+    try:
+        config = json.loads((folder / "config.json").read_bytes()) if folder else None
+    except (OSError, ValueError):
+        return None
+    return config if isinstance(config, dict) else None
 
 
 def space_needed(paths: StorePaths, work: list[PairWork], rows: Mapping[tuple[str, str], int],

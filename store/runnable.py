@@ -39,7 +39,9 @@ told whether the hub answers (no recent answer recorded), it is offered with the
 Memory: the weights of a model at a `fill --dtype` need `weight_bytes` (the bytes per
 parameter of `store.vocab.encoder_kinds.WEIGHT_BYTES`: 4 for float32 and auto, whose autocast on
 CUDA does not shrink the float32 weights; 2 for bfloat16 and float16, cast); a model whose
-weights alone exceed the device's memory is offered with a warning.
+weights alone exceed the device's memory is offered with a warning. The catalog knows no
+sequence lengths, so this answer counts the weights only; `fill --dry-run` adds the activations
+of the run's largest batch (`store.memory`) and asks `memory_fit` the same question.
 """
 
 from __future__ import annotations
@@ -341,7 +343,7 @@ def _trust(entry: _Entry, kind: EncoderKind) -> _Trust:
 
 
 @dataclass(frozen=True)
-class _Fit:
+class Fit:
     """The bytes of a model's weights at a dtype (None: weight-free, unknown) and what is said
     of them: a need where they fit the device's memory, else a warning."""
 
@@ -350,13 +352,24 @@ class _Fit:
     warning: str = ""
 
 
-def _memory_fit(entry: _Entry, device: str, memory: int | None, dtype: str) -> _Fit:
+def _memory_fit(entry: _Entry, device: str, memory: int | None, dtype: str) -> Fit:
     """Whether the weights at `dtype` fit the device's `memory` (None: not known)."""
-    weights = weight_bytes(entry.params, dtype)
-    held = PRECISION_SHOWN[dtype]
-    if weights is None:
-        return _Fit()
-    if memory is not None and weights > memory:
-        return _Fit(weights, warning=f"⚠ needs ≈{format_bytes(weights)} ({held} weights), the "
-                                     f"{resolved_device(device)} has {format_bytes(memory)}")
-    return _Fit(weights, need=f"≈{format_bytes(weights)} {held}")
+    return memory_fit(weight_bytes(entry.params, dtype), None, device, memory, dtype)
+
+
+def memory_fit(weights: int | None, activations: int | None, device: str, memory: int | None,
+               dtype: str) -> Fit:
+    """Whether a model's weights at `dtype`, and the activations of its largest batch where
+    they are estimated (`store.memory`: `fill --dry-run`, which knows the sequence lengths),
+    fit the device's `memory` (None: not known): a need where they do, else a warning (an
+    estimate never refuses a run)."""
+    if weights is None and not activations:
+        return Fit()
+    precision = PRECISION_SHOWN[dtype]
+    held = f"{precision} weights + activations" if activations else f"{precision} weights"
+    need = (weights or 0) + (activations or 0)
+    if memory is not None and need > memory:
+        return Fit(weights, warning=f"⚠ needs ≈{format_bytes(need)} ({held}), the "
+                                    f"{resolved_device(device)} has {format_bytes(memory)}")
+    return Fit(weights, need=f"≈{format_bytes(need)} "
+                             + (held if activations else precision))

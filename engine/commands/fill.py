@@ -44,7 +44,7 @@ from engine.registry import PATH_MODEL_ID
 from store.catalog import ModelMeta, TaskMeta
 from store.devices import DeviceProfile, device_profile, device_profiles
 from store.paths import StorePaths
-from store.runnable import format_bytes
+from store.runnable import PRECISION_SHOWN, format_bytes
 from store.vocab.context import parse_context
 from store.vocab.encoder_kinds import DTYPES, KINDS
 from store.vocab.errors import GenebError
@@ -578,6 +578,14 @@ def _show_dry_run(request: FillRequest, found: DryRun) -> None:
         if m.reach is not None:
             console.print(f"  {escape(m.model)} lengths: {escape(m.reach.line())}",
                           highlight=False)
+        if m.memory is not None:
+            held = PRECISION_SHOWN[request.options.encoder.dtype]
+            fit = f"; {m.memory_fit}" if m.memory_fit else ""
+            console.print(f"  {escape(m.model)} memory: "
+                          f"{escape(m.memory.line(held, format_bytes) + fit)}", highlight=False)
+        if m.memory_warning:
+            err_console.print(f"[yellow]warning:[/] {escape(m.model)}: "
+                              f"{escape(m.memory_warning)} (an estimate: the run is not refused)")
         for p in m.probes:
             console.print(f"  {escape(m.model)} probes {escape(p.protocol)} {p.regime} "
                           f"({p.cells} cells, {p.examples:,} training examples): "
