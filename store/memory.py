@@ -85,7 +85,7 @@ class Shape:
         heads = config_value(config, HEAD_KEYS)
         said = [f"width {width:,} ({width_basis})",
                 f"FFN {ffn[0]:,} ({ffn[1]})" if ffn else f"FFN {FFN_ASSUMED} x width assumed"]
-        if scaling != LINEAR:
+        if scaling == QUADRATIC:           # heads enter only where scores are held
             said.append(f"{heads[0]} heads ({heads[1]})" if heads else
                         f"heads width / {HEAD_WIDTH_ASSUMED} assumed")
         return cls(width, ffn[0] if ffn else FFN_ASSUMED * width,

@@ -42,7 +42,7 @@ def suite(tmp_path_factory):
     store.mkdir()
     (store / "models.toml").write_text(
         f'[[model]]\nmodel_id = "long-model"\nhub_id = "org/long-model"\nparams = {PARAMS}\n'
-        f'context = {LIMIT}\nbatch_size = 2\n')
+        f'context = {LIMIT}\nbatch_size = 2\narchitecture_family = "Transformer encoder"\n')
     return {"suite": folder, "store": store}
 
 
@@ -54,6 +54,15 @@ def plan_of(capsys, monkeypatch, tmp_path, suite, task, *extra) -> dict:
                  "--device-profile", "h100", "--dry-run", "--json", *extra]) == 0
     [model] = json.loads(capsys.readouterr().out)["models"]
     return model
+
+
+def dry_run_text(capsys, monkeypatch, tmp_path, suite) -> str:
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))
+    capsys.readouterr()
+    assert main(["fill", "--store", str(suite["store"]), "--suite", str(suite["suite"]),
+                 "--tasks", "long_task", "--models", "long-model", "--regimes", "full",
+                 "--device-profile", "h100", "--dry-run"]) == 0
+    return " ".join(capsys.readouterr().out.split())
 
 
 def test_pieces_are_the_windows_the_encoder_tiles():
@@ -90,12 +99,25 @@ def test_the_estimate_grows_with_the_lengths_up_to_the_limit_and_with_windows(
 
 def test_the_dry_run_line_names_the_longest_sequence_and_the_batch(suite, capsys, monkeypatch,
                                                                    tmp_path):
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))
-    capsys.readouterr()
-    assert main(["fill", "--store", str(suite["store"]), "--suite", str(suite["suite"]),
-                 "--tasks", "long_task", "--models", "long-model", "--regimes", "full",
-                 "--device-profile", "h100", "--dry-run"]) == 0
-    out = " ".join(capsys.readouterr().out.split())
+    out = dry_run_text(capsys, monkeypatch, tmp_path, suite)
     assert ("long-model lengths: longest sequence 8,000 nt, given as ~6,000 tokens (its limit "
             f"6,000 tokens); {ROWS} sequences, {ROWS * LIMIT:,} nt given; a batch of 2: "
             "~12,000 tokens") in out
+
+
+def test_the_memory_estimate_knows_the_lengths(suite, capsys, monkeypatch, tmp_path):
+    """Weights plus the activations of the largest batch: the entry's 2 rows of the longest
+    piece (6,000 tokens at its limit, 1,000 at --context-length 1000), 16-bit on the profile's
+    GPU, the width assumed (a hub model never fetched: 1,024, FFN 4 x 1,024), sdpa attention
+    (no scores held): max(4H, 2H + 3F) = 14 H with H = rows x tokens x 1,024 x 2 bytes."""
+    full = plan_of(capsys, monkeypatch, tmp_path, suite, "long_task")["memory"]
+    cut = plan_of(capsys, monkeypatch, tmp_path, suite, "long_task", "--context-length",
+                  "1000")["memory"]
+    for memory, tokens in ((full, LIMIT), (cut, 1_000)):
+        assert (memory["rows"], memory["tokens"]) == (2, tokens)
+        assert memory["weights"] == 4 * PARAMS                   # fp32 weights (--dtype auto)
+        assert memory["activations"] == 14 * 2 * tokens * 1_024 * 2
+    out = dry_run_text(capsys, monkeypatch, tmp_path, suite)
+    assert ("long-model memory: ≈332 MiB: 4 MiB weights (fp32) + 328 MiB activations of a "
+            "batch of 2 x 6,000 tokens (the batch size told; sdpa/flash attention") in out
+    assert "the h100's memory is not known here: not compared" in out
