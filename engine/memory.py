@@ -22,6 +22,7 @@ estimate.
 
 from __future__ import annotations
 
+from engine.space import checkpoint_config, model_width
 from store.catalog import ModelMeta
 from store.memory import (
     DECODER_FAMILIES,
@@ -60,7 +61,7 @@ def batch_rows(model: ModelMeta, told: int | None, tokens: int, device: str,
     if model.encoder != "hf":
         return (told, "the batch size told") if told else (1, "one row: no batch size told")
     from engine.encoders.batching import BATCH_TOKENS  # lazy: torch
-    from engine.encoders.hf import HFEncoder
+    from engine.encoders.hf import HFEncoder  # lazy: numpy, torch
 
     rows = told or HFEncoder.default_batch_size
     budget = max_batch_tokens or BATCH_TOKENS["cpu" if device == "cpu" else "cuda"]
@@ -74,8 +75,6 @@ def estimate(paths: StorePaths, model: ModelMeta, tokens: int, told_rows: int | 
     """The weights and activations of the model's largest batch, its longest piece `tokens`
     long, on `device` (cpu, cuda or a device profile's name) at `fill --dtype`; None where it
     is not estimated (see the module)."""
-    from engine.space import checkpoint_config, model_width  # lazy: engine.encoders
-
     kind = KINDS[model.encoder]
     if not kind.source or not tokens:
         return None

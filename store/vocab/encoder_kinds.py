@@ -148,7 +148,9 @@ def what_to_do(kind: EncoderKind) -> str:
     """What a user can do with a model of a kind this engine cannot run (`unavailable`): the
     one wording of `fill`, `models` and the dashboard."""
     if kind.unavailable == UNPUBLISHED:
-        return "add a registry entry with 'path' pointing at a local checkpoint to run it"
+        return ("add a registry entry with 'path' pointing at a local checkpoint in Hugging Face "
+                "format, or one with encoder = \"official-extractor\" and the extractor that "
+                "loads it, to run it")
     return ("run its official extractor through this engine (a registry entry with encoder = "
             "\"official-extractor\" and extractor = \"<file>.py:<Class>\"; docs: Evaluate a "
             "model, Run an extractor written for the official harness), or import its official "

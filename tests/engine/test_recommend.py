@@ -425,8 +425,10 @@ def test_why_a_pick_does_not_run_here_is_in_the_text_too(official_store, capsys,
         assert (p["runs_here"] is False) == bool(said) == any(
             p["model"] in line.split(" do")[0].split(", ") for line in said), p
     assert ("JanusDNA_72_w, JanusDNA_72_wo do not run here: weights not published on the Hugging "
-            "Face hub (weights in the JanusDNA repository; padded to 1,024); add a registry "
-            "entry") in " ".join(out)
+            "Face hub (weights on Harvard Dataverse and code in the JanusDNA GitHub repository, "
+            "not in Hugging Face format: run it with the GENEB harness extractor (encoder = "
+            "\"official-extractor\"); pretrained at 1,024 tokens, padded to 1,024); add a "
+            "registry entry") in " ".join(out)
 
 
 def test_every_reason_a_model_cannot_run_keeps_its_parentheses_whole(official_store):
@@ -444,7 +446,9 @@ def test_every_reason_a_model_cannot_run_keeps_its_parentheses_whole(official_st
             assert text.count("(") == text.count(")"), (m, text)
         assert r.why.startswith(r.reason) and "; add a registry entry" not in r.reason, m
     assert cannot["JanusDNA_72_w"].reason == (
-        "weights not published on the Hugging Face hub (weights in the JanusDNA repository; "
+        "weights not published on the Hugging Face hub (weights on Harvard Dataverse and code in "
+        "the JanusDNA GitHub repository, not in Hugging Face format: run it with the GENEB "
+        "harness extractor (encoder = \"official-extractor\"); pretrained at 1,024 tokens, "
         "padded to 1,024)")
     a = answer("--store", str(official_store.root), "--category", "Chromatin Acc.",
                "--regime", "1shot", "--runnable-here", "--resamples", "200")
