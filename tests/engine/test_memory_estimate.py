@@ -139,3 +139,22 @@ def test_the_device_check_counts_the_activations():
                             "16 GiB")
     assert memory_fit(10 * gib, 8 * gib, "cuda", None, "auto").need == (
         "≈18 GiB fp32 weights + activations")                        # not known: never a warning
+
+
+def test_janusdna_is_at_its_documented_length_and_says_how_to_run_it():
+    """The catalog's JanusDNA models were pretrained at 1,024 tokens (the repository's 72-dim
+    pretraining scripts): the documented context and GENEB's cap agree, and asking for one
+    names where its weights and code are and the extractor route, not only a hub folder."""
+    from engine.encoders import kind_of
+    from store.catalog import load_models
+    from store.vocab.errors import GenebError
+
+    models = load_models()
+    for name in ("JanusDNA_72_w", "JanusDNA_72_wo"):
+        meta = models[name]
+        assert (meta.context, meta.max_tokens, meta.token_limit) == (1_024, 1_024, 1_024)
+        with pytest.raises(GenebError) as err:
+            kind_of(meta)
+        said = str(err.value)
+        assert "Harvard Dataverse" in said and 'encoder = "official-extractor"' in said
+        assert said.count('"official-extractor"') == 2        # the note and the fix
