@@ -89,8 +89,11 @@ def register(sub, common) -> None:
                    help="the files' format: lrb (the Long-Range Benchmark's element CSVs, "
                         "e.g. regulatory_elements/promoter_dataset.csv), dnalongbench (its "
                         "enhancer-target gene TSV)")
-    r.add_argument("--kind", choices=("classification", "regression"),
-                   default="classification", help="the tasks' kind (default classification)")
+    r.add_argument("--kind", choices=("classification", "regression", "tracks"),
+                   default="classification",
+                   help="the tasks' kind (default classification); tracks: the Long-Range "
+                        "Benchmark's bulk RNA expression folder (TASK=bulk_rna_expression/ "
+                        "or hub:bulk_rna_expression), one target per tissue")
     _suite_args(r, "that file of the Long-Range Benchmark's Hugging Face dataset at its pinned "
                 "revision (lrb)", "take this many bases centred on each interval (the "
                 "Long-Range Benchmark's sequence_length; default: the interval as given)")
@@ -310,14 +313,19 @@ def long_range(args) -> int:
     """Read each TASK=FILE of `--format` (`engine.interval_sets`) and write the tasks as one
     folder suite of tasks given by genome intervals into `-o`: every file's problems in one
     message, nothing written before all are read."""
+    kind = TaskKind(args.kind)
+    if kind is TaskKind.TRACKS and args.window is None:
+        raise GenebError("--kind tracks: each gene's sequence is a window centred on its TSS; "
+                         "give its width with --window (the Long-Range Benchmark's "
+                         "sequence_length, 100000 by default there)")
     out, given = _suite_output(args, LONG_RANGE_GENERATOR,
                                "promoter=hub:regulatory_elements/promoter_dataset.csv")
-    kind = TaskKind(args.kind)
     read = _read_each(given, lambda file: read_long_range(file, args.format, kind,
                                                           bool(args.test_chroms)))
     files = suite_files({t: r.rows for t, r in read.items()}, args.window,
                         tuple(args.test_chroms or ()) or None,
-                        {t: _source(args.format, f) for t, f in given.items()}, kind)
+                        {t: _source(args.format, f) for t, f in given.items()}, kind,
+                        columns=next(iter(read.values())).columns)
     write_output(out, files, last="manifest.csv")
     n = sum(len(r.rows) for r in read.values())
     left = {f"{t}: {', '.join(f'{c} {why}' for why, c in r.left_out.items())}"

@@ -9,6 +9,10 @@ scikit-learn or scipy at scoring time; the tests hold them equal to those librar
 - `auprc`: the average precision, sum over thresholds of (R_n - R_{n-1}) P_n
   (sklearn.metrics.average_precision_score).
 
+A tracks task's metrics (`tracks_scores`) are these three computed per target (a column of
+the targets) and averaged over the targets whose value is defined (a target constant in the
+test split has no Pearson r and is left out of the mean; NaN where no target has one).
+
 A value that is not defined (constant predictions have no correlation) is NaN, which the store
 keeps as NULL (`store.tables.schema`).
 """
@@ -47,6 +51,18 @@ def regression_scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float
     """The regression kind's metrics (`store.vocab.kinds.METRICS_OF`)."""
     return {"pearson": pearson(y_true, y_pred), "spearman": spearman(y_true, y_pred),
             "r2": r2(y_true, y_pred)}
+
+
+def tracks_scores(Y_true: np.ndarray, Y_pred: np.ndarray) -> dict[str, float]:
+    """The tracks kind's metrics: each regression metric per target (column), averaged over the
+    targets where it is defined."""
+    per_target = [regression_scores(Y_true[:, j], Y_pred[:, j]) for j in range(Y_true.shape[1])]
+    out = {}
+    for metric in ("pearson", "spearman", "r2"):
+        values = np.array([s[metric] for s in per_target])
+        defined = values[~np.isnan(values)]
+        out[metric] = float(defined.mean()) if defined.size else float("nan")
+    return out
 
 
 def auroc(y_true: np.ndarray, score: np.ndarray) -> float:

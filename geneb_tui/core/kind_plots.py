@@ -58,6 +58,9 @@ def drill_plot(paths: StorePaths, kind: str, protocol_hash: str, model: str, tas
     (the local run's first seed: a full fit is one fit for every seed), or a `DrillPlot`
     whose note says why there is none."""
     name = label or model
+    if TaskKind(kind) is TaskKind.TRACKS:
+        return DrillPlot(kind, name, note=f"{name}: a tracks task's test values (one per "
+                                          "target) are not stored, so there is no plot")
     rows = read_values(paths, model=model, task=task, protocol_hash=protocol_hash)
     rows = rows.filter((rows["regime"] == regime) & (rows["source"] == LOCAL))
     if rows.is_empty():
