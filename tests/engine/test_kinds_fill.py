@@ -229,8 +229,8 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     store = tmp_path / "store"
     at = ("--store", str(store), "--suite", "geneb-kinds")
     refused(capsys, store, "audit", *at, names=(
-        "audit takes classification tasks only; suite geneb-kinds has regression or variant "
-        "tasks: kinds_expression_ap1 (regression)",))
+        "audit takes classification tasks only; suite geneb-kinds has tasks of other kinds: "
+        "kinds_expression_ap1 (regression)",))
     folder = tmp_path / "emb" / "kinds_gata_loss"
     folder.mkdir(parents=True)
     for split in ("train", "test"):
@@ -274,7 +274,8 @@ def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path,
                            "--models", "kmer-3", "--dry-run")
     assert rc == 0 and not store.exists(), err
     assert ("4 tasks × 1 models × 3 regimes, 4 of the tasks regression, tracks or variant ones "
-            "(their kinds' protocols): 14 cells; 0 in the store, 14 to compute") in " ".join(out.split())
+            "(their kinds' protocols): 14 cells; 0 in the store, 14 to compute"
+            ) in " ".join(out.split())
     assert "variant-cosine-v1 zeroshot (2 cells, 0 training examples)" in out
     assert "ridge-v1 full (2 cells, 1,200 training examples)" in out    # one fit, 600 rows
 

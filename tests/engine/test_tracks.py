@@ -1,0 +1,235 @@
+"""The tracks kind (several real-valued targets a row): ridge-tracks-v1's fit with one output
+per target equals scikit-learn's `Ridge` with several outputs and its metrics are the means of
+the per-target ones (scipy, scikit-learn); a tracks file's targets and every problem of one;
+the Long-Range Benchmark's bulk RNA expression folder, written here in its format, through
+`data long-range --kind tracks` and `fill` (kmer-3) into the results, the scores equal to those
+libraries' on the stored embeddings."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import pearsonr, spearmanr
+from sklearn.linear_model import Ridge
+from sklearn.metrics import r2_score
+
+from engine.probes.kinds import ridge_fit, ridge_predict
+from engine.probes.scores import tracks_scores
+from engine.suites import flat_dir_suite
+from engine.task_kinds import read_kind_csv
+from store.audit.sequences import reverse_complement
+from store.db import Snapshot
+from store.embeddings import EmbeddingStore
+from store.paths import resolve_store
+from store.tables.predictions import read_values
+from store.vocab.errors import GenebError
+from store.vocab.kinds import TaskKind
+from store.vocab.protocol import RIDGE_TRACKS_V1, RIDGE_V1
+from tests.engine.in_process import outputs, refused
+from tests.engine.test_genome_variants import write_fasta
+from tests.engine.test_task_kinds import write
+
+TISSUES = ("Adipose - Subcutaneous", "Liver", "Lung")
+
+
+def test_a_hand_computed_fit_with_two_outputs():
+    # x centred [-1, 0, 1], Sxx = 2; coef = Sxy / (Sxx + alpha), alpha = 1
+    # y1 = 1, 2, 3: Sxy 2, coef 2/3, intercept 2 - 2/3; y2 = 2, 2, 5: Sxy 3, coef 1, intercept 2
+    coef, intercept = ridge_fit(np.array([[0.0], [1.0], [2.0]]),
+                                np.array([[1.0, 2.0], [2.0, 2.0], [3.0, 5.0]]), 1.0)
+    assert coef == pytest.approx(np.array([[2 / 3, 1.0]]), abs=1e-12)
+    assert intercept == pytest.approx(np.array([4 / 3, 2.0]), abs=1e-12)
+
+
+@pytest.mark.parametrize("n, d", [(40, 6), (12, 30)])    # primal and dual forms
+def test_the_fit_equals_scikit_learns_ridge_with_several_outputs(n, d):
+    rng = np.random.RandomState(n)
+    X = rng.randn(n, d).astype(np.float32)
+    Y = X[:, :3] @ rng.randn(3, 4) + rng.randn(n, 4)
+    coef, intercept = ridge_fit(X, Y, RIDGE_TRACKS_V1.alpha)
+    sk = Ridge(alpha=1.0).fit(X.astype(np.float64), Y)
+    assert coef.T == pytest.approx(sk.coef_, abs=1e-9)
+    assert intercept == pytest.approx(sk.intercept_, abs=1e-9)
+    # each column as ridge-v1 fits it alone
+    for j in range(4):
+        assert ridge_predict(X, Y[:, j], X, 1.0) == pytest.approx(
+            ridge_predict(X, Y, X, 1.0)[:, j], abs=1e-9)
+
+
+def test_the_scores_are_the_means_of_the_per_target_ones():
+    rng = np.random.RandomState(3)
+    Y, P = rng.randn(25, 4), rng.randn(25, 4)
+    P[:, 1] = Y[:, 1] + 0.1 * P[:, 1]
+    got = tracks_scores(Y, P)
+    assert got["pearson"] == pytest.approx(
+        np.mean([pearsonr(Y[:, j], P[:, j]).statistic for j in range(4)]), abs=1e-12)
+    assert got["spearman"] == pytest.approx(
+        np.mean([spearmanr(Y[:, j], P[:, j]).statistic for j in range(4)]), abs=1e-12)
+    assert got["r2"] == pytest.approx(r2_score(Y, P, multioutput="uniform_average"), abs=1e-12)
+    # a target constant in the test split has no Pearson r: the mean is over the others
+    Y[:, 2] = 1.5
+    assert tracks_scores(Y, P)["pearson"] == pytest.approx(
+        np.mean([pearsonr(Y[:, j], P[:, j]).statistic for j in (0, 1, 3)]), abs=1e-12)
+
+
+def test_a_tracks_file_gives_a_matrix_of_targets_and_every_problem_in_one_message(tmp_path):
+    good = write(tmp_path / "t.csv", ("text", "label", "split"),
+                 [("ACGT", "1;2.5;-3", "train"), ("ACGA", "0;1;1e-3", "train"),
+                  ("ACGT", "2;2;2", "test"), ("TTGA", "1;0;4", "test")])
+    data = read_kind_csv(good, "t", TaskKind.TRACKS)
+    assert data.targets.y_train.tolist() == [[1.0, 2.5, -3.0], [0.0, 1.0, 1e-3]]
+    assert data.targets.rows_test.tolist() == [0, 1] and data.n_classes == 0
+    bad = write(tmp_path / "b.csv", ("text", "label", "split"),
+                [("ACGT", "1;2;3", "train"), ("ACGA", "1;2", "train"),
+                 ("ACGT", "1;x;3", "test"), ("TTGA", "1;2;inf", "test")])
+    with pytest.raises(GenebError) as err:
+        read_kind_csv(bad, "b", TaskKind.TRACKS)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 4 and all(str(bad) in line for line in lines[1:]), lines
+    assert "line 3: column label holds 2 targets, the file's first row 3" in lines[1]
+    assert "line 4: column label, target 2 of 3: 'x' is not a finite number" in lines[2]
+    assert "line 5: column label, target 3 of 3: 'inf'" in lines[3]
+    same = write(tmp_path / "s.csv", ("text", "label", "split"),
+                 [("ACGT", "1;2", "train"), ("ACGA", "1;2", "train"),
+                  ("ACGT", "1;2", "test"), ("TTGA", "0;2", "test")])
+    with pytest.raises(GenebError, match="every train row has the same targets"):
+        read_kind_csv(same, "s", TaskKind.TRACKS)
+
+
+def expression_folder(folder: Path, chroms: dict[str, str], n: int = 48,
+                      seed: int = 5) -> Path:
+    """A bulk RNA expression folder in the Long-Range Benchmark's format: gene_coordinates.csv
+    (1-based CAGE TSS, strand, split) and rna_expression_values.csv (tissues, a row a gene);
+    the values follow the GC content around the TSS (so a k-mer model has signal)."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    genes, values = [], []
+    for i in range(n):
+        chrom = rng.choice(sorted(chroms))
+        tss = rng.randint(40, len(chroms[chrom]) - 40)
+        around = chroms[chrom][tss - 33:tss + 31]
+        gc = sum(b in "GC" for b in around) / len(around)
+        genes.append((f"ENSG{i:05d}", chrom, tss, "-" if i % 3 == 0 else "+",
+                      "test" if i % 4 == 0 else "train"))
+        values.append([f"{gc * 10 * (j + 1) + rng.random():.4f}" for j in range(len(TISSUES))])
+    write(folder / "gene_coordinates.csv",
+          ("id", "chrom", "CAGE_representative_TSS", "strand", "split"), genes)
+    write(folder / "rna_expression_values.csv", TISSUES, values)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory) -> dict:
+    """The folder written as a suite (`data long-range --kind tracks`, window 64) and filled
+    with kmer-3."""
+    from engine.cli import main
+
+    root = tmp_path_factory.mktemp("tracks")
+    rng = random.Random(11)
+    chroms = {f"chr{i}": "".join(rng.choice("ACGT") for _ in range(3000)) for i in (1, 2)}
+    genome = write_fasta(root / "genome.fa", chroms)
+    folder = expression_folder(root / "bulk_rna_expression", chroms)
+    suite, store = root / "suite", root / "store"
+    assert main(["data", "long-range", "--format", "lrb", "--kind", "tracks",
+                 f"expr={folder}", "--window", "64", "-o", str(suite)]) == 0
+    assert main(["fill", "--suite", str(suite), "--reference", str(genome), "--models",
+                 "kmer-3", "--store", str(store)]) == 0
+    return {"root": root, "chroms": chroms, "genome": genome, "folder": folder,
+            "suite": suite, "store": store}
+
+
+def test_the_folder_becomes_tss_windows_with_the_minus_strand_reverse_complemented(filled):
+    data = flat_dir_suite(filled["suite"], reference=filled["genome"]).load("expr")
+    assert data.kind is TaskKind.TRACKS and data.targets.y_train.shape[1] == len(TISSUES)
+    with open(filled["folder"] / "gene_coordinates.csv") as f:
+        genes = list(csv.DictReader(f))
+    with open(filled["folder"] / "rna_expression_values.csv") as f:
+        values = list(csv.reader(f))[1:]
+    first = next(i for i, g in enumerate(genes) if g["split"] == "train" and g["strand"] == "-")
+    g = genes[first]
+    tss0 = int(g["CAGE_representative_TSS"]) - 1        # the loader's 0-based start
+    window = filled["chroms"][g["chrom"]][tss0 - 32:tss0 + 32]
+    train = [i for i, g in enumerate(genes) if g["split"] == "train"]
+    row = train.index(first)
+    assert data.train.sequences[data.targets.rows_train[row]] == reverse_complement(window)
+    assert data.targets.y_train[row].tolist() == [float(v) for v in values[first]]
+    plus = next(i for i in train if genes[i]["strand"] == "+")
+    tss0 = int(genes[plus]["CAGE_representative_TSS"]) - 1
+    assert data.train.sequences[data.targets.rows_train[train.index(plus)]] == \
+        filled["chroms"][genes[plus]["chrom"]][tss0 - 32:tss0 + 32]
+
+
+def test_the_stored_scores_are_scikit_learns_and_scipys_on_the_stored_embeddings(filled):
+    paths = resolve_store(filled["store"])
+    data = flat_dir_suite(filled["suite"], reference=filled["genome"]).load("expr")
+    emb = EmbeddingStore(paths)
+
+    def stored(split: str) -> np.ndarray:
+        attrs = json.loads((emb.split_path("kmer-3", "expr", split) / "zarr.json").read_text())
+        return emb.load("kmer-3", "expr", split, attrs["attributes"])[0]
+
+    t = data.targets
+    X_train, X_test = stored("train")[t.rows_train], stored("test")[t.rows_test]
+    pred = Ridge(alpha=1.0).fit(X_train.astype(np.float64), t.y_train).predict(
+        X_test.astype(np.float64))
+    rows = Snapshot(paths, TaskKind.TRACKS).query(
+        "SELECT * FROM results WHERE regime = 'full'").to_dicts()
+    assert {(r["kind"], r["protocol"], r["protocol_hash"]) for r in rows} == {
+        ("tracks", "ridge-tracks-v1", RIDGE_TRACKS_V1.hash)}
+    assert len(rows) == len(RIDGE_TRACKS_V1.seeds) and rows[0]["mcc"] is None
+    pearson = np.mean([pearsonr(t.y_test[:, j], pred[:, j]).statistic
+                       for j in range(len(TISSUES))])
+    assert rows[0]["pearson"] == pytest.approx(pearson, abs=1e-8)
+    assert rows[0]["pearson"] > 0.5                      # the GC signal is found
+    assert rows[0]["r2"] == pytest.approx(r2_score(t.y_test, pred), abs=1e-8)
+    assert RIDGE_TRACKS_V1.hash != RIDGE_V1.hash
+    # no per-row predictions: the predictions table holds one value a row
+    assert read_values(paths, model="kmer-3", task="expr").is_empty()
+
+
+def test_report_reads_the_tracks_kind_under_its_protocol(filled, capsys):
+    rc, out, err = outputs(capsys, "report", "--store", str(filled["store"]), "--suite",
+                           str(filled["suite"]), "--kind", "tracks", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert (doc["protocol"], doc["kind"], doc["metric"]) == (
+        "ridge-tracks-v1", "tracks", "pearson")
+    rc, _, err = outputs(capsys, "report", "--store", str(filled["store"]), "--suite",
+                         str(filled["suite"]), "--kind", "classification", "--metric",
+                         "pearson")
+    assert rc == 2 and "is a metric of regression or tracks tasks" in err
+
+
+def test_a_malformed_expression_folder_is_one_message_naming_file_line_and_column(
+        tmp_path, capsys):
+    chroms = {"chr1": "ACGT" * 100}
+    folder = expression_folder(tmp_path / "bulk_rna_expression", chroms, n=6)
+    values = folder / "rna_expression_values.csv"
+    rows = list(csv.reader(values.open()))
+    rows[2][1] = "n/a"                                  # line 3, column Liver
+    write(values, rows[0], rows[1:])
+    genes = folder / "gene_coordinates.csv"
+    rows = list(csv.reader(genes.open()))
+    rows[4][3] = "."                                    # line 5: strand
+    write(genes, rows[0], rows[1:])
+    out = tmp_path / "out"
+    err = refused(capsys, tmp_path / "nothing", "data", "long-range", "--format", "lrb",
+                  "--kind", "tracks", f"expr={folder}", "--window", "64", "-o", str(out),
+                  names=(f"{values}, line 3: column 'Liver': 'n/a' not a finite number",
+                         f"{genes}, line 5: column strand: '.' is not + or -"), lines=3)
+    assert "2 problems" in err and not out.exists()
+    write(values, TISSUES, [["1", "2", "3"]])           # one row for six genes
+    refused(capsys, tmp_path / "nothing", "data", "long-range", "--format", "lrb", "--kind",
+            "tracks", f"expr={folder}", "--window", "64", "-o", str(out),
+            names=(f"{values}: 1 rows of values for the 6 genes",))
+    refused(capsys, tmp_path / "nothing", "data", "long-range", "--format", "lrb", "--kind",
+            "tracks", f"expr={folder}", "-o", str(out), names=("give its width with --window",))
+    refused(capsys, tmp_path / "nothing", "data", "long-range", "--format", "lrb", "--kind",
+            "tracks", f"expr={genes}", "--window", "64", "-o", str(out),
+            names=(f"{genes}: not a folder",))
+    assert not out.exists()
