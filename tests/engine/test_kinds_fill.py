@@ -236,8 +236,8 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     for split in ("train", "test"):
         np.save(folder / f"{split}.npy", np.zeros((3, 4), dtype=np.float32))
     refused(capsys, store, "import-embeddings", "m", str(folder.parent), *at, names=(
-        "import-embeddings takes classification tasks only; suite geneb-kinds has regression "
-        "or variant tasks: kinds_gata_loss (variant)",))
+        "import-embeddings takes classification tasks only; suite geneb-kinds has tasks of "
+        "other kinds: kinds_gata_loss (variant)",))
 
 
 def _split_rows(data) -> list[list[tuple]]:
