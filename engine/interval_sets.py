@@ -187,7 +187,7 @@ def _expression_files(path: Path | str) -> tuple[Path, Path]:
     two files of the Long-Range Benchmark's dataset at its pinned revision)."""
     if str(path).startswith(HUB_PREFIX):
         folder = str(path)[len(HUB_PREFIX):].strip("/") or EXPRESSION_HUB
-        genes, values = (hub_file("lrb", f"{folder}/{name}") for name in EXPRESSION_FILES)
+        genes, values = (hub_file("lrb", f"{folder}/{name}", folder) for name in EXPRESSION_FILES)
         return genes, values
     folder = Path(path)
     if not folder.is_dir():

@@ -100,9 +100,10 @@ def read_table(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
         raise GenebError(f"{path}: not a UTF-8 CSV/TSV file that can be read ({exc})") from None
 
 
-def hub_file(fmt: str, name: str) -> Path:
+def hub_file(fmt: str, name: str, folder: str | None = None) -> Path:
     """The local copy of file `name` of format `fmt`'s dataset at its pinned revision (`HUB`),
-    downloaded when the hub may be asked (see the module); one GenebError otherwise."""
+    downloaded when the hub may be asked (see the module); one GenebError otherwise. `folder`:
+    the dataset's folder the task is given as (its offline message downloads all of it)."""
     if fmt not in HUB:
         raise GenebError(f"{HUB_PREFIX}{name}: {fmt} files are not on the Hugging Face hub; "
                          f"download them from its data share ({BEND_DATA}) and give the file")
@@ -115,10 +116,12 @@ def hub_file(fmt: str, name: str) -> Path:
                                     local_files_only=problem is not None))
     except (errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled) as exc:  # first:
         reason = problem or str(exc).splitlines()[0]          # an EntryNotFoundError too
+        what = name if folder is None else f"--include '{folder}/*'"
         raise GenebError(f"{HUB_PREFIX}{name}: cannot download it from dataset {repo} at "
                          f"revision {revision} ({reason}); on a machine with internet run `hf "
-                         f"download {repo} {name} --repo-type dataset --revision {revision} "
-                         "--local-dir <folder>` and give TASK=<folder>/" + name) from None
+                         f"download {repo} {what} --repo-type dataset --revision {revision} "
+                         f"--local-dir <folder>` and give TASK=<folder>/{folder or name}"
+                         ) from None
     except (errors.EntryNotFoundError, errors.RevisionNotFoundError,
             errors.RepositoryNotFoundError) as exc:
         raise GenebError(f"{HUB_PREFIX}{name}: no such file in dataset {repo} at revision "
