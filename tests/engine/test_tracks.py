@@ -233,3 +233,13 @@ def test_a_malformed_expression_folder_is_one_message_naming_file_line_and_colum
             "tracks", f"expr={genes}", "--window", "64", "-o", str(out),
             names=(f"{genes}: not a folder",))
     assert not out.exists()
+
+
+def test_offline_the_hub_folder_is_one_line_giving_the_folders_download(tmp_path, capsys,
+                                                                         monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = tmp_path / "out"
+    refused(capsys, tmp_path / "nothing", "data", "long-range", "--format", "lrb", "--kind",
+            "tracks", "expr=hub:bulk_rna_expression", "--window", "64", "-o", str(out),
+            names=("--include 'bulk_rna_expression/*'", "TASK=<folder>/bulk_rna_expression"))
+    assert not out.exists()
