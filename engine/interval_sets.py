@@ -18,6 +18,12 @@ and code, are cited in docs/guide/long-range.md):
   of its TSS with its strand (a `-` strand's window is read reverse-complemented, as the
   loader does) and its values as the row's targets; `--window` (the set's `sequence_length`,
   100,000 by default there) is centred on the TSS as the loader centres it.
+- `lrb` with `--kind multilabel`: the Long-Range Benchmark's chromatin features file
+  (`chromatin_features/histones_and_dnase.csv`): a row per 200-base bin, `CHROM`, `POS`
+  (1-based, the bin's centre), `split`, and its labels as a list (`[0, 1, 0]`) in the column
+  `--labels` names (`HISTONES`: the histone marks task, `DNASE`: DNA accessibility). Each row
+  becomes the 1-base interval at `POS` with its labels; `--window` is centred there as the
+  loader centres it.
 - `dnalongbench` (DNALongBench's enhancer-target gene task): tab-separated with a header,
   columns `gene_chrom gene_start gene_end region_chrom region_start region_end gene_strand
   target subset` (others not read). As its loader does, a row's sequence spans the gene's
@@ -69,6 +75,8 @@ values."""
 EXPRESSION_HUB = "bulk_rna_expression"
 _GENES = {"chrom": ("chrom",), "tss": ("cage_representative_tss",), "strand": ("strand",),
           "split": ("split",)}
+CHROMATIN_LABELS = ("histones", "dnase")
+"""The label columns of the chromatin features file (`--labels`): one task each."""
 TRACK_COLUMNS = (*INTERVAL_COLUMNS[:3], STRAND_COLUMN, *INTERVAL_COLUMNS[3:])
 """The columns of a tracks task written from the bulk RNA expression folder."""
 
@@ -141,15 +149,20 @@ def _etgp_row(value, kind, where, problems, out: Read, by_chrom: bool) -> None:
 _READERS = {"lrb": (_LRB, "split", _lrb_row), "dnalongbench": (_ETGP, "subset", _etgp_row)}
 
 
-def read_long_range(path: Path | str, fmt: str, kind: TaskKind, by_chrom: bool) -> Read:
+def read_long_range(path: Path | str, fmt: str, kind: TaskKind, by_chrom: bool,
+                    labels: str | None = None) -> Read:
     """The task rows of a file of format `fmt` (`FORMATS`; `hub:<path>`: of the Long-Range
-    Benchmark's dataset); one GenebError listing every problem."""
+    Benchmark's dataset); one GenebError listing every problem. `labels`: the chromatin
+    features' label column (`CHROMATIN_LABELS`; `--kind multilabel`)."""
     if fmt == "lrb" and kind is TaskKind.TRACKS:
         return read_expression(path, by_chrom)
     if kind is TaskKind.TRACKS:
         raise GenebError(f"{path}: --kind tracks reads the Long-Range Benchmark's bulk RNA "
                          "expression folder (--format lrb); DNALongBench's track tasks are not "
                          "read (docs/guide/long-range-sets.md says why)")
+    if kind is TaskKind.MULTILABEL and fmt != "lrb":
+        raise GenebError(f"{path}: --kind multilabel reads the Long-Range Benchmark's chromatin "
+                         "features file (--format lrb)")
     if str(path).startswith(HUB_PREFIX):
         if fmt != "lrb":
             raise GenebError(f"{path}: {fmt} files are not on the Hugging Face hub; download "
@@ -159,6 +172,8 @@ def read_long_range(path: Path | str, fmt: str, kind: TaskKind, by_chrom: bool) 
     if fmt == "dnalongbench" and kind is TaskKind.REGRESSION:
         raise GenebError(f"{path}: DNALongBench's enhancer-target gene task is a classification "
                          "task (target positive/negative); leave out --kind regression")
+    if kind is TaskKind.MULTILABEL:
+        return _read_chromatin(path, by_chrom, labels)
     columns, split, reader = _READERS[fmt]
     wanted = {ours: names for ours, names in columns.items() if not (by_chrom and ours == split)}
     header, rows = read_table(path)
@@ -179,6 +194,47 @@ def read_long_range(path: Path | str, fmt: str, kind: TaskKind, by_chrom: bool) 
         raise GenebError(f"{path}: no rows to use in it" + (
             f" ({', '.join(f'{n} {r}' for r, n in out.left_out.items())})"
             if out.left_out else ""))
+    return out
+
+
+def _read_chromatin(path: Path, by_chrom: bool, labels: str | None) -> Read:
+    """The chromatin features file's rows (see the module), its labels those of column
+    `labels`."""
+    if labels not in CHROMATIN_LABELS:
+        raise GenebError(f"{path}: --kind multilabel: name the label column with --labels "
+                         f"{' or --labels '.join(CHROMATIN_LABELS)} (the histone marks or the "
+                         "DNA accessibility task)")
+    wanted = {"chrom": ("chrom",), "pos": ("pos",), "labels": (labels,), "split": ("split",)}
+    header, rows = read_table(path)
+    found = {ours: column_named(header, names) for ours, names in wanted.items()
+             if not (by_chrom and ours == "split")}
+    missing = [wanted[c][0].upper() for c, name in found.items() if name is None]
+    if missing:
+        raise GenebError(f"{path}: no column {', '.join(missing)} (found "
+                         f"{', '.join(header) or 'no header'}); the Long-Range Benchmark's "
+                         "histones_and_dnase.csv has them")
+    out, problems = Read(), []
+    for line, row in rows:
+        value = {ours: "" if row.get(name) is None else str(row[name]).strip()
+                 for ours, name in found.items()}
+        where = f"{path}, line {line}"
+        pos = value["pos"]
+        if not pos.isdigit() or int(pos) < 1:
+            problems.append(f"{where}: column POS: {pos!r} is not a 1-based position")
+            continue
+        given = value["labels"]
+        fields = given.strip().removeprefix("[").removesuffix("]").split(",")
+        if not given.startswith("[") or any(f.strip() not in ("0", "1") for f in fields):
+            problems.append(f"{where}: column {found['labels']}: {given[:40]!r} is not a list "
+                            "of 0s and 1s (e.g. [0, 1, 0])")
+            continue
+        out.rows.append((value["chrom"], str(int(pos) - 1), pos,
+                         TARGET_SEPARATOR.join(f.strip() for f in fields),
+                         *(() if by_chrom else (value["split"],))))
+    if problems:
+        raise RowProblems.of_file(path, problems)
+    if not out.rows:
+        raise GenebError(f"{path}: no rows in it")
     return out
 
 

@@ -7,6 +7,9 @@ letters only, every row problem of a file raised together):
 - tracks: `<task>.csv`, columns `text,label,split`, the label the row's targets, finite real
   numbers separated by `;` (`store.vocab.kinds.TARGET_SEPARATOR`), as many in every row of the
   file; each split's rows must not all have the same targets;
+- multilabel: `<task>.csv`, columns `text,label,split`, the label the row's labels, each 0 or
+  1, separated by `;`, as many in every row; in each split some label must take both values
+  (AUROC needs both);
 - variant: `<task>.csv`, columns `ref,alt,label,split`: the reference and the alternative
   sequence of one window (different sequences), the label 0 (neutral) or 1 (an effect); each
   split holds both labels (AUROC needs both, the probe fits both).
@@ -27,19 +30,19 @@ position or lies beyond its chromosome, a reference allele the genome does not h
 listed with the others. Such a task's content hash also covers the genome's identity
 (`engine.genome.Genome.identity`), the window width and each variant's coordinates.
 
-A classification, regression or tracks file may instead give each row's sequence as an
-interval of the same reference genome, columns `chrom,start,end,label,split` (`store.vocab.kinds.
-INTERVAL_COLUMNS`; `start` 0-based, `end` exclusive, as in BED), with `read_intervals`: the
-sequence is the genome's bases [start, end), or, where the manifest gives the task a `window`,
-that many bases centred on the interval (the Long-Range Benchmark's `sequence_length`), padded
-with N off a chromosome end and counted in one warning; an optional `strand` column's `-` takes
-the reverse complement of those bases (the Long-Range Benchmark's genes on the minus strand),
-`+` or empty the bases as they are. An unknown chromosome, a start or end
-that is no whole number, start >= end, an interval beyond its chromosome's end: one line each,
-naming the file, line and interval, all in one message. `test_chroms` makes the split as for
-variants. The content hash covers the genome's identity, the window, the held-out chromosomes,
-each row's interval and the bases read. The sequences are held in memory as text (`TaskData`),
-one byte a base: 1,000 intervals of 100 kb are about 100 MB.
+A file of a kind with one sequence a row (all but variant) may instead give each row's sequence
+as an interval of the same reference genome, columns `chrom,start,end,label,split`
+(`store.vocab.kinds.INTERVAL_COLUMNS`; `start` 0-based, `end` exclusive, as in BED), with
+`read_intervals`: the sequence is the genome's bases [start, end), or, where the manifest gives
+the task a `window`, that many bases centred on the interval (the Long-Range Benchmark's
+`sequence_length`), padded with N off a chromosome end and counted in one warning; an optional
+`strand` column's `-` takes the reverse complement of those bases (the Long-Range Benchmark's
+genes on the minus strand), `+` or empty the bases as they are. An unknown chromosome, a start
+or end that is no whole number, start >= end, an interval beyond its chromosome's end: one line
+each, naming the file, line and interval, all in one message. `test_chroms` makes the split as
+for variants. The content hash covers the genome's identity, the window, the held-out
+chromosomes, each row's interval and the bases read. The sequences are held in memory as text
+(`TaskData`), one byte a base: 1,000 intervals of 100 kb are about 100 MB.
 """
 
 from __future__ import annotations
@@ -125,6 +128,16 @@ def _tracks_label(raw: str | None, where: str) -> tuple[float, ...]:
     return tuple(values)
 
 
+def _multilabel_label(raw: str | None, where: str) -> tuple[int, ...]:
+    fields = str(raw).split(TARGET_SEPARATOR)
+    for i, field in enumerate(fields, 1):
+        if field.strip() not in ("0", "1"):
+            raise GenebError(f"{where}: column label, label {i} of {len(fields)}: {field!r} is "
+                             "not 0 or 1; a multilabel task's label is its labels, each 0 or "
+                             f"1, separated by {TARGET_SEPARATOR!r} (e.g. 0;1;1)")
+    return tuple(int(f) for f in fields)
+
+
 def _variant_label(raw: str | None, where: str) -> int:
     text = str(raw).strip()
     if text not in ("0", "1"):
@@ -135,7 +148,8 @@ def _variant_label(raw: str | None, where: str) -> int:
 
 _LABEL_OF: dict[TaskKind, Callable[[str | None, str], float | int | tuple[float, ...]]] = {
     CLASSIFICATION: class_label, TaskKind.REGRESSION: _regression_label,
-    TaskKind.VARIANT: _variant_label, TaskKind.TRACKS: _tracks_label}
+    TaskKind.VARIANT: _variant_label, TaskKind.TRACKS: _tracks_label,
+    TaskKind.MULTILABEL: _multilabel_label}
 """How each kind's label field is read (a GenebError naming `where` when it is not one)."""
 
 
@@ -235,7 +249,7 @@ def _split(kind: TaskKind, rows: list[_Row]) -> tuple[Split, np.ndarray, np.ndar
     labels = np.array([label for _, label, _ in rows],
                       dtype=np.float64 if kind in REAL_VALUED else np.int64)
     return (Split(tuple(index), np.zeros(len(index), dtype=np.int64)),
-            at[:, 0] if kind in REAL_VALUED else at, labels)
+            at if kind is TaskKind.VARIANT else at[:, 0], labels)
 
 
 def _check(kind: TaskKind, origin: str, name: str, labels: np.ndarray) -> None:
@@ -251,6 +265,10 @@ def _check(kind: TaskKind, origin: str, name: str, labels: np.ndarray) -> None:
         raise GenebError(f"{origin}: every {name} row has the same targets; a tracks task's "
                          "targets must vary in both splits (Pearson r and the ridge fit need "
                          "it)")
+    if kind is TaskKind.MULTILABEL and not any(np.unique(c).size > 1 for c in labels.T):
+        raise GenebError(f"{origin}: no label of the {name} split takes both values 0 and 1; a "
+                         "multilabel task needs a label with both in each split (AUROC and "
+                         "the fit need it)")
     if kind is TaskKind.VARIANT and np.unique(labels).size < 2:
         raise GenebError(f"{origin}: the {name} split holds label {int(labels[0])} only; a "
                          "variant task needs variants of label 0 and of label 1 in both splits "
@@ -270,8 +288,8 @@ def _hash(kind: TaskKind, by_split: dict[str, list[_Row]], source: str = "") -> 
 
 
 def by_intervals(path: Path, kind: TaskKind) -> bool:
-    """Whether a task file gives its sequences as genome intervals (a classification,
-    regression or tracks file with `chrom`, `start` and `end` columns)."""
+    """Whether a task file gives its sequences as genome intervals (a file of a kind with one
+    sequence a row, with `chrom`, `start` and `end` columns)."""
     return kind is not TaskKind.VARIANT and {"chrom", "start", "end"} <= set(header_of(path))
 
 
@@ -283,7 +301,7 @@ def by_coordinates(path: Path, kind: TaskKind) -> bool:
 
 def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind,
                   coordinates: Coordinates | None = None) -> TaskData:
-    """One regression, tracks or variant task from its flat file (see the module); a variant file
+    """One task of a kind beyond classification from its flat file (see the module); a variant file
     with `chrom` and `pos` columns is read by coordinates (`coordinates`: what the suite
     gives it)."""
     path = Path(path)
@@ -325,7 +343,7 @@ class _Rows:
                 self.targets = len(label)
             elif len(label) != self.targets:
                 self.problems.append(
-                    f"{where}: column label holds {len(label)} targets, the file's first row "
+                    f"{where}: column label holds {len(label)} values, the file's first row "
                     f"{self.targets}; every row gives the same targets, in the same order")
                 return
         self.by_split[split].append(row)
@@ -452,7 +470,7 @@ def _interval_row(genome: Genome, kind: TaskKind, window: int | None, row: dict,
 
 
 def read_intervals(path: Path, task_id: str, kind: TaskKind, given: Coordinates) -> TaskData:
-    """A classification, regression or tracks task whose rows are genome intervals (see the
+    """A task of a kind with one sequence a row whose rows are genome intervals (see the
     module)."""
     if given.genome is None:
         raise GenebError(f"{path}: its sequences are given by chrom,start,end; give the "

@@ -36,8 +36,8 @@ from engine.hub_data import (
     verify_data,
     write_data_manifest,
 )
+from engine.interval_sets import CHROMATIN_LABELS, read_long_range
 from engine.interval_sets import FORMATS as INTERVAL_FORMATS
-from engine.interval_sets import read_long_range
 from engine.task_files import task_sources
 from engine.variant_sets import FORMATS, HUB, HUB_PREFIX, read_variants, suite_files
 from store.catalog import LetterCounts, TaskProfile, geneb_v1_tasks
@@ -46,7 +46,7 @@ from store.output_folder import output_folder, write_output
 from store.paths import store_named
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
-from store.vocab.kinds import TaskKind
+from store.vocab.kinds import SEVERAL_TARGETS, TaskKind
 
 VARIANTS_GENERATOR = "geneb-engine data variants"
 LONG_RANGE_GENERATOR = "geneb-engine data long-range"
@@ -89,11 +89,16 @@ def register(sub, common) -> None:
                    help="the files' format: lrb (the Long-Range Benchmark's element CSVs, "
                         "e.g. regulatory_elements/promoter_dataset.csv), dnalongbench (its "
                         "enhancer-target gene TSV)")
-    r.add_argument("--kind", choices=("classification", "regression", "tracks"),
+    r.add_argument("--kind", choices=("classification", "regression", "tracks", "multilabel"),
                    default="classification",
                    help="the tasks' kind (default classification); tracks: the Long-Range "
                         "Benchmark's bulk RNA expression folder (TASK=bulk_rna_expression/ "
-                        "or hub:bulk_rna_expression), one target per tissue")
+                        "or hub:bulk_rna_expression), one target per tissue; multilabel: its "
+                        "chromatin features file (chromatin_features/histones_and_dnase.csv), "
+                        "one label per mark, with --labels")
+    r.add_argument("--labels", choices=CHROMATIN_LABELS, type=str.lower,
+                   help="--kind multilabel: the chromatin features' label column: histones "
+                        "(the histone marks task) or dnase (DNA accessibility)")
     _suite_args(r, "that file of the Long-Range Benchmark's Hugging Face dataset at its pinned "
                 "revision (lrb)", "take this many bases centred on each interval (the "
                 "Long-Range Benchmark's sequence_length; default: the interval as given)")
@@ -314,14 +319,14 @@ def long_range(args) -> int:
     folder suite of tasks given by genome intervals into `-o`: every file's problems in one
     message, nothing written before all are read."""
     kind = TaskKind(args.kind)
-    if kind is TaskKind.TRACKS and args.window is None:
-        raise GenebError("--kind tracks: each gene's sequence is a window centred on its TSS; "
-                         "give its width with --window (the Long-Range Benchmark's "
+    if kind in SEVERAL_TARGETS and args.window is None:
+        raise GenebError(f"--kind {kind}: each row's sequence is a window centred on its "
+                         "position; give its width with --window (the Long-Range Benchmark's "
                          "sequence_length, 100000 by default there)")
     out, given = _suite_output(args, LONG_RANGE_GENERATOR,
                                "promoter=hub:regulatory_elements/promoter_dataset.csv")
     read = _read_each(given, lambda file: read_long_range(file, args.format, kind,
-                                                          bool(args.test_chroms)))
+                                                          bool(args.test_chroms), args.labels))
     files = suite_files({t: r.rows for t, r in read.items()}, args.window,
                         tuple(args.test_chroms or ()) or None,
                         {t: _source(args.format, f) for t, f in given.items()}, kind,

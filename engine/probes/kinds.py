@@ -14,14 +14,16 @@ embeddings of the task's distinct sequences and its `engine.data.KindTargets`.
   `variant_features` ([ref, alt, alt - ref], float32 as stored), geneb-v1's regimes and
   draws (`engine.probes.exact.few_shot_indices` over the variant labels); the score is the
   probability of label 1.
-- ridge (tracks): the same `ridge_fit` with the targets as the columns of y (one solve for
-  every target: the system's matrix does not depend on y), the same regimes and draws;
-  scored per target and averaged (`engine.probes.scores.tracks_scores`).
+- ridge (tracks, multilabel): the same `ridge_fit` with the targets (the 0/1 labels) as the
+  columns of y (one solve for every target: the system's matrix does not depend on y), the
+  same regimes and draws; scored per target and averaged (`engine.probes.scores.
+  tracks_scores`, `multilabel_scores`: the prediction of a label is its score).
 
 Rows carry the kind (`store.vocab.kinds.stored_kind`) and its metrics (`engine.probes.scores`),
 and `pred`, the value of every test row (a regression's prediction, a variant's score: what the
-predictions table stores as `value` rows, `store.tables.predictions`; a tracks task's, one per
-target, which that table's one value a row cannot hold: `engine.pairs` stores none).
+predictions table stores as `value` rows, `store.tables.predictions`; a tracks or multilabel
+task's, one per target, which that table's one value a row cannot hold: `engine.pairs` stores
+none).
 `degenerate` (a classification flag) is NULL; `n_test` counts the
 task file's test rows (variants, not distinct sequences).
 """
@@ -36,7 +38,12 @@ import numpy as np
 
 from engine.data import KindTargets
 from engine.probes.exact import few_shot_indices, fitted
-from engine.probes.scores import regression_scores, tracks_scores, variant_scores
+from engine.probes.scores import (
+    multilabel_scores,
+    regression_scores,
+    tracks_scores,
+    variant_scores,
+)
 from store.vocab.kinds import TaskKind, stored_kind
 from store.vocab.protocol import REGIME_K, VARIANT_LLR_V1, Probe, Protocol
 
@@ -133,10 +140,14 @@ def _ridge(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) 
             else regression_draw(len(t.y_train), k, seed))
     start = time.perf_counter()
     pred = ridge_predict(Xtr[rows], t.y_train[rows], Xte, p.alpha)
-    scores = tracks_scores if t.kind is TaskKind.TRACKS else regression_scores
-    return {**scores(t.y_test, pred), "n_train": len(rows),
+    return {**_RIDGE_SCORES[t.kind](t.y_test, pred), "n_train": len(rows),
             "fit_seconds": time.perf_counter() - start, "converged": True, "n_iter": None,
             "pred": pred}
+
+
+_RIDGE_SCORES = {TaskKind.REGRESSION: regression_scores, TaskKind.TRACKS: tracks_scores,
+                 TaskKind.MULTILABEL: multilabel_scores}
+"""How each kind ridge probes scores its test predictions."""
 
 
 def _cosine(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) -> dict:

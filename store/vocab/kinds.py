@@ -11,6 +11,9 @@
   R^2, each averaged over the targets (the mean Pearson r across targets is the primary metric,
   as the Long-Range Benchmark and Enformer report it): the regression kind's columns
   `pearson`, `spearman`, `r2`, in rows whose `kind` says they are means over targets.
+- `multilabel`: several 0/1 labels per sequence (one per chromatin mark: the Long-Range
+  Benchmark's chromatin features), scored per label by AUROC (primary) and AUPRC, each
+  averaged over the labels: the variant kind's columns `auroc`, `auprc`.
 
 A suite declares its tasks' kinds in `manifest.csv`'s optional `kind` column (absent or empty:
 classification; `store.manifest`). A result row records its kind in the `kind` column, NULL for
@@ -34,6 +37,7 @@ class TaskKind(StrEnum):
     REGRESSION = "regression"
     VARIANT = "variant"
     TRACKS = "tracks"
+    MULTILABEL = "multilabel"
 
 
 CLASSIFICATION = TaskKind.CLASSIFICATION
@@ -44,12 +48,23 @@ FILE_COLUMNS: dict[TaskKind, tuple[str, ...]] = {
     TaskKind.REGRESSION: ("text", "label", "split"),
     TaskKind.VARIANT: ("ref", "alt", "label", "split"),
     TaskKind.TRACKS: ("text", "label", "split"),
+    TaskKind.MULTILABEL: ("text", "label", "split"),
 }
-"""The columns of each kind's flat task file (`<task>.csv`); a tracks task's `label` holds
-its targets separated by TARGET_SEPARATOR, as many in every row."""
+"""The columns of each kind's flat task file (`<task>.csv`); a tracks or multilabel task's
+`label` holds its targets or labels separated by TARGET_SEPARATOR, as many in every row."""
 
 TARGET_SEPARATOR = ";"
-"""What separates a tracks task's targets in its `label` field (`0.5;1.2;-3e-2`)."""
+"""What separates a tracks task's targets (`0.5;1.2;-3e-2`) or a multilabel task's labels
+(`0;1;1`) in its `label` field."""
+
+SEVERAL_TARGETS: frozenset[TaskKind] = frozenset({TaskKind.TRACKS, TaskKind.MULTILABEL})
+"""The kinds with several targets a row (probed by one ridge fit with an output per target,
+scored per target and averaged; no per-row predictions stored)."""
+
+DRAWN_FROM_ALL: frozenset[TaskKind] = frozenset(
+    {TaskKind.REGRESSION, TaskKind.TRACKS, TaskKind.MULTILABEL})
+"""The kinds whose k-shot draws take 2k rows of all (no classes to draw k of each; their
+subsamples a uniform share of the rows)."""
 
 REAL_VALUED: frozenset[TaskKind] = frozenset({TaskKind.REGRESSION, TaskKind.TRACKS})
 """The kinds whose labels are real numbers (probed by ridge, k-shot draws of 2k rows of all,
@@ -74,9 +89,10 @@ METRICS_OF: dict[TaskKind, tuple[str, ...]] = {
     TaskKind.REGRESSION: ("pearson", "spearman", "r2"),
     TaskKind.VARIANT: ("auroc", "auprc"),
     TaskKind.TRACKS: ("pearson", "spearman", "r2"),
+    TaskKind.MULTILABEL: ("auroc", "auprc"),
 }
-"""Each kind's metric columns, its primary metric first (tracks: the regression columns, each
-the mean over the targets)."""
+"""Each kind's metric columns, its primary metric first (tracks: the regression columns,
+multilabel: the variant ones, each the mean over the targets or labels)."""
 
 METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "accuracy", "f1_macro": "macro-F1",
                                  "pearson": "Pearson r", "spearman": "Spearman rho",
@@ -117,7 +133,7 @@ def rows_of(kind: str) -> str:
 
 def kinds_of_metric(metric: str) -> tuple[TaskKind, ...]:
     """The kinds whose metric column `metric` is (one of ALL_METRICS; pearson: regression's and
-    tracks')."""
+    tracks', auroc: variant's and multilabel's)."""
     return tuple(k for k, metrics in METRICS_OF.items() if metric in metrics)
 
 ZERO_SHOT = "zeroshot"

@@ -35,6 +35,9 @@ hash, run on every task of their kind whatever `--protocol` names; `engine.probe
 - ridge-tracks-v1 (tracks): ridge-v1's fit with one output per target (one closed-form solve
   with the targets as columns; the same alpha = 1.0, regimes, draws and seeds); each metric
   computed per target on the whole test split and averaged over the targets.
+- ridge-multilabel-v1 (multilabel): the same fit on the 0/1 labels (a linear probability
+  model: scikit-learn's `Ridge(alpha=1.0)` on the label matrix), its prediction of each label
+  the score AUROC and AUPRC rank, per label on the whole test split, averaged over the labels.
 - variant-cosine-v1 (variant, zero-shot): the cosine distance between the reference and the
   alternative sequence's embeddings as the score, nothing fitted (regime `zeroshot`, one score
   recorded for every seed); AUROC, AUPRC.
@@ -196,6 +199,9 @@ RIDGE_V1 = Protocol(name="ridge-v1", kind=TaskKind.REGRESSION, probe=Probe.RIDGE
                     solver=Solver.CLOSED_FORM, alpha=1.0)
 RIDGE_TRACKS_V1 = Protocol(name="ridge-tracks-v1", kind=TaskKind.TRACKS, probe=Probe.RIDGE,
                            solver=Solver.CLOSED_FORM, alpha=RIDGE_V1.alpha)
+RIDGE_MULTILABEL_V1 = Protocol(name="ridge-multilabel-v1", kind=TaskKind.MULTILABEL,
+                               probe=Probe.RIDGE, solver=Solver.CLOSED_FORM,
+                               alpha=RIDGE_V1.alpha)
 VARIANT_COSINE_V1 = Protocol(name="variant-cosine-v1", kind=TaskKind.VARIANT,
                              probe=Probe.COSINE, solver=Solver.NONE)
 VARIANT_PROBE_V1 = Protocol(name="variant-probe-v1", kind=TaskKind.VARIANT,
@@ -208,6 +214,7 @@ KIND_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
     TaskKind.REGRESSION: (RIDGE_V1,),
     TaskKind.VARIANT: (VARIANT_COSINE_V1, VARIANT_PROBE_V1),
     TaskKind.TRACKS: (RIDGE_TRACKS_V1,),
+    TaskKind.MULTILABEL: (RIDGE_MULTILABEL_V1,),
 }
 """The protocols every task of a kind beyond classification runs (`protocols_for`)."""
 
@@ -222,6 +229,7 @@ READ_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
     TaskKind.REGRESSION: (RIDGE_V1,),
     TaskKind.VARIANT: (VARIANT_PROBE_V1, VARIANT_COSINE_V1),
     TaskKind.TRACKS: (RIDGE_TRACKS_V1,),
+    TaskKind.MULTILABEL: (RIDGE_MULTILABEL_V1,),
 }
 """The protocols whose results the readers of each kind show (`report --kind`, the site, the
 figures, `recommend`), the first by default: the one probed in geneb-v1's regimes (the

@@ -1,9 +1,9 @@
-"""The tracks kind (several real-valued targets a row): ridge-tracks-v1's fit with one output
-per target equals scikit-learn's `Ridge` with several outputs and its metrics are the means of
-the per-target ones (scipy, scikit-learn); a tracks file's targets and every problem of one;
-the Long-Range Benchmark's bulk RNA expression folder, written here in its format, through
-`data long-range --kind tracks` and `fill` (kmer-3) into the results, the scores equal to those
-libraries' on the stored embeddings."""
+"""The kinds with several targets a row: tracks (real values) and multilabel (0/1 labels).
+ridge-tracks-v1's fit with one output per target equals scikit-learn's `Ridge` with several
+outputs and its metrics are the means of the per-target ones (scipy, scikit-learn); a tracks
+file's targets and every problem of one; the Long-Range Benchmark's bulk RNA expression folder
+and chromatin features file, written here in its formats, through `data long-range` and `fill`
+(kmer-3) into the results, the scores equal to those libraries' on the stored embeddings."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 from sklearn.linear_model import Ridge
-from sklearn.metrics import r2_score
+from sklearn.metrics import average_precision_score, r2_score, roc_auc_score
 
 from engine.probes.kinds import ridge_fit, ridge_predict
-from engine.probes.scores import tracks_scores
+from engine.probes.scores import multilabel_scores, tracks_scores
 from engine.suites import flat_dir_suite
 from engine.task_kinds import read_kind_csv
 from store.audit.sequences import reverse_complement
@@ -29,7 +29,7 @@ from store.paths import resolve_store
 from store.tables.predictions import read_values
 from store.vocab.errors import GenebError
 from store.vocab.kinds import TaskKind
-from store.vocab.protocol import RIDGE_TRACKS_V1, RIDGE_V1
+from store.vocab.protocol import RIDGE_MULTILABEL_V1, RIDGE_TRACKS_V1, RIDGE_V1
 from tests.engine.in_process import outputs, refused
 from tests.engine.test_genome_variants import write_fasta
 from tests.engine.test_task_kinds import write
@@ -77,6 +77,19 @@ def test_the_scores_are_the_means_of_the_per_target_ones():
         np.mean([pearsonr(Y[:, j], P[:, j]).statistic for j in (0, 1, 3)]), abs=1e-12)
 
 
+def test_the_multilabel_scores_are_the_means_of_the_per_label_ones():
+    rng = np.random.RandomState(4)
+    Y = (rng.rand(30, 5) < 0.4).astype(np.int64)
+    S = rng.randn(30, 5) + Y * np.arange(5)
+    got = multilabel_scores(Y, S)
+    assert got["auroc"] == pytest.approx(roc_auc_score(Y, S, average="macro"), abs=1e-12)
+    assert got["auprc"] == pytest.approx(average_precision_score(Y, S, average="macro"),
+                                         abs=1e-12)
+    Y[:, 0] = 0                                        # one class in the test split: left out
+    assert multilabel_scores(Y, S)["auroc"] == pytest.approx(
+        roc_auc_score(Y[:, 1:], S[:, 1:], average="macro"), abs=1e-12)
+
+
 def test_a_tracks_file_gives_a_matrix_of_targets_and_every_problem_in_one_message(tmp_path):
     good = write(tmp_path / "t.csv", ("text", "label", "split"),
                  [("ACGT", "1;2.5;-3", "train"), ("ACGA", "0;1;1e-3", "train"),
@@ -91,7 +104,7 @@ def test_a_tracks_file_gives_a_matrix_of_targets_and_every_problem_in_one_messag
         read_kind_csv(bad, "b", TaskKind.TRACKS)
     lines = str(err.value).splitlines()
     assert len(lines) == 4 and all(str(bad) in line for line in lines[1:]), lines
-    assert "line 3: column label holds 2 targets, the file's first row 3" in lines[1]
+    assert "line 3: column label holds 2 values, the file's first row 3" in lines[1]
     assert "line 4: column label, target 2 of 3: 'x' is not a finite number" in lines[2]
     assert "line 5: column label, target 3 of 3: 'inf'" in lines[3]
     same = write(tmp_path / "s.csv", ("text", "label", "split"),
@@ -139,8 +152,30 @@ def filled(tmp_path_factory) -> dict:
                  f"expr={folder}", "--window", "64", "-o", str(suite)]) == 0
     assert main(["fill", "--suite", str(suite), "--reference", str(genome), "--models",
                  "kmer-3", "--store", str(store)]) == 0
+    marks = chromatin_file(root / "histones_and_dnase.csv", chroms)
+    assert main(["data", "long-range", "--format", "lrb", "--kind", "multilabel", "--labels",
+                 "histones", f"marks={marks}", "--window", "64", "-o", str(root / "ml")]) == 0
+    assert main(["fill", "--suite", str(root / "ml"), "--reference", str(genome), "--models",
+                 "kmer-3", "--store", str(store)]) == 0
     return {"root": root, "chroms": chroms, "genome": genome, "folder": folder,
-            "suite": suite, "store": store}
+            "suite": suite, "store": store, "marks": marks}
+
+
+def chromatin_file(path: Path, chroms: dict[str, str], n: int = 60, seed: int = 9) -> Path:
+    """The Long-Range Benchmark's chromatin features file: CHROM, POS (1-based), split, and
+    HISTONES / DNASE as Python-list strings; a mark is 1 where the bin around POS is GC-rich
+    (each mark its own threshold), so a k-mer model has signal."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        chrom = rng.choice(sorted(chroms))
+        pos = rng.randint(40, len(chroms[chrom]) - 40)
+        around = chroms[chrom][pos - 33:pos + 31]
+        gc = sum(b in "GC" for b in around) / len(around)
+        marks = [int(gc > t) for t in (0.45, 0.5, 0.55)]
+        rows.append((chrom, pos, "test" if i % 3 == 0 else "train", str(marks),
+                     str([1 - m for m in marks])))
+    return write(path, ("CHROM", "POS", "split", "HISTONES", "DNASE"), rows)
 
 
 def test_the_folder_becomes_tss_windows_with_the_minus_strand_reverse_complemented(filled):
@@ -194,7 +229,8 @@ def test_the_stored_scores_are_scikit_learns_and_scipys_on_the_stored_embeddings
 
 def test_report_reads_the_tracks_kind_under_its_protocol(filled, capsys):
     rc, out, err = outputs(capsys, "report", "--store", str(filled["store"]), "--suite",
-                           str(filled["suite"]), "--kind", "tracks", "--json")
+                           str(filled["suite"]), "--kind", "tracks", "--json",
+                           "--resamples", "0")
     assert rc == 0, err
     doc = json.loads(out)
     assert (doc["protocol"], doc["kind"], doc["metric"]) == (
@@ -242,4 +278,50 @@ def test_offline_the_hub_folder_is_one_line_giving_the_folders_download(tmp_path
     refused(capsys, tmp_path / "nothing", "data", "long-range", "--format", "lrb", "--kind",
             "tracks", "expr=hub:bulk_rna_expression", "--window", "64", "-o", str(out),
             names=("--include 'bulk_rna_expression/*'", "TASK=<folder>/bulk_rna_expression"))
+    assert not out.exists()
+
+
+def test_the_chromatin_features_are_scored_by_the_mean_auroc_over_marks(filled):
+    paths = resolve_store(filled["store"])
+    data = flat_dir_suite(filled["root"] / "ml", reference=filled["genome"]).load("marks")
+    assert data.kind is TaskKind.MULTILABEL and data.targets.y_train.shape[1] == 3
+    with open(filled["marks"]) as f:
+        first = next(csv.DictReader(f))
+    pos0 = int(first["POS"]) - 1                       # centred as the loader centres it
+    assert data.test.sequences[data.targets.rows_test[0]] == \
+        filled["chroms"][first["CHROM"]][pos0 - 32:pos0 + 32]
+    assert data.targets.y_test[0].tolist() == json.loads(first["HISTONES"])
+    emb = EmbeddingStore(paths)
+
+    def stored(split: str) -> np.ndarray:
+        attrs = json.loads((emb.split_path("kmer-3", "marks", split) / "zarr.json").read_text())
+        return emb.load("kmer-3", "marks", split, attrs["attributes"])[0]
+
+    t = data.targets
+    score = Ridge(alpha=1.0).fit(stored("train")[t.rows_train].astype(np.float64),
+                                 t.y_train).predict(stored("test")[t.rows_test].astype(np.float64))
+    row = Snapshot(paths, TaskKind.MULTILABEL).query(
+        "SELECT * FROM results WHERE regime = 'full' AND seed = 13").to_dicts()[0]
+    assert (row["kind"], row["protocol_hash"]) == ("multilabel", RIDGE_MULTILABEL_V1.hash)
+    defined = [j for j in range(3) if len(set(t.y_test[:, j])) == 2]
+    assert row["auroc"] == pytest.approx(
+        np.mean([roc_auc_score(t.y_test[:, j], score[:, j]) for j in defined]), abs=1e-8)
+    assert row["auroc"] > 0.7 and row["pearson"] is None
+    assert read_values(paths, model="kmer-3", task="marks").is_empty()
+
+
+def test_a_malformed_chromatin_file_is_one_message_naming_file_line_and_column(tmp_path,
+                                                                               capsys):
+    path = write(tmp_path / "c.csv", ("CHROM", "POS", "split", "HISTONES", "DNASE"),
+                 [("chr1", "50", "train", "[0, 1]", "[1, 0]"),
+                  ("chr1", "x", "train", "[0, 1]", "[1, 0]"),
+                  ("chr1", "70", "test", "[0, 2]", "[1, 0]")])
+    out = tmp_path / "out"
+    argv = ("data", "long-range", "--format", "lrb", "--kind", "multilabel", f"m={path}",
+            "--window", "64", "-o", str(out))
+    refused(capsys, tmp_path / "nothing", *argv, "--labels", "HISTONES",
+            names=(f"{path}, line 3: column POS: 'x' is not a 1-based position",
+                   f"{path}, line 4: column HISTONES: '[0, 2]' is not a list of 0s and 1s"),
+            lines=3)
+    refused(capsys, tmp_path / "nothing", *argv, names=("--labels histones or --labels dnase",))
     assert not out.exists()
