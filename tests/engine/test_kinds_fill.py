@@ -273,7 +273,7 @@ def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path,
     rc, out, err = outputs(capsys, "fill", "--store", str(store), "--suite", "geneb-kinds",
                            "--models", "kmer-3", "--dry-run")
     assert rc == 0 and not store.exists(), err
-    assert ("4 tasks × 1 models × 3 regimes, 4 of the tasks regression, tracks or variant ones "
+    assert ("4 tasks × 1 models × 3 regimes, 4 of the tasks of other kinds "
             "(their kinds' protocols): 14 cells; 0 in the store, 14 to compute"
             ) in " ".join(out.split())
     assert "variant-cosine-v1 zeroshot (2 cells, 0 training examples)" in out
