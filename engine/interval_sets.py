@@ -77,6 +77,9 @@ _GENES = {"chrom": ("chrom",), "tss": ("cage_representative_tss",), "strand": ("
           "split": ("split",)}
 CHROMATIN_LABELS = ("histones", "dnase")
 """The label columns of the chromatin features file (`--labels`): one task each."""
+CHROMATIN_BIN = 200
+"""The bases around POS the chromatin features' labels describe (the set's loader refuses a
+shorter `sequence_length`)."""
 TRACK_COLUMNS = (*INTERVAL_COLUMNS[:3], STRAND_COLUMN, *INTERVAL_COLUMNS[3:])
 """The columns of a tracks task written from the bulk RNA expression folder."""
 

@@ -36,7 +36,7 @@ from engine.hub_data import (
     verify_data,
     write_data_manifest,
 )
-from engine.interval_sets import CHROMATIN_LABELS, read_long_range
+from engine.interval_sets import CHROMATIN_BIN, CHROMATIN_LABELS, read_long_range
 from engine.interval_sets import FORMATS as INTERVAL_FORMATS
 from engine.task_files import task_sources
 from engine.variant_sets import FORMATS, HUB, HUB_PREFIX, read_variants, suite_files
@@ -323,6 +323,11 @@ def long_range(args) -> int:
         raise GenebError(f"--kind {kind}: each row's sequence is a window centred on its "
                          "position; give its width with --window (the Long-Range Benchmark's "
                          "sequence_length, 100000 by default there)")
+    if kind is TaskKind.MULTILABEL and args.window < CHROMATIN_BIN:
+        raise GenebError(f"--window {args.window}: the chromatin features' labels describe the "
+                         f"{CHROMATIN_BIN} bases around each position; give --window "
+                         f"{CHROMATIN_BIN} or more (the Long-Range Benchmark's loader refuses "
+                         "less)")
     out, given = _suite_output(args, LONG_RANGE_GENERATOR,
                                "promoter=hub:regulatory_elements/promoter_dataset.csv")
     read = _read_each(given, lambda file: read_long_range(file, args.format, kind,

@@ -154,7 +154,7 @@ def filled(tmp_path_factory) -> dict:
                  "kmer-3", "--store", str(store)]) == 0
     marks = chromatin_file(root / "histones_and_dnase.csv", chroms)
     assert main(["data", "long-range", "--format", "lrb", "--kind", "multilabel", "--labels",
-                 "histones", f"marks={marks}", "--window", "64", "-o", str(root / "ml")]) == 0
+                 "histones", f"marks={marks}", "--window", "200", "-o", str(root / "ml")]) == 0
     assert main(["fill", "--suite", str(root / "ml"), "--reference", str(genome), "--models",
                  "kmer-3", "--store", str(store)]) == 0
     return {"root": root, "chroms": chroms, "genome": genome, "folder": folder,
@@ -169,8 +169,8 @@ def chromatin_file(path: Path, chroms: dict[str, str], n: int = 60, seed: int = 
     rows = []
     for i in range(n):
         chrom = rng.choice(sorted(chroms))
-        pos = rng.randint(40, len(chroms[chrom]) - 40)
-        around = chroms[chrom][pos - 33:pos + 31]
+        pos = rng.randint(110, len(chroms[chrom]) - 110)
+        around = chroms[chrom][pos - 101:pos + 99]         # the 200-base window
         gc = sum(b in "GC" for b in around) / len(around)
         marks = [int(gc > t) for t in (0.45, 0.5, 0.55)]
         rows.append((chrom, pos, "test" if i % 3 == 0 else "train", str(marks),
@@ -289,7 +289,7 @@ def test_the_chromatin_features_are_scored_by_the_mean_auroc_over_marks(filled):
         first = next(csv.DictReader(f))
     pos0 = int(first["POS"]) - 1                       # centred as the loader centres it
     assert data.test.sequences[data.targets.rows_test[0]] == \
-        filled["chroms"][first["CHROM"]][pos0 - 32:pos0 + 32]
+        filled["chroms"][first["CHROM"]][pos0 - 100:pos0 + 100]
     assert data.targets.y_test[0].tolist() == json.loads(first["HISTONES"])
     emb = EmbeddingStore(paths)
 
@@ -319,9 +319,13 @@ def test_a_malformed_chromatin_file_is_one_message_naming_file_line_and_column(t
     out = tmp_path / "out"
     argv = ("data", "long-range", "--format", "lrb", "--kind", "multilabel", f"m={path}",
             "--window", "64", "-o", str(out))
-    refused(capsys, tmp_path / "nothing", *argv, "--labels", "HISTONES",
+    refused(capsys, tmp_path / "nothing", *argv[:-3], "200", "-o", str(out), "--labels",
+            "HISTONES",
             names=(f"{path}, line 3: column POS: 'x' is not a 1-based position",
                    f"{path}, line 4: column HISTONES: '[0, 2]' is not a list of 0s and 1s"),
             lines=3)
-    refused(capsys, tmp_path / "nothing", *argv, names=("--labels histones or --labels dnase",))
+    refused(capsys, tmp_path / "nothing", *argv[:-3], "200", "-o", str(out),
+            names=("--labels histones or --labels dnase",))
+    refused(capsys, tmp_path / "nothing", *argv, "--labels", "dnase",
+            names=("--window 64: the chromatin features' labels describe the 200 bases",))
     assert not out.exists()
