@@ -22,6 +22,7 @@ from engine.probes.kinds import ridge_fit, ridge_predict
 from engine.probes.scores import multilabel_scores, tracks_scores
 from engine.suites import flat_dir_suite
 from engine.task_kinds import read_kind_csv
+from geneb_tui.core.kind_plots import drill_plot
 from store.audit.sequences import reverse_complement
 from store.db import Snapshot
 from store.embeddings import EmbeddingStore
@@ -223,8 +224,11 @@ def test_the_stored_scores_are_scikit_learns_and_scipys_on_the_stored_embeddings
     assert rows[0]["pearson"] > 0.5                      # the GC signal is found
     assert rows[0]["r2"] == pytest.approx(r2_score(t.y_test, pred), abs=1e-8)
     assert RIDGE_TRACKS_V1.hash != RIDGE_V1.hash
-    # no per-row predictions: the predictions table holds one value a row
+    # no per-row predictions: the predictions table holds one value a row; the dashboard's
+    # drill-down says so
     assert read_values(paths, model="kmer-3", task="expr").is_empty()
+    plot = drill_plot(paths, "tracks", RIDGE_TRACKS_V1.hash, "kmer-3", "expr", "full")
+    assert "a tracks task's test values (one per target) are not stored" in plot.note
 
 
 def test_report_reads_the_tracks_kind_under_its_protocol(filled, capsys):
