@@ -86,8 +86,8 @@ TRACK_COLUMNS = (*INTERVAL_COLUMNS[:3], STRAND_COLUMN, *INTERVAL_COLUMNS[3:])
 
 @dataclass
 class Read:
-    """A file's task rows (`columns`, without `split` where held-out chromosomes make it) and
-    the rows left out, by reason."""
+    """A file's task rows (`columns`, without the last, `split`, where held-out chromosomes make
+    it) and the rows left out, by reason."""
 
     rows: list[tuple[str, ...]] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)
@@ -315,7 +315,7 @@ def read_expression(path: Path | str, by_chrom: bool) -> Read:
         raise GenebError(f"{values_path}: {len(values)} rows of values for the {len(genes)} "
                          f"genes of {genes_path}; the set pairs them by row, so both files "
                          "have a row per gene in the same order")
-    out = Read(columns=TRACK_COLUMNS[:-1] if by_chrom else TRACK_COLUMNS)
+    out = Read(columns=TRACK_COLUMNS)
     problems: list[str] = []
     for (line, gene), (value_line, row) in zip(genes, values, strict=True):
         value = {ours: "" if gene.get(name) is None else str(gene[name]).strip()

@@ -188,12 +188,12 @@ def suite_files(tasks: dict[str, list[tuple[str, ...]]], window: int | None,
                 columns: tuple[str, ...] | None = None) -> dict[str, bytes]:
     """The files of a folder suite of tasks given by coordinates over a reference genome:
     `<task>.csv` each (`columns`, by default variants' `COORDINATE_COLUMNS`, another kind's
-    `INTERVAL_COLUMNS`, without `split` where held-out chromosomes make it), and `manifest.csv`
-    (the kind, the window width, the held-out chromosomes); `described`: each task's label in
-    the manifest."""
+    `INTERVAL_COLUMNS`; without the last, `split`, where held-out chromosomes make it), and
+    `manifest.csv` (the kind, the window width, the held-out chromosomes); `described`: each
+    task's label in the manifest."""
     if columns is None:
         columns = COORDINATE_COLUMNS if kind is TaskKind.VARIANT else INTERVAL_COLUMNS
-        columns = columns[:-1] if test_chroms else columns
+    columns = columns[:-1] if test_chroms else columns
     category = "Variant effect" if kind is TaskKind.VARIANT else "Long range"
     files = {f"{task}.csv": task_csv([columns, *rows]) for task, rows in tasks.items()}
     files["manifest.csv"] = task_csv([("task_id", "category", "label", "kind", "window",

@@ -323,6 +323,9 @@ def long_range(args) -> int:
         raise GenebError(f"--kind {kind}: each row's sequence is a window centred on its "
                          "position; give its width with --window (the Long-Range Benchmark's "
                          "sequence_length, 100000 by default there)")
+    if args.labels is not None and kind is not TaskKind.MULTILABEL:
+        raise GenebError(f"--labels {args.labels} names the chromatin features' label column; "
+                         "it goes with --kind multilabel")
     if kind is TaskKind.MULTILABEL and args.window < CHROMATIN_BIN:
         raise GenebError(f"--window {args.window}: the chromatin features' labels describe the "
                          f"{CHROMATIN_BIN} bases around each position; give --window "

@@ -333,3 +333,24 @@ def test_a_malformed_chromatin_file_is_one_message_naming_file_line_and_column(t
     refused(capsys, tmp_path / "nothing", *argv, "--labels", "dnase",
             names=("--window 64: the chromatin features' labels describe the 200 bases",))
     assert not out.exists()
+
+
+def test_held_out_chromosomes_leave_the_split_column_out_of_every_format(tmp_path, capsys):
+    chroms = {"chr1": "ACGT" * 100, "chr2": "GGCA" * 100}
+    folder = expression_folder(tmp_path / "bulk_rna_expression", chroms, n=8)
+    promoter = write(tmp_path / "promoter.csv", ("chromosome", "start", "end", "label"),
+                     [("chr1", 10, 50, 1), ("chr2", 10, 50, 0)])
+    for kind, given, header in (
+            ("tracks", folder, "chrom,start,end,strand,label"),
+            ("classification", promoter, "chrom,start,end,label")):
+        out = tmp_path / kind
+        rc, _, err = outputs(capsys, "data", "long-range", "--format", "lrb", "--kind", kind,
+                             f"t={given}", "--window", "64", "--test-chroms", "chr2", "-o",
+                             str(out))
+        assert rc == 0, err
+        lines = (out / "t.csv").read_text().splitlines()
+        assert lines[0] == header
+        assert all(len(line.split(",")) == len(header.split(",")) for line in lines)
+    refused(capsys, tmp_path / "nothing", "data", "long-range", "--format", "lrb", "--labels",
+            "dnase", f"t={promoter}", "-o", str(tmp_path / "x"),
+            names=("--labels dnase names the chromatin features' label column",))
