@@ -67,8 +67,7 @@ DRAWN_FROM_ALL: frozenset[TaskKind] = frozenset(
 subsamples a uniform share of the rows)."""
 
 REAL_VALUED: frozenset[TaskKind] = frozenset({TaskKind.REGRESSION, TaskKind.TRACKS})
-"""The kinds whose labels are real numbers (probed by ridge, k-shot draws of 2k rows of all,
-no classes)."""
+"""The kinds whose labels are real numbers (read as float64; no classes)."""
 
 COORDINATE_COLUMNS: tuple[str, ...] = ("chrom", "pos", "ref", "alt", "label", "split")
 """The columns of a variant task file that gives its variants by their coordinates over a
