@@ -115,6 +115,25 @@ def test_a_tracks_file_gives_a_matrix_of_targets_and_every_problem_in_one_messag
         read_kind_csv(same, "s", TaskKind.TRACKS)
 
 
+def test_a_multilabel_file_gives_a_matrix_of_0_1_labels_and_its_problems(tmp_path):
+    good = write(tmp_path / "m.csv", ("text", "label", "split"),
+                 [("ACGT", "0;1", "train"), ("ACGA", "1;1", "train"),
+                  ("ACGT", "0;0", "test"), ("TTGA", "1;0", "test")])
+    data = read_kind_csv(good, "m", TaskKind.MULTILABEL)
+    assert data.targets.y_test.tolist() == [[0, 0], [1, 0]]
+    assert data.targets.y_test.dtype == np.int64
+    bad = write(tmp_path / "b.csv", ("text", "label", "split"),
+                [("ACGT", "0;1", "train"), ("ACGA", "1;0.5", "train")])
+    with pytest.raises(GenebError, match=r"line 3: column label, label 2 of 2: '0.5' is not 0 "
+                                         "or 1"):
+        read_kind_csv(bad, "b", TaskKind.MULTILABEL)
+    flat = write(tmp_path / "f.csv", ("text", "label", "split"),
+                 [("ACGT", "0;1", "train"), ("ACGA", "1;0", "train"),
+                  ("ACGT", "1;1", "test"), ("TTGA", "1;1", "test")])
+    with pytest.raises(GenebError, match="no label of the test split takes both values"):
+        read_kind_csv(flat, "f", TaskKind.MULTILABEL)
+
+
 def expression_folder(folder: Path, chroms: dict[str, str], n: int = 48,
                       seed: int = 5) -> Path:
     """A bulk RNA expression folder in the Long-Range Benchmark's format: gene_coordinates.csv
