@@ -44,7 +44,7 @@ from store.csv_in import RowProblems, read_rows
 from store.vocab.encoder_kinds import KINDS, UPPER, UPPER_U_AS_T
 from store.vocab.errors import GenebError
 from store.vocab.ids import ID_RULE, check_id, shown
-from store.vocab.kinds import CLASSIFICATION, TaskKind
+from store.vocab.kinds import CLASSIFICATION, DRAWN_FROM_ALL, REAL_VALUED, TaskKind
 
 SPLITS = ("train", "test")
 _LETTERS = frozenset(string.ascii_letters)          # what a sequence may hold
@@ -68,8 +68,9 @@ class Split:
 class KindTargets:
     """What the probes of a regression or variant task need besides the embeddings of its
     splits' distinct sequences: per split, each row's sequence(s), as indices into the split's
-    `sequences` (`rows_*`: regression (n,), the row's sequence; variant (n, 2), its reference
-    and alternative), and its label (`y_*`: regression float64, variant int64 0/1)."""
+    `sequences` (`rows_*`: regression and tracks (n,), the row's sequence; variant (n, 2), its
+    reference and alternative), and its label (`y_*`: regression float64 (n,), tracks float64
+    (n, targets), multilabel int64 0/1 (n, labels), variant int64 0/1)."""
 
     kind: TaskKind
     rows_train: np.ndarray
@@ -93,17 +94,18 @@ class TaskData:
     def n_classes(self) -> int:
         """Classes (a regression task: 0)."""
         if self.targets is not None:
-            return 0 if self.kind is TaskKind.REGRESSION else int(
+            return 0 if self.kind in REAL_VALUED else int(
                 np.unique(np.concatenate([self.targets.y_train, self.targets.y_test])).size)
         return int(np.unique(np.concatenate([self.train.labels, self.test.labels])).size)
 
     @property
     def shot_groups(self) -> np.ndarray:
         """Train rows of each group a few-shot draw takes k rows from: a class's, a variant
-        label's; a regression task's two halves (its draw takes 2k rows of all)."""
+        label's; a regression, tracks or multilabel task's two halves (its draw takes 2k rows
+        of all)."""
         if self.targets is None:
             return np.unique(self.train.labels, return_counts=True)[1]
-        if self.kind is TaskKind.REGRESSION:
+        if self.kind in DRAWN_FROM_ALL:
             n = len(self.targets.y_train)
             return np.array([n - n // 2, n // 2])
         return np.unique(self.targets.y_train, return_counts=True)[1]
@@ -114,7 +116,7 @@ class TaskData:
         task of another kind are its task file's rows (variants, regression rows), a
         regression task's class share 1."""
         lengths = np.array([len(s) for s in (*self.train.sequences, *self.test.sequences)])
-        counts = self.shot_groups if self.kind is not TaskKind.REGRESSION else np.array([1])
+        counts = self.shot_groups if self.kind not in DRAWN_FROM_ALL else np.array([1])
         rows = ((len(self.train), len(self.test)) if self.targets is None
                 else (len(self.targets.y_train), len(self.targets.y_test)))
         return TaskProfile(*rows, self.n_classes,

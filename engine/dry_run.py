@@ -91,7 +91,7 @@ from store.tables.telemetry import perf_summary, read_runs
 from store.task_sizes import TaskSize, basis_lines, task_sizes
 from store.vocab.context import WINDOWS, ContextPolicy
 from store.vocab.encoder_kinds import KINDS
-from store.vocab.kinds import CLASSIFICATION, TaskKind
+from store.vocab.kinds import CLASSIFICATION, REAL_VALUED, SEVERAL_TARGETS, TaskKind
 from store.vocab.protocol import REGIME_K, Probe, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 
@@ -628,14 +628,17 @@ def _calibrated_fits(calibration: _Calibration, protocol: Protocol, regime: str,
 
 
 def _calibration_targets(kind: TaskKind, y: np.ndarray, cut: int) -> KindTargets:
-    """Targets of a regression or variant calibration over the sample's rows (`y`: labels
-    alternating 0, 1): a regression's rows and their labels as reals, a variant task's pairs
-    of neighbouring rows labelled alternately."""
+    """Targets of a regression, tracks or variant calibration over the sample's rows (`y`:
+    labels alternating 0, 1): a regression's rows and their labels as reals (tracks,
+    multilabel: and their complements), a variant task's pairs of neighbouring rows labelled
+    alternately."""
     def rows(n: int) -> np.ndarray:
-        return (np.arange(n) if kind is TaskKind.REGRESSION
-                else np.stack([np.arange(n - 1), np.arange(1, n)], 1))
+        return (np.stack([np.arange(n - 1), np.arange(1, n)], 1) if kind is TaskKind.VARIANT
+                else np.arange(n))
 
-    labels = y.astype(np.float64 if kind is TaskKind.REGRESSION else np.int64)
+    labels = y.astype(np.float64 if kind in REAL_VALUED else np.int64)
+    if kind in SEVERAL_TARGETS:   # two targets: the labels and their complement
+        labels = np.stack([labels, 1 - labels], 1)
     n_test = len(y) - cut
     return KindTargets(kind, rows(cut), labels[:len(rows(cut))], rows(n_test),
                        labels[cut:cut + len(rows(n_test))])

@@ -38,7 +38,7 @@ from store.atomic import write_text_atomic
 from store.folders import named_folder
 from store.paths import StorePaths
 from store.vocab.errors import GenebError
-from store.vocab.kinds import TaskKind
+from store.vocab.kinds import DRAWN_FROM_ALL
 
 DATASET_REPO = "DeepPavlov/geneb-tasks"
 MIRROR_REPO = "darlednik/geneb-tasks"
@@ -160,7 +160,7 @@ def _subsample_kind(task: TaskData, fraction: float, seed: int, limit: int) -> T
     """A regression or variant task's subsample (see the module): the rows kept and the
     distinct sequences they use; its data hash: the task's with the rows kept."""
     t = task.targets
-    regression = t.kind is TaskKind.REGRESSION
+    regression = t.kind in DRAWN_FROM_ALL      # a uniform share of the rows
     given = ((task.train, t.rows_train, t.y_train), (task.test, t.rows_test, t.y_test))
 
     def kept_at(share: float) -> list[np.ndarray]:

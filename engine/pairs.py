@@ -28,6 +28,7 @@ from store.tables.telemetry import record_runs, run_row
 from store.vocab.encoder_kinds import KINDS
 from store.vocab.errors import GenebError
 from store.vocab.executors import IN_PROCESS
+from store.vocab.kinds import SEVERAL_TARGETS
 from store.vocab.protocol import Probe, Protocol, seed_counts
 from store.vocab.sources import LOCAL
 from store.vocab.variant import STORED_FLOAT32, precision_label
@@ -216,8 +217,9 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
 def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
                       todo: tuple[tuple[Protocol, tuple[str, ...]], ...], X_train, X_test,
                       provenance: dict, targets: KindTargets, expect: dict) -> int:
-    """`probe_pair`'s steps for a regression or variant task: its rows and their test values
-    (`store.tables.predictions.value_rows`), one commit."""
+    """`probe_pair`'s steps for a task of another kind than classification: its rows and their
+    test values (`store.tables.predictions.value_rows`; none for a kind with several targets a
+    row, whose rows have a value per target where that table holds one a row), one commit."""
     from engine.probes.kinds import kind_rows  # lazy: sklearn
 
     with threadpool_limits(PROBE_THREADS):
@@ -226,12 +228,11 @@ def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
     now = datetime.now(UTC)
     for r in rows:
         r.update(provenance, model=model_id, task=task_id, created_at=now)
-    predictions = value_rows(rows, targets.y_test, model=model_id, task=task_id,
-                             source=provenance["source"], data_hash=provenance["data_hash"],
-                             compute_precision=provenance["compute_precision"],
-                             recipe_preset=provenance["recipe_preset"],
-                             context_policy=provenance["context_policy"],
-                             storage_precision=provenance["storage_precision"], created_at=now)
+    predictions = [] if targets.kind in SEVERAL_TARGETS else value_rows(
+        rows, targets.y_test, model=model_id, task=task_id, source=provenance["source"],
+        data_hash=provenance["data_hash"], compute_precision=provenance["compute_precision"],
+        recipe_preset=provenance["recipe_preset"], context_policy=provenance["context_policy"],
+        storage_precision=provenance["storage_precision"], created_at=now)
     for r in rows:
         del r["pred"]
     return append_pair(paths, rows, model=model_id, task=task_id,

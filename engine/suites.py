@@ -94,7 +94,7 @@ class Suite:
             shown = ", ".join(f"{t} ({self.kinds[t]})" for t in other[:5])
             more = f" and {len(other) - 5} more" if len(other) > 5 else ""
             raise GenebError(f"{command} takes classification tasks only; suite {self.name} "
-                             f"has regression or variant tasks: {shown}{more}; leave them out "
+                             f"has tasks of other kinds: {shown}{more}; leave them out "
                              "with --tasks")
 
     def select(self, task_ids: list[str] | None) -> tuple[TaskMeta, ...]:

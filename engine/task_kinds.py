@@ -4,6 +4,12 @@ letters only, every row problem of a file raised together):
 
 - regression: `<task>.csv`, columns `text,label,split`, the label a finite real number; the
   targets of each split must vary (a constant target has no Pearson r);
+- tracks: `<task>.csv`, columns `text,label,split`, the label the row's targets, finite real
+  numbers separated by `;` (`store.vocab.kinds.TARGET_SEPARATOR`), as many in every row of the
+  file; each split's rows must not all have the same targets;
+- multilabel: `<task>.csv`, columns `text,label,split`, the label the row's labels, each 0 or
+  1, separated by `;`, as many in every row; in each split some label must take both values
+  (AUROC needs both);
 - variant: `<task>.csv`, columns `ref,alt,label,split`: the reference and the alternative
   sequence of one window (different sequences), the label 0 (neutral) or 1 (an effect); each
   split holds both labels (AUROC needs both, the probe fits both).
@@ -24,17 +30,19 @@ position or lies beyond its chromosome, a reference allele the genome does not h
 listed with the others. Such a task's content hash also covers the genome's identity
 (`engine.genome.Genome.identity`), the window width and each variant's coordinates.
 
-A classification or regression file may instead give each row's sequence as an interval of the
-same reference genome, columns `chrom,start,end,label,split` (`store.vocab.kinds.
-INTERVAL_COLUMNS`; `start` 0-based, `end` exclusive, as in BED), with `read_intervals`: the
-sequence is the genome's bases [start, end), or, where the manifest gives the task a `window`,
-that many bases centred on the interval (the Long-Range Benchmark's `sequence_length`), padded
-with N off a chromosome end and counted in one warning. An unknown chromosome, a start or end
-that is no whole number, start >= end, an interval beyond its chromosome's end: one line each,
-naming the file, line and interval, all in one message. `test_chroms` makes the split as for
-variants. The content hash covers the genome's identity, the window, the held-out chromosomes,
-each row's interval and the bases read. The sequences are held in memory as text (`TaskData`),
-one byte a base: 1,000 intervals of 100 kb are about 100 MB.
+A file of a kind with one sequence a row (all but variant) may instead give each row's sequence
+as an interval of the same reference genome, columns `chrom,start,end,label,split`
+(`store.vocab.kinds.INTERVAL_COLUMNS`; `start` 0-based, `end` exclusive, as in BED), with
+`read_intervals`: the sequence is the genome's bases [start, end), or, where the manifest gives
+the task a `window`, that many bases centred on the interval (the Long-Range Benchmark's
+`sequence_length`), padded with N off a chromosome end and counted in one warning; an optional
+`strand` column's `-` takes the reverse complement of those bases (the Long-Range Benchmark's
+genes on the minus strand), `+` or empty the bases as they are. An unknown chromosome, a start
+or end that is no whole number, start >= end, an interval beyond its chromosome's end: one line
+each, naming the file, line and interval, all in one message. `test_chroms` makes the split as
+for variants. The content hash covers the genome's identity, the window, the held-out
+chromosomes, each row's interval and the bases read. The sequences are held in memory as text
+(`TaskData`), one byte a base: 1,000 intervals of 100 kb are about 100 MB.
 """
 
 from __future__ import annotations
@@ -63,6 +71,7 @@ from engine.data import (
     task_id_of,
 )
 from engine.genome import Genome
+from store.audit.sequences import reverse_complement
 from store.csv_in import RowProblems, header_of, read_rows
 from store.vocab.errors import GenebError
 from store.vocab.kinds import (
@@ -70,12 +79,15 @@ from store.vocab.kinds import (
     COORDINATE_COLUMNS,
     FILE_COLUMNS,
     INTERVAL_COLUMNS,
+    REAL_VALUED,
+    STRAND_COLUMN,
+    TARGET_SEPARATOR,
     TaskKind,
 )
 
-# (the row's sequences, its label, its coordinates: `chrom:pos:ref:alt`, or "" in a file of
-# sequences)
-_Row = tuple[tuple[str, ...], float | int, str]
+# (the row's sequences, its label (a tracks row's: its targets), its coordinates:
+# `chrom:pos:ref:alt`, or "" in a file of sequences)
+_Row = tuple[tuple[str, ...], float | int | tuple[float, ...], str]
 
 
 @dataclass(frozen=True)
@@ -100,12 +112,45 @@ def _regression_label(raw: str | None, where: str) -> float:
     return value
 
 
+def _tracks_label(raw: str | None, where: str) -> tuple[float, ...]:
+    fields = str(raw).split(TARGET_SEPARATOR)
+    values = []
+    for i, field in enumerate(fields, 1):
+        try:
+            value = float(field.strip())
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise GenebError(f"{where}: column label, target {i} of {len(fields)}: {field!r} is "
+                             "not a finite number; a tracks task's label is its targets, real "
+                             f"numbers separated by {TARGET_SEPARATOR!r} (e.g. 0.5;1.2;-3e-2)")
+        values.append(value)
+    return tuple(values)
+
+
+def _multilabel_label(raw: str | None, where: str) -> tuple[int, ...]:
+    fields = str(raw).split(TARGET_SEPARATOR)
+    for i, field in enumerate(fields, 1):
+        if field.strip() not in ("0", "1"):
+            raise GenebError(f"{where}: column label, label {i} of {len(fields)}: {field!r} is "
+                             "not 0 or 1; a multilabel task's label is its labels, each 0 or "
+                             f"1, separated by {TARGET_SEPARATOR!r} (e.g. 0;1;1)")
+    return tuple(int(f) for f in fields)
+
+
 def _variant_label(raw: str | None, where: str) -> int:
     text = str(raw).strip()
     if text not in ("0", "1"):
         raise GenebError(f"{where}: label {raw!r} is not 0 or 1; a variant's label is 1 (it "
                          "has an effect) or 0 (neutral)")
     return int(text)
+
+
+_LABEL_OF: dict[TaskKind, Callable[[str | None, str], float | int | tuple[float, ...]]] = {
+    CLASSIFICATION: class_label, TaskKind.REGRESSION: _regression_label,
+    TaskKind.VARIANT: _variant_label, TaskKind.TRACKS: _tracks_label,
+    TaskKind.MULTILABEL: _multilabel_label}
+"""How each kind's label field is read (a GenebError naming `where` when it is not one)."""
 
 
 def _row(kind: TaskKind, row: dict, where: str, problems: list[str]) -> _Row | None:
@@ -118,8 +163,7 @@ def _row(kind: TaskKind, row: dict, where: str, problems: list[str]) -> _Row | N
         except GenebError as exc:
             problems.append(str(exc))
     try:
-        label = (_regression_label if kind is TaskKind.REGRESSION else _variant_label)(
-            row["label"], where)
+        label = _LABEL_OF[kind](row["label"], where)
     except GenebError as exc:
         problems.append(str(exc))
         return None
@@ -203,9 +247,9 @@ def _split(kind: TaskKind, rows: list[_Row]) -> tuple[Split, np.ndarray, np.ndar
     used = [[index.setdefault(s, len(index)) for s in seqs] for seqs, _, _ in rows]
     at = np.array(used, dtype=np.int64).reshape(len(rows), -1)
     labels = np.array([label for _, label, _ in rows],
-                      dtype=np.float64 if kind is TaskKind.REGRESSION else np.int64)
+                      dtype=np.float64 if kind in REAL_VALUED else np.int64)
     return (Split(tuple(index), np.zeros(len(index), dtype=np.int64)),
-            at[:, 0] if kind is TaskKind.REGRESSION else at, labels)
+            at if kind is TaskKind.VARIANT else at[:, 0], labels)
 
 
 def _check(kind: TaskKind, origin: str, name: str, labels: np.ndarray) -> None:
@@ -217,6 +261,14 @@ def _check(kind: TaskKind, origin: str, name: str, labels: np.ndarray) -> None:
         raise GenebError(f"{origin}: every {name} label is {labels[0]:g}; a regression task's "
                          "targets must vary in both splits (Pearson r and the ridge fit need "
                          "it)")
+    if kind is TaskKind.TRACKS and np.unique(labels, axis=0).shape[0] < 2:
+        raise GenebError(f"{origin}: every {name} row has the same targets; a tracks task's "
+                         "targets must vary in both splits (Pearson r and the ridge fit need "
+                         "it)")
+    if kind is TaskKind.MULTILABEL and not any(np.unique(c).size > 1 for c in labels.T):
+        raise GenebError(f"{origin}: no label of the {name} split takes both values 0 and 1; a "
+                         "multilabel task needs a label with both in each split (AUROC and "
+                         "the fit need it)")
     if kind is TaskKind.VARIANT and np.unique(labels).size < 2:
         raise GenebError(f"{origin}: the {name} split holds label {int(labels[0])} only; a "
                          "variant task needs variants of label 0 and of label 1 in both splits "
@@ -236,8 +288,8 @@ def _hash(kind: TaskKind, by_split: dict[str, list[_Row]], source: str = "") -> 
 
 
 def by_intervals(path: Path, kind: TaskKind) -> bool:
-    """Whether a task file gives its sequences as genome intervals (a classification or
-    regression file with `chrom`, `start` and `end` columns)."""
+    """Whether a task file gives its sequences as genome intervals (a file of a kind with one
+    sequence a row, with `chrom`, `start` and `end` columns)."""
     return kind is not TaskKind.VARIANT and {"chrom", "start", "end"} <= set(header_of(path))
 
 
@@ -249,7 +301,7 @@ def by_coordinates(path: Path, kind: TaskKind) -> bool:
 
 def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind,
                   coordinates: Coordinates | None = None) -> TaskData:
-    """One regression or variant task from its flat file (see the module); a variant file
+    """One task of a kind beyond classification from its flat file (see the module); a variant file
     with `chrom` and `pos` columns is read by coordinates (`coordinates`: what the suite
     gives it)."""
     path = Path(path)
@@ -264,8 +316,9 @@ def read_kind_csv(path: Path, task_id: str | None, kind: TaskKind,
                                hint=f"a {kind} task file needs the columns {','.join(columns)}"):
         reason = skip_reason(row, columns)
         if reason is None and row["split"] in rows.by_split:
-            if (parsed := _row(kind, row, f"{path}, line {line}", rows.problems)) is not None:
-                rows.by_split[row["split"]].append(parsed)
+            where = f"{path}, line {line}"
+            if (parsed := _row(kind, row, where, rows.problems)) is not None:
+                rows.add(row["split"], parsed, where)
             continue
         rows.skip(reason, row["split"])
     return rows.task(path, task_id, kind)
@@ -279,6 +332,21 @@ class _Rows:
         self.skipped: dict[str, int] = {}
         self.near: set[str] = set()
         self.problems: list[str] = []
+        self.targets: int | None = None   # a tracks file's targets a row (its first row's)
+
+    def add(self, split: str, row: _Row, where: str) -> None:
+        """Keep a row of `split`; a tracks row whose targets are not as many as the file's
+        first row's is a problem instead."""
+        label = row[1]
+        if isinstance(label, tuple):
+            if self.targets is None:
+                self.targets = len(label)
+            elif len(label) != self.targets:
+                self.problems.append(
+                    f"{where}: column label holds {len(label)} values, the file's first row "
+                    f"{self.targets}; every row gives the same targets, in the same order")
+                return
+        self.by_split[split].append(row)
 
     def skip(self, reason: str | None, split: str | None) -> None:
         if reason is None:
@@ -373,12 +441,15 @@ def _interval_row(genome: Genome, kind: TaskKind, window: int | None, row: dict,
     added to `problems` (None: unusable)."""
     fields = _fields(genome, row, where, problems, (
         lambda: _bound(row["start"], "start", where), lambda: _bound(row["end"], "end", where),
-        lambda: (class_label if kind is CLASSIFICATION else _regression_label)(
-            row["label"], where)))
+        lambda: _LABEL_OF[kind](row["label"], where)))
     if fields is None:
         return None
     given, chrom, (start, end, label) = fields
     at = f"{given}:{start}-{end}"
+    strand = (row.get(STRAND_COLUMN) or "").strip()
+    if strand not in ("", "+", "-"):
+        problems.append(f"{where}: column {STRAND_COLUMN}: {strand!r} is not +, - or empty")
+        return None
     n = genome.lengths[chrom]
     if start >= end:
         problems.append(f"{where}: interval {at} is empty (start >= end); intervals are "
@@ -392,11 +463,14 @@ def _interval_row(genome: Genome, kind: TaskKind, window: int | None, row: dict,
         start = start + (end - start) // 2 - window // 2
         end = start + window
     padded = start < 0 or end > n
-    return ((genome.bases(chrom, start, end),), label, f"{chrom}:{start}-{end}"), padded
+    bases = genome.bases(chrom, start, end)
+    if strand == "-":
+        return ((reverse_complement(bases),), label, f"{chrom}:{start}-{end}:-"), padded
+    return ((bases,), label, f"{chrom}:{start}-{end}"), padded
 
 
 def read_intervals(path: Path, task_id: str, kind: TaskKind, given: Coordinates) -> TaskData:
-    """A classification or regression task whose rows are genome intervals (see the
+    """A task of a kind with one sequence a row whose rows are genome intervals (see the
     module)."""
     if given.genome is None:
         raise GenebError(f"{path}: its sequences are given by chrom,start,end; give the "
@@ -404,10 +478,10 @@ def read_intervals(path: Path, task_id: str, kind: TaskKind, given: Coordinates)
     genome, rows, padded = given.genome(), _Rows(), 0
     for line, row, split in _genome_rows(path, genome, given, INTERVAL_COLUMNS, rows,
                                          f"a {kind} task file given by intervals"):
-        parsed = _interval_row(genome, kind, given.window, row, f"{path}, line {line}",
-                               rows.problems)
+        where = f"{path}, line {line}"
+        parsed = _interval_row(genome, kind, given.window, row, where, rows.problems)
         if parsed is not None:
-            rows.by_split[split].append(parsed[0])
+            rows.add(split, parsed[0], where)
             padded += parsed[1]
     warnings = ((f"{path}: {padded} window(s) of {given.window} bases run off a chromosome "
                  "end, padded with N",) if padded else ())

@@ -100,9 +100,10 @@ def read_table(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
         raise GenebError(f"{path}: not a UTF-8 CSV/TSV file that can be read ({exc})") from None
 
 
-def hub_file(fmt: str, name: str) -> Path:
+def hub_file(fmt: str, name: str, folder: str | None = None) -> Path:
     """The local copy of file `name` of format `fmt`'s dataset at its pinned revision (`HUB`),
-    downloaded when the hub may be asked (see the module); one GenebError otherwise."""
+    downloaded when the hub may be asked (see the module); one GenebError otherwise. `folder`:
+    the dataset's folder the task is given as (its offline message downloads all of it)."""
     if fmt not in HUB:
         raise GenebError(f"{HUB_PREFIX}{name}: {fmt} files are not on the Hugging Face hub; "
                          f"download them from its data share ({BEND_DATA}) and give the file")
@@ -115,10 +116,12 @@ def hub_file(fmt: str, name: str) -> Path:
                                     local_files_only=problem is not None))
     except (errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled) as exc:  # first:
         reason = problem or str(exc).splitlines()[0]          # an EntryNotFoundError too
+        what = name if folder is None else f"--include '{folder}/*'"
         raise GenebError(f"{HUB_PREFIX}{name}: cannot download it from dataset {repo} at "
                          f"revision {revision} ({reason}); on a machine with internet run `hf "
-                         f"download {repo} {name} --repo-type dataset --revision {revision} "
-                         "--local-dir <folder>` and give TASK=<folder>/" + name) from None
+                         f"download {repo} {what} --repo-type dataset --revision {revision} "
+                         f"--local-dir <folder>` and give TASK=<folder>/{folder or name}"
+                         ) from None
     except (errors.EntryNotFoundError, errors.RevisionNotFoundError,
             errors.RepositoryNotFoundError) as exc:
         raise GenebError(f"{HUB_PREFIX}{name}: no such file in dataset {repo} at revision "
@@ -181,12 +184,15 @@ def read_variants(path: Path | str, fmt: str, by_chrom: bool) -> list[tuple[str,
 
 def suite_files(tasks: dict[str, list[tuple[str, ...]]], window: int | None,
                 test_chroms: tuple[str, ...] | None, described: dict[str, str],
-                kind: TaskKind = TaskKind.VARIANT) -> dict[str, bytes]:
+                kind: TaskKind = TaskKind.VARIANT,
+                columns: tuple[str, ...] | None = None) -> dict[str, bytes]:
     """The files of a folder suite of tasks given by coordinates over a reference genome:
-    `<task>.csv` each (variants: `COORDINATE_COLUMNS`; another kind: `INTERVAL_COLUMNS`), and
+    `<task>.csv` each (`columns`, by default variants' `COORDINATE_COLUMNS`, another kind's
+    `INTERVAL_COLUMNS`; without the last, `split`, where held-out chromosomes make it), and
     `manifest.csv` (the kind, the window width, the held-out chromosomes); `described`: each
     task's label in the manifest."""
-    columns = COORDINATE_COLUMNS if kind is TaskKind.VARIANT else INTERVAL_COLUMNS
+    if columns is None:
+        columns = COORDINATE_COLUMNS if kind is TaskKind.VARIANT else INTERVAL_COLUMNS
     columns = columns[:-1] if test_chroms else columns
     category = "Variant effect" if kind is TaskKind.VARIANT else "Long range"
     files = {f"{task}.csv": task_csv([columns, *rows]) for task, rows in tasks.items()}

@@ -29,7 +29,7 @@ from store.vocab.kinds import (
     METRICS_OF,
     PRIMARY,
     TaskKind,
-    kind_of_metric,
+    kinds_of_metric,
 )
 from store.vocab.protocol import GENEB_V1, NAMED, Protocol, protocol_named, protocols_named
 from store.vocab.scopes import SCOPE_FIELDS, Scope
@@ -106,8 +106,9 @@ def add_kind_args(p, command: str) -> None:
     p.add_argument("--kind", choices=KIND_NAMES, default=CLASSIFICATION,
                    type=choice_of("kind", KIND_NAMES),
                    help=f"the task kind to {command} (default: classification): regression "
-                        "(ridge-v1, Pearson r), variant (variant-probe-v1, AUROC); one kind at "
-                        "a time, its metrics never averaged with another kind's")
+                        "(ridge-v1, Pearson r), variant (variant-probe-v1, AUROC), tracks "
+                        "(ridge-tracks-v1, mean Pearson r over targets); one kind at a "
+                        "time, its metrics never averaged with another kind's")
     p.add_argument("--metric", choices=ALL_METRICS, type=choice_of("metric", ALL_METRICS),
                    help="one of the kind's metrics (default: its primary one: mcc, pearson, "
                         "auroc)")
@@ -120,7 +121,7 @@ def kind_and_metric(args) -> None:
     if args.metric is None:
         args.metric = PRIMARY[args.kind]
     elif args.metric not in METRICS_OF[args.kind]:
-        of = kind_of_metric(args.metric)
+        of = " or ".join(kinds_of_metric(args.metric))
         raise GenebError(f"--metric {args.metric} is a metric of {of} tasks, not of --kind "
                          f"{args.kind} (its metrics: {', '.join(METRICS_OF[args.kind])}); "
                          f"give --kind {of} or one of those")

@@ -36,8 +36,8 @@ from engine.hub_data import (
     verify_data,
     write_data_manifest,
 )
+from engine.interval_sets import CHROMATIN_BIN, CHROMATIN_LABELS, read_long_range
 from engine.interval_sets import FORMATS as INTERVAL_FORMATS
-from engine.interval_sets import read_long_range
 from engine.task_files import task_sources
 from engine.variant_sets import FORMATS, HUB, HUB_PREFIX, read_variants, suite_files
 from store.catalog import LetterCounts, TaskProfile, geneb_v1_tasks
@@ -46,7 +46,7 @@ from store.output_folder import output_folder, write_output
 from store.paths import store_named
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
-from store.vocab.kinds import TaskKind
+from store.vocab.kinds import SEVERAL_TARGETS, TaskKind
 
 VARIANTS_GENERATOR = "geneb-engine data variants"
 LONG_RANGE_GENERATOR = "geneb-engine data long-range"
@@ -89,8 +89,16 @@ def register(sub, common) -> None:
                    help="the files' format: lrb (the Long-Range Benchmark's element CSVs, "
                         "e.g. regulatory_elements/promoter_dataset.csv), dnalongbench (its "
                         "enhancer-target gene TSV)")
-    r.add_argument("--kind", choices=("classification", "regression"),
-                   default="classification", help="the tasks' kind (default classification)")
+    r.add_argument("--kind", choices=("classification", "regression", "tracks", "multilabel"),
+                   default="classification",
+                   help="the tasks' kind (default classification); tracks: the Long-Range "
+                        "Benchmark's bulk RNA expression folder (TASK=bulk_rna_expression/ "
+                        "or hub:bulk_rna_expression), one target per tissue; multilabel: its "
+                        "chromatin features file (chromatin_features/histones_and_dnase.csv), "
+                        "one label per mark, with --labels")
+    r.add_argument("--labels", choices=CHROMATIN_LABELS, type=str.lower,
+                   help="--kind multilabel: the chromatin features' label column: histones "
+                        "(the histone marks task) or dnase (DNA accessibility)")
     _suite_args(r, "that file of the Long-Range Benchmark's Hugging Face dataset at its pinned "
                 "revision (lrb)", "take this many bases centred on each interval (the "
                 "Long-Range Benchmark's sequence_length; default: the interval as given)")
@@ -310,14 +318,27 @@ def long_range(args) -> int:
     """Read each TASK=FILE of `--format` (`engine.interval_sets`) and write the tasks as one
     folder suite of tasks given by genome intervals into `-o`: every file's problems in one
     message, nothing written before all are read."""
+    kind = TaskKind(args.kind)
+    if kind in SEVERAL_TARGETS and args.window is None:
+        raise GenebError(f"--kind {kind}: each row's sequence is a window centred on its "
+                         "position; give its width with --window (the Long-Range Benchmark's "
+                         "sequence_length, 100000 by default there)")
+    if args.labels is not None and kind is not TaskKind.MULTILABEL:
+        raise GenebError(f"--labels {args.labels} names the chromatin features' label column; "
+                         "it goes with --kind multilabel")
+    if kind is TaskKind.MULTILABEL and args.window < CHROMATIN_BIN:
+        raise GenebError(f"--window {args.window}: the chromatin features' labels describe the "
+                         f"{CHROMATIN_BIN} bases around each position; give --window "
+                         f"{CHROMATIN_BIN} or more (the Long-Range Benchmark's loader refuses "
+                         "less)")
     out, given = _suite_output(args, LONG_RANGE_GENERATOR,
                                "promoter=hub:regulatory_elements/promoter_dataset.csv")
-    kind = TaskKind(args.kind)
     read = _read_each(given, lambda file: read_long_range(file, args.format, kind,
-                                                          bool(args.test_chroms)))
+                                                          bool(args.test_chroms), args.labels))
     files = suite_files({t: r.rows for t, r in read.items()}, args.window,
                         tuple(args.test_chroms or ()) or None,
-                        {t: _source(args.format, f) for t, f in given.items()}, kind)
+                        {t: _source(args.format, f) for t, f in given.items()}, kind,
+                        columns=next(iter(read.values())).columns)
     write_output(out, files, last="manifest.csv")
     n = sum(len(r.rows) for r in read.values())
     left = {f"{t}: {', '.join(f'{c} {why}' for why, c in r.left_out.items())}"

@@ -305,11 +305,11 @@ class FillRequest:
         classification protocol); with
         tasks of other kinds than classification (`other_kinds`, run under their kinds'
         protocols and regimes), which the product does not give: "... regimes, 2 of the
-        tasks regression or variant ones: "."""
+        tasks of other kinds: "."""
         protocols = sum(p.kind is CLASSIFICATION for p in self.options.protocols)
         per = f" × {protocols} protocols" if protocols > 1 else ""
-        kinds = (f", {other_kinds} of the tasks regression or variant ones (their kinds' "
-                 "protocols):" if other_kinds else " =")
+        kinds = (f", {other_kinds} of the tasks of other kinds "
+                 "(their kinds' protocols):" if other_kinds else " =")
         return (f"{len(self.tasks)} tasks × {len(self.models)} models × "
                 f"{len(self.regimes)} regimes{per}{kinds}")
 

@@ -14,10 +14,16 @@ embeddings of the task's distinct sequences and its `engine.data.KindTargets`.
   `variant_features` ([ref, alt, alt - ref], float32 as stored), geneb-v1's regimes and
   draws (`engine.probes.exact.few_shot_indices` over the variant labels); the score is the
   probability of label 1.
+- ridge (tracks, multilabel): the same `ridge_fit` with the targets (the 0/1 labels) as the
+  columns of y (one solve for every target: the system's matrix does not depend on y), the
+  same regimes and draws; scored per target and averaged (`engine.probes.scores.
+  tracks_scores`, `multilabel_scores`: the prediction of a label is its score).
 
 Rows carry the kind (`store.vocab.kinds.stored_kind`) and its metrics (`engine.probes.scores`),
 and `pred`, the value of every test row (a regression's prediction, a variant's score: what the
-predictions table stores as `value` rows, `store.tables.predictions`).
+predictions table stores as `value` rows, `store.tables.predictions`; a tracks or multilabel
+task's, one per target, which that table's one value a row cannot hold: `engine.pairs` stores
+none).
 `degenerate` (a classification flag) is NULL; `n_test` counts the
 task file's test rows (variants, not distinct sequences).
 """
@@ -32,26 +38,34 @@ import numpy as np
 
 from engine.data import KindTargets
 from engine.probes.exact import few_shot_indices, fitted
-from engine.probes.scores import regression_scores, variant_scores
-from store.vocab.kinds import stored_kind
+from engine.probes.scores import (
+    multilabel_scores,
+    regression_scores,
+    tracks_scores,
+    variant_scores,
+)
+from store.vocab.kinds import TaskKind, stored_kind
 from store.vocab.protocol import REGIME_K, VARIANT_LLR_V1, Probe, Protocol
 
 Todo = tuple[tuple[Protocol, tuple[str, ...]], ...]
 
 
-def ridge_fit(X: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
+def ridge_fit(X: np.ndarray, y: np.ndarray,
+              alpha: float) -> tuple[np.ndarray, float | np.ndarray]:
     """(coef, intercept) of ridge regression with an unpenalised intercept: scikit-learn's
-    `Ridge(alpha=alpha)` on float64 data."""
+    `Ridge(alpha=alpha)` on float64 data; `y` (n,) one target, (n, t) t targets (coef (d, t),
+    one intercept per target)."""
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    x_mean, y_mean = X.mean(axis=0), y.mean()
+    x_mean, y_mean = X.mean(axis=0), y.mean(axis=0)
     Xc, yc = X - x_mean, y - y_mean
     n, d = Xc.shape
     if n >= d:
         coef = np.linalg.solve(Xc.T @ Xc + alpha * np.eye(d), Xc.T @ yc)
     else:   # (X'X + aI)^-1 X' = X'(XX' + aI)^-1
         coef = Xc.T @ np.linalg.solve(Xc @ Xc.T + alpha * np.eye(n), yc)
-    return coef, float(y_mean - x_mean @ coef)
+    intercept = y_mean - x_mean @ coef
+    return coef, float(intercept) if y.ndim == 1 else intercept
 
 
 def ridge_predict(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
@@ -126,9 +140,14 @@ def _ridge(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) 
             else regression_draw(len(t.y_train), k, seed))
     start = time.perf_counter()
     pred = ridge_predict(Xtr[rows], t.y_train[rows], Xte, p.alpha)
-    return {**regression_scores(t.y_test, pred), "n_train": len(rows),
+    return {**_RIDGE_SCORES[t.kind](t.y_test, pred), "n_train": len(rows),
             "fit_seconds": time.perf_counter() - start, "converged": True, "n_iter": None,
             "pred": pred}
+
+
+_RIDGE_SCORES = {TaskKind.REGRESSION: regression_scores, TaskKind.TRACKS: tracks_scores,
+                 TaskKind.MULTILABEL: multilabel_scores}
+"""How each kind ridge probes scores its test predictions."""
 
 
 def _cosine(p: Protocol, rows_of: _Rows, t: KindTargets, regime: str, seed: int) -> dict:

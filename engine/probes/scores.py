@@ -9,6 +9,12 @@ scikit-learn or scipy at scoring time; the tests hold them equal to those librar
 - `auprc`: the average precision, sum over thresholds of (R_n - R_{n-1}) P_n
   (sklearn.metrics.average_precision_score).
 
+A tracks task's metrics (`tracks_scores`) are the regression ones computed per target (a
+column of the targets), a multilabel task's (`multilabel_scores`) the variant ones per label,
+each averaged over the columns whose value is defined (a target constant in the test split has
+no Pearson r, a label with one class there no AUROC: left out of the mean; NaN where no column
+has one).
+
 A value that is not defined (constant predictions have no correlation) is NaN, which the store
 keeps as NULL (`store.tables.schema`).
 """
@@ -47,6 +53,30 @@ def regression_scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float
     """The regression kind's metrics (`store.vocab.kinds.METRICS_OF`)."""
     return {"pearson": pearson(y_true, y_pred), "spearman": spearman(y_true, y_pred),
             "r2": r2(y_true, y_pred)}
+
+
+def _column_means(scores, Y_true: np.ndarray, Y_pred: np.ndarray) -> dict[str, float]:
+    """`scores` (one column's metrics) per column, each metric averaged over the columns where
+    it is defined (NaN where none)."""
+    per_column = [scores(Y_true[:, j], Y_pred[:, j]) for j in range(Y_true.shape[1])]
+    out = {}
+    for metric in per_column[0]:
+        values = np.array([s[metric] for s in per_column])
+        defined = values[~np.isnan(values)]
+        out[metric] = float(defined.mean()) if defined.size else float("nan")
+    return out
+
+
+def tracks_scores(Y_true: np.ndarray, Y_pred: np.ndarray) -> dict[str, float]:
+    """The tracks kind's metrics: each regression metric per target, averaged over the
+    targets."""
+    return _column_means(regression_scores, Y_true, Y_pred)
+
+
+def multilabel_scores(Y_true: np.ndarray, score: np.ndarray) -> dict[str, float]:
+    """The multilabel kind's metrics: AUROC and AUPRC per label (higher score: label 1 more
+    likely), averaged over the labels."""
+    return _column_means(variant_scores, Y_true, score)
 
 
 def auroc(y_true: np.ndarray, score: np.ndarray) -> float:

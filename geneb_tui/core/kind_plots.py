@@ -11,7 +11,7 @@ import numpy as np
 
 from store.paths import StorePaths
 from store.tables.predictions import read_values
-from store.vocab.kinds import TaskKind
+from store.vocab.kinds import SEVERAL_TARGETS, TaskKind
 from store.vocab.sources import LOCAL
 
 
@@ -58,6 +58,9 @@ def drill_plot(paths: StorePaths, kind: str, protocol_hash: str, model: str, tas
     (the local run's first seed: a full fit is one fit for every seed), or a `DrillPlot`
     whose note says why there is none."""
     name = label or model
+    if TaskKind(kind) in SEVERAL_TARGETS:
+        return DrillPlot(kind, name, note=f"{name}: a {kind} task's test values (one per "
+                                          "target) are not stored, so there is no plot")
     rows = read_values(paths, model=model, task=task, protocol_hash=protocol_hash)
     rows = rows.filter((rows["regime"] == regime) & (rows["source"] == LOCAL))
     if rows.is_empty():

@@ -6,6 +6,14 @@
   and R^2: the `pearson`, `spearman`, `r2` columns.
 - `variant`: a reference and an alternative sequence of one window with a 0/1 label, scored by
   AUROC (primary) and AUPRC: the `auroc`, `auprc` columns.
+- `tracks`: several real-valued targets per sequence (one per tissue, cell type or track: the
+  Long-Range Benchmark's bulk RNA expression), scored per target by Pearson r, Spearman rho and
+  R^2, each averaged over the targets (the mean Pearson r across targets is the primary metric,
+  as the Long-Range Benchmark and Enformer report it): the regression kind's columns
+  `pearson`, `spearman`, `r2`, in rows whose `kind` says they are means over targets.
+- `multilabel`: several 0/1 labels per sequence (one per chromatin mark: the Long-Range
+  Benchmark's chromatin features), scored per label by AUROC (primary) and AUPRC, each
+  averaged over the labels: the variant kind's columns `auroc`, `auprc`.
 
 A suite declares its tasks' kinds in `manifest.csv`'s optional `kind` column (absent or empty:
 classification; `store.manifest`). A result row records its kind in the `kind` column, NULL for
@@ -28,6 +36,8 @@ class TaskKind(StrEnum):
     CLASSIFICATION = "classification"
     REGRESSION = "regression"
     VARIANT = "variant"
+    TRACKS = "tracks"
+    MULTILABEL = "multilabel"
 
 
 CLASSIFICATION = TaskKind.CLASSIFICATION
@@ -37,8 +47,27 @@ FILE_COLUMNS: dict[TaskKind, tuple[str, ...]] = {
     TaskKind.CLASSIFICATION: ("text", "label", "split"),
     TaskKind.REGRESSION: ("text", "label", "split"),
     TaskKind.VARIANT: ("ref", "alt", "label", "split"),
+    TaskKind.TRACKS: ("text", "label", "split"),
+    TaskKind.MULTILABEL: ("text", "label", "split"),
 }
-"""The columns of each kind's flat task file (`<task>.csv`)."""
+"""The columns of each kind's flat task file (`<task>.csv`); a tracks or multilabel task's
+`label` holds its targets or labels separated by TARGET_SEPARATOR, as many in every row."""
+
+TARGET_SEPARATOR = ";"
+"""What separates a tracks task's targets (`0.5;1.2;-3e-2`) or a multilabel task's labels
+(`0;1;1`) in its `label` field."""
+
+SEVERAL_TARGETS: frozenset[TaskKind] = frozenset({TaskKind.TRACKS, TaskKind.MULTILABEL})
+"""The kinds with several targets a row (probed by one ridge fit with an output per target,
+scored per target and averaged; no per-row predictions stored)."""
+
+DRAWN_FROM_ALL: frozenset[TaskKind] = frozenset(
+    {TaskKind.REGRESSION, TaskKind.TRACKS, TaskKind.MULTILABEL})
+"""The kinds whose k-shot draws take 2k rows of all (no classes to draw k of each; their
+subsamples a uniform share of the rows)."""
+
+REAL_VALUED: frozenset[TaskKind] = frozenset({TaskKind.REGRESSION, TaskKind.TRACKS})
+"""The kinds whose labels are real numbers (read as float64; no classes)."""
 
 COORDINATE_COLUMNS: tuple[str, ...] = ("chrom", "pos", "ref", "alt", "label", "split")
 """The columns of a variant task file that gives its variants by their coordinates over a
@@ -50,12 +79,19 @@ INTERVAL_COLUMNS: tuple[str, ...] = ("chrom", "start", "end", "label", "split")
 interval of a reference genome (`engine.genome`; `start` 0-based, `end` exclusive, as in BED);
 `split` may be left out where the suite's manifest gives the task's held-out chromosomes."""
 
+STRAND_COLUMN = "strand"
+"""An interval file's optional column: `-` reads the reverse complement of the interval (or of
+its window), `+` or empty the bases as the genome holds them."""
+
 METRICS_OF: dict[TaskKind, tuple[str, ...]] = {
     TaskKind.CLASSIFICATION: ("mcc", "acc", "f1_macro"),
     TaskKind.REGRESSION: ("pearson", "spearman", "r2"),
     TaskKind.VARIANT: ("auroc", "auprc"),
+    TaskKind.TRACKS: ("pearson", "spearman", "r2"),
+    TaskKind.MULTILABEL: ("auroc", "auprc"),
 }
-"""Each kind's metric columns, its primary metric first."""
+"""Each kind's metric columns, its primary metric first (tracks: the regression columns,
+multilabel: the variant ones, each the mean over the targets or labels)."""
 
 METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "accuracy", "f1_macro": "macro-F1",
                                  "pearson": "Pearson r", "spearman": "Spearman rho",
@@ -64,8 +100,8 @@ METRIC_LABELS: dict[str, str] = {"mcc": "MCC", "acc": "accuracy", "f1_macro": "m
 
 PRIMARY: dict[TaskKind, str] = {kind: metrics[0] for kind, metrics in METRICS_OF.items()}
 
-KIND_METRICS: tuple[str, ...] = tuple(m for kind, metrics in METRICS_OF.items()
-                                      if kind is not CLASSIFICATION for m in metrics)
+KIND_METRICS: tuple[str, ...] = tuple(dict.fromkeys(
+    m for kind, metrics in METRICS_OF.items() if kind is not CLASSIFICATION for m in metrics))
 """The metric columns of the kinds beyond classification (NULL on classification rows)."""
 
 KIND_COLUMNS: tuple[str, ...] = ("kind", *KIND_METRICS)
@@ -75,7 +111,8 @@ KIND_COLUMNS: tuple[str, ...] = ("kind", *KIND_METRICS)
 CLASSIFICATION_ROWS = "kind IS NULL"
 """The SQL predicate of classification result rows (those the classification readers read)."""
 
-ALL_METRICS: tuple[str, ...] = tuple(m for metrics in METRICS_OF.values() for m in metrics)
+ALL_METRICS: tuple[str, ...] = tuple(dict.fromkeys(m for metrics in METRICS_OF.values()
+                                                   for m in metrics))
 """Every kind's metric columns (classification's first): what a reader may be asked for."""
 
 
@@ -93,9 +130,10 @@ def rows_of(kind: str) -> str:
     return CLASSIFICATION_ROWS if kind is CLASSIFICATION else f"kind = '{kind}'"
 
 
-def kind_of_metric(metric: str) -> TaskKind:
-    """The kind whose metric column `metric` is (one of ALL_METRICS)."""
-    return next(k for k, metrics in METRICS_OF.items() if metric in metrics)
+def kinds_of_metric(metric: str) -> tuple[TaskKind, ...]:
+    """The kinds whose metric column `metric` is (one of ALL_METRICS; pearson: regression's and
+    tracks', auroc: variant's and multilabel's)."""
+    return tuple(k for k, metrics in METRICS_OF.items() if metric in metrics)
 
 ZERO_SHOT = "zeroshot"
 """The regime of a protocol that fits nothing (a variant's cosine distance): one per cell."""

@@ -32,6 +32,12 @@ hash, run on every task of their kind whatever `--protocol` names; `engine.probe
   and in the k-shot regimes on 2k train rows drawn uniformly without replacement by
   `numpy.random.RandomState(seed)` (as many rows as a binary task's k per class), seeds as
   geneb-v1's; Pearson r, Spearman rho, R^2 on the whole test split.
+- ridge-tracks-v1 (tracks): ridge-v1's fit with one output per target (one closed-form solve
+  with the targets as columns; the same alpha = 1.0, regimes, draws and seeds); each metric
+  computed per target on the whole test split and averaged over the targets.
+- ridge-multilabel-v1 (multilabel): the same fit on the 0/1 labels (a linear probability
+  model: scikit-learn's `Ridge(alpha=1.0)` on the label matrix), its prediction of each label
+  the score AUROC and AUPRC rank, per label on the whole test split, averaged over the labels.
 - variant-cosine-v1 (variant, zero-shot): the cosine distance between the reference and the
   alternative sequence's embeddings as the score, nothing fitted (regime `zeroshot`, one score
   recorded for every seed); AUROC, AUPRC.
@@ -191,6 +197,11 @@ MLP = mlp_protocol()
 
 RIDGE_V1 = Protocol(name="ridge-v1", kind=TaskKind.REGRESSION, probe=Probe.RIDGE,
                     solver=Solver.CLOSED_FORM, alpha=1.0)
+RIDGE_TRACKS_V1 = Protocol(name="ridge-tracks-v1", kind=TaskKind.TRACKS, probe=Probe.RIDGE,
+                           solver=Solver.CLOSED_FORM, alpha=RIDGE_V1.alpha)
+RIDGE_MULTILABEL_V1 = Protocol(name="ridge-multilabel-v1", kind=TaskKind.MULTILABEL,
+                               probe=Probe.RIDGE, solver=Solver.CLOSED_FORM,
+                               alpha=RIDGE_V1.alpha)
 VARIANT_COSINE_V1 = Protocol(name="variant-cosine-v1", kind=TaskKind.VARIANT,
                              probe=Probe.COSINE, solver=Solver.NONE)
 VARIANT_PROBE_V1 = Protocol(name="variant-probe-v1", kind=TaskKind.VARIANT,
@@ -202,6 +213,8 @@ VARIANT_LLR_V1 = Protocol(name="variant-llr-v1", kind=TaskKind.VARIANT, probe=Pr
 KIND_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
     TaskKind.REGRESSION: (RIDGE_V1,),
     TaskKind.VARIANT: (VARIANT_COSINE_V1, VARIANT_PROBE_V1),
+    TaskKind.TRACKS: (RIDGE_TRACKS_V1,),
+    TaskKind.MULTILABEL: (RIDGE_MULTILABEL_V1,),
 }
 """The protocols every task of a kind beyond classification runs (`protocols_for`)."""
 
@@ -215,6 +228,8 @@ READ_PROTOCOLS: dict[TaskKind, tuple[Protocol, ...]] = {
     CLASSIFICATION: (GENEB_V1,),
     TaskKind.REGRESSION: (RIDGE_V1,),
     TaskKind.VARIANT: (VARIANT_PROBE_V1, VARIANT_COSINE_V1),
+    TaskKind.TRACKS: (RIDGE_TRACKS_V1,),
+    TaskKind.MULTILABEL: (RIDGE_MULTILABEL_V1,),
 }
 """The protocols whose results the readers of each kind show (`report --kind`, the site, the
 figures, `recommend`), the first by default: the one probed in geneb-v1's regimes (the

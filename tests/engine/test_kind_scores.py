@@ -149,7 +149,11 @@ def test_ridge_rows_fit_all_train_rows_and_the_declared_draws():
 def test_the_kind_protocols_have_hashes_of_their_own_and_geneb_v1s_is_unchanged():
     assert GENEB_V1.hash == "7ca1440b4506"        # as recorded in every geneb-v1 result row
     kind_hashes = {p.hash for group in KIND_PROTOCOLS.values() for p in group}
-    assert len(kind_hashes) == 3
+    assert len(kind_hashes) == 5       # ridge-v1, the two variant ones, tracks', multilabel's
+    assert {p.name: p.hash for group in KIND_PROTOCOLS.values() for p in group} == {
+        "ridge-v1": "4afef3d31b75", "variant-cosine-v1": "d83cae041e56",   # as stored since
+        "variant-probe-v1": "f9b28ab66d24",                                 # issue 44
+        "ridge-tracks-v1": "7ea868d5c741", "ridge-multilabel-v1": "58a4761ec4aa"}
     assert kind_hashes.isdisjoint(p.hash for group in NAMED.values() for p in group)
     assert protocols_for("classification", [GENEB_V1]) == (GENEB_V1,)
     assert protocols_for("variant", [GENEB_V1]) == (VARIANT_COSINE_V1, VARIANT_PROBE_V1)

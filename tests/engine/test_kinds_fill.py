@@ -229,15 +229,15 @@ def test_commands_that_read_class_labels_refuse_the_kinds_in_one_line(tmp_path: 
     store = tmp_path / "store"
     at = ("--store", str(store), "--suite", "geneb-kinds")
     refused(capsys, store, "audit", *at, names=(
-        "audit takes classification tasks only; suite geneb-kinds has regression or variant "
-        "tasks: kinds_expression_ap1 (regression)",))
+        "audit takes classification tasks only; suite geneb-kinds has tasks of other kinds: "
+        "kinds_expression_ap1 (regression)",))
     folder = tmp_path / "emb" / "kinds_gata_loss"
     folder.mkdir(parents=True)
     for split in ("train", "test"):
         np.save(folder / f"{split}.npy", np.zeros((3, 4), dtype=np.float32))
     refused(capsys, store, "import-embeddings", "m", str(folder.parent), *at, names=(
-        "import-embeddings takes classification tasks only; suite geneb-kinds has regression "
-        "or variant tasks: kinds_gata_loss (variant)",))
+        "import-embeddings takes classification tasks only; suite geneb-kinds has tasks of "
+        "other kinds: kinds_gata_loss (variant)",))
 
 
 def _split_rows(data) -> list[list[tuple]]:
@@ -273,8 +273,9 @@ def test_a_dry_run_plans_each_kinds_protocols_and_writes_nothing(tmp_path: Path,
     rc, out, err = outputs(capsys, "fill", "--store", str(store), "--suite", "geneb-kinds",
                            "--models", "kmer-3", "--dry-run")
     assert rc == 0 and not store.exists(), err
-    assert ("4 tasks × 1 models × 3 regimes, 4 of the tasks regression or variant ones (their "
-            "kinds' protocols): 14 cells; 0 in the store, 14 to compute") in " ".join(out.split())
+    assert ("4 tasks × 1 models × 3 regimes, 4 of the tasks of other kinds "
+            "(their kinds' protocols): 14 cells; 0 in the store, 14 to compute"
+            ) in " ".join(out.split())
     assert "variant-cosine-v1 zeroshot (2 cells, 0 training examples)" in out
     assert "ridge-v1 full (2 cells, 1,200 training examples)" in out    # one fit, 600 rows
 
