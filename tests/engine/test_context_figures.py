@@ -57,6 +57,24 @@ def test_the_report_has_the_curve_of_both_models_at_macro_then_each_category(swe
         assert c["low"] <= c["value"] <= c["high"], c
 
 
+def test_the_text_report_has_a_table_per_scope_with_the_json_values(swept, context_sweep,
+                                                                      monkeypatch):
+    """`report`'s section: the macro table, then one row per category and point, the category
+    shown literally (its Rich markup escaped), the values `--json` prints."""
+    store, suite, _ = context_sweep
+    monkeypatch.delenv("COLUMNS", raising=False)          # not a terminal: 200 columns
+    text = _engine("report", "--store", str(store), "--suite", str(suite), "--resamples",
+                   CONTEXT_RESAMPLES)
+    macro, categories = text.split("Score against context")[1:]
+    assert categories.startswith(" per category (full, mcc, 95 % task-bootstrap interval")
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in categories.splitlines()
+            if line.startswith("│")]
+    assert rows == [[c["scope"], c["model"], c["context"], str(c["context_length"] or "—"),
+                     *(f"{c[k]:.3f}" for k in ("value", "low", "high"))]
+                    for c in swept[0]["context_curve"][6:]]
+    assert sum(line.startswith("│") for line in macro.splitlines()) == 6
+
+
 def _axes(figs: dict, name: str):
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
