@@ -343,7 +343,7 @@ def _context_curve_categories(fig, data: dict) -> None:
         ax.set_visible(False)
     axes[0].legend(title="model", fontsize=7)
     fig.supxlabel(XLABEL)
-    fig.supylabel("category score: the mean of its tasks' (interval: task bootstrap)")
+    fig.supylabel("category score (interval: task bootstrap)")
     fig.suptitle("Score against context per category")
 
 
