@@ -50,8 +50,10 @@ FIGURES = {
     # drawn only where the report has the frame (a model at two context policies or more):
     # every other store's figures, and the lines saying what was not written, as before
     "context_curve": "score against context (no model at two context policies or more)",
+    "context_curve_categories": "score against context per category (no model at two context "
+                                "policies or more in a suite of several categories)",
 }
-OPTIONAL = ("context_curve",)
+OPTIONAL = ("context_curve", "context_curve_categories")
 STYLE = {"svg.hashsalt": "geneb", "svg.fonttype": "none", "text.usetex": False,
          "text.parse_math": False, "font.size": 9, "figure.dpi": 100}
 PNG_DPI = 110
@@ -125,8 +127,18 @@ def figure_data(frames: Mapping[str, pl.DataFrame], models: pl.DataFrame, *,
         "controlled_pairs": {"controlled_pairs": pairs,
                              "intervals": _rows(frames, "controlled_pair_intervals",
                                                 scope="macro")} if pairs else None,
-        **{name: {name: _rows(frames, name)} for name in OPTIONAL if name in frames},
+        **_context_curves(_rows(frames, "context_curve")),
     }
+
+
+def _context_curves(rows: list[dict]) -> dict[str, dict]:
+    """The OPTIONAL figures of the report's `context_curve` rows: `context_curve` its macro
+    rows, `context_curve_categories` its categories' (each figure's data keyed
+    `context_curve`); none without such rows."""
+    macro = [r for r in rows if r["scope"] == "macro"]
+    categories = [r for r in rows if r["scope"] != "macro"]
+    return {name: {"context_curve": part} for name, part in
+            (("context_curve", macro), ("context_curve_categories", categories)) if part}
 
 
 def _entry(row: dict, key: str = "model", source: str = "source") -> str:
@@ -265,19 +277,21 @@ def _context_label(row: dict) -> str:
                                              if parts[0] == "windows" else f"({parts[1]})")
 
 
-def _context_curve(fig, data: dict) -> None:
-    rows = data["context_curve"]
-    # the x positions: every model's contexts in the frame's order (by length, windows after
-    # the crop of their length, the own limit last), each once
-    order = sorted({r["context"]: r for r in rows}.values(),
-                   key=lambda r: (r["context_length"] is None, r["context_length"] or 0,
-                                  r["context"].startswith("windows")))
+def _context_order(rows: list[dict]) -> list[dict]:
+    """The x axis: every model's contexts in the frame's order (by length, windows after the
+    crop of their length, the own limit last), each once (a row of each)."""
+    return sorted({r["context"]: r for r in rows}.values(),
+                  key=lambda r: (r["context_length"] is None, r["context_length"] or 0,
+                                 r["context"].startswith("windows")))
+
+
+def _curve_axes(ax, rows: list[dict], order: list[dict]) -> None:
+    """One scope's curves on `ax` over the contexts `order`: a series per model, its interval
+    as a bar, a line over the lengths of each crop side kept."""
     x = {r["context"]: i for i, r in enumerate(order)}
     by_model: dict[str, list[dict]] = {}
     for r in rows:
         by_model.setdefault(r["model"], []).append(r)
-    fig.set_size_inches(2.8 + 0.9 * len(order), 4.2)
-    ax = fig.add_subplot()
     nan = float("nan")
     for k, (model, points) in enumerate(by_model.items()):
         shift = (k - (len(by_model) - 1) / 2) * 0.06   # models side by side, bars apart
@@ -295,16 +309,49 @@ def _context_curve(fig, data: dict) -> None:
                 ax.plot(*zip(*crops, strict=True), color=line.lines[0].get_color(), lw=1)
     ax.set_xticks(range(len(order)), [_context_label(r) for r in order], rotation=30,
                   ha="right")
-    ax.set_xlabel("context: the nucleotides each sequence was cut to (windows: each window's)")
+
+
+XLABEL = "context: the nucleotides each sequence was cut to (windows: each window's)"
+
+
+def _context_curve(fig, data: dict) -> None:
+    rows = data["context_curve"]
+    order = _context_order(rows)
+    fig.set_size_inches(2.8 + 0.9 * len(order), 4.2)
+    ax = fig.add_subplot()
+    _curve_axes(ax, rows, order)
+    ax.set_xlabel(XLABEL)
     ax.set_ylabel(f"{rows[0]['scope']} score (interval: task bootstrap)")
     ax.set_title("Score against context")
     ax.legend(title="model", fontsize=7)
 
 
+def _context_curve_categories(fig, data: dict) -> None:
+    """Small multiples: a panel per category (in the frame's order), the same x and y axes."""
+    rows = data["context_curve"]
+    order = _context_order(rows)
+    scopes = list(dict.fromkeys(r["scope"] for r in rows))
+    columns = min(3, len(scopes))
+    lines = -(-len(scopes) // columns)
+    fig.set_size_inches(columns * (1.6 + 0.7 * len(order)), 0.6 + 3.0 * lines)
+    axes = fig.subplots(lines, columns, sharex=True, sharey=True, squeeze=False).ravel()
+    for ax, scope in zip(axes, scopes, strict=False):
+        _curve_axes(ax, [r for r in rows if r["scope"] == scope], order)
+        ax.set_title(scope, fontsize=9)
+        ax.tick_params(labelbottom=True)
+    for ax in axes[len(scopes):]:
+        ax.set_visible(False)
+    axes[0].legend(title="model", fontsize=7)
+    fig.supxlabel(XLABEL)
+    fig.supylabel("category score (interval: task bootstrap)")
+    fig.suptitle("Score against context per category")
+
+
 DRAW: dict[str, Callable] = {"rank_shift": _rank_shift, "degradation": _degradation,
                              "scale": _scale, "critical_difference": _critical_difference,
                              "controlled_pairs": _controlled_pairs,
-                             "context_curve": _context_curve}
+                             "context_curve": _context_curve,
+                             "context_curve_categories": _context_curve_categories}
 
 
 def figure(name: str, data: dict):

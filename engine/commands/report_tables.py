@@ -553,18 +553,36 @@ def zero_shot_section(s: Sheet) -> None:
 # The report's sections, in the order printed.
 def context_section(s: Sheet) -> None:
     """Score against context per model (`store.analyses.context`), where a model has entries
-    at several context policies."""
+    at several context policies: macro, then each category where the suite has more than one."""
     if "context_curve" not in s.frames:
         return
+    curve = s.frames["context_curve"]
+    what = ("each model's entries at several context policies; the length is the nucleotides "
+            "each sequence was cut to (windows: each window's), crop its own limit")
+    macro = curve.filter(pl.col("scope") == "macro")
     t = _table(f"Score against context (macro, {s.where}, {s.pct} task-bootstrap interval): "
-               "each model's entries at several context policies; the length is the "
-               "nucleotides each sequence was cut to (windows: each window's), crop its own "
-               "limit",
-               [("model", "left"), ("context", "left"), ("length", "right"),
-                ("macro", "right"), ("low", "right"), ("high", "right")], keys=2)
-    for r in s.frames["context_curve"].iter_rows(named=True):
+               + what, [("model", "left"), ("context", "left"), ("length", "right"),
+                        ("macro", "right"), ("low", "right"), ("high", "right")], keys=2)
+    for r in macro.iter_rows(named=True):
         t.add_row(escape(r["model"]), escape(r["context"]), _n(r["context_length"]),
                   _f(r["value"]), _f(r["low"]), _f(r["high"]))
+    s.show(t)
+    categories = curve.filter(pl.col("scope") != "macro")
+    if categories.height:
+        _context_categories(s, categories, what)
+    if curve["low"].null_count():
+        s.console.print(f"[dim]— in place of an interval: {ONE_TASK_NOTE}[/]", soft_wrap=False)
+
+
+def _context_categories(s: Sheet, categories: pl.DataFrame, what: str) -> None:
+    t = _table(f"Score against context per category ({s.where}, {s.pct} task-bootstrap "
+               "interval, the same draws): each category's score is the mean of its tasks'; "
+               + what, [("category", "left"), ("model", "left"), ("context", "left"),
+                        ("length", "right"), ("score", "right"), ("low", "right"),
+                        ("high", "right")], keys=3)
+    for r in categories.iter_rows(named=True):
+        t.add_row(escape(r["scope"]), escape(r["model"]), escape(r["context"]),
+                  _n(r["context_length"]), _f(r["value"]), _f(r["low"]), _f(r["high"]))
     s.show(t)
 
 

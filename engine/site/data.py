@@ -11,7 +11,8 @@ leader, and the board's `rule`: the tasks, the threshold, the comparisons and, w
 is too small to separate anything, the sentence saying so), the Friedman test with the Nemenyi
 critical difference and the average ranks (the CD diagram), the rank shift from full, the
 few-shot degradation, and where a model has entries at two context policies or more, score
-against context (`store.analyses.context.context_curve`, from the same intervals).
+against context at macro and, where the suite has more than one category, at each category
+(`store.analyses.context.context_curve`, from the same intervals).
 
 Entries are keyed by (model, source), as the report keys them when it reads every source; an
 entry refers to its model by index. A task's `health` is None until an audit gives one (the
@@ -30,7 +31,7 @@ from store import __version__
 from store.analyses import uncertainty as U
 from store.analyses.aggregates import aggregates, categories_of
 from store.analyses.cells import question_means, regime_scores, seed_level_rows
-from store.analyses.context import VARIANTS_SQL, context_curve
+from store.analyses.context import VARIANTS_SQL, context_curve, curve_scopes
 from store.analyses.degradation import degradation as degradation_of
 from store.analyses.differ import compared_for, threshold_text, too_few
 from store.analyses.intervals import regime_draws
@@ -52,8 +53,9 @@ DEGRADATION_COLUMNS = ("scope", *REGIMES, *(f"retention_{r}" for r in FEW_SHOT_R
 # leaderboard_tasks.json and `export`): half the site's size. Every other number is exact.
 TASK_DIGITS = 6
 SHIFT_COLUMNS = ("rank_a", "rank_b", "shift")
-# A context curve's columns after its model and entry (`context_curve`'s, at the macro scope).
-CONTEXT_COLUMNS = ("context", "context_length", "value", "low", "high")
+# A context curve's columns after its model and entry (`context_curve`'s: macro, and each
+# category where the suite has more than one).
+CONTEXT_COLUMNS = ("context", "context_length", "scope", "value", "low", "high")
 MODEL_FACTS = ("architecture", "architecture_family", "tokenization", "tokenization_family",
                "pretraining_data", "weights_licence", "code_licence", "licence_source",
                "hub_id", "commit", "commit_source", "commit_reason")
@@ -152,12 +154,12 @@ def _cd(frames: Mapping[str, pl.DataFrame], regime: str,
 
 def _context_rows(intervals: pl.DataFrame, variants: pl.DataFrame,
                   index: Mapping[tuple[str, str], int]) -> list[list]:
-    """Score against context (`store.analyses.context.context_curve`, macro) of one regime and
-    metric, source by source (an entry is a model and a source), as [model, entry,
+    """Score against context (`store.analyses.context.context_curve` at its `curve_scopes`) of
+    one regime and metric, source by source (an entry is a model and a source), as [model, entry,
     *CONTEXT_COLUMNS]: the model each point is of (its id), the entry the point is."""
     rows = []
     for (source,), part in intervals.group_by("source", maintain_order=True):
-        curve = context_curve(part.drop("source"), variants)
+        curve = context_curve(part.drop("source"), variants, curve_scopes(part))
         rows += [[r["model"], index[r["entry"], source], *(_num(r[c]) for c in CONTEXT_COLUMNS)]
                  for r in curve.iter_rows(named=True)]
     return rows

@@ -16,7 +16,7 @@ import polars as pl
 
 from store.analyses.cells import question_means, regime_scores, seed_level_rows
 from store.analyses.claims import controlled_pairs_in_domain
-from store.analyses.context import VARIANTS_SQL, context_curve
+from store.analyses.context import VARIANTS_SQL, context_curve, curve_scopes
 from store.analyses.domains import domain_cells, partial_aggregates
 from store.analyses.examples import example_intervals
 from store.analyses.intervals import uncertainty_frames
@@ -48,9 +48,9 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
     the significance frames: the rank tests (`ranktests.regime_rank_tests`, alpha from
     `q.level`) and the bootstrap ones (`intervals.uncertainty_frames`, seeded with `q.seed`),
     and where a model has entries at several context policies, `context_curve`
-    (`store.analyses.context`). Then the kind's zero-shot frames (`store.analyses.zero_shot`: the
-    variant kind's cosine distance), `q.versus`'s and `q.examples`' frames (`versus`,
-    `stored_example_intervals`).
+    (`store.analyses.context`: macro, and each category where the suite has more than one).
+    Then the kind's zero-shot frames (`store.analyses.zero_shot`: the variant kind's cosine
+    distance), `q.versus`'s and `q.examples`' frames (`versus`, `stored_example_intervals`).
 
     With `q.domain` only the cells whose (model, task) pair is of that domain
     (`domains.domain_cells`, its GenebError when none is), and only the analyses that hold on
@@ -84,8 +84,8 @@ def compute(store, models: pl.DataFrame, q: Question) -> Frames:
         frames |= uncertainty_frames(scores, models, regime=q.regime, metric=q.metric,
                                      tasks=q.tasks, resamples=q.resamples, level=q.level,
                                      seed=q.seed, per_seed=per_seed, with_source=q.with_source)
-        curve = context_curve(frames.get("score_intervals", pl.DataFrame()),
-                              snap.query(VARIANTS_SQL))
+        intervals = frames.get("score_intervals", pl.DataFrame())
+        curve = context_curve(intervals, snap.query(VARIANTS_SQL), curve_scopes(intervals))
         if not curve.is_empty():        # a store without two contexts of a model: as before
             frames["context_curve"] = curve
     frames |= zero_shot

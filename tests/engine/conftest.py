@@ -105,3 +105,39 @@ def small_stores(tmp_path_factory) -> dict[str, Path]:
         import_files(paths, [SUBMISSIONS / f"{m}.json" for m in models])
         roots[name] = paths.root
     return roots
+
+
+# A context sweep's store (issue 45): its models, and its two categories (the second's name
+# carries HTML, Rich markup and mathtext: store text every surface must show literally), and
+# the resamples of its site and of the reports its tests compare with it.
+CONTEXT_MODELS = ("kmer-3", "kmer-4")
+CONTEXT_CATEGORIES = ("Promoters", "Long <i>range</i> [b]$x^2$[/b]")
+CONTEXT_RESAMPLES = "100"
+
+
+@pytest.fixture(scope="session")
+def context_sweep(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(store, suite, site): CONTEXT_MODELS at context lengths 10 and 20 and at their own
+    limit (`fill --context-lengths`), full regime, on four tasks, two in each of
+    CONTEXT_CATEGORIES (every scope has intervals), and its site (`site --resamples
+    CONTEXT_RESAMPLES`). Read-only for the tests."""
+    import contextlib
+    import io
+
+    from engine.cli import main
+
+    root = tmp_path_factory.mktemp("context-sweep")
+    suite = root / "suite"
+    suite.mkdir()
+    for i in range(4):
+        write_task(suite / f"task_{i}.csv", 30, 12, 2, i, length=40)
+    (suite / "manifest.csv").write_text("task_id,category\n" + "".join(
+        f"task_{i},{CONTEXT_CATEGORIES[i // 2]}\n" for i in range(4)))
+    where = ["--store", str(root / "store"), "--suite", str(suite)]
+    fill = ["fill", *where, "--models", *CONTEXT_MODELS, "--regimes", "full", "--json"]
+    for argv in (fill, [*fill, "--context-lengths", "10", "20"],
+                 ["site", *where, "--resamples", CONTEXT_RESAMPLES, "-o", str(root / "site")]):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            assert main(argv) == 0, err.getvalue()
+    return root / "store", suite, root / "site"

@@ -1,5 +1,7 @@
 """The static site in a real browser: headless Chromium (Debian's `chromium` and
-`chromium-driver`), driven by Selenium, opens the site of the official store from file://.
+`chromium-driver`), driven by Selenium, opens the site of the official store from file://,
+and the site of a context sweep (tests/engine/conftest.py's `context_sweep`) for its Score
+against context section.
 
 Without Chromium these tests fail with one line saying so, unless GENEB_NO_BROWSER=1 is set
 (then they are skipped, with that reason). With GENEB_SCREENSHOTS=1 they also write the docs'
@@ -21,7 +23,8 @@ from store.catalog import params_text
 from store.paths import resolve_store
 from store.tables.catalogs import models_with_builtins
 from store.tables.results import append_rows
-from tests.engine.site_build import build_site, report, site_document
+from tests.engine.conftest import CONTEXT_CATEGORIES, CONTEXT_RESAMPLES
+from tests.engine.site_build import build_site, cli_json, report, site_document
 from tests.store.local_rows import local_rows
 
 pytestmark = pytest.mark.xdist_group("browser")   # one worker, one browser per module
@@ -234,4 +237,36 @@ def test_a_geneb_mini_site_shows_no_null_interval_and_the_rules_basis(driver, tm
                                 "of the 13 tasks' differences against the leader, p \u2264 "
                                 "0.05/2, with the bootstrap interval of the difference "
                                 "excluding 0)")
+    assert _errors(driver) == []
+
+
+def _cells(driver, rows: str) -> list[list[str]]:
+    return [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in driver.find_elements(By.CSS_SELECTOR, rows)]
+
+
+def test_the_context_section_shows_the_reports_curve_at_each_scope(driver, context_sweep):
+    """Score against context: a row per point of the scope chosen (macro, then each category,
+    its name shown as text), each the values `report --json` prints (a model and an entry by
+    their display names); no section in a regime without a curve."""
+    store, suite, site = context_sweep
+    curve = cli_json("report", "--store", store, "--suite", suite,
+                     "--resamples", CONTEXT_RESAMPLES)["context_curve"]
+    display = {m["id"]: m["display"] for m in site_document(site)["models"]}
+    _open(driver, site / "index.html")
+    section = driver.find_element(By.ID, "context")
+    assert section.find_element(By.TAG_NAME, "h2").text == "Score against context"
+    scope = Select(driver.find_element(By.ID, "context-scope"))
+    assert [o.text for o in scope.options] == ["Macro", *CONTEXT_CATEGORIES]
+    for shown, value in (("Macro", "macro"), *((c, c) for c in CONTEXT_CATEGORIES)):
+        scope.select_by_visible_text(shown)
+        assert [th.text for th in section.find_elements(By.CSS_SELECTOR, "thead th")] == [
+            "Model", "Context", "Length", "Entry", shown, "Low", "High"]
+        want = [[display[c["model"]], c["context"],
+                 "own limit" if c["context_length"] is None else str(c["context_length"]),
+                 display[c["entry"]], *(f"{c[k]:.3f}" for k in ("value", "low", "high"))]
+                for c in curve if c["scope"] == value]
+        assert len(want) == 6 and _cells(driver, "#context-table tbody tr") == want
+    Select(driver.find_element(By.ID, "regime")).select_by_value("10shot")
+    assert not section.is_displayed()                       # the sweep filled full only
     assert _errors(driver) == []

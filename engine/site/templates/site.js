@@ -110,7 +110,7 @@
   /* ---- the leaderboard ---- */
   var state = { regime: "full", metric: D.metrics[0], size: "", architecture: "", tokenization: "",
                 pretraining: "", search: "", tab: "categories", taskCategory: D.categories[0],
-                sort: "macro", descending: true };
+                sort: "macro", descending: true, contextScope: "macro" };
   var FILTERS = { size: "size", architecture: "architecture_family",
                   tokenization: "tokenization_family", pretraining: "pretraining_data" };
 
@@ -323,15 +323,38 @@
   }
 
   /* Score against context: only in a site whose data has the curves (a model at two context
-     policies or more); the section is made here, so every other site's index is as before. */
+     policies or more); the section is made here, so every other site's index is as before.
+     Its scopes: macro, and each category where the suite has more than one (a select). */
+  function contextScopes() {
+    var found = {};
+    Object.keys(D.context_curve).forEach(function (metric) {
+      Object.keys(D.context_curve[metric]).forEach(function (regime) {
+        D.context_curve[metric][regime].forEach(function (row) {
+          found[named(["model", "entry"].concat(D.context_columns), row).scope] = true;
+        });
+      });
+    });
+    return D.scopes.filter(function (s) { return found[s]; });
+  }
+
   function contextSection() {
     var section = el("section");
     section.id = "context";
     section.appendChild(el("h2", "Score against context"));
     section.appendChild(el("p", "Each model's entries at several context policies, in order of " +
       "length: the nucleotides each sequence was cut to (windows: each window's), own limit: " +
-      "the model's own. Macro score with its task-bootstrap interval at level " + D.level +
-      "; each point is its own entry, never pooled.", "note"));
+      "the model's own. The score of the scope (macro, or a category: the mean of its tasks) " +
+      "with its task-bootstrap interval at level " + D.level + "; each point is its own " +
+      "entry, never pooled.", "note"));
+    var scopes = contextScopes();
+    if (scopes.length > 1) {
+      var label = el("label", "Scope ");
+      var select = el("select");
+      select.id = "context-scope";
+      fill(select, scopes, { macro: "Macro" });
+      label.appendChild(select);
+      section.appendChild(label);
+    }
     var scroll = el("div", null, "scroll");
     var table = el("table");
     table.id = "context-table";
@@ -340,19 +363,24 @@
     scroll.appendChild(table);
     section.appendChild(scroll);
     document.querySelector("main").appendChild(section);
+    if (scopes.length > 1) { bind("context-scope", "contextScope", renderContext); }
   }
 
   function renderContext() {
     if (!D.context_curve) { return; }
-    var rows = (D.context_curve[state.metric] || {})[state.regime] || [];
+    var columns = ["model", "entry"].concat(D.context_columns);
+    var rows = ((D.context_curve[state.metric] || {})[state.regime] || []).filter(function (row) {
+      return named(columns, row).scope === state.contextScope;
+    });
     var table = $("context-table");
     $("context").hidden = !rows.length;
     table.tHead.textContent = "";
     table.tBodies[0].textContent = "";
     table.tHead.appendChild(header([{ label: "Model" }, { label: "Context" }, { label: "Length" },
-      { label: "Entry" }, { label: "Macro" }, { label: "Low" }, { label: "High" }], false));
+      { label: "Entry" }, { label: state.contextScope === "macro" ? "Macro" : state.contextScope },
+      { label: "Low" }, { label: "High" }], false));
     rows.forEach(function (row) {
-      var r = named(["model", "entry"].concat(D.context_columns), row);
+      var r = named(columns, row);
       var tr = el("tr"), td = el("td");
       var m = D.models.find(function (x) { return x.id === r.model; });
       tr.appendChild(el("td", m ? m.display : r.model));
