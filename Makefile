@@ -70,8 +70,11 @@ checks: lint docs test-tf4 test-suite
 # PYTHONDONTWRITEBYTECODE would make every process compile them; Python reads it empty as unset).
 test-suite test-tf4: export PYTHONDONTWRITEBYTECODE =
 # --durations=25: the log of every run names its 25 slowest tests (where to look when CI grows).
+# --no-loadscope-reorder: the files run in tests/conftest.py's order, slowest first (measured:
+# tests/durations.json, bench/test_order.py), not xdist's by number of tests, which left the
+# few long files (the monkey runs, the Ray fills) to run alone at the end.
 test-suite: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine store geneb_tui tests bench
@@ -82,7 +85,7 @@ browser-check:
 		|| { echo "make test: Chromium is missing (apt-get install chromium chromium-driver), or set GENEB_NO_BROWSER=1 to skip the browser tests" >&2; exit 1; }
 
 test-tf4: $(STAMP_TF4)
-	$(BIN_TF4)/python -m pytest -q -n 2 --dist loadfile $(TF4_TESTS)
+	$(BIN_TF4)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder $(TF4_TESTS)
 
 # --strict: a broken link or anchor, or a page left out of the nav, fails the build
 # (mkdocs.yml's validation settings); NO_MKDOCS_2_WARNING quiets Material's notice about MkDocs 2.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 from threadpoolctl import threadpool_limits
@@ -29,6 +31,21 @@ OFFICIAL_TREE = official_tree()
 SUBMISSIONS = OFFICIAL_TREE / "submissions"                          # the 40 official files
 SELF_REPORTED = OFFICIAL_TREE / "submissions-self-reported"          # splicebert-1024nt.json
 LEADERBOARD = OFFICIAL_TREE / "leaderboard.json"
+
+
+# The seconds each test file took in a measured run (`bench/test_order.py` writes it): the files
+# run slowest first, so that `pytest -n 2 --dist loadfile --no-loadscope-reorder` (`make test`)
+# hands the long files out at the start and ends with short ones on both workers.
+DURATIONS = json.loads((Path(__file__).parent / "durations.json").read_text())
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Each file's tests together, in their order; the files slowest first (DURATIONS; files
+    it does not name after those it names, in collection order)."""
+    def slowest_first(item) -> float:
+        return -DURATIONS.get(item.nodeid.split("::")[0], 0.0)
+
+    items.sort(key=slowest_first)
 
 
 @pytest.fixture(scope="session")
