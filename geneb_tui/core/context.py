@@ -9,6 +9,10 @@ flagged ones left out where it leaves them out), regime, metric and model filter
 the selection's category (`c`), else macro, so a category filter gives that category's curve.
 Where no model of the selection has entries at two context policies, the note says so and what
 to run, and nothing is resampled.
+
+Which entry is which model at which context policy (`VARIANTS_SQL`) is read from the store
+when the view is first computed on a snapshot (`store_variants`), not at start-up: the
+dashboard's snapshot load stays as it was.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from geneb_tui.core.compare import Table
+from geneb_tui.core.content_cache import cache_of
 from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from geneb_tui.core.significance import store_seed_rows
-from store.analyses.context import context_curve
+from store.analyses.context import VARIANTS_SQL, context_curve
 from store.analyses.presets import LEVEL, RESAMPLES, SEED
 from store.analyses.uncertainty import bootstrap, score_intervals
+from store.db import Snapshot
 
 OWN_LIMIT = "own limit"
 HEADER = ["Model", "Context", "Length", "Score", "Low", "High"]
@@ -38,6 +44,25 @@ def axis_label(context: str, length: int | None) -> str:
     parts = context.split("-")
     return f"{length:,} " + (f"(windows, step {int(parts[2]):,})" if parts[0] == "windows"
                              else f"({parts[1]})")
+
+
+MOVED_ON = ("The store has changed since the dashboard read it (a run, an import): Ctrl+R reads "
+            "it again, then the curve is drawn from the same version as the table.")
+
+
+def store_variants(snap: StoreSnapshot) -> pl.DataFrame | None:
+    """[entry, model, context_policy] of the snapshot's version and kind (`VARIANTS_SQL`), read
+    once per snapshot (the views' cache); None when the store has moved on since the snapshot
+    (its entries could disagree with the snapshot's scores)."""
+
+    def read() -> pl.DataFrame | None:
+        current = Snapshot(snap.paths, snap.kind)
+        try:
+            return current.query(VARIANTS_SQL) if current.version == snap.version else None
+        finally:
+            current.close()
+
+    return cache_of(snap).get(("context variants",), read)
 
 
 def none_line(filters: Filters) -> str:
@@ -81,12 +106,17 @@ def context_view(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     entries = long.select("model").unique().with_columns(
         pl.lit(scope).alias("scope"), *(pl.lit(None, pl.Float64).alias(c)
                                         for c in ("value", "low", "high")))
-    if long.is_empty() or context_curve(entries, snap.variants, scope).is_empty():
+    if long.is_empty():
+        return ContextCurves(none_line(filters), scope)
+    variants = store_variants(snap)
+    if variants is None:
+        return ContextCurves(MOVED_ON, scope)
+    if context_curve(entries, variants, scope).is_empty():
         return ContextCurves(none_line(filters), scope)
     tasks = suite_task_metas(snap, filters)
     draws = bootstrap(long, tasks=tasks, regime=filters.regime, metric=filters.metric,
                       per_seed_rows=store_seed_rows(snap), n=n, seed=seed)
-    curve = context_curve(score_intervals(draws, level), snap.variants, scope)
+    curve = context_curve(score_intervals(draws, level), variants, scope)
     if curve.is_empty():
         return ContextCurves(
             f"No model here has two context policies with a score on every one of the "

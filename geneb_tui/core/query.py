@@ -28,7 +28,6 @@ from geneb_tui.core.table_view import (
 )
 from store.analyses.aggregates import aggregates
 from store.analyses.cells import tasks_of_kind
-from store.analyses.context import VARIANTS_SQL
 from store.analyses.domains import keep_domain
 from store.analyses.rankings import rankings
 from store.analyses.scores import scores_of, seed_means
@@ -93,9 +92,6 @@ class StoreSnapshot:
     # kinds the store's current rows hold (classification first; what the kind key cycles)
     kind: str = str(CLASSIFICATION)
     kinds: tuple[str, ...] = (str(CLASSIFICATION),)
-    # [entry, model, context_policy]: every entry with its model and context policy (NULL: the
-    # default), `store.analyses.context.VARIANTS_SQL` (what the context curve reads)
-    variants: pl.DataFrame = field(default_factory=pl.DataFrame, repr=False, compare=False)
     _meta: dict[str, dict] | None = field(default=None, init=False, repr=False, compare=False)
     _choices: dict[str, FilterChoices] = field(default_factory=dict, init=False, repr=False,
                                                compare=False)
@@ -131,14 +127,12 @@ class StoreSnapshot:
         health = task_health(snap, tasks["task_id"].to_list(),
                              scores if protocol_hash == GENEB_V1.hash else None)
         notes = tuple(snap.notes)
-        variants = snap.query(VARIANTS_SQL)
         snap.close()
         return cls(paths.root, scores, tasks, models, done, snap.version, tuple(damage()), notes,
                    catalog={mid: asdict(pinned(m, pins)) for mid, m in known.items()},
                    catalog_error=catalog_error, protocol=name_of(protocol_hash),
                    protocol_hash=protocol_hash,
-                   health={t: h for t, (_, h) in health.items()}, kind=kind, kinds=kinds,
-                   variants=variants)
+                   health={t: h for t, (_, h) in health.items()}, kind=kind, kinds=kinds)
 
     @property
     def paths(self) -> StorePaths:

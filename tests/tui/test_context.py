@@ -6,6 +6,7 @@ and where no model has two context policies one line says what to run (nothing r
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 
@@ -68,6 +69,14 @@ def test_a_category_gives_that_categorys_curve(swept):
     assert [p["value"] for p in promoters] != [p["value"] for p in macro]
     splicing = ctx.context_view(snap, filters.with_(category="Splicing"), n=RESAMPLES).points
     assert {(p["low"], p["high"]) for p in splicing} == {(None, None)}
+
+
+def test_a_store_moved_on_since_the_snapshot_asks_for_a_reload(swept):
+    """The entries are read at the snapshot's version or not at all (a later version's could
+    name other entries than the snapshot's scores)."""
+    snap, filters, _ = swept
+    older = dataclasses.replace(snap, version=snap.version - 1)
+    assert ctx.context_view(older, filters).note == ctx.MOVED_ON
 
 
 def test_a_store_without_a_sweep_says_what_to_run_and_resamples_nothing(official_store,
