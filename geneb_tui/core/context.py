@@ -101,16 +101,16 @@ def context_view(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
     """The selection's curve per model (see the module docstring)."""
     scope = filters.category or "macro"
     long = selection_scores(snap, filters)
-    # no model with two context policies among the selection's entries: said without a draw
-    # (context_curve's own rule, over the entries alone)
-    entries = long.select("model").unique().with_columns(
-        pl.lit(scope).alias("scope"), *(pl.lit(None, pl.Float64).alias(c)
-                                        for c in ("value", "low", "high")))
     if long.is_empty():
         return ContextCurves(none_line(filters), scope)
     variants = store_variants(snap)
     if variants is None:
         return ContextCurves(MOVED_ON, scope)
+    # no model with two context policies among the selection's entries: said without a draw
+    # (context_curve's own rule, over the entries alone)
+    entries = long.select("model").unique().with_columns(
+        pl.lit(scope).alias("scope"), *(pl.lit(None, pl.Float64).alias(c)
+                                        for c in ("value", "low", "high")))
     if context_curve(entries, variants, scope).is_empty():
         return ContextCurves(none_line(filters), scope)
     tasks = suite_task_metas(snap, filters)
@@ -136,5 +136,6 @@ def context_view(snap: StoreSnapshot, filters: Filters, *, n: int = RESAMPLES,
             f" a curve per model, a point per context policy (the nucleotides each sequence was"
             f" cut to; windows: each window's) with its {round(level * 100)}% bootstrap "
             f"interval over tasks{seeds} ({n:,} resamples, seed {seed})"
-            + (f"; {left} entries without every task left out" if left else "") + ".")
+            + (f"; {left} {'entry' if left == 1 else 'entries'} without every task left out"
+               if left else "") + ".")
     return ContextCurves(note, scope, points, order)

@@ -71,6 +71,25 @@ def test_a_category_gives_that_categorys_curve(swept):
     assert {(p["low"], p["high"]) for p in splicing} == {(None, None)}
 
 
+def test_an_entry_without_every_task_is_left_out_and_said(swept, monkeypatch):
+    """The curve compares entries on the same tasks: one without a task is no point, and the
+    note counts it."""
+    snap, filters, _ = swept
+    scores = ctx.selection_scores
+
+    def one_missing(*args, **kwargs):
+        long = scores(*args, **kwargs)
+        return long.filter(~((long["model"] == "kmer-3 [crop-left-10]")
+                             & (long["task"] == "task_0")))
+
+    monkeypatch.setattr(ctx, "selection_scores", one_missing)
+    curves = ctx.context_view(snap, filters, n=RESAMPLES)
+    assert [(p["model"], p["context"]) for p in curves.points] == [
+        ("kmer-3", "crop-left-20"), ("kmer-3", "crop"),
+        *(("kmer-4", c) for c in ("crop-left-10", "crop-left-20", "crop"))]
+    assert "; 1 entry without every task left out." in curves.note
+
+
 def test_a_store_moved_on_since_the_snapshot_asks_for_a_reload(swept):
     """The entries are read at the snapshot's version or not at all (a later version's could
     name other entries than the snapshot's scores)."""
