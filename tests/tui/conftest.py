@@ -220,7 +220,7 @@ def kinds_stores(tmp_path_factory):
 def context_store(tmp_path_factory):
     """A context sweep (issue 45): kmer-3 and kmer-4 at their own limit and cropped to 10 and
     20 nucleotides (`fill --context-lengths 10 20`) on three short tasks, two Promoters and a
-    Splicing one (full regime only; the store of tests/engine/test_context_figures.py with a
+    Splice Sites one (full regime only; the store of tests/engine/test_context_figures.py with a
     second category). Tests only read it."""
     from engine.cli import main
     from store.paths import resolve_store
@@ -229,7 +229,7 @@ def context_store(tmp_path_factory):
     root = tmp_path_factory.mktemp("tui-context")
     suite = root / "context-suite"
     suite.mkdir()
-    categories = ("Promoters", "Promoters", "Splicing")
+    categories = ("Promoters", "Promoters", "Splice Sites")
     for i in range(len(categories)):
         write_task(suite / f"task_{i}.csv", 30, 12, 2, i, length=40)
     (suite / "manifest.csv").write_text("task_id,category\n" + "".join(

@@ -58,7 +58,7 @@ def test_a_category_gives_that_categorys_curve(swept):
     scored = {(r["model"], r["scope"]): (r["value"], r["low"], r["high"])
               for r in report["score_intervals"]}
     macro = ctx.context_view(snap, filters, n=RESAMPLES).points
-    for category in ("Promoters", "Splicing"):
+    for category in ("Promoters", "Splice Sites"):
         curves = ctx.context_view(snap, filters.with_(category=category), n=RESAMPLES)
         assert curves.scope == category and curves.note.startswith(f"{category} score")
         assert [(p["entry"], p["context"]) for p in curves.points] == [
@@ -67,8 +67,8 @@ def test_a_category_gives_that_categorys_curve(swept):
             scored[p["entry"], category] for p in curves.points]
     promoters = ctx.context_view(snap, filters.with_(category="Promoters"), n=RESAMPLES).points
     assert [p["value"] for p in promoters] != [p["value"] for p in macro]
-    splicing = ctx.context_view(snap, filters.with_(category="Splicing"), n=RESAMPLES).points
-    assert {(p["low"], p["high"]) for p in splicing} == {(None, None)}
+    splice = ctx.context_view(snap, filters.with_(category="Splice Sites"), n=RESAMPLES).points
+    assert {(p["low"], p["high"]) for p in splice} == {(None, None)}
 
 
 def test_an_entry_without_every_task_is_left_out_and_said(swept, monkeypatch):
