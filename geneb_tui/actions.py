@@ -39,6 +39,9 @@ ACTIONS: tuple[Action, ...] = (
     Action("recommend", "w", "Which model",
            "Recommend: which models to try for a scope, regime or label budget and "
            "constraints, and which differences are real"),
+    Action("context_curve", "l", "Context",
+           "Score against context length: a curve per model over its entries at several "
+           "context policies (fill --context-lengths), with task-bootstrap intervals"),
     Action("clear_filters", "x", "Clear", "Reset every filter to its default", footer=False),
     Action("sort_column", "s", "Sort", "Sort by the column under the cursor (again: reverse)",
            footer=False),
@@ -63,6 +66,7 @@ PALETTE_TITLES: dict[str, str] = {
     "sort_column": "Sort by column", "rank_scope": "Toggle rank scope (store / shown)",
     "significance": "Significance view (which differences are real)",
     "recommend": "Recommend: which model for my task…",
+    "context_curve": "Score against context length (a curve per model)",
     "cycle_kind": "Next task kind (classification, regression, variant)",
 }
 
@@ -125,6 +129,12 @@ MISSING_KEYS: tuple[Action, ...] = (
     Action("close", "escape", "Back", "Back to the main table"),
 )
 
+CONTEXT_KEYS: tuple[Action, ...] = (
+    Action("close", "escape,l", "Back", "Back to the main table"),
+    Action(None, "up,down", "Points", "The points' values and intervals (the table below)",
+           footer=False),
+)
+
 TASK_KEYS: tuple[Action, ...] = (Action("dismiss", "escape,q", "Close", "Back to the views"),)
 HELP_KEYS: tuple[Action, ...] = (
     Action("dismiss", "escape,q,question_mark", "Close", "Close the help"),)
@@ -148,6 +158,7 @@ SCREENS: tuple[tuple[str, tuple[Action, ...]], ...] = (
     ("Comparison views (v)", COMPARE_KEYS),
     ("Significance (d)", SIGNIFICANCE_KEYS),
     ("Recommend (w)", RECOMMEND_KEYS),
+    ("Score against context (l)", CONTEXT_KEYS),
     ("Task drill-down (Enter in Tasks)", TASK_KEYS),
     ("Missing evaluations (g)", MISSING_KEYS),
     ("Filter dialog (f)", FILTER_KEYS),

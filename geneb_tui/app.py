@@ -91,7 +91,7 @@ if TYPE_CHECKING:
 REGISTRY = frozenset(a.action for a in ACTIONS)
 # Actions that work on the main table only (their widgets live there).
 MAIN_ONLY = frozenset({"search", "sort_column", "export", "compare", "missing", "rank_scope",
-                       "significance", "recommend", "cycle_kind"})
+                       "significance", "recommend", "cycle_kind", "context_curve"})
 # Selection changes: the main table, and the screens that follow it (comparison views, missing
 # evaluations).
 SELECTION = frozenset({"filters", "clear_filters", "cycle_regime", "cycle_metric",

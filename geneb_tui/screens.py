@@ -46,9 +46,12 @@ class ScreenKeys(App[None]):
     def action_recommend(self) -> None:
         self._open_view("recommend")
 
+    def action_context_curve(self) -> None:
+        self._open_view("context")
+
     def _new_view(self, name: str) -> Screen:
-        """A new view `name` (compare, significance, recommend, missing) over the snapshot and
-        the selection."""
+        """A new view `name` (compare, significance, recommend, context, missing) over the
+        snapshot and the selection."""
         if name == "compare":
             # lazy: polars, duckdb, pyarrow
             from geneb_tui.components.compare_screen import CompareScreen
@@ -64,6 +67,11 @@ class ScreenKeys(App[None]):
             from geneb_tui.components.recommend_screen import RecommendScreen
 
             return RecommendScreen(self.snapshot, self.filters)
+        if name == "context":
+            # lazy: polars, duckdb, pyarrow
+            from geneb_tui.components.context_screen import ContextScreen
+
+            return ContextScreen(self.snapshot, self.filters)
         # lazy: polars, duckdb, pyarrow
         from geneb_tui.components.missing_screen import MissingScreen
 

@@ -103,6 +103,11 @@ def recommend_key(filters: Filters, form) -> tuple:
     return ("recommend", filters.suite, filters.metric, form)
 
 
+def context_key(filters: Filters) -> tuple:
+    """The score-against-context curve of a selection (`core.context.context_view`)."""
+    return ("context", filters)
+
+
 def missing_key(filters: Filters, regimes: tuple[str, ...], device: str,
                 dtype: str = "auto") -> tuple:
     return ("missing", filters, regimes, device, dtype)

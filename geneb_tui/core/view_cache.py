@@ -1,9 +1,10 @@
 """The views' computations, cached per snapshot and view key (`core.content_cache`; UI-free).
 
 Every view (the comparison tabs, the Significance view and its two-model pair, the missing
-evaluations, the task drill-down, the Recommend view's answer, the main table) computes its
-content here, once per key: a screen and `precompute` call the same functions with the same
-arguments (`precompute` leaves the Recommend view's answer to its opening).
+evaluations, the task drill-down, the Recommend view's answer, the score-against-context
+curve, the main table) computes its content here, once per key: a screen and `precompute` call
+the same functions with the same arguments (`precompute` leaves the Recommend view's answer
+and the context curve to their opening).
 
 The main table is cached by request (`table_key`: filters, sort key, descending, rank scope),
 and inside it the ranks among every entry, which a search or a filter shares with the
@@ -28,11 +29,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from geneb_tui.core import compare, query, recommend, significance
+from geneb_tui.core import compare, context, query, recommend, significance
 from geneb_tui.core.compare import VIEWS, CompareOptions, Failed, Table
 from geneb_tui.core.content_cache import (
     cache_of,
     compare_key,
+    context_key,
     missing_key,
     pair_key,
     recommend_key,
@@ -106,6 +108,19 @@ def significance_view(snap: StoreSnapshot, filters: Filters):
             return Failed(f"{type(exc).__name__}: {exc}")
 
     return cache_of(snap).get(significance_key(filters), run)
+
+
+def context_view(snap: StoreSnapshot, filters: Filters):
+    """The score-against-context view's `ContextCurves` (`core.context.context_view`; a bug:
+    `Failed`)."""
+
+    def run():
+        try:
+            return context.context_view(snap, filters)
+        except Exception as exc:  # a bug: shown by the screen
+            return Failed(f"{type(exc).__name__}: {exc}")
+
+    return cache_of(snap).get(context_key(filters), run)
 
 
 def pair_view(snap: StoreSnapshot, filters: Filters, sig, a: str, b: str):

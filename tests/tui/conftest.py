@@ -214,3 +214,28 @@ def kinds_stores(tmp_path_factory):
     shutil.copytree(root / "kinds", root / "mini")
     build_store_kind("mini", root)   # geneb-mini's tasks and rows into the copy
     return {"kinds": resolve_store(root / "kinds"), "both": resolve_store(root / "mini")}
+
+
+@pytest.fixture(scope="session")
+def context_store(tmp_path_factory):
+    """A context sweep (issue 45): kmer-3 and kmer-4 at their own limit and cropped to 10 and
+    20 nucleotides (`fill --context-lengths 10 20`) on three short tasks, two Promoters and a
+    Splice Sites one (full regime only; the store of tests/engine/test_context_figures.py with a
+    second category). Tests only read it."""
+    from engine.cli import main
+    from store.paths import resolve_store
+    from tests.engine.conftest import write_task
+
+    root = tmp_path_factory.mktemp("tui-context")
+    suite = root / "context-suite"
+    suite.mkdir()
+    categories = ("Promoters", "Promoters", "Splice Sites")
+    for i in range(len(categories)):
+        write_task(suite / f"task_{i}.csv", 30, 12, 2, i, length=40)
+    (suite / "manifest.csv").write_text("task_id,category\n" + "".join(
+        f"task_{i},{c}\n" for i, c in enumerate(categories)))
+    fill = ["fill", "--store", str(root / "store"), "--suite", str(suite), "--models",
+            "kmer-3", "kmer-4", "--regimes", "full", "--json"]
+    assert main(fill) == 0
+    assert main([*fill, "--context-lengths", "10", "20"]) == 0
+    return resolve_store(root / "store")

@@ -170,3 +170,19 @@ def test_variant_roc_snapshot(snap_compare, snapshot_store, kinds_stores):
 
     assert snap_compare(GenebApp(resolve_store(root)), terminal_size=(100, 40),
                         run_before=run_before)
+
+
+def test_context_curve_snapshot(snap_compare, context_store):
+    """A context sweep through the dashboard (issue 45): `l` draws score against context, a
+    curve per model with its intervals, and the points below."""
+    root = ROOT / "context"   # a fixed path: the header shows it
+    shutil.copytree(context_store.root, root, dirs_exist_ok=True)
+
+    async def run_before(pilot) -> None:
+        await _ready(pilot)
+        pilot.app.clear_notifications()     # what is current: each model's entries
+        await pilot.press("l")
+        await _computed(pilot, "curves")
+
+    assert snap_compare(GenebApp(resolve_store(root)), terminal_size=(100, 36),
+                        run_before=run_before)
