@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from store.analyses.context import axis_label
 from store.analyses.presets import MIN_TASKS, TOO_FEW_TASKS
 from store.catalog import params_text
 from store.output_folder import OutputFolder, write_output
@@ -267,16 +268,6 @@ def _controlled_pairs(fig, data: dict) -> None:
     ax.set_title("Controlled pairs")
 
 
-def _context_label(row: dict) -> str:
-    """A context policy on the x axis: its length in nucleotides and the side kept (windows:
-    each window's, and their stride), `crop` (the model's own limit) as such."""
-    if row["context_length"] is None:
-        return "own limit"
-    parts = row["context"].split("-")
-    return f"{row['context_length']:,} " + (f"(windows, step {int(parts[2]):,})"
-                                             if parts[0] == "windows" else f"({parts[1]})")
-
-
 def _context_order(rows: list[dict]) -> list[dict]:
     """The x axis: every model's contexts in the frame's order (by length, windows after the
     crop of their length, the own limit last), each once (a row of each)."""
@@ -307,8 +298,9 @@ def _curve_axes(ax, rows: list[dict], order: list[dict]) -> None:
         for crops in sweeps.values():
             if len(crops) > 1:
                 ax.plot(*zip(*crops, strict=True), color=line.lines[0].get_color(), lw=1)
-    ax.set_xticks(range(len(order)), [_context_label(r) for r in order], rotation=30,
-                  ha="right")
+    ax.set_xticks(range(len(order)),
+                  [axis_label(r["context"], r["context_length"]) for r in order],
+                  rotation=30, ha="right")
 
 
 XLABEL = "context: the nucleotides each sequence was cut to (windows: each window's)"

@@ -26,24 +26,12 @@ from geneb_tui.core.content_cache import cache_of
 from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from geneb_tui.core.significance import store_seed_rows
-from store.analyses.context import VARIANTS_SQL, context_curve
+from store.analyses.context import VARIANTS_SQL, axis_label, context_curve
 from store.analyses.presets import LEVEL, RESAMPLES, SEED
 from store.analyses.uncertainty import bootstrap, score_intervals
 from store.db import Snapshot
 
-OWN_LIMIT = "own limit"
 HEADER = ["Model", "Context", "Length", "Score", "Low", "High"]
-
-
-def axis_label(context: str, length: int | None) -> str:
-    """A context policy as the x axis names it: its length in nucleotides and the side kept
-    (windows: each window's, and their stride), the default crop as the model's own limit
-    (the words of `report --figures`' axis)."""
-    if length is None:
-        return OWN_LIMIT
-    parts = context.split("-")
-    return f"{length:,} " + (f"(windows, step {int(parts[2]):,})" if parts[0] == "windows"
-                             else f"({parts[1]})")
 
 
 MOVED_ON = ("The store has changed since the dashboard read it (a run, an import): Ctrl+R reads "
