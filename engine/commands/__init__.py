@@ -25,3 +25,9 @@ COMMANDS: tuple[str, ...] = (
     "prune",
     "audit",
 )
+
+
+def module_of(command: str) -> str | None:
+    """The module of the subcommand named `command` on the command line (`fetch-models`:
+    `fetch_models`, `import`: `import_`); None for a name that is none of them."""
+    return next((m for m in COMMANDS if m.rstrip("_").replace("_", "-") == command), None)
