@@ -104,7 +104,7 @@ def test_every_command_on_every_kind_of_store(stores, kind, tmp_path, capsys, mo
     for argv, allowed in COMMANDS:
         argv = [a.replace("SUITE", suite).replace("OUT", str(tmp_path)) for a in argv]
         if argv[0] == "report":   # every interval drawn and shown, from fewer resamples than
-            argv += ["--resamples", "500"]   # the default (test_report_on_the_official_store's)
+            argv += ["--resamples", "100"]   # the default (test_report_on_the_official_store's)
         rc, out, err = run(capsys, *argv, "--store", str(store))
         what = f"{kind}: {' '.join(argv)}"
         assert rc in allowed, f"{what}: exit {rc}\n{err}"

@@ -1,5 +1,5 @@
 """Monkey test: seeded random keystrokes on every kind of store, at 80x24 and 160x45 (`make
-test`: each kind at one of the two sizes, 1,000 keys; `make test-full`: both, 2,000 keys).
+test`: each kind at one of the two sizes, 500 keys; `make test-full`: both, 2,000 keys).
 
 Every key of every screen (the actions registry), the dialogs' keys, the comparison views' tabs,
 tab / arrows / Enter / Escape, the command palette and text typed into it: no exception, no
@@ -26,7 +26,7 @@ from geneb_tui.app import GenebApp
 from geneb_tui.core import fill
 from tests.helpers import sweep_size, taking_turns
 
-KEYS_PER_RUN = int(os.environ.get("GENEB_MONKEY_KEYS", sweep_size(2000, 1000)))
+KEYS_PER_RUN = int(os.environ.get("GENEB_MONKEY_KEYS", sweep_size(2000, 500)))
 BURST = int(os.environ.get("GENEB_MONKEY_BURST", "100"))   # keys sent before the app idles
 SETTLE_EVERY = 4           # bursts between waits for the workers
 SIZES = ((80, 24), (160, 45))
