@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.analyses.context import axis_label
 from store.analyses.presets import MIN_TASKS, TOO_FEW_TASKS
 from store.catalog import params_text
 from store.output_folder import OutputFolder, write_output
+from store.vocab.context import axis_label
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES
 
 if TYPE_CHECKING:

@@ -26,10 +26,11 @@ from geneb_tui.core.content_cache import cache_of
 from geneb_tui.core.filters import METRIC_LABELS, Filters
 from geneb_tui.core.query import StoreSnapshot, selection_scores, suite_task_metas
 from geneb_tui.core.significance import store_seed_rows
-from store.analyses.context import VARIANTS_SQL, axis_label, context_curve
+from store.analyses.context import VARIANTS_SQL, context_curve
 from store.analyses.presets import LEVEL, RESAMPLES, SEED
 from store.analyses.uncertainty import bootstrap, score_intervals
 from store.db import Snapshot
+from store.vocab.context import axis_label
 
 HEADER = ["Model", "Context", "Length", "Score", "Low", "High"]
 

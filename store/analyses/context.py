@@ -41,17 +41,6 @@ def context_length(value: str | None) -> int | None:
     return int(parts[2]) if parts[0] == "crop" else int(parts[1])
 
 
-def axis_label(context: str, length: int | None) -> str:
-    """A context policy as an x axis names it (`report --figures`, the dashboard): its length in
-    nucleotides and the side kept (windows: each window's, and their stride), the default crop
-    (length None) as the model's own limit."""
-    if length is None:
-        return "own limit"
-    parts = context.split("-")
-    return f"{length:,} " + (f"(windows, step {int(parts[2]):,})" if parts[0] == "windows"
-                             else f"({parts[1]})")
-
-
 def curve_scopes(intervals: pl.DataFrame) -> tuple[str, ...]:
     """The scopes a context curve is read at: macro, then each category of `intervals`
     (`score_intervals`' scopes, in their order) where it holds more than one (a suite of one

@@ -113,3 +113,14 @@ def check_side(policy: ContextPolicy, model_id: str, encoder_kind: str) -> None:
 def context_label(value: str | None) -> str:
     """How readers name a row's context policy (None: crop at the model's own limit)."""
     return CROP if value is None else value
+
+
+def axis_label(context: str, length: int | None) -> str:
+    """A context policy as an x axis names it (`report --figures`, the dashboard): its length in
+    nucleotides and the side kept (windows: each window's, and their stride), the default crop
+    (length None) as the model's own limit."""
+    if length is None:
+        return "own limit"
+    parts = context.split("-")
+    return f"{length:,} " + (f"(windows, step {int(parts[2]):,})" if parts[0] == "windows"
+                             else f"({parts[1]})")
