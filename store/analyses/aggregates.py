@@ -14,7 +14,9 @@ import polars as pl
 
 from store.catalog import CATEGORY_ORDER, TaskMeta, geneb_v1_tasks
 
-SCOPES: tuple[str, ...] = ("micro", "macro", *CATEGORY_ORDER)
+OVERALL: tuple[str, ...] = ("micro", "macro")
+"""The scopes over every task of the suite (the others are categories)."""
+SCOPES: tuple[str, ...] = (*OVERALL, *CATEGORY_ORDER)
 
 
 def entry_keys(frame: pl.DataFrame) -> list[str]:

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from store.analyses.aggregates import OVERALL
+
 # The entries of the snapshot with their model and context policy (NULL: the default): those
 # at another variant than their model's current one (`entries`), and each model's own name at
 # its current one.
@@ -28,8 +30,6 @@ SELECT model AS entry, model, nullif(context_policy, '') AS context_policy
 FROM current_precision
 """
 COLUMNS = ("model", "context", "context_length", "entry", "scope", "value", "low", "high")
-# The scopes of `score_intervals` that are not a category.
-NOT_CATEGORIES = ("micro", "macro")
 
 
 def context_length(value: str | None) -> int | None:
@@ -48,7 +48,7 @@ def curve_scopes(intervals: pl.DataFrame) -> tuple[str, ...]:
     if intervals.is_empty():
         return ("macro",)
     categories = [s for s in intervals["scope"].unique(maintain_order=True)
-                  if s not in NOT_CATEGORIES]
+                  if s not in OVERALL]
     return ("macro", *categories) if len(categories) > 1 else ("macro",)
 
 
