@@ -53,6 +53,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+from functools import cached_property
 
 from store.vocab.kinds import CLASSIFICATION, ZERO_SHOT, TaskKind
 
@@ -152,7 +153,7 @@ class Protocol:
         d["extra"] = []   # a field once (always empty), kept so that no protocol's hash changes
         return d
 
-    @property
+    @cached_property   # read for every row a reader checks; the fields never change
     def hash(self) -> str:
         blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
