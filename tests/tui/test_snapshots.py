@@ -46,6 +46,20 @@ async def _ready(pilot) -> None:
     await settle(pilot)
 
 
+async def _toast_gone(pilot, text: str) -> None:
+    """Until the toast saying `text` has timed out (a short one, e.g. the 2 s "Reading the
+    variant results…", may still show when a fast machine gets to the picture first)."""
+    import asyncio
+
+    from textual.widgets._toast import Toast
+
+    for _ in range(100):
+        if not any(text in t._notification.message for t in pilot.app.screen.query(Toast)):
+            break
+        await asyncio.sleep(0.1)
+    await settle(pilot)
+
+
 async def _computed(pilot, attribute: str) -> None:
     """Until the view on top has its content (`attribute` set by its worker's result)."""
     for _ in range(80):
@@ -166,7 +180,7 @@ def test_variant_roc_snapshot(snap_compare, snapshot_store, kinds_stores):
             if plot and plot.first().data is not None:
                 break
             await settle(pilot, rounds=1)
-        await settle(pilot)
+        await _toast_gone(pilot, "Reading the variant results")
 
     assert snap_compare(GenebApp(resolve_store(root)), terminal_size=(100, 40),
                         run_before=run_before)
