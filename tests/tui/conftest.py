@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fixture_store import SUBMISSIONS, build_official_store  # noqa: E402
 from waiting import opened, settle  # noqa: E402, F401  (the tests import them from here)
 
+import geneb_tui.app as app_module  # noqa: E402
 from geneb_tui.app import GenebApp  # noqa: E402
 from geneb_tui.components.filter_screen import FilterScreen  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
@@ -29,6 +30,19 @@ def first_view_cache(tmp_path_factory, monkeypatch):
     folder = tmp_path_factory.mktemp("first-view-cache")
     monkeypatch.setenv("GENEB_CACHE_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def no_pause_work(request, monkeypatch):
+    """The work the dashboard does in a pause on the table (IDLE_S after the last input: the
+    tables one key away and the views' content precomputed, the kept screens prepared off
+    screen, a garbage collection) waits an hour in every test but those marked `idle`: a
+    test that waits for the workers would otherwise wait for all of it, whatever it tests
+    (about a fifth of the dashboard tests' time). The tests of that work (`test_view_cache`,
+    `test_table_updates`, `test_idle_gc`) set IDLE_S themselves; the monkey's random keys meet
+    it as users do (`idle`), and a snapshot is taken of the screen without it."""
+    if request.node.get_closest_marker("idle") is None:
+        monkeypatch.setattr(app_module, "IDLE_S", 3600.0)
 
 
 @pytest.fixture(scope="session")

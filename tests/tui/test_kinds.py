@@ -150,6 +150,7 @@ async def test_the_kind_key_switches_kind_metric_and_tasks_never_mixing(kinds_st
         assert not app.internal_errors
 
 
+@pytest.mark.idle   # no Significance screen is prepared in a pause either
 async def test_views_of_classification_only_say_so_in_one_line(kinds_stores):
     from geneb_tui.components.significance_screen import SignificanceScreen
 

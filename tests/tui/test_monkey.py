@@ -140,6 +140,7 @@ async def monkey(app: GenebApp, size: tuple[int, int], seed: int, n: int) -> dic
 RUNS = taking_turns(STORE_KINDS, SIZES)
 
 
+@pytest.mark.idle   # random keys meet the pause's work as users do
 @pytest.mark.parametrize(("kind", "size"), RUNS, ids=lambda v: v if isinstance(v, str)
                          else f"{v[0]}x{v[1]}")
 async def test_monkey(kind, size, store_of_kind, no_real_side_effects):

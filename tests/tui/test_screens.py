@@ -185,6 +185,7 @@ async def test_a_tab_shown_and_the_views_closed_in_one_burst(official_store):
         assert not isinstance(app.screen, CompareScreen)
 
 
+@pytest.mark.idle
 @pytest.mark.parametrize("turns", [0, 3])
 async def test_the_app_shut_down_while_a_screen_is_prepared_off_screen(official_store, turns):
     """The app closes while a kept screen mounts off screen (`_prepare_screens`, in a pause):
