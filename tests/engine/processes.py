@@ -1,5 +1,6 @@
 """`geneb-engine` runs as real processes, marked so that a test can find them (and their
-workers) in /proc: the command of a fill, its results and the temporary files it leaves."""
+workers) in /proc: the command of a fill, its results and the temporary files it leaves; and
+the same fill run in the test's own process (`fill_here`), for a run nobody kills."""
 
 from __future__ import annotations
 
@@ -24,6 +25,23 @@ COMPARED = ("model, task, regime, seed, protocol_hash, data_hash, mcc, acc, f1_m
 def fill_cmd(store: Path, suite: Path, *extra: str, models=MODELS) -> list[str]:
     return [sys.executable, "-m", "engine.cli", "fill", "--suite", str(suite), "--models",
             *models, "--store", str(store), "--json", *extra]
+
+
+def fill_here(store: Path, suite: Path, *extra: str, models=MODELS) -> tuple[int, str]:
+    """`fill_cmd`'s fill run by `engine.cli.main` in this process: (exit status, its JSON
+    lines). A
+    run that is not killed, not raced and not watched in /proc (a rerun that finishes a killed
+    one, a reference) needs no process of its own, and saves a process's start, about 3 s of
+    CPU (importing scikit-learn, polars, zarr); `--jobs 2` still spawns its workers."""
+    import contextlib
+    import io
+
+    from engine.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(fill_cmd(store, suite, *extra, models=models)[3:])
+    return rc, out.getvalue()
 
 
 def env_of(mark: str, **extra: str) -> dict:

@@ -16,7 +16,14 @@ from store.paths import resolve_store
 from store.tables.predictions import PRED_KEY, PREDICTIONS, read_predictions
 from store.tables.results import read_files, read_state
 from tests.engine.conftest import write_task
-from tests.engine.processes import fill_cmd, results_of, run, temp_files, wait_no_orphans
+from tests.engine.processes import (
+    fill_cmd,
+    fill_here,
+    results_of,
+    run,
+    temp_files,
+    wait_no_orphans,
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="orphan checks read /proc")
@@ -43,7 +50,7 @@ def suite_and_reference(tmp_path_factory):
     suite.mkdir()
     write_task(suite / "task_a.csv", 160, 60, 2, 11)
     write_task(suite / "task_b.csv", 150, 60, 3, 12)
-    assert run(fill_cmd(root / "reference", suite)).returncode == 0
+    assert fill_here(root / "reference", suite)[0] == 0
     return suite, root / "reference"
 
 
@@ -64,8 +71,7 @@ def test_a_fill_killed_after_a_predictions_commit_resumes_to_the_reference(
         assert raw_predictions(store).filter(pl.col("kind") == "pred").height == 2 * 15
         assert partial.height == 15
 
-    again = run(fill_cmd(store, suite, "--jobs", jobs))
-    assert again.returncode == 0, again.stderr
+    assert fill_here(store, suite, "--jobs", jobs)[0] == 0   # the rerun finishes the job
     results = results_of(store)
     assert results.equals(results_of(reference))
     preds = predictions_of(store)

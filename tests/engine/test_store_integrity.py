@@ -1,6 +1,8 @@
 """The store never loses, mixes, duplicates or wedges: `fill` killed with SIGKILL at every write
 point and at random times, two and three `fill`s at once, readers and compaction meanwhile,
-stale data, and `doctor --repair` after damage. Every run is a real `geneb-engine` process.
+stale data, and `doctor --repair` after damage. Every run that is killed, raced or watched is a
+real `geneb-engine` process; a run that only finishes the job (a rerun, the reference) runs in
+this process (`fill_here`: the same `main`, without a process's start).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tests.engine.processes import (
     duplicate_keys,
     env_of,
     fill_cmd,
+    fill_here,
     results_of,
     run,
     temp_files,
@@ -59,20 +62,18 @@ def suite(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def reference(suite, tmp_path_factory):
-    """One uninterrupted run: (its results, its wall time)."""
+    """One uninterrupted run's results."""
     store = tmp_path_factory.mktemp("reference") / "store"
-    start = time.perf_counter()
-    done = run(fill_cmd(store, suite))
-    assert done.returncode == 0, done.stderr
+    assert fill_here(store, suite)[0] == 0
     frame = results_of(store)
     assert frame.height == len(MODELS) * 3 * 3 * 5   # 3 tasks x 3 regimes x 5 seeds
-    return frame, time.perf_counter() - start
+    return frame
 
 
 def assert_recovers(store: Path, suite: Path, reference_frame, jobs: str, what: str) -> None:
     """Rerun the same fill: it finishes the job exactly as an uninterrupted run."""
-    again = run(fill_cmd(store, suite, "--jobs", jobs))
-    assert again.returncode == 0, f"{what}: rerun failed: {again.stderr}"
+    rc, _ = fill_here(store, suite, "--jobs", jobs)
+    assert rc == 0, f"{what}: rerun failed"
     assert results_of(store).equals(reference_frame), f"{what}: results differ"
     assert duplicate_keys(store) == 0, f"{what}: duplicate key rows"
     assert temp_files(store) == [], f"{what}: temporary files left"
@@ -91,7 +92,7 @@ def test_a_fill_killed_at_a_write_point_resumes_to_the_reference(tmp_path, suite
     killed = run(fill_cmd(store, suite, "--jobs", jobs), mark, GENEB_FAILPOINT=point)
     assert killed.returncode == -signal.SIGKILL, f"{point} not reached: {killed.stderr}"
     assert wait_no_orphans(mark) == [], f"{point}: workers outlived their parent"
-    assert_recovers(store, suite, reference[0], jobs, point)
+    assert_recovers(store, suite, reference, jobs, point)
 
 
 # At both --jobs settings under `make test-full`; at --jobs 2 under `make test` (the write points
@@ -109,7 +110,7 @@ def test_a_fill_killed_at_random_times_resumes_to_the_reference(tmp_path, suite,
     start = time.perf_counter()     # an uninterrupted run with these jobs: its wall time
     timing = run(fill_cmd(tmp_path / "timing", suite, "--jobs", jobs))
     wall = time.perf_counter() - start
-    assert timing.returncode == 0 and results_of(tmp_path / "timing").equals(reference[0])
+    assert timing.returncode == 0 and results_of(tmp_path / "timing").equals(reference)
     windows = [[0.3, wall] for _ in range(3)]   # by the run's place in its chain
     midway = 0   # trials that killed a run in the middle of its writes
     place = 0
@@ -131,7 +132,7 @@ def test_a_fill_killed_at_random_times_resumes_to_the_reference(tmp_path, suite,
         proc.wait(60)
         assert wait_no_orphans(mark) == [], f"trial {trial} ({delay:.2f} s): orphan workers"
         written = (store / "embeddings.zarr").exists()
-        if finished or written and results_of(store).height == reference[0].height:
+        if finished or written and results_of(store).height == reference.height:
             window[1] = max(window[0] + 0.2, delay)   # too late: the window ends sooner
             place = None                              # and the next chain starts afresh
         elif not written:
@@ -139,7 +140,7 @@ def test_a_fill_killed_at_random_times_resumes_to_the_reference(tmp_path, suite,
         else:   # it had started writing, and not finished
             midway += 1
         if trial % 3 == 2 or trial == RANDOM_KILLS - 1:
-            assert_recovers(store, suite, reference[0], jobs, f"trial {trial} ({delay:.2f} s)")
+            assert_recovers(store, suite, reference, jobs, f"trial {trial} ({delay:.2f} s)")
     assert midway >= RANDOM_KILLS // 4, f"only {midway} kills landed midway: retune the delays"
 
 
@@ -151,7 +152,7 @@ def test_two_and_three_fills_on_one_store_cooperate(tmp_path, suite, reference):
                                   stderr=subprocess.PIPE, text=True) for _ in range(n)]
         outs = [p.communicate(timeout=300) for p in procs]
         assert [p.returncode for p in procs] == [0] * n, [o[1] for o in outs]
-        assert results_of(store).equals(reference[0])
+        assert results_of(store).equals(reference)
         assert duplicate_keys(store) == 0 and temp_files(store) == []
         events = [json.loads(line) for out, _ in outs for line in out.splitlines()]
         computed = sum(e["computed"] for e in events if e["event"] == "done")
@@ -199,7 +200,7 @@ def test_overlapping_fills_with_readers_and_compaction_meanwhile(tmp_path, suite
     compactor.join()
     assert [f.wait() for f in fills] == [0] * 4, [f.stderr.read() for f in fills]
     assert failures == []
-    assert results_of(store).equals(reference[0])
+    assert results_of(store).equals(reference)
     assert duplicate_keys(store) == 0 and temp_files(store) == []
     assert rounds >= 2
 
@@ -208,11 +209,10 @@ def test_subsampled_runs_and_edited_files_never_replace_current_rows(tmp_path, s
     store = tmp_path / "store"
     copy = tmp_path / "suite"
     shutil.copytree(suite, copy)
-    assert run(fill_cmd(store, copy)).returncode == 0
+    assert fill_here(store, copy)[0] == 0
     before = results_of(store)
     # a subsampled run: its own rows, beside the full data's, never shown in their place
-    sub = run(fill_cmd(store, copy, "--subsample", "100"))
-    assert sub.returncode == 0, sub.stderr
+    assert fill_here(store, copy, "--subsample", "100")[0] == 0
     assert results_of(store).equals(before)
     paths = resolve_store(store)
     assert query(paths, "SELECT count(*) FROM stale_results").item() == before.height
@@ -225,21 +225,21 @@ def test_subsampled_runs_and_edited_files_never_replace_current_rows(tmp_path, s
     stale = {r["model"]: r["stale"] for r in rows if r["category"] == "task_a"}
     done = {r["model"]: r["done"] for r in rows if r["category"] == "task_a"}
     assert stale == dict.fromkeys(MODELS, 3) and done == dict.fromkeys(MODELS, 0)
-    assert run(fill_cmd(store, copy)).returncode == 0
+    assert fill_here(store, copy)[0] == 0
     after = results_of(store)
     changed = after.filter(after["task"] == "task_a")
     assert changed["n_test"].unique().to_list() == [55]          # the edited file's rows
     assert after.filter(after["task"] != "task_a").equals(before.filter(before["task"] != "task_a"))
     # the original file again: its rows are current again, nothing to compute
     shutil.copy(suite / "task_a.csv", copy / "task_a.csv")
-    again = run(fill_cmd(store, copy))
-    assert '"computed": 0' in again.stdout and results_of(store).equals(before)
+    rc, out = fill_here(store, copy)
+    assert rc == 0 and '"computed": 0' in out and results_of(store).equals(before)
 
 
 def test_doctor_repairs_every_kind_of_damage_and_the_store_fills_to_the_reference(
         tmp_path, suite, reference):
     store = tmp_path / "store"
-    assert run(fill_cmd(store, suite)).returncode == 0
+    assert fill_here(store, suite)[0] == 0
     paths = resolve_store(store)
     from store.tables.results import read_state
 
@@ -264,7 +264,7 @@ def test_doctor_repairs_every_kind_of_damage_and_the_store_fills_to_the_referenc
     assert (paths.catalog / "tasks.parquet").exists() and not stale_tmp.exists()
     kept = list(paths.aside.rglob("*.parquet"))
     assert garbled.name in {p.name for p in kept}                    # never deleted
-    assert_recovers(store, suite, reference[0], "1", "after doctor --repair")
+    assert_recovers(store, suite, reference, "1", "after doctor --repair")
 
 
 def test_doctor_keeps_an_unreadable_reference_table_aside(official_store, tmp_path, capsys):
