@@ -3,6 +3,8 @@ refused command printed one clear line and left the store as it was."""
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stdout
 from pathlib import Path
 
 from engine.cli import main
@@ -18,6 +20,15 @@ def outputs(capsys, *argv: str) -> tuple[int, str, str]:
         rc = exc.code
     out, err = capsys.readouterr()
     return rc, out, err
+
+
+def printed(*argv: str) -> tuple[int, str]:
+    """(exit status, stdout) of `geneb-engine argv` in this process, without pytest's `capsys`
+    (which a module's fixture cannot have); stderr goes where pytest puts it."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main(list(argv))
+    return rc, out.getvalue()
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:

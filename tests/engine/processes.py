@@ -15,6 +15,7 @@ from store.atomic import TEMP_NAME
 from store.db import query
 from store.paths import resolve_store
 from store.tables.schema import KEY
+from tests.engine.in_process import printed
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ("kmer-3", "kmer-4")
@@ -22,26 +23,23 @@ COMPARED = ("model, task, regime, seed, protocol_hash, data_hash, mcc, acc, f1_m
             "n_test, degenerate, converged, shared_fit")
 
 
+def fill_args(store: Path, suite: Path, *extra: str, models=MODELS) -> list[str]:
+    """The arguments of the tests' fill (JSON lines out)."""
+    return ["fill", "--suite", str(suite), "--models", *models, "--store", str(store), "--json",
+            *extra]
+
+
 def fill_cmd(store: Path, suite: Path, *extra: str, models=MODELS) -> list[str]:
-    return [sys.executable, "-m", "engine.cli", "fill", "--suite", str(suite), "--models",
-            *models, "--store", str(store), "--json", *extra]
+    return [sys.executable, "-m", "engine.cli", *fill_args(store, suite, *extra, models=models)]
 
 
 def fill_here(store: Path, suite: Path, *extra: str, models=MODELS) -> tuple[int, str]:
-    """`fill_cmd`'s fill run by `engine.cli.main` in this process: (exit status, its JSON
-    lines). A
-    run that is not killed, not raced and not watched in /proc (a rerun that finishes a killed
-    one, a reference) needs no process of its own, and saves a process's start, about 3 s of
-    CPU (importing scikit-learn, polars, zarr); `--jobs 2` still spawns its workers."""
-    import contextlib
-    import io
-
-    from engine.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(fill_cmd(store, suite, *extra, models=models)[3:])
-    return rc, out.getvalue()
+    """The same fill in this process (`tests.engine.in_process.printed`): (exit status, its
+    JSON lines). A run that is not killed, not raced and not watched in /proc (a rerun that
+    finishes a killed one, a reference) needs no process of its own, and spares a process's
+    start, about 3 s of CPU (importing scikit-learn, polars, zarr); `--jobs 2` still spawns its
+    workers."""
+    return printed(*fill_args(store, suite, *extra, models=models))
 
 
 def env_of(mark: str, **extra: str) -> dict:

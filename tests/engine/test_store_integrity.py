@@ -7,7 +7,6 @@ this process (`fill_here`: the same `main`, without a process's start).
 
 from __future__ import annotations
 
-import io
 import json
 import random
 import shutil
@@ -17,7 +16,6 @@ import sys
 import threading
 import time
 import uuid
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from engine.cli import main
 from store.db import query
 from store.paths import resolve_store
 from tests.engine.conftest import write_task
+from tests.engine.in_process import printed
 from tests.engine.processes import (
     MODELS,
     ROOT,
@@ -77,9 +76,8 @@ def assert_recovers(store: Path, suite: Path, reference_frame, jobs: str, what: 
     assert results_of(store).equals(reference_frame), f"{what}: results differ"
     assert duplicate_keys(store) == 0, f"{what}: duplicate key rows"
     assert temp_files(store) == [], f"{what}: temporary files left"
-    out = io.StringIO()   # doctor in this process: the same check without a process's start
-    with redirect_stdout(out):
-        assert main(["doctor", "--store", str(store)]) == 0, f"{what}: {out.getvalue()}"
+    rc, out = printed("doctor", "--store", str(store))   # in this process, as the rerun
+    assert rc == 0, f"{what}: {out}"
 
 
 # Every write point at both --jobs settings under `make test-full`, at one (in turns) under
