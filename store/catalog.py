@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
@@ -22,6 +23,7 @@ from store.toml_in import tables_of
 from store.vocab.encoder_kinds import ENCODERS, POOLINGS, split_extractor
 from store.vocab.errors import GenebError
 from store.vocab.ids import check_id
+from store.vocab.kinds import CLASSIFICATION, DRAWN_FROM_ALL, TaskKind
 from store.vocab.revisions import is_pinned
 from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 from store.vocab.suites import GENEB_V1_SUITE
@@ -116,13 +118,17 @@ class TaskProfile:
 PROFILE_HEADERS: tuple[str, ...] = ("train/test", "classes", "min class", "length")
 
 
-def profile_cells(profile: TaskProfile | None) -> list[str]:
+def profile_cells(profile: TaskProfile | None, kind: TaskKind = CLASSIFICATION) -> list[str]:
     """The PROFILE_HEADERS cells of a profile: train/test rows, classes, the smallest class's
-    share, the lengths "min-median-max"; "?" where not recorded (None)."""
+    share, the lengths "min-median-max"; "?" where not recorded (None). A task of a kind with no
+    classes (`store.vocab.kinds.DRAWN_FROM_ALL`: regression, tracks, multilabel) has "n/a" for
+    the classes and the smallest share (its profile records 0 classes and a share of 1)."""
     if profile is None:
         return ["?"] * len(PROFILE_HEADERS)
-    return [f"{profile.n_train}/{profile.n_test}", str(profile.n_classes),
-            f"{profile.min_class_share:.0%}",
+    classed = kind not in DRAWN_FROM_ALL
+    return [f"{profile.n_train}/{profile.n_test}",
+            str(profile.n_classes) if classed else "n/a",
+            f"{profile.min_class_share:.0%}" if classed else "n/a",
             f"{profile.length_min}-{profile.length_median:g}-{profile.length_max}"]
 
 
@@ -335,6 +341,26 @@ def params_text(params: float | None) -> str:
     unit, div = next(((u, d) for u, d in (("B", 1e9), ("M", 1e6), ("K", 1e3)) if n >= d),
                      ("", 1))
     return f"{float(f'{n / div:.3g}'):g}{unit}"     # .3g alone writes 1000 as 1e+03
+
+
+# The units a parameter count is written with: `params_text`'s, and G for B
+_PARAM_UNITS: dict[str, int] = {"K": 10 ** 3, "M": 10 ** 6, "B": 10 ** 9, "G": 10 ** 9}
+
+
+def parse_params(text: str) -> int | None:
+    """A parameter count as a user writes one (`--max-params`, the dashboard's scale range and
+    Recommend form): what `params_text` shows ('19.7M', '1.5B'), any case, or a plain number
+    ('2e8', '500000000', '1,000,000', '250_000'); rounded to a whole count; None when `text`
+    is blank. ValueError when it is not a finite count of at least 0 (each caller says which
+    field, and whether 0 is a count it takes)."""
+    t = text.strip().upper().replace("_", "").replace(",", "")
+    if not t:
+        return None
+    unit = _PARAM_UNITS.get(t[-1:], 1)
+    value = float(t[:-1] if unit > 1 else t) * unit    # ValueError for junk
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{text!r} is not a finite count of at least 0")
+    return round(value)
 
 
 def scale_band(params: int | None) -> str:

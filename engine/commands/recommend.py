@@ -8,7 +8,6 @@ answers it; this module prints the answer (or `--json`: every field).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 from rich.markup import escape
@@ -34,30 +33,26 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from engine.commands.report import level_of, resample_count, seed_of
 from store.analyses.presets import LEVEL, RESAMPLES, SEED
-from store.catalog import params_text
+from store.catalog import params_text, parse_params
 from store.runnable import here_text
 from store.vocab.encoder_kinds import DTYPES
 from store.vocab.errors import GenebError
 from store.vocab.protocol import REGIMES
 from store.vocab.pvalues import p_text
 
-_UNITS = {"K": 10 ** 3, "M": 10 ** 6, "B": 10 ** 9}
-
 
 def param_limit(text: str) -> int:
-    """argparse `type=` of `--max-params`: a whole count, or one with K, M or B (100M, 1.5B)."""
-    number, unit = text.strip(), 1
-    if number[-1:].upper() in _UNITS:
-        number, unit = number[:-1], _UNITS[number[-1].upper()]
+    """argparse `type=` of `--max-params`: a parameter count as `store.catalog.parse_params`
+    reads one (100M, 1.5B, 500000000), at least 1."""
     try:
-        value = float(number) * unit
+        value = parse_params(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a parameter count; give one such "
                                          "as 100M, 1.5B or 500000000") from None
-    if not (math.isfinite(value) and value >= 1):
-        raise argparse.ArgumentTypeError(f"{text} is not a positive parameter count; give one "
-                                         "such as 100M or 1.5B")
-    return int(value)
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive parameter count; give "
+                                         "one such as 100M or 1.5B")
+    return value
 
 
 def licence_list(text: str) -> tuple[str, ...]:

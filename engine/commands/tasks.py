@@ -22,6 +22,7 @@ from engine.commands.common import (
 from engine.commands.layout import Col, FitTable
 from store.catalog import PROFILE_HEADERS, LetterCounts, TaskMeta, TaskProfile, profile_cells
 from store.did_you_mean import check_names
+from store.vocab.kinds import CLASSIFICATION
 
 
 def register(sub, common) -> None:
@@ -63,7 +64,8 @@ def run(args) -> int:
     for t in tasks:
         cells = [escape(t.task_id), escape(t.label), escape(t.category),
                  escape(t.source_benchmark), escape(t.organism), escape(t.kingdom),
-                 *profile_cells(profiles.get(t.task_id))]
+                 *profile_cells(profiles.get(t.task_id),
+                                suite.kinds.get(t.task_id, CLASSIFICATION))]
         table.add_row(*cells, *([shown.get(t.task_id, "")] if shown else []))
     table_console().print(table)
     return 0

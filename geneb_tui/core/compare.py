@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from geneb_tui.core.filters import METRIC_LABELS, Filters
-from geneb_tui.core.kinds import CLASS_PROFILE, marks_apply, no_marks_note
+from geneb_tui.core.kinds import marks_apply, no_marks_note
 from geneb_tui.core.query import (
     FLAG,
     StoreSnapshot,
@@ -30,7 +30,6 @@ from store.analyses.rankings import borda, category_agreement, rank_shift, ranki
 from store.analyses.scale import scale_correlation
 from store.audit.verdict import Health
 from store.catalog import PROFILE_HEADERS, profile_cells
-from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import FEW_SHOT_REGIMES, REGIMES, is_few_shot
 from store.vocab.pvalues import p_is
 
@@ -202,16 +201,6 @@ def few_shot(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Tab
     return Table(header, rows, note, heat)
 
 
-def _profile(snap: StoreSnapshot, profile) -> list[str]:
-    """A task's profile cells (`store.catalog.profile_cells`), those counting classes n/a for a
-    task of another kind than classification."""
-    cells = profile_cells(profile)
-    if snap.kind == CLASSIFICATION:
-        return cells
-    return ["n/a" if h in CLASS_PROFILE else c for h, c in zip(PROFILE_HEADERS, cells,
-                                                               strict=True)]
-
-
 def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
     long = selection_scores(snap, filters)
     metas = suite_task_metas(snap, filters)
@@ -232,7 +221,7 @@ def tasks(snap: StoreSnapshot, filters: Filters, opts: CompareOptions) -> Table:
         best = (snap.model_meta(best).get("display") or best) if best else ""
         rows.append([r["label"], r["category"], r["n_models"], r["mean"], r["sd"], best,
                      r["best_value"], marks, health_mark(snap.health.get(r["task"])),
-                     kingdom.get(r["task"], ""), *_profile(snap, profile.get(r["task"]))])
+                     kingdom.get(r["task"], ""), *profile_cells(profile.get(r["task"]), snap.kind)])
     thresholds = (f"easy = mean > {EASY:.2f}, hard = mean < {HARD:.2f}, high-var = sd > "
                   f"{HIGH_VAR:.2f}" if marked else no_marks_note(snap.kind))
     note = (f"Per task across the {long.select('model', 'source').unique().height} entries shown "
@@ -267,7 +256,8 @@ def task_values(snap: StoreSnapshot, filters: Filters, task: str) -> Table:
              if on and marks_apply(snap.kind)]
     sd = "n/a" if stats["sd"] is None else f"{stats['sd']:.3f}"
     where = (f"{meta['organism'][0]}, {meta['kingdom'][0]}; " if meta.height else "")
-    shown = dict(zip(PROFILE_HEADERS, _profile(snap, profiles_of(snap).get(task)), strict=True))
+    shown = dict(zip(PROFILE_HEADERS, profile_cells(profiles_of(snap).get(task), snap.kind),
+                     strict=True))
     where += ", ".join(f"{h} {v}" for h, v in shown.items()) + "; "
     note = (f"[b]{label}[/b] ({stats['category']}; {where}domain: the model's pretraining, "
             f"in/out/unknown): mean {stats['mean']:.3f}, sd {sd}, "

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
-from store.catalog import params_text
+from store.catalog import params_text, parse_params
 from store.domains import IN, OUT, UNKNOWN
 from store.vocab.ids import safe_name
 from store.vocab.kinds import CLASSIFICATION, PRIMARY, TaskKind
@@ -20,24 +19,6 @@ SCALE_BANDS: tuple[str, ...] = ("<100M", "100M-1B", ">1B", "custom")
 # The domain filter's choices (`store.domains.DOMAINS`), as the dialog and the status line say
 DOMAIN_LABELS: dict[str, str] = {IN: "in-domain cells only", OUT: "out-of-domain cells only",
                                  UNKNOWN: "cells of unknown domain only"}
-
-
-def parse_params(text: str) -> int | None:
-    """'50M', '1.5B', '2e8', '' -> a parameter count (None when empty)."""
-    t = text.strip().upper().replace("_", "").replace(",", "")
-    if not t:
-        return None
-    mult = 1
-    for suffix, m in (("K", 10**3), ("M", 10**6), ("B", 10**9), ("G", 10**9)):
-        if t.endswith(suffix):
-            t, mult = t[:-1], m
-            break
-    value = float(t)  # ValueError for junk: the caller reports it
-    if not math.isfinite(value):
-        raise ValueError("not a finite parameter count")
-    if value < 0:
-        raise ValueError("negative parameter count")
-    return int(round(value * mult))
 
 
 def parse_bounds(lo_text: str, hi_text: str) -> tuple[int | None, int | None]:

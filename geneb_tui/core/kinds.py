@@ -25,11 +25,6 @@ def not_shown(view: str, kind: str) -> str | None:
     return None if line is None or kind == CLASSIFICATION else line.format(kind=kind)
 
 
-CLASS_PROFILE = ("classes", "min class")
-"""The task profile's fields (`store.catalog.PROFILE_HEADERS`) that count classes: shown as
-n/a for the tasks of another kind."""
-
-
 def marks_apply(kind: str) -> bool:
     """Whether the tasks' easy / hard / high-variance marks apply to `kind`: their thresholds
     (`store.analyses.difficulty`) are MCC's, so they are left out for the other kinds."""

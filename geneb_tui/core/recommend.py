@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from geneb_tui.core.compare import Table
-from geneb_tui.core.filters import Filters, parse_params
+from geneb_tui.core.filters import Filters
 from geneb_tui.core.query import StoreSnapshot, suite_task_metas
 from store.analyses.differ import claim_text
 from store.analyses.recommend import (
@@ -28,7 +28,7 @@ from store.analyses.recommend import (
     regime_for_labels,
 )
 from store.analyses.uncertainty import interval_text
-from store.catalog import params_text
+from store.catalog import params_text, parse_params
 from store.domains import IN
 from store.runnable import here_text
 from store.scopes import scope_tasks

@@ -293,3 +293,20 @@ def test_the_docs_table_shows_each_cells_mean_over_the_seeds(store):
     zero = means.filter(task="kinds_gata_loss", regime="zeroshot").row(0, named=True)
     assert (f"| `kinds_gata_loss` | variant-cosine-v1 | zeroshot | {zero['a']:.3f} "
             f"({zero['p']:.3f}) |") in lines
+
+
+def test_tasks_counts_classes_only_for_the_kinds_that_have_them(store, capsys):
+    """`tasks` on geneb-kinds: a variant task counts its two labels; a regression task has no
+    classes (its recorded profile holds 0 and a share of 1): n/a, not "0" and "100%"."""
+    at = ("--store", str(store["root"]), "--suite", "geneb-kinds")
+    rc, out, _ = outputs(capsys, "tasks", *at, "--json")
+    profile = {t["task_id"]: t["profile"] for t in json.loads(out)}
+    assert rc == 0 and profile["kinds_expression_ap1"]["n_classes"] == 0
+    assert profile["kinds_gata_loss"]["n_classes"] == 2
+    assert 0 < profile["kinds_gata_loss"]["min_class_share"] < 1
+    rc, out, _ = outputs(capsys, "tasks", *at)
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+            for line in out.splitlines() if line.startswith("│ kinds_")}
+    regression, variant = rows["kinds_expression_ap1"], rows["kinds_gata_loss"]
+    assert rc == 0 and "n/a" in regression and not {"0", "100%"} & set(regression), regression
+    assert "2" in variant and "n/a" not in variant

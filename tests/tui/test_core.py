@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from geneb_tui.core.fill import fill_command, parse_line
-from geneb_tui.core.filters import Filters, parse_params
-from store.catalog import params_text
+from geneb_tui.core.filters import Filters
+from store.catalog import params_text, parse_params
 
 
 def test_params_parse_and_format():
