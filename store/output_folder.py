@@ -1,4 +1,5 @@
-"""The folders a command writes its output into (`site -o DIR`, `report --figures DIR`): one rule
+"""The folders a command writes its output into (`site -o DIR`, `report --figures DIR`,
+`leaderboard -o DIR`, `data variants|long-range -o DIR`): one rule
 for where such a folder may be, what in it the command owns, and how a new output replaces the
 previous one.
 

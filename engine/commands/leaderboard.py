@@ -1,5 +1,7 @@
 """`geneb-engine leaderboard -o DIR`: the official web leaderboard's two files
-(`leaderboard.json`, `leaderboard_tasks.json`) from the store's complete models."""
+(`leaderboard.json`, `leaderboard_tasks.json`) from the store's complete models, into an output
+folder (`store.output_folder`: the folder's other files kept, a name taken by a file geneb did
+not write refused)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from engine.commands.common import (
     one_protocol,
     store_of,
 )
-from store.folders import named_folder
+from store.output_folder import output_folder
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1
 
@@ -30,7 +32,8 @@ def register(sub, common) -> None:
                     "are listed as left out.")
     p.add_argument("-o", "--output", metavar="DIR", required=True,
                    help="the folder to write leaderboard.json and leaderboard_tasks.json into "
-                        "(created when missing; files there are replaced)")
+                        "(created when missing; its other files are kept; the two files of an "
+                        "earlier run are replaced, another file of those names is refused)")
     p.add_argument("--source", nargs="+", metavar="SOURCE",
                    help="the sources to take rows from, preferred first (default: official, "
                         "verified, reproduced, self-reported, local, then the store's others)")
@@ -41,8 +44,10 @@ def register(sub, common) -> None:
 def run(args) -> int:
     from store.db import Snapshot  # lazy: polars, duckdb, pyarrow
     from store.official.leaderboard import (  # lazy: polars, duckdb, pyarrow
+        GENERATOR,
         LEADERBOARD_FILES,
         leaderboard_documents,
+        legacy_names,
         source_order,
         store_submissions,
         write_leaderboard_files,
@@ -53,8 +58,9 @@ def run(args) -> int:
     names = StoreNames(paths, snap)
     sources = names.check_sources(args.source, option="--source") or source_order(names.sources)
     protocol = one_protocol(args.protocol, why="a leaderboard is of one")
-    out = named_folder("-o", args.output, f"give the folder to write "
-                       f"{' and '.join(LEADERBOARD_FILES)} into", may_be_missing=True)
+    out = output_folder("-o", args.output, generator=GENERATOR, store=paths,
+                        is_for=f"give the folder to write {' and '.join(LEADERBOARD_FILES)} into",
+                        legacy=legacy_names)
     entries, left_out = store_submissions(snap, sources=sources, protocol_hash=protocol.hash)
     if not entries:
         shown = "".join(f"; {line}" for line in left_out[:3]) + ("; ..." * (len(left_out) > 3))
@@ -66,10 +72,7 @@ def run(args) -> int:
         raise GenebError(f"no model has all 300 {protocol.name} cells in source(s) "
                          f"{', '.join(sources)} of {paths.root}{shown}; nothing written "
                          f"({imported}complete a model with {fill})")
-    try:
-        written = write_leaderboard_files(out, leaderboard_documents(s for _, s in entries))
-    except OSError as exc:
-        raise GenebError(f"-o {args.output}: cannot write ({exc.strerror or exc})") from None
+    written = write_leaderboard_files(out, leaderboard_documents(s for _, s in entries))
     if args.json:
         emit_json({"files": [str(p) for p in written], "protocol": protocol.name,
                    "table_version": snap.version,
@@ -80,7 +83,8 @@ def run(args) -> int:
         console.print(f"left out: {line}", markup=False, highlight=False)
     counts = Counter(source for source, _ in entries)
     n = len(entries)
-    console.print(f"wrote {' and '.join(LEADERBOARD_FILES)} to {out}: {n} model{'s' * (n != 1)} "
-                  f"({', '.join(f'{n} {source}' for source, n in counts.items())}), protocol "
-                  f"{protocol.name}, results {snap.label}", markup=False, highlight=False)
+    by_source = ", ".join(f"{n} {source}" for source, n in counts.items())
+    console.print(f"wrote {' and '.join(LEADERBOARD_FILES)} to {out.path}: {n} "
+                  f"model{'s' * (n != 1)} ({by_source}), protocol {protocol.name}, results "
+                  f"{snap.label}", markup=False, highlight=False)
     return 0

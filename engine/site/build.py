@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from store.atomic import pid_alive
-from store.official.leaderboard import LEADERBOARD_FILES
+from store.official.leaderboard import LEADERBOARD_FILES, leaderboard_texts
 from store.output_folder import OutputFolder, write_output
 
 GENERATOR = "geneb-engine site"   # the output's writer, in its marker and in site.json
@@ -78,8 +78,7 @@ def _files(data: dict, leaderboard: tuple[dict, dict] | None) -> dict[str, str]:
         for item in items:
             files[item["page"]] = page(Path(item["page"]).stem)
     if leaderboard is not None:
-        files |= {name: json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-                  for name, doc in zip(LEADERBOARD_FILES, leaderboard, strict=True)}
+        files |= leaderboard_texts(leaderboard)
     return files
 
 

@@ -467,11 +467,13 @@ def read_official_file(path: Path) -> tuple[Submission | Leaderboard | Leaderboa
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given; a folder stands for the `*.json` files directly inside it."""
+    """Files as given; a folder stands for the `*.json` files directly inside it but hidden
+    ones (a name starting with ".": the record of an output folder, `.geneb-output.json`;
+    macOS's `._` copies)."""
     out: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found = sorted(path.glob("*.json"))
+            found = sorted(p for p in path.glob("*.json") if not p.name.startswith("."))
             if not found:
                 raise GenebError(f"{path}: no *.json files in this folder")
             out.extend(found)

@@ -29,16 +29,17 @@ import polars as pl
 
 from store.analyses.aggregates import aggregates
 from store.analyses.scores import scores_of
-from store.atomic import write_text_atomic
 from store.catalog import CATEGORY_ORDER, geneb_v1_tasks
 from store.db import Snapshot
 from store.official.formats import METRIC_COLUMNS, Submission
 from store.official.submission import entry_provenance, missing_cells, model_meta
+from store.output_folder import OutputFolder, write_output
 from store.seedmeans import seed_means
 from store.vocab.protocol import REGIMES
 from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 
 LEADERBOARD_FILES: tuple[str, str] = ("leaderboard.json", "leaderboard_tasks.json")
+GENERATOR = "geneb-engine leaderboard"   # the writer of `leaderboard -o`'s folder, in its marker
 
 
 def leaderboard_documents(subs: Iterable[Submission]) -> tuple[dict, dict]:
@@ -80,11 +81,33 @@ def leaderboard_documents(subs: Iterable[Submission]) -> tuple[dict, dict]:
     return {"data": by_category}, {"tasks": task_list, "data": by_task}
 
 
-def write_leaderboard_files(folder: Path, documents: tuple[dict, dict]) -> list[Path]:
-    """Write the two documents into `folder` (created when missing), each atomically."""
-    return [write_text_atomic(Path(folder) / name,
-                              json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
-            for name, doc in zip(LEADERBOARD_FILES, documents, strict=True)]
+def leaderboard_texts(documents: tuple[dict, dict]) -> dict[str, str]:
+    """The two files' names and texts: compact JSON, non-ASCII letters as they are (as the
+    official script dumps them; `leaderboard -o` and the site write these)."""
+    return {name: json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+            for name, doc in zip(LEADERBOARD_FILES, documents, strict=True)}
+
+
+def legacy_names(folder: Path) -> list[str] | None:
+    """The files `leaderboard -o` of a version before the folder's marker wrote into `folder`:
+    the two files, where the folder holds them and nothing else. None for any other folder: a
+    `leaderboard.json` beside other files (a web page's folder, the official repository's) is
+    not taken as ours, so it is never replaced unasked."""
+    try:
+        names = {p.name for p in folder.iterdir()}
+    except OSError:
+        return None
+    return list(LEADERBOARD_FILES) if names == set(LEADERBOARD_FILES) else None
+
+
+def write_leaderboard_files(out: OutputFolder, documents: tuple[dict, dict]) -> list[Path]:
+    """Write the two documents as the output of folder `out` (`store.output_folder`: created
+    when missing; what else the folder holds is kept; a name taken by a file geneb did not
+    write there is refused before anything is written); their paths."""
+    texts = leaderboard_texts(documents)
+    write_output(out, {name: text.encode("utf-8") for name, text in texts.items()},
+                 last=LEADERBOARD_FILES[0])
+    return [out.path / name for name in texts]
 
 
 def source_order(present: Iterable[str]) -> list[str]:

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from engine.cli import main
+from store.official.leaderboard import LEADERBOARD_FILES
 from tests.conftest import LEADERBOARD
 from tests.store.local_rows import local_rows, local_store
 
@@ -54,7 +55,8 @@ def test_rows_come_from_the_first_source_that_has_every_cell(official_store, tmp
         "left out: GROVER (local): its row is the official one",
         f"left out: kmer-3 (local): 1 of 300 cells incomplete (first: 10shot {TASK}: no result)"]
     assert _rows(tmp_path / "a" / "leaderboard.json")["GROVER"]["submitted"] == "official"
-    rc, text, _ = _run(capsys, "leaderboard", "--store", store.root, "-o", tmp_path / "b",
+    # the same folder: its two files replaced by the new ones (its own, by its record)
+    rc, text, _ = _run(capsys, "leaderboard", "--store", store.root, "-o", tmp_path / "a",
                        "--source", "local", "official", "--json")
     assert rc == 0
     doc = json.loads(text)
@@ -62,7 +64,7 @@ def test_rows_come_from_the_first_source_that_has_every_cell(official_store, tmp
     assert len(doc["rows"]) == 40 and doc["left_out"] == [
         "kmer-3 (local): 1 of 300 cells incomplete (first: 10shot "
         f"{TASK}: no result)", "GROVER (official): its row is the local one"]
-    grover = _rows(tmp_path / "b" / "leaderboard.json")["GROVER"]
+    grover = _rows(tmp_path / "a" / "leaderboard.json")["GROVER"]
     assert (grover["official"], grover["submitted"]) == (False, "self-reported")
 
 
@@ -112,3 +114,30 @@ def test_output_that_is_a_file_and_an_empty_store(tmp_path, capsys):
     rc, _, err = _run(capsys, "leaderboard", "--store", tmp_path / "store", "-o", tmp_path / "o")
     assert rc == 2 and "import the official results with `geneb-engine import --official`" in err
     assert not (tmp_path / "o").exists() and not (tmp_path / "store").exists()
+
+
+def test_the_folder_keeps_what_geneb_did_not_write(official_store, tmp_path, capsys):
+    """-o is an output folder (`store.output_folder`): the folder's other files are kept, a
+    `leaderboard.json` geneb did not write is refused in one line with nothing written, and a
+    folder an earlier version wrote (the two files alone, without the record) is its own."""
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "index.html").write_text("<p>mine</p>")
+    (web / "leaderboard.json").write_text("[]")
+    rc, text, err = _run(capsys, "leaderboard", "--store", official_store.root, "-o", web)
+    assert (rc, text) == (2, "") and len(err.splitlines()) == 1
+    assert (f"-o {web}: leaderboard.json is not what geneb-engine leaderboard wrote there" in err
+            and "nothing was written" in err), err
+    assert sorted(p.name for p in web.iterdir()) == ["index.html", "leaderboard.json"]
+    assert (web / "leaderboard.json").read_text() == "[]"
+    (web / "leaderboard.json").unlink()
+    assert _run(capsys, "leaderboard", "--store", official_store.root, "-o", web)[0] == 0
+    assert (web / "index.html").read_text() == "<p>mine</p>"
+    board = (web / "leaderboard.json").read_bytes()
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in LEADERBOARD_FILES:
+        (old / name).write_text("{}")
+    assert _run(capsys, "leaderboard", "--store", official_store.root, "-o", old)[0] == 0
+    assert (old / "leaderboard.json").read_bytes() == board
+    assert _run(capsys, "validate", old)[:2] == (0, "2 files valid\n")   # not its record

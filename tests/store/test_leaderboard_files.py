@@ -17,12 +17,14 @@ import pytest
 from store.db import Snapshot, query
 from store.official.formats import LeaderboardTasks, read_official_file
 from store.official.leaderboard import (
+    GENERATOR,
     leaderboard_documents,
     source_order,
     store_submissions,
     write_leaderboard_files,
 )
 from store.official.submission import import_files
+from store.output_folder import OutputFolder
 from store.paths import resolve_store
 from store.tables.catalogs import read_catalog
 from store.vocab.errors import GenebError
@@ -60,7 +62,8 @@ def documents(store) -> tuple[dict, dict]:
 @pytest.fixture(scope="module")
 def files(documents, tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("written")
-    return {p.name: p for p in write_leaderboard_files(folder, documents)}
+    out = OutputFolder("-o", str(folder), folder, GENERATOR)
+    return {p.name: p for p in write_leaderboard_files(out, documents)}
 
 
 def assert_same_board(ours, theirs) -> None:

@@ -14,9 +14,10 @@ from store.analyses.scores import scores
 from store.catalog import CATEGORY_ORDER, load_models
 from store.db import query
 from store.official.formats import read_official_files
-from store.official.leaderboard import leaderboard_documents, write_leaderboard_files
+from store.official.leaderboard import GENERATOR, leaderboard_documents, write_leaderboard_files
 from store.official.reference import leaderboard_differences, read_leaderboard
 from store.official.submission import import_files
+from store.output_folder import OutputFolder
 from store.paths import resolve_store
 from store.tables.catalogs import read_catalog
 from store.vocab.protocol import GENEB_V1, REGIMES
@@ -158,7 +159,8 @@ def test_a_new_self_reported_model_is_registered_from_its_meta(official_store, t
 
 def test_cli_counts_the_result_rows_of_a_leaderboard_tasks_file(tmp_path, capsys):
     subs = read_official_files([SUBMISSIONS])
-    [_, tasks_file] = write_leaderboard_files(tmp_path / "board", leaderboard_documents(subs))
+    board = OutputFolder("-o", "board", tmp_path / "board", GENERATOR)
+    [_, tasks_file] = write_leaderboard_files(board, leaderboard_documents(subs))
     store = str(tmp_path / "store")
     assert main(["import", "--store", store, str(tasks_file)]) == 0
     assert "1 file(s): 12000 result rows written" in capsys.readouterr().out
