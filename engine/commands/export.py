@@ -32,7 +32,7 @@ from store.vocab.errors import GenebError
 from store.vocab.kinds import CLASSIFICATION, CLASSIFICATION_ROWS, EVERY_KIND, KIND_METRICS
 from store.vocab.protocol import REGIMES
 from store.vocab.scopes import SCOPE_FIELDS
-from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SUBMISSION_PROVENANCES
+from store.vocab.sources import DEFAULT_PROVENANCE, LOCAL, SOURCES, SUBMISSION_PROVENANCES
 
 # Columns after the results' own (which keep their order): what the export holds and how it
 # was asked for, on every row.
@@ -56,8 +56,8 @@ def register(sub, common) -> None:
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the submission file, named <model id>.json (or a folder for it)")
     p.add_argument("--source", metavar="SOURCE", default=LOCAL,
-                   help="with --submission: the results to export (default: local; official, "
-                        "verified, reproduced, self-reported, leaderboard: imported ones)")
+                   help=f"with --submission: the results to export (default: {LOCAL}; "
+                        f"{', '.join(SUBMISSION_PROVENANCES)}, leaderboard: imported ones)")
     p.add_argument("--provenance", type=_provenance, metavar="PROVENANCE",
                    help="the submission's provenance: official (only the 40 curated models), "
                         "verified (only local results recomputed from embeddings imported with "
@@ -87,7 +87,7 @@ def register(sub, common) -> None:
     add_domain_arg(p)
     p.add_argument("--regimes", nargs="+", choices=REGIMES, type=choice_of("regime", REGIMES))
     p.add_argument("--sources", nargs="+", metavar="SOURCE",
-                   help="local, official, verified, reproduced, self-reported")
+                   help=", ".join(SOURCES))
     p.set_defaults(handler=run)
 
 

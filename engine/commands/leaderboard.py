@@ -18,6 +18,7 @@ from engine.commands.common import (
 from store.output_folder import output_folder
 from store.vocab.errors import GenebError
 from store.vocab.protocol import GENEB_V1
+from store.vocab.sources import BOARD_PREFERENCE
 
 
 def register(sub, common) -> None:
@@ -35,8 +36,8 @@ def register(sub, common) -> None:
                         "(created when missing; its other files are kept; the two files of an "
                         "earlier run are replaced, another file of those names is refused)")
     p.add_argument("--source", nargs="+", metavar="SOURCE",
-                   help="the sources to take rows from, preferred first (default: official, "
-                        "verified, reproduced, self-reported, local, then the store's others)")
+                   help="the sources to take rows from, preferred first (default: "
+                        f"{', '.join(BOARD_PREFERENCE)}, then the store's others)")
     add_protocol_arg(p, help="the protocol of the results")
     p.set_defaults(handler=run)
 

@@ -59,7 +59,7 @@ from store.output_folder import output_folder
 from store.vocab.errors import GenebError
 from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import GENEB_V1, REGIMES, read_protocol
-from store.vocab.sources import LOCAL
+from store.vocab.sources import LOCAL, SOURCES
 
 # Columns when stdout is not a terminal (piped to a file or a pager) and $COLUMNS is unset; on
 # a terminal, its width. Tables wider than that are split into blocks of columns.
@@ -95,8 +95,8 @@ def register(sub, common) -> None:
                    help="regime of the single-regime analyses (default: full)")
     add_kind_args(p, "report")
     p.add_argument("--source", metavar="SOURCE",
-                   help="only this source (local, official, verified, reproduced, "
-                        "self-reported); default: all, entries keyed by model and source")
+                   help=f"only this source ({', '.join(SOURCES)}); default: all, entries "
+                        "keyed by model and source")
     add_suite_args(p, from_store=True)
     add_scope_args(p)
     add_domain_arg(p)

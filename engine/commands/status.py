@@ -30,7 +30,7 @@ from store.runnable import format_bytes
 from store.vocab.errors import GenebError
 from store.vocab.kinds import CLASSIFICATION, KIND_NAMES, TaskKind
 from store.vocab.protocol import GENEB_V1, KIND_PROTOCOLS, REGIMES, Protocol, seed_counts
-from store.vocab.sources import LOCAL
+from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
 from store.vocab.variant import precision_label, storage_label
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def register(sub, common) -> None:
                    help="count the tasks of this kind only (default: every kind of the suite, "
                         "a table each)")
     p.add_argument("--source", default=LOCAL,
-                   help="local (default), official, verified, reproduced, self-reported")
+                   help=f"{LOCAL} (default), {', '.join(SUBMISSION_PROVENANCES)}")
     p.add_argument("--perf", action="store_true",
                    help="how fast each model embedded, per device: sequences/s, tokens/s, "
                         "padding, peak memory, final batch size, TFLOP/s and MFU (CUDA)")

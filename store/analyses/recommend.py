@@ -69,9 +69,11 @@ from store.vocab.suites import DEFAULT as DEFAULT_SUITE
 REGIME_LABELS: dict[str, int] = {r: REGIME_K[r] for r in FEW_SHOT_REGIMES}
 FULL_FROM = 100
 NEAREST: tuple[tuple[int, str], ...] = ((3, "1shot"), (30, "10shot"))   # N <= bound -> regime
-# The regimes beside each (how the answer changes there).
-NEIGHBOURS: dict[str, tuple[str, ...]] = {"full": ("10shot",), "10shot": ("full", "1shot"),
-                                          "1shot": ("10shot",)}
+# The regimes beside each in `REGIMES`' order, from most labels to fewest (how the answer
+# changes there): full -> 10shot; 10shot -> full, 1shot; 1shot -> 10shot.
+NEIGHBOURS: dict[str, tuple[str, ...]] = {
+    r: tuple(REGIMES[j] for j in (i - 1, i + 1) if 0 <= j < len(REGIMES))
+    for i, r in enumerate(REGIMES)}
 LIKE_LENGTH_FACTOR = 2.0
 NAMED_TIED = 4          # a neighbouring regime's line names this many of its tie group
 TIE_RULE = ("B is tied with the leader unless the sign-flip test of the {n} tasks' differences "

@@ -36,7 +36,7 @@ from store.official.submission import entry_provenance, missing_cells, model_met
 from store.output_folder import OutputFolder, write_output
 from store.seedmeans import seed_means
 from store.vocab.protocol import REGIMES
-from store.vocab.sources import LOCAL, SUBMISSION_PROVENANCES
+from store.vocab.sources import BOARD_PREFERENCE
 
 LEADERBOARD_FILES: tuple[str, str] = ("leaderboard.json", "leaderboard_tasks.json")
 GENERATOR = "geneb-engine leaderboard"   # the writer of `leaderboard -o`'s folder, in its marker
@@ -114,8 +114,7 @@ def source_order(present: Iterable[str]) -> list[str]:
     """The sources a leaderboard's rows come from by default, in order of preference: the
     submission provenances (official first), local, then the store's other sources (the rows
     of an imported leaderboard_tasks.json among them), sorted."""
-    first = [*SUBMISSION_PROVENANCES, LOCAL]
-    return [*first, *sorted(set(present) - set(first))]
+    return [*BOARD_PREFERENCE, *sorted(set(present) - set(BOARD_PREFERENCE))]
 
 
 def store_submissions(snap: Snapshot, *, sources: Sequence[str], protocol_hash: str

@@ -16,6 +16,9 @@ model the benchmark authors did not curate, and of this tool's exports unless to
 official tools' default)."""
 SOURCES: tuple[str, ...] = (LOCAL, *SUBMISSION_PROVENANCES)
 """Every source a result row may have, local first."""
+BOARD_PREFERENCE: tuple[str, ...] = (*SUBMISSION_PROVENANCES, LOCAL)
+"""The sources a leaderboard takes a model's row from by default, preferred first (the store's
+other sources after them: `store.official.leaderboard.source_order`)."""
 
 BADGES: dict[str, str] = {LOCAL: "Local", "official": "Official", "verified": "Verified",
                           "reproduced": "Reproduced", "self-reported": "Self-reported"}
