@@ -128,6 +128,16 @@ def resolve_store(store: str | os.PathLike | None = None) -> StorePaths:
     return StorePaths(Path(store).expanduser().resolve())
 
 
+def store_args(paths: StorePaths) -> list[str]:
+    """`--store ROOT` for a command line the user is told to run, so that it runs on `paths`;
+    none where that store is this shell's default already (`$GENEB_HOME`, else ~/.geneb)."""
+    try:
+        default = resolve_store(None).root
+    except RuntimeError:                        # `~user` of no known user in $GENEB_HOME
+        default = None
+    return [] if paths.root == default else ["--store", str(paths.root)]
+
+
 def store_named(store: str | None, *, write: bool, must_exist: bool = False) -> StorePaths:
     """The store a `--store` value names (None: `$GENEB_HOME`, else ~/.geneb), checked
     (`check_store`: `write`, `must_exist`); one GenebError naming the path and the fix when it

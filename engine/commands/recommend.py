@@ -178,7 +178,7 @@ def run(args) -> int:
         notes.append(warning)
     q = Question(tasks, regime, args.metric, args.level, args.resamples, args.bootstrap_seed,
                  constraints, suite.name, len(tasks) == len(suite.tasks), scope or "",
-                 tuple(notes), kind=args.kind)
+                 tuple(notes), kind=args.kind, suite_given=args.suite or "")
     answer = recommend(snap, q)
     if args.json:
         emit_json({"store": str(paths.root), "table_version": snap.version,

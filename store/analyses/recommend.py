@@ -34,6 +34,7 @@ The rules, each decided here once:
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -47,6 +48,7 @@ from store.catalog import ModelMeta, TaskMeta, param_count, params_text
 from store.db import Snapshot, snapshot_of
 from store.domains import IN, OUT, UNKNOWN
 from store.licences import allowed_problems, commercial_problems
+from store.paths import store_args
 from store.runnable import (
     GIB,
     Runnability,
@@ -250,6 +252,9 @@ class Question:
     notes: tuple[str, ...] = ()
     neighbours: bool = True             # also the answer in the neighbouring regimes
     kind: TaskKind = CLASSIFICATION     # the tasks' kind: read under its protocol, alone
+    # the suite as the user named it (`--suite`: a folder suite's path), for the fill line to
+    # find its data where `suite`, the name, would not; "": `suite`
+    suite_given: str = ""
 
 
 @dataclass(frozen=True)
@@ -354,12 +359,14 @@ def _none(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def fill_line(runs: Sequence[Runnability], q: Question, regime: str) -> str:
+def fill_line(runs: Sequence[Runnability], q: Question, regime: str,
+              store: Sequence[str] = ()) -> str:
     """The `geneb-engine fill` command that computes the models of `runs` (each runnable here)
-    on the question's scope at `regime`."""
-    parts = ["geneb-engine fill --models", *(r.spec for r in runs)]
-    if q.suite != DEFAULT_SUITE:
-        parts += ["--suite", q.suite]
+    on the question's scope at `regime`, into the store that `store` names
+    (`store.paths.store_args`), quoted for a POSIX shell (a suite folder with a space)."""
+    parts = ["geneb-engine", "fill", *store, "--models", *(r.spec for r in runs)]
+    if (suite := q.suite_given or q.suite) != DEFAULT_SUITE:
+        parts += ["--suite", suite]
     if not q.whole_suite:
         parts += ["--tasks", *(t.task_id for t in q.tasks)]
     parts += ["--regimes", regime]
@@ -367,7 +374,7 @@ def fill_line(runs: Sequence[Runnability], q: Question, regime: str) -> str:
         parts.append("--trust-remote-code")
     if q.constraints.dtype != "auto":
         parts += ["--dtype", q.constraints.dtype]
-    return " ".join(parts)
+    return shlex.join(parts)
 
 
 @dataclass(frozen=True)
@@ -378,6 +385,7 @@ class _Facts:
     domains: Mapping[str, DomainCounts]
     here: Mapping[str, Runnability]
     reasons: Mapping[str, tuple[str, ...]]
+    store: tuple[str, ...]          # the fill lines' --store (`store.paths.store_args`)
 
 
 def _facts(paths, q: Question, installed: Callable[[str], bool],
@@ -393,7 +401,7 @@ def _facts(paths, q: Question, installed: Callable[[str], bool],
     here = {m: assess(asdict(meta), m, memory=memory, dtype=q.constraints.dtype,
                       installed=installed) for m, meta in models.items()}
     reasons = {m: q.constraints.reasons(models.get(m), domains[m], here.get(m)) for m in ids}
-    return _Facts(models, domains, here, reasons)
+    return _Facts(models, domains, here, reasons, tuple(store_args(paths)))
 
 
 def _task_domains(paths, tasks: Sequence[TaskMeta]) -> pl.DataFrame:
@@ -485,7 +493,8 @@ def _at_regime(q: Question, regime: str, means: pl.DataFrame, seed_rows: pl.Data
             facts.domains[key[0]], here.runs_here if here else False,
             (here.unsure or here.needs or "ready") if here and here.runnable else
             (here.why if here else "not in the model catalog"),
-            fill_line([here], q, regime) if meta and here and here.runnable else None))
+            fill_line([here], q, regime, facts.store) if meta and here and here.runnable
+            else None))
     return _AtRegime(tuple(picks), _ordered([*worse, *excluded]), moves, e - 1,
                      float(ties["threshold"][0]))
 
@@ -544,7 +553,7 @@ def recommend(source, q: Question, *,
                                                  if p.runs_here is not False)]
     rule = TIE_RULE.format(n=len(q.tasks), bar=threshold_text(q.level, max(1, main.compared)),
                            m=main.compared, pct=pct)
-    return Answer(q, rule, main.picks, fill_line(runs, q, q.regime) if runs else None,
+    return Answer(q, rule, main.picks, fill_line(runs, q, q.regime, facts.store) if runs else None,
                   main.excluded, tuple(neighbours), message,
                   _small(q, main) if main.picks else None, main.resampled, main.threshold,
                   main.compared)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
+import shutil
 from contextlib import redirect_stdout
 
 import pytest
 
 from engine.cli import main
+from store.paths import resolve_store
 from store.tables.results import append_rows
 from store.vocab.protocol import GENEB_V1, SEEDS
 from tests.engine.conftest import write_task
@@ -152,7 +155,8 @@ def test_runs_here_is_no_offline_without_a_cached_snapshot_and_unknown_where_unt
     hub = {p["model"]: p for p in a["picks"] if p["model"] in ("METAGENE-1", "GROVER")}
     assert [p["runs_here"] for p in hub.values()] == [None, None]
     assert "whether the hub can be reached is not known" in hub["GROVER"]["runs_why"]
-    assert a["fill"].startswith("geneb-engine fill --models METAGENE-1 ")
+    assert a["fill"].startswith(f"geneb-engine fill --store {store.resolve()} --models "
+                                "METAGENE-1 ")
     assert " GROVER " in a["fill"]
     assert run("recommend", "--store", str(store), "--suite", str(suite)) == 0
     assert here_column(capsys.readouterr().out) == ["?", "?"]
@@ -454,3 +458,34 @@ def test_every_reason_a_model_cannot_run_keeps_its_parentheses_whole(official_st
                "--regime", "1shot", "--runnable-here", "--resamples", "200")
     [janus] = [x for x in a["excluded"] if x["model"] == "JanusDNA_72_w"]
     assert janus["reasons"] == ["does not run here: " + cannot["JanusDNA_72_w"].reason]
+
+
+def test_the_fill_line_runs_as_printed_on_the_store_it_answered(mine, tmp_path, monkeypatch,
+                                                                capsys):
+    """The fill line names the store it answered from where this shell's default store is
+    another (`--store`; none where $GENEB_HOME is that store) and the suite as it was given (a
+    folder's path: its name alone is no folder from elsewhere), each word quoted for a shell:
+    split as a shell splits it and run as a dry run, it plans that store's cells. Before, it
+    named neither and `--suite mine` failed."""
+    store, suite = mine
+    spaced = tmp_path / "my store"
+    shutil.copytree(store, spaced)
+    append_rows(resolve_store(spaced), [   # kmer-4 on every task: a pick that runs offline
+        {"model": "kmer-4", "task": task, "regime": "full", "seed": seed, "probe": "logreg",
+         "protocol": GENEB_V1.name, "protocol_hash": GENEB_V1.hash, "mcc": 0.95, "acc": 0.7,
+         "f1_macro": 0.6, "source": "local", "shared_fit": True}
+        for task in TASKS for seed in SEEDS])
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")        # the hub models do not run here: left out
+    monkeypatch.chdir(tmp_path)
+    fill = answer("--store", str(spaced), "--suite", str(suite))["fill"]
+    assert shlex.split(fill) == ["geneb-engine", "fill", "--store", str(spaced.resolve()),
+                                 "--models", "kmer-4", "--suite", str(suite), "--regimes",
+                                 "full"], fill
+    capsys.readouterr()
+    assert main([*shlex.split(fill)[1:], "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["store"], plan["suite"], plan["cells_total"]) == (str(spaced.resolve()),
+                                                                   "mine", 4)
+    monkeypatch.setenv("GENEB_HOME", str(spaced))
+    assert "--store" not in answer("--suite", str(suite))["fill"]
