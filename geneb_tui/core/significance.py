@@ -69,7 +69,7 @@ from store.catalog import TaskMeta
 from store.db import Snapshot
 from store.paths import StorePaths
 from store.seedmeans import per_seed
-from store.tables.predictions import NO_PREDICTIONS, read_labels, read_predictions
+from store.tables.predictions import NO_PREDICTIONS, Predictions
 from store.vocab.bootstrap import ONE_TASK_NOTE
 from store.vocab.kinds import CLASSIFICATION
 from store.vocab.protocol import GENEB_V1
@@ -484,11 +484,11 @@ def pair_examples(paths: StorePaths, a: str, b: str, task: str, regime: str, *,
     p of the accuracies (`examples.mcnemar`, per seed: the first seed's, and the range when
     seeds differ). Which model lacks predictions, when one does; None when neither has any
     (the note's sentence says why). Reads the store: run it off the UI thread."""
-    found = {}
+    found, table = {}, Predictions(paths)      # one read of the table for all three
     for entry in (a, b):
         model, source = _model_of(entry)
-        preds = (read_predictions(paths, model=model, task=task, regime=regime,
-                                  protocol_hash=GENEB_V1.hash)
+        preds = (table.predictions(model=model, task=task, regime=regime,
+                                   protocol_hash=GENEB_V1.hash)
                  if source in (None, LOCAL) else None)
         found[entry] = preds if preds is not None and preds.height else None
     missing = [e for e, f in found.items() if f is None]
@@ -501,7 +501,8 @@ def pair_examples(paths: StorePaths, a: str, b: str, task: str, regime: str, *,
         return f"Per-example tests on {task} ({regime}): {entry}: {why}."
     pa, pb = found[a], found[b]
     hashes = set(pa["data_hash"]) | set(pb["data_hash"])
-    y = read_labels(paths, task, next(iter(hashes))) if len(hashes) == 1 else None
+    key = (task, next(iter(hashes)))
+    y = table.labels([key]).get(key) if len(hashes) == 1 else None
     if y is None:
         return (f"Per-example tests on {task} ({regime}): the two models' predictions are on "
                 "different data; none computed.")

@@ -27,7 +27,7 @@ from store.analyses.scores import scores_of
 from store.analyses.zero_shot import zero_shot_frames
 from store.db import snapshot_of
 from store.tables.catalogs import pair_domains
-from store.tables.predictions import labels_of, read_predictions
+from store.tables.predictions import Predictions
 from store.vocab.protocol import GENEB_V1
 
 # What a question with a domain leaves out: the analyses that compare entries on one task set
@@ -101,6 +101,7 @@ def stored_example_intervals(paths, *, regime: str, n: int, level: float,
                              seed: int) -> pl.DataFrame:
     """`store.analyses.examples.example_intervals` of every local geneb-v1 cell of `regime`
     with stored predictions (each seed, and the seed mean with seed NULL)."""
-    preds = read_predictions(paths, regime=regime, protocol_hash=GENEB_V1.hash)
-    labels = labels_of(paths, preds.select("task", "data_hash").unique().iter_rows())
+    table = Predictions(paths)
+    preds = table.predictions(regime=regime, protocol_hash=GENEB_V1.hash)
+    labels = table.labels(preds.select("task", "data_hash").unique().iter_rows())
     return example_intervals(preds, labels, n_resamples=n, level=level, seed=seed)

@@ -203,25 +203,80 @@ def _decoded(frame: pl.DataFrame, column: str) -> pl.Series:
                                   strict=True)], dtype=pl.List(pl.Int64))
 
 
+class Predictions:
+    """One read of the current predictions (`_latest`: the table, a snapshot and three queries),
+    asked several things: a reader of two models' predictions and their task's labels reads the
+    table once. `read_predictions`, `read_labels`, `labels_of` and `read_values` are its
+    one-question forms."""
+
+    def __init__(self, paths: StorePaths):
+        self.frame = _latest(paths)
+
+    def predictions(self, *, model: str | None = None, task: str | None = None,
+                    regime: str | None = None, seed: int | None = None,
+                    protocol_hash: str | None = None) -> pl.DataFrame:
+        """`read_predictions`."""
+        frame = self.frame
+        cols = ["source", "protocol_hash", "model", "task", "regime", "seed", "data_hash", "n"]
+        if frame.height == 0:
+            return pl.DataFrame(schema={**{c: pl.Utf8 for c in cols}, "seed": pl.Int64,
+                                        "n": pl.Int64, "pred": pl.List(pl.Int64)}).select(
+                *cols, "pred")
+        frame = frame.filter(pl.col("kind") == "pred")
+        for name, value in (("model", model), ("task", task), ("regime", regime),
+                            ("seed", seed), ("protocol_hash", protocol_hash)):
+            if value is not None:
+                frame = frame.filter(pl.col(name) == value)
+        return frame.with_columns(_decoded(frame, "pred")).select(*cols, "pred").sort(
+            "model", "task", "regime", "seed")
+
+    def labels(self, keys: Iterable[tuple[str, str | None]]
+               ) -> dict[tuple[str, str | None], np.ndarray]:
+        """`labels_of`."""
+        frame = self.frame
+        if frame.height == 0:
+            return {}
+        frame = frame.filter(pl.col("kind") == "labels").sort("created_at", descending=True)
+        out = {}
+        for task, data_hash in keys:
+            rows = frame.filter(pl.col("task") == task)
+            if data_hash is not None:
+                rows = rows.filter(pl.col("data_hash") == data_hash)
+            if rows.height:
+                first = rows.row(0, named=True)
+                out[(task, data_hash)] = decode(first["width"], first["values"])
+        return out
+
+    def values(self, *, model: str | None = None, task: str | None = None,
+               protocol_hash: str | None = None) -> pl.DataFrame:
+        """`read_values`."""
+        frame = self.frame
+        cols = ["source", "protocol_hash", "model", "task", "regime", "seed", "data_hash", "n"]
+        floats = pl.List(pl.Float64)
+        if frame.height == 0:
+            return pl.DataFrame(schema={**{c: pl.Utf8 for c in cols}, "seed": pl.Int64,
+                                        "n": pl.Int64, "value": floats, "target": floats})
+        targets = (frame.filter(pl.col("kind") == "target")
+                   .sort("created_at", descending=True)
+                   .unique(subset=["task", "data_hash"], keep="first", maintain_order=True))
+        targets = targets.select("task", "data_hash", _floats(targets, "target"))
+        frame = frame.filter(pl.col("kind") == "value")
+        for name, value in (("model", model), ("task", task), ("protocol_hash", protocol_hash)):
+            if value is not None:
+                frame = frame.filter(pl.col(name) == value)
+        return (frame.with_columns(_floats(frame, "value")).select(*cols, "value")
+                .join(targets, on=["task", "data_hash"], how="left", nulls_equal=True)
+                .sort("model", "task", "protocol_hash", "regime", "seed"))
+
+
 def read_predictions(paths: StorePaths, *, model: str | None = None, task: str | None = None,
                      regime: str | None = None, seed: int | None = None,
                      protocol_hash: str | None = None) -> pl.DataFrame:
     """[source, protocol_hash, model, task, regime, seed, data_hash, n, pred (list of int64)]:
     the current predictions (newest per key, current data only), filtered by what is given.
     Empty for a model without local predictions (imported results: `missing_reason`)."""
-    frame = _latest(paths)
-    cols = ["source", "protocol_hash", "model", "task", "regime", "seed", "data_hash", "n"]
-    if frame.height == 0:
-        return pl.DataFrame(schema={**{c: pl.Utf8 for c in cols}, "seed": pl.Int64,
-                                    "n": pl.Int64, "pred": pl.List(pl.Int64)}).select(
-            *cols, "pred")
-    frame = frame.filter(pl.col("kind") == "pred")
-    for name, value in (("model", model), ("task", task), ("regime", regime), ("seed", seed),
-                        ("protocol_hash", protocol_hash)):
-        if value is not None:
-            frame = frame.filter(pl.col(name) == value)
-    return frame.with_columns(_decoded(frame, "pred")).select(*cols, "pred").sort(
-        "model", "task", "regime", "seed")
+    return Predictions(paths).predictions(model=model, task=task, regime=regime, seed=seed,
+                                          protocol_hash=protocol_hash)
 
 
 def read_labels(paths: StorePaths, task: str, data_hash: str | None = None) -> np.ndarray | None:
@@ -234,19 +289,7 @@ def labels_of(paths: StorePaths, keys: Iterable[tuple[str, str | None]]
               ) -> dict[tuple[str, str | None], np.ndarray]:
     """`read_labels` of each (task, data_hash) of `keys` that has them, from one read of the
     table (a reader of many tasks' labels reads it once, not once a task)."""
-    frame = _latest(paths)
-    if frame.height == 0:
-        return {}
-    frame = frame.filter(pl.col("kind") == "labels").sort("created_at", descending=True)
-    out = {}
-    for task, data_hash in keys:
-        rows = frame.filter(pl.col("task") == task)
-        if data_hash is not None:
-            rows = rows.filter(pl.col("data_hash") == data_hash)
-        if rows.height:
-            first = rows.row(0, named=True)
-            out[(task, data_hash)] = decode(first["width"], first["values"])
-    return out
+    return Predictions(paths).labels(keys)
 
 
 def read_values(paths: StorePaths, *, model: str | None = None, task: str | None = None,
@@ -255,22 +298,7 @@ def read_values(paths: StorePaths, *, model: str | None = None, task: str | None
     float64)]: the current `value` rows of regression and variant tasks (newest per key,
     current data only; see the module), filtered by what is given, with the test rows' targets
     beside them (`target`, list of float64; null where no row of them is stored)."""
-    frame = _latest(paths)
-    cols = ["source", "protocol_hash", "model", "task", "regime", "seed", "data_hash", "n"]
-    floats = pl.List(pl.Float64)
-    if frame.height == 0:
-        return pl.DataFrame(schema={**{c: pl.Utf8 for c in cols}, "seed": pl.Int64,
-                                    "n": pl.Int64, "value": floats, "target": floats})
-    targets = (frame.filter(pl.col("kind") == "target").sort("created_at", descending=True)
-               .unique(subset=["task", "data_hash"], keep="first", maintain_order=True))
-    targets = targets.select("task", "data_hash", _floats(targets, "target"))
-    frame = frame.filter(pl.col("kind") == "value")
-    for name, value in (("model", model), ("task", task), ("protocol_hash", protocol_hash)):
-        if value is not None:
-            frame = frame.filter(pl.col(name) == value)
-    return (frame.with_columns(_floats(frame, "value")).select(*cols, "value")
-            .join(targets, on=["task", "data_hash"], how="left", nulls_equal=True)
-            .sort("model", "task", "protocol_hash", "regime", "seed"))
+    return Predictions(paths).values(model=model, task=task, protocol_hash=protocol_hash)
 
 
 def _floats(frame: pl.DataFrame, column: str) -> pl.Series:
