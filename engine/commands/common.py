@@ -25,6 +25,7 @@ from store.vocab.ids import check_id
 from store.vocab.kinds import (
     ALL_METRICS,
     CLASSIFICATION,
+    EVERY_KIND,
     KIND_NAMES,
     METRICS_OF,
     PRIMARY,
@@ -361,21 +362,60 @@ def reading_suite(args, snap: Snapshot, source: str | None):
     if args.suite is None:
         with_results = [s for s in suites_with_results(snap, source) if s != UNREGISTERED]
         name, how = store_suite(with_results)
-        what = f"{source} results" if source else "results"
+        also = _other_kinds_suites(snap, source, with_results)
+        what = " ".join(w for w in (source, str(snap.kind) if also else "", "results") if w)
         if name is None:
             raise GenebError(f"the store {snap.paths.root} has {what} on {len(with_results)} "
                              f"suites ({', '.join(with_results)}); give "
                              + " or ".join(f"--suite {s}" for s in with_results))
         args.suite = name
         others = [s for s in with_results if s != name]
+        elsewhere = (f"; {', '.join(also)} {'has' if len(also) == 1 else 'have'} results of "
+                     "other kinds: " + " or ".join(f"--suite {s}" for s in also)) if also else ""
         if how is SuiteChoice.ONLY:
-            note = f"suite {name}: the store's only suite with {what} (--suite for another)"
+            note = (f"suite {name}: the store's only suite with {what} "
+                    f"({'--suite for another' if not also else elsewhere[2:]})")
         elif how is SuiteChoice.PREFERRED:
             note = (f"suite {name} (the store also has {what} on {', '.join(others)}: "
-                    + " or ".join(f"--suite {s}" for s in others) + ")")
+                    + " or ".join(f"--suite {s}" for s in others) + elsewhere + ")")
     suite = _reading_suite(args, snap)
     _check_held_elsewhere(args, snap, suite, source, taken=note is not None)
     return suite, note
+
+
+def _other_kinds_suites(snap: Snapshot, source: str | None,
+                        with_results: Sequence[str]) -> list[str]:
+    """The suites with results (of `source`) of other kinds than the one `snap` reads, that
+    are not among `with_results` (geneb-kinds beside a classification suite): what a note on
+    the suite a command took names besides, so that "the only suite with results" is never
+    said of a store that holds results of another kind elsewhere."""
+    if snap.kind == EVERY_KIND or len(snap.kinds()) < 2:
+        return []
+    every = suites_with_results(snap.of_kind(EVERY_KIND), source)
+    return [s for s in every if s not in with_results and s != UNREGISTERED]
+
+
+def suite_reader(snap: Snapshot, source: str | None) -> Snapshot:
+    """The snapshot whose results choose the suite of a command that reads every kind
+    (`status`, `export`) when `--suite` is not given (`reading_suite`): the classification
+    results' where the store has any (a store of geneb-mini and geneb-kinds results takes
+    geneb-mini, as before geneb-kinds), else every kind's (a store of geneb-kinds results alone
+    takes geneb-kinds, not the default suite it holds nothing of)."""
+    if snap.kinds() in ([], [CLASSIFICATION]):
+        return snap
+    classified = snap.of_kind(CLASSIFICATION)
+    return classified if suites_with_results(classified, source) else snap.of_kind(EVERY_KIND)
+
+
+def other_kinds_only(snap: Snapshot, kind: str) -> str | None:
+    """What a command reading `kind`'s results says on a store that holds none of them but
+    results of other kinds: the line naming them and the `--kind` to give; None where it holds
+    `kind`'s results, or none at all."""
+    found = snap.kinds()
+    if not found or kind in found:
+        return None
+    return (f"no results of {kind} tasks in {snap.paths.root}; it holds results of "
+            f"{' and '.join(found)} tasks: give " + " or ".join(f"--kind {k}" for k in found))
 
 
 def _reading_suite(args, snap: Snapshot):

@@ -23,7 +23,7 @@ from engine.commands.common import (
     reading_suite,
     scoped_tasks,
     store_of,
-    suites_with_results,
+    suite_reader,
 )
 from store.csv_out import write_csv
 from store.folders import folder_problem
@@ -115,7 +115,7 @@ def run(args) -> int:
     out = _csv_path(args.csv)
     notes = current_notes(args, snap)
     sources = args.sources[0] if args.sources and len(args.sources) == 1 else None
-    suite, chosen = reading_suite(args, _suite_reader(snap, sources), sources)
+    suite, chosen = reading_suite(args, suite_reader(snap, sources), sources)
     tasks, scope = scoped_tasks(args, paths, suite)
     filters = {"model": args.models, "regime": args.regimes, "source": args.sources}
     frame = (per_seed if args.per_seed else seed_means)(snap, **filters)
@@ -149,17 +149,6 @@ def run(args) -> int:
         console.print(f"wrote 0 rows to {out} (header only): "
                       f"{_why_empty(snap, filters, scope)}")
     return 0
-
-
-def _suite_reader(snap, sources: str | None):
-    """The snapshot whose results choose the suite when `--suite` is not given
-    (`reading_suite`): the classification results' where the store has any (a store of
-    geneb-mini and geneb-kinds results exports geneb-mini's, as before geneb-kinds), else
-    every kind's."""
-    if snap.kinds() in ([], [CLASSIFICATION]):
-        return snap
-    classified = snap.of_kind(CLASSIFICATION)
-    return classified if suites_with_results(classified, sources) else snap
 
 
 def _refuse_other_kinds(snap, model: str, source: str) -> None:

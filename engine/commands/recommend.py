@@ -23,6 +23,7 @@ from engine.commands.common import (
     emit_json,
     kind_and_metric,
     kind_tasks,
+    other_kinds_only,
     positive_int,
     reading_suite,
     real_number,
@@ -160,6 +161,8 @@ def run(args) -> int:
     regime, budget, warning = _regime(args)
     paths = store_of(args)
     snap = Snapshot(paths, args.kind)   # one kind's results: the answer is within it
+    if (line := other_kinds_only(snap, args.kind)) is not None:
+        raise GenebError(line)
     names = StoreNames(paths, snap)
     constraints = _constraints(args, names)
     suite, chosen = reading_suite(args, snap, None)

@@ -35,6 +35,7 @@ from engine.commands.common import (
     kind_and_metric,
     kind_tasks,
     one_protocol,
+    other_kinds_only,
     reading_suite,
     real_number,
     scoped_tasks,
@@ -350,11 +351,8 @@ def _excluded_line(excluded: list[str], health: dict) -> str:
 def _no_results(args, paths, snap) -> str:
     """What to do on a store without results of `--source` (all sources: None) of `--kind`;
     the other kinds it holds, where it holds some."""
-    others = [k for k in snap.kinds() if k != args.kind]
-    if others:
-        return (f"no results of {args.kind} tasks in {paths.root}; it holds results of "
-                f"{' and '.join(others)} tasks: give "
-                + " or ".join(f"--kind {k}" for k in others))
+    if (line := other_kinds_only(snap, args.kind)) is not None:
+        return line
     what = f"{args.source} results" if args.source else "results"
     official = ("import the official results with `geneb-engine import --official` (or "
                 "`geneb-engine import FILE..` for submission files you have)")

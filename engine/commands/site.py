@@ -16,6 +16,7 @@ from engine.commands.common import (
     current_notes,
     emit_json,
     kind_tasks,
+    other_kinds_only,
     reading_suite,
     store_of,
 )
@@ -86,6 +87,8 @@ def run(args) -> int:
                         is_for="give the folder to write the site into", legacy=legacy_names)
     kind = TaskKind(args.kind)
     snap = Snapshot(paths, kind)
+    if (line := other_kinds_only(snap, kind)) is not None:
+        raise GenebError(f"{line}; nothing written")
     suite, chosen = reading_suite(args, snap, None)
     if chosen and not args.json:
         console.print(chosen, markup=False, highlight=False)

@@ -20,6 +20,7 @@ from engine.commands.common import (
     reading_suite,
     scoped_tasks,
     store_of,
+    suite_reader,
     suites_with_results,
     table_console,
 )
@@ -253,7 +254,7 @@ def count_cells(args, paths) -> StatusCounts:
     names.check_sources([args.source], option="--source")
     if args.models:
         names.check_models(args.models)
-    suite, chosen = reading_suite(args, snap, args.source)
+    suite, chosen = reading_suite(args, suite_reader(snap, args.source), args.source)
     scoped, scope = scoped_tasks(args, paths, suite)
     by_kind = _tasks_by_kind(suite, scoped, args.kind)
     hashes, unread = _suite_hashes(suite, [t for ts in by_kind.values() for t in ts])

@@ -193,3 +193,24 @@ def test_a_snapshot_of_one_kind_is_not_read_as_another(store):
     with pytest.raises(ValueError, match="regression"):
         snapshot_of(snap, "variant")
     assert set(snap.query("SELECT DISTINCT task FROM results")["task"]) == set(REGRESSION)
+
+
+def test_every_reader_of_a_store_of_other_kinds_alone_says_what_it_holds(store, capsys,
+                                                                         tmp_path):
+    """A store of geneb-kinds results alone, read without --suite or --kind: status and export
+    take geneb-kinds (status counted geneb-v1 and said the store had no local results);
+    report, recommend and site say in one line which kinds it holds and the --kind to give
+    (recommend answered an empty geneb-v1 question, naming 44 models without results; site
+    said to fill geneb-v1), recommend and site exit 2 with nothing written."""
+    rc, out, _ = outputs(capsys, "status", "--store", str(store))
+    assert rc == 0 and out.startswith(
+        "suite geneb-kinds: the store's only suite with local results (--suite for another)")
+    assert "│ kmer-3 │  6/6 │" in out and "│ kmer-3 │  8/8 │" in out   # regression; variant
+    line = (f"no results of classification tasks in {resolve_store(store).root}; it holds "
+            "results of regression and variant tasks: give --kind regression or --kind variant")
+    rc, _, err = outputs(capsys, "report", "--store", str(store))
+    assert rc == 1 and err.splitlines()[-1] == line
+    refused(capsys, store, "recommend", "--store", str(store), names=(line,))
+    refused(capsys, store, "site", "--store", str(store), "-o", str(tmp_path / "site"),
+            names=(f"{line}; nothing written",))
+    assert not (tmp_path / "site").exists()

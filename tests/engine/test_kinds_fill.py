@@ -310,3 +310,13 @@ def test_tasks_counts_classes_only_for_the_kinds_that_have_them(store, capsys):
     regression, variant = rows["kinds_expression_ap1"], rows["kinds_gata_loss"]
     assert rc == 0 and "n/a" in regression and not {"0", "100%"} & set(regression), regression
     assert "2" in variant and "n/a" not in variant
+
+
+def test_the_suite_taken_is_never_called_the_only_one_beside_another_kinds(store, capsys):
+    """geneb-mini's classification results beside geneb-kinds': a reader given no --suite takes
+    geneb-mini (as before geneb-kinds) and says it is the only suite with classification
+    results, naming the suite with the other kinds' (it said "the only suite with results")."""
+    rc, out, _ = outputs(capsys, "status", "--store", str(store["root"]))
+    assert rc == 0 and out.splitlines()[0] == (
+        "suite geneb-mini: the store's only suite with local classification results "
+        "(geneb-kinds has results of other kinds: --suite geneb-kinds)")
