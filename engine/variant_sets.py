@@ -81,6 +81,9 @@ _TAB = (".tsv", ".bed", ".txt")
 
 def read_table(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
     """(its column names, (line or row number, row) pairs) of a CSV/TSV/BED or Parquet file."""
+    if not path.is_file():     # pyarrow reads a folder as a dataset, a missing file as junk
+        raise GenebError(f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}"
+                         "; give a file of the format")
     if path.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq  # lazy: pyarrow
 

@@ -102,6 +102,19 @@ def test_every_problem_of_the_files_is_one_message(tmp_path, capsys, genome_and_
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("name", ["missing.parquet", "missing.bed", "folder.parquet"])
+def test_a_file_that_is_not_there_is_said_so(tmp_path, capsys, name):
+    """A missing file or a folder: said as such (a missing Parquet file was "not a Parquet file
+    that can be read", and pyarrow read a folder as a dataset)."""
+    (tmp_path / "folder.parquet").mkdir()
+    store = tmp_path / "store"
+    refused(capsys, store, "data", "variants", "--format", "bend", f"t={tmp_path / name}",
+            "--window", "16", "-o", str(tmp_path / "out"), "--store", str(store),
+            names=(f"{tmp_path / name}: "
+                   f"{'a folder, not a file' if name.startswith('folder') else 'no such file'}",))
+    assert not (tmp_path / "out").exists()
+
+
 def test_traitgym_without_held_out_chromosomes_is_refused(tmp_path, capsys, genome_and_rows):
     _, rows = genome_and_rows
     source = as_traitgym(tmp_path / "test.parquet", rows)
