@@ -546,7 +546,8 @@ def recommend(source, q: Question, *,
         others = len(main.picks) - 1
         message = (f"{lead.model} leads ({q.metric} {lead.score:.3f}, {q.regime})"
                    + (f"; {others} more not separably worse" if others else
-                      "; every other model is separably worse"))
+                      "; every other model is separably worse" if main.compared else
+                      "; the only model eligible: none to compare it with"))
     else:
         message = _nobody(q, q.regime)
     runs = [facts.here[m] for m in dict.fromkeys(p.model for p in main.picks

@@ -214,3 +214,17 @@ def test_every_reader_of_a_store_of_other_kinds_alone_says_what_it_holds(store, 
     refused(capsys, store, "site", "--store", str(store), "-o", str(tmp_path / "site"),
             names=(f"{line}; nothing written",))
     assert not (tmp_path / "site").exists()
+
+
+def test_a_lone_model_is_never_said_to_beat_the_others(tmp_path, capsys):
+    """One model with results (kmer-3 on the regression tasks): recommend says it has none to
+    be compared with, not that "every other model is separably worse" (said of no model)."""
+    store = str(tmp_path / "store")
+    assert outputs(capsys, "fill", "--store", store, "--suite", "geneb-kinds", "--models",
+                   "kmer-3", "--tasks", *REGRESSION, "--regimes", "full")[0] == 0
+    rc, out, err = outputs(capsys, "recommend", "--store", store, "--kind", "regression",
+                           "--resamples", "100")
+    assert rc == 0, err
+    assert ("kmer-3 leads (pearson" in out
+            and "; the only model eligible: none to compare it with" in out), out
+    assert "every other model is separably worse" not in out
