@@ -212,13 +212,20 @@ def tie_group_section(s: Sheet) -> None:
     if "leader_tie_group" not in s.frames or not s.frames["leader_tie_group"].height:
         return
     tie = s.frames["leader_tie_group"]
+    if tie.height == 1:       # the leader alone: no rule to state, nothing it was compared with
+        s.console.print(Text.from_markup(
+            f"Tie group of the macro leader ({s.where}, {s.pct}): "
+            f"{s.names(tie.row(0, named=True))} is the only entry with a macro score; none to "
+            "compare it with", overflow="fold"), soft_wrap=False)
+        return
     n_tasks, bar = tie["n_tasks"][0], tie["threshold"][0]
     compared = compared_for(s.level, bar)
     group = tie.filter("tied_with_leader")
     t = _table(f"Tie group of the macro leader ({s.where}, {s.pct}): the leader and the models "
                "the one rule does not separate from it (sign-flip test of the "
                f"{n_tasks} tasks' differences: p > {threshold_text(s.level, compared)}, the "
-               f"leader compared with {compared} others; or the interval of Δ contains "
+               f"leader compared with {compared} other{'s' * (compared != 1)}; or the "
+               "interval of Δ contains "
                "0); Δ = leader - it, wins-losses = the leader's tasks above-below it; the "
                "rank interval describes the resamples",
                [("model", "left"), ("macro", "right"), ("Δ", "right"), ("p", "right"),

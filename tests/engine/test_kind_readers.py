@@ -218,7 +218,8 @@ def test_every_reader_of_a_store_of_other_kinds_alone_says_what_it_holds(store, 
 
 def test_a_lone_model_is_never_said_to_beat_the_others(tmp_path, capsys):
     """One model with results (kmer-3 on the regression tasks): recommend says it has none to
-    be compared with, not that "every other model is separably worse" (said of no model)."""
+    be compared with, not that "every other model is separably worse" (said of no model), and
+    report's tie group says so instead of stating the rule "compared with 1 others"."""
     store = str(tmp_path / "store")
     assert outputs(capsys, "fill", "--store", store, "--suite", "geneb-kinds", "--models",
                    "kmer-3", "--tasks", *REGRESSION, "--regimes", "full")[0] == 0
@@ -228,3 +229,9 @@ def test_a_lone_model_is_never_said_to_beat_the_others(tmp_path, capsys):
     assert ("kmer-3 leads (pearson" in out
             and "; the only model eligible: none to compare it with" in out), out
     assert "every other model is separably worse" not in out
+    rc, out, err = outputs(capsys, "report", "--store", store, "--kind", "regression",
+                           "--resamples", "100")
+    assert rc == 0, err
+    assert ("Tie group of the macro leader (full, pearson, 95 %): 3-mer spectrum is the only "
+            "entry with a macro score; none to compare it with") in " ".join(out.split())
+    assert "compared with 1 others" not in out
