@@ -89,7 +89,7 @@ def fill_the_disk(monkeypatch, at: int) -> None:
     monkeypatch.setattr(output_folder, "_write_temp", full_disk)
 
 
-def mini_store(root: Path):
+def mini_store(root: Path, models: tuple[str, ...] = ("kmer-3", "kmer-4", "kmer-6")):
     """A store of geneb-mini results only, as the dashboard's "mini" store kind: 3-, 4- and
     6-mer spectra on its 13 one-task categories, each 0.1 above the one before on every task
     (MCC 0.3 / 0.4 / 0.5 + 0.01 x the task's position), two seeds. Every category has one task,
@@ -103,7 +103,7 @@ def mini_store(root: Path):
     paths = resolve_store(root)
     tasks = list(mini.TASKS)
     register_tasks(paths, tasks)
-    for i, model in enumerate(("kmer-3", "kmer-4", "kmer-6")):
+    for i, model in enumerate(models):
         append_rows(paths, local_rows(model, [t.task_id for t in tasks], ("full",),
                                       value=0.3 + i / 10, seeds_of=lambda regime, task: (13, 17)))
     return paths

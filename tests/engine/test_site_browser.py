@@ -252,6 +252,21 @@ def test_a_geneb_mini_site_shows_no_null_interval_and_the_rules_basis(driver, tm
     assert _errors(driver) == []
 
 
+def test_a_lone_entry_is_never_said_to_beat_the_others(driver, tmp_path):
+    """A site of one model: its leader's line says it has none to compare it with (it said
+    "every other entry is separably behind it" of no other entry)."""
+    from tests.engine.site_build import mini_store
+
+    paths = mini_store(tmp_path / "store", models=("kmer-3",))
+    build_site(paths.root, tmp_path / "site", "--suite", "geneb-mini")
+    _open(driver, tmp_path / "site" / "index.html")
+    leader = driver.find_element(By.ID, "leader")
+    assert leader.get_attribute("data-model") == "kmer-3"
+    assert leader.text.endswith("; the only entry with every task of this regime: none to "
+                                "compare it with"), leader.text
+    assert _errors(driver) == []
+
+
 def _cells(driver, rows: str) -> list[list[str]]:
     return [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
             for tr in driver.find_elements(By.CSS_SELECTOR, rows)]
