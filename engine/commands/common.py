@@ -213,17 +213,22 @@ def emit_json(obj) -> None:
     sys.stdout.flush()
 
 
-def add_suite_arg(p, *, from_store: bool = False) -> None:
-    """`--suite`. `from_store`: a command that reads results, whose default suite is the
-    store's (`reading_suite`)."""
+def add_suite_arg(p, *, from_store: bool = False, only: str | None = None) -> None:
+    """`--suite`, with the defaults of the options `suite_of` reads that the command does not
+    take. `from_store`: a command that reads results, whose default suite is the store's
+    (`reading_suite`). `only`: an optional narrowing (no default suite; `only` ends its help:
+    "only the embeddings of this suite's tasks")."""
     default = ("the store's only suite with results, asked when it has several; "
                f"{SUITE_DEFAULT} when it has none" if from_store else SUITE_DEFAULT)
-    p.add_argument("--suite", default=None if from_store else SUITE_DEFAULT,
-                   help=f"{' or '.join(NAMED_SUITES)} (default: {default}), or a directory "
-                        "of task CSVs (flat <task_id>.csv or the hub layout "
-                        "tasks/<task_id>/{train,test}.csv)"
-                        + (", or the name of a suite the store has results on" if from_store
-                           else ""))
+    names = (f"{', '.join(NAMED_SUITES)}, a directory of task CSVs"
+             + (", or the name of a suite the store has results on" if from_store else ""))
+    p.add_argument("--suite", default=None if from_store or only else SUITE_DEFAULT,
+                   help=f"{only} ({names})" if only else
+                   f"{' or '.join(NAMED_SUITES)} (default: {default}), or a directory "
+                   "of task CSVs (flat <task_id>.csv or the hub layout "
+                   "tasks/<task_id>/{train,test}.csv)"
+                   + (", or the name of a suite the store has results on" if from_store
+                      else ""))
     p.set_defaults(data_dir=None, subsample=None, reference=None)
 
 

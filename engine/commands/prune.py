@@ -9,7 +9,14 @@ from datetime import UTC, datetime
 
 from rich.markup import escape
 
-from engine.commands.common import StoreNames, console, emit_json, reading_suite, store_of
+from engine.commands.common import (
+    StoreNames,
+    add_suite_arg,
+    console,
+    emit_json,
+    reading_suite,
+    store_of,
+)
 from store.runnable import format_bytes
 from store.vocab.sources import LOCAL
 
@@ -26,9 +33,7 @@ def register(sub, common) -> None:
                     "`fill` recomputes a pruned pair's embeddings only when a new cell needs "
                     "them; `doctor` tells pruned embeddings from missing ones.")
     p.add_argument("--models", nargs="+", metavar="MODEL", help="only these models' embeddings")
-    p.add_argument("--suite", help="only the embeddings of this suite's tasks (geneb-v1, "
-                                   "geneb-mini, geneb-kinds, a folder of task files, or a suite "
-                                   "the store has results on)")
+    add_suite_arg(p, from_store=True, only="only the embeddings of this suite's tasks")
     p.add_argument("--older-revisions", action="store_true",
                    help="only the embeddings of another revision of each model than its "
                         "current one (all but the newest)")
@@ -37,7 +42,7 @@ def register(sub, common) -> None:
                         "2026-12-01T12:00, UTC unless it names its offset)")
     p.add_argument("--apply", action="store_true",
                    help="remove them (default: a dry run that lists them, nothing removed)")
-    p.set_defaults(handler=run, data_dir=None, subsample=None)
+    p.set_defaults(handler=run)
 
 
 def moment(text: str) -> datetime:

@@ -58,6 +58,26 @@ def refused(capsys, store, *argv: str, close: str) -> str:
     return lines[0]
 
 
+def test_every_command_taking_a_suite_gives_its_reader_each_option_it_reads():
+    """`--suite` is read by one reader (`common.suite_of`), which reads options some commands
+    do not take (`--data-dir`, `--subsample`, `--reference`): each such command has them or
+    their defaults (`add_suite_arg`), so no `--suite` ends in a traceback (`prune --suite`
+    did: its own `--suite` lacked `reference`)."""
+    import argparse
+
+    from engine.cli import build_parser
+    from engine.commands.common import add_suite_arg
+
+    probe = argparse.ArgumentParser()
+    add_suite_arg(probe)
+    read = {a.dest for a in probe._actions if a.dest != "help"} | set(probe._defaults)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, parser in sub.choices.items():
+        dests = {a.dest for a in parser._actions} | set(parser._defaults)
+        if "suite" in dests:
+            assert read <= dests, (name, read - dests)
+
+
 @pytest.mark.parametrize("argv, close", [
     (("--models", "kmer3"), "kmer-3"),
     (("--models", "kmer-3", "--protocol", "mlp"), "mlp-h256"),
@@ -83,13 +103,13 @@ def test_status_names(filled, capsys, argv, close):
     refused(capsys, store, "status", "--suite", str(suite), *argv, close=close)
 
 
-@pytest.mark.parametrize("command", ["status", "tasks", "report", "fill"])
+@pytest.mark.parametrize("command", ["status", "tasks", "report", "fill", "prune"])
 def test_suite_names(filled, capsys, command):
     store, _ = filled
     extra = ("--models", "kmer-3") if command == "fill" else ()
     line = refused(capsys, store, command, "--suite", "geneb-mni", *extra, close="geneb-mini")
     # a command that reads results also takes a suite the store has results on, by name
-    reads = command in ("status", "report")
+    reads = command in ("status", "report", "prune")
     assert line.endswith("choose from geneb-v1, geneb-mini, geneb-kinds, geneb-long, "
                          f"{'suite, ' if reads else ''}or a directory of <task_id>.csv files")
 

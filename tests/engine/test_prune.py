@@ -79,9 +79,16 @@ def test_prune_removes_done_pairs_embeddings_and_nothing_else(tmp_path, filled, 
     assert plan["bytes"] == sum(tree_bytes(store / "embeddings.zarr" / s) for s in on_disk)
     assert digest(store) == everything
     # narrowed: another model, a date before the run, another revision: nothing
-    for extra in (["--models", "kmer-4"], ["--before", "2020-01-01"], ["--older-revisions"]):
+    for extra in (["--models", "kmer-4"], ["--before", "2020-01-01"], ["--older-revisions"],
+                  ["--suite", "geneb-mini"]):
         assert json.loads(out_of(capsys, "prune", "--store", str(store), "--json",
                                  *extra))["splits"] == []
+    # narrowed to the suite, by its folder and by the name the store knows it by: all of it
+    # (`--suite` raised a traceback: the options the suite reader reads had no default)
+    for given in (str(suite), "tiny"):
+        assert sorted(p["split"] for p in json.loads(out_of(
+            capsys, "prune", "--store", str(store), "--json", "--suite", given))["splits"]) \
+            == on_disk
     # a pair a running fill holds is left, and said so
     with pair_lock(StorePaths(store), "kmer-3", "task_a"):
         done = json.loads(out_of(capsys, "prune", "--store", str(store), "--json", "--apply"))
