@@ -131,11 +131,18 @@ def kind_and_metric(args) -> None:
 def kind_tasks(snap: Snapshot, kind: TaskKind, tasks: tuple[TaskMeta, ...],
                suite: str) -> tuple[TaskMeta, ...]:
     """The tasks in scope of `--kind` (`store.analyses.cells.tasks_of_kind` over `snap`, a
-    snapshot of that kind); a GenebError where a kind beyond classification has none."""
+    snapshot of that kind); a GenebError where a kind beyond classification has none, and
+    where classification has none because the scope's tasks hold other kinds' results."""
     from store.analyses.cells import tasks_of_kind  # lazy: polars
 
     own = tasks_of_kind(snap, tasks)
-    if own or kind is CLASSIFICATION:
+    if own:
+        return own
+    if kind is CLASSIFICATION:      # the default kind on tasks of other kinds: name them
+        if held := _kinds_on(snap, tasks):
+            raise GenebError(f"suite {suite}: no task in the scope ({len(tasks)}) holds "
+                             f"{kind} results; its results are of {' and '.join(held)} "
+                             "tasks: give " + " or ".join(f"--kind {k}" for k in held))
         return own
     if snap.query("SELECT count(*) AS n FROM results")["n"][0] == 0:
         raise GenebError(f"--kind {kind}: the store {snap.paths.root} holds no {kind} "
@@ -146,6 +153,14 @@ def kind_tasks(snap: Snapshot, kind: TaskKind, tasks: tuple[TaskMeta, ...],
            f"the suite's {kind} tasks are outside the scope options given")
     raise GenebError(f"--kind {kind}: no task of suite {suite} in the scope "
                      f"({len(tasks)}) has {kind} results in {snap.paths.root}; {fix}")
+
+
+def _kinds_on(snap: Snapshot, tasks: tuple[TaskMeta, ...]) -> list[TaskKind]:
+    """The kinds of the current rows on `tasks` (in `TaskKind` order; none without rows)."""
+    found = set(snap.query("SELECT DISTINCT coalesce(kind, ?) AS kind FROM current_rows "
+                           "WHERE list_contains(?, task)",
+                           [str(CLASSIFICATION), [t.task_id for t in tasks]])["kind"])
+    return [k for k in TaskKind if k in found]
 
 
 def real_number(ok: Callable[[float], bool], *, give: str, bad: str) -> Callable[[str], float]:

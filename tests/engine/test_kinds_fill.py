@@ -320,3 +320,18 @@ def test_the_suite_taken_is_never_called_the_only_one_beside_another_kinds(store
     assert rc == 0 and out.splitlines()[0] == (
         "suite geneb-mini: the store's only suite with local classification results "
         "(geneb-kinds has results of other kinds: --suite geneb-kinds)")
+
+
+@pytest.mark.parametrize("command", ["report", "recommend", "site"])
+def test_a_suite_of_other_kinds_read_as_classification_names_its_kinds(store, capsys, tmp_path,
+                                                                       command):
+    """`--suite geneb-kinds` without --kind (classification): one line naming the kinds its
+    tasks hold and the --kind to give, exit 2, nothing written (report said "no results on the
+    tasks of suite geneb-kinds (its results are on the tasks of geneb-mini)")."""
+    out = ("-o", str(tmp_path / "site")) if command == "site" else ()
+    refused(capsys, store["root"], command, "--store", str(store["root"]), "--suite",
+            "geneb-kinds", *out, lines=2 if command == "report" else 1, names=(
+                "suite geneb-kinds: no task in the scope (4) holds classification results; its "
+                "results are of regression and variant tasks: give --kind regression or --kind "
+                "variant",))
+    assert not (tmp_path / "site").exists()
