@@ -290,10 +290,14 @@ class GenebApp(SelectionKeys, ScreenKeys, App[None]):
         self._catalog_error_shown = error
         if msg.snapshot.version is not None:
             self.sub_title = f"{self.paths.root} · results as of version {msg.snapshot.version}"
+        # the selection that fits the new snapshot (another kind: its metric), handed to the
+        # screens with it: a view recomputed over one kind's results with another's metric
+        # failed (found by the monkey on a store of geneb-kinds)
+        filters = msg.snapshot.filters_for(self.filters, opening=first)
         for screen in self.screen_stack:
             updated = getattr(screen, "snapshot_updated", None)
             if updated is not None:
-                updated(msg.snapshot)
+                updated(msg.snapshot, filters)
         self._views_cached = None
         for name, screen in list(self._kept.items()):   # a closed view of the last snapshot
             if getattr(screen, "snapshot", msg.snapshot) is not msg.snapshot:
@@ -309,7 +313,7 @@ class GenebApp(SelectionKeys, ScreenKeys, App[None]):
             self.pop_screen()
             empty_shown = not isinstance(top, EmptyStoreScreen)
         self.refresh_bindings()
-        self.filters = msg.snapshot.filters_for(self.filters, opening=first)
+        self.filters = filters
         self.rebuild()
         if first and self._first_view_key is not None:
             self._first_view_token = self._view_token

@@ -27,6 +27,7 @@ from geneb_tui.core.filters import (
     parse_bounds,
 )
 from store.catalog import params_text
+from store.vocab.kinds import PRIMARY, TaskKind
 from store.vocab.protocol import REGIMES
 
 if TYPE_CHECKING:
@@ -162,9 +163,10 @@ class FilterScreen(ModalScreen[Filters | None]):
         category = self._value("category")
         if suite != self.filters.suite:
             category = None
-        return Filters(
+        return self.filters.with_(     # the kind shown stays (`k` switches it, not the dialog)
             suite=suite, category=category,
-            regime=self._value("regime") or "full", metric=self._value("metric") or "mcc",
+            regime=self._value("regime") or "full",
+            metric=self._value("metric") or PRIMARY[TaskKind(self.filters.kind)],
             architecture_family=self._value("architecture_family"),
             scale_band=band,
             params_min=lo if band == "custom" else None,

@@ -428,9 +428,14 @@ class MissingScreen(Screen[None]):
             return
         self.query_one("#missing-models", DataTable).focus()
 
-    def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
-        """The app reloaded the store (after a run): recompute what is still missing."""
+    def snapshot_updated(self, snapshot: StoreSnapshot, filters: Filters) -> None:
+        """The app reloaded the store (after a run): recompute what is still missing, for
+        the selection that fits the new snapshot (kept for after a run still going)."""
         self.snapshot = snapshot
+        if self.running:
+            self._pending_filters = filters
+        else:
+            self.filters = filters
         if self._ready:
             self.reassess()
 

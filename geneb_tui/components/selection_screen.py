@@ -31,8 +31,15 @@ class SelectionScreen(Screen[None]):
         self.sub_title = self.filters.describe()
         self.recompute()
 
-    def snapshot_updated(self, snapshot: StoreSnapshot) -> None:
+    def snapshot_updated(self, snapshot: StoreSnapshot, filters: Filters) -> None:
+        """The app read the store again (Ctrl+R, another kind, a run's end): its snapshot and
+        the selection that fits it (`StoreSnapshot.filters_for`), followed together, one
+        recompute."""
         self.snapshot = snapshot
+        if filters != self.filters:
+            old, self.filters = self.filters, filters
+            self.sub_title = filters.describe()
+            self.selection_changed(old, filters)
         if self.is_mounted:
             self.recompute()
 
@@ -47,8 +54,4 @@ class SelectionScreen(Screen[None]):
 
     def filters_updated(self, filters: Filters) -> None:
         """The app's selection changed: follow it."""
-        old, self.filters = self.filters, filters
-        self.sub_title = filters.describe()
-        self.selection_changed(old, filters)
-        if self.is_mounted:
-            self.recompute()
+        self.snapshot_updated(self.snapshot, filters)

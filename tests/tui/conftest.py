@@ -149,7 +149,8 @@ def make_app():
 
 
 # -- every kind of store the dashboard must work on (built once per session) -------------------
-STORE_KINDS: tuple[str, ...] = ("empty", "mini", "official", "mixed", "one_model", "one_task")
+STORE_KINDS: tuple[str, ...] = ("empty", "mini", "official", "mixed", "one_model", "one_task",
+                                 "task_kinds")
 
 
 def _mini_tasks():
@@ -158,10 +159,24 @@ def _mini_tasks():
     return list(mini.TASKS)
 
 
+def _with_mini_rows(paths: StorePaths) -> StorePaths:
+    """geneb-mini's tasks and the 3-, 4- and 6-mer spectra's rows on them (full, two seeds,
+    0.3 / 0.4 / 0.5) written into the store."""
+    from store.tables.catalogs import register_tasks
+
+    tasks = _mini_tasks()
+    register_tasks(paths, tasks)
+    for i, m in enumerate(("kmer-3", "kmer-4", "kmer-6")):
+        append_rows(paths, local_rows(m, [t.task_id for t in tasks], ("full",),
+                                      value=0.3 + i / 10, seeds_of=two_seeds))
+    return paths
+
+
 def build_store_kind(kind: str, root: Path, official: StorePaths | None = None) -> StorePaths:
     """One store of each kind: empty; geneb-mini local results only; the 40 official
     submissions; official + local (geneb-v1 partial and geneb-mini); one official model only;
-    one task only (a local model with one geneb-v1 task in every regime)."""
+    one task only (a local model with one geneb-v1 task in every regime); task kinds
+    (geneb-kinds' regression and variant results, filled, beside geneb-mini's)."""
     from store.catalog import geneb_v1_tasks
     from store.paths import resolve_store
     from store.tables.catalogs import register_tasks
@@ -174,13 +189,14 @@ def build_store_kind(kind: str, root: Path, official: StorePaths | None = None) 
     if kind == "one_model":
         return build_official_store(root / "one_model", [SUBMISSIONS / "GROVER.json"])
     if kind == "mini":
-        paths = resolve_store(root / "mini")
-        tasks = _mini_tasks()
-        register_tasks(paths, tasks)
-        for i, m in enumerate(("kmer-3", "kmer-4", "kmer-6")):
-            append_rows(paths, local_rows(m, [t.task_id for t in tasks], ("full",),
-                                          value=0.3 + i / 10, seeds_of=two_seeds))
-        return paths
+        return _with_mini_rows(resolve_store(root / "mini"))
+    if kind == "task_kinds":    # the `k` key's kinds: geneb-kinds filled, geneb-mini beside it
+        from engine.cli import main
+
+        paths = resolve_store(root / "task_kinds")
+        assert main(["fill", "--store", str(paths.root), "--suite", "geneb-kinds", "--models",
+                     "kmer-3", "kmer-6", "--regimes", "full"]) == 0
+        return _with_mini_rows(paths)
     if kind == "mixed":
         paths = build_official_store(root / "mixed",
                                      [SUBMISSIONS / "GROVER.json", SUBMISSIONS / "MutBERT.json"])

@@ -150,6 +150,37 @@ async def test_the_kind_key_switches_kind_metric_and_tasks_never_mixing(kinds_st
         assert not app.internal_errors
 
 
+async def test_the_filter_dialog_and_a_kind_switch_keep_views_on_the_kind_shown(kinds_stores):
+    """Found by random keys on geneb-kinds: Ctrl+S in the filter dialog gave back a selection
+    of classification (`collect` built new `Filters` without the kind), and views opened
+    while `k` read the next kind got its results with the old kind's metric;
+    either made every view fail ("unable to find column mcc"). Now the dialog keeps the kind
+    shown, and a new snapshot reaches the screens with the selection that fits it."""
+    from geneb_tui.components.compare_screen import CompareScreen
+
+    app = GenebApp(kinds_stores["both"])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("k")                       # regression
+        await settle(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        await pilot.press("ctrl+s")                  # applied as it is: nothing changes
+        await settle(pilot)
+        assert (app.filters.kind, app.filters.metric) == ("regression", "pearson")
+        await pilot.press("v")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        app.load_kind("variant")     # as `k` does, its results arriving with the views on top
+        await settle(pilot)
+        assert (app.snapshot.kind, app.filters.metric) == ("variant", "auroc")
+        assert (app.screen.snapshot.kind, app.screen.filters) == ("variant", app.filters)
+        for name in ("leaders", "shift", "tasks"):
+            app.screen.query_one("#compare-tabs").active = name
+            await settle(pilot)
+        assert not app.internal_errors, app.internal_errors
+
+
 @pytest.mark.idle   # no Significance screen is prepared in a pause either
 async def test_views_of_classification_only_say_so_in_one_line(kinds_stores):
     from geneb_tui.components.significance_screen import SignificanceScreen
