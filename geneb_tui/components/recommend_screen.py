@@ -68,6 +68,7 @@ def _shown(name: str, value) -> str:
 
 @dismiss_once
 class RecommendScreen(SelectionScreen):
+    VIEW = "recommend"
     BINDINGS = bindings(RECOMMEND_KEYS)
 
     def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
@@ -190,7 +191,8 @@ class RecommendScreen(SelectionScreen):
     def recompute(self) -> None:
         self._token += 1
         self._show_form()
-        cached = content_cache.cache_of(self.snapshot).peek(
+        line = self.kind_line()
+        cached = None if line is not None else content_cache.cache_of(self.snapshot).peek(
             content_cache.recommend_key(self.filters, self.form))
         if cached is not None:
             self._show(cached)
@@ -201,6 +203,9 @@ class RecommendScreen(SelectionScreen):
             self.query_one(f"#recommend-{name}", Static).update("")
         for name in ("picks", "excluded"):
             self.query_one(f"#recommend-{name}", ViewTable).show_nothing()
+        if line is not None:
+            self._show(Refused(line))
+            return
         self._compute(self.snapshot, self.filters, self.form, self._token)
 
     @work(thread=True, exclusive=True, group="recommend")

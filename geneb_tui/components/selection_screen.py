@@ -5,16 +5,23 @@ installed between openings (`GenebApp._kept_screen`, `reopen`)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.screen import Screen
 
 from geneb_tui.components.once import rearm
 from geneb_tui.core.filters import Filters
+from geneb_tui.core.kinds import not_shown
 from geneb_tui.core.query import StoreSnapshot
 
 
 class SelectionScreen(Screen[None]):
     """Holds `snapshot` and `filters`, shows the selection as its sub-title and calls
     `recompute()` (the subclass's) when it opens and whenever either changes."""
+
+    # The view's name in `geneb_tui.core.kinds.CLASSIFICATION_ONLY` where it reads
+    # classification results only ("": every kind)
+    VIEW: ClassVar[str] = ""
 
     def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
         super().__init__()
@@ -23,6 +30,12 @@ class SelectionScreen(Screen[None]):
 
     def recompute(self) -> None:
         raise NotImplementedError
+
+    def kind_line(self) -> str | None:
+        """What the view says instead of its content over a snapshot of a kind it does not
+        read (the store read again as another kind while it is open: `k` just before its
+        key); None where it reads the snapshot's kind."""
+        return not_shown(self.VIEW, self.snapshot.kind) if self.VIEW else None
 
     def selection_changed(self, old: Filters, new: Filters) -> None:
         """What a subclass adjusts when the selection changes, before it recomputes."""

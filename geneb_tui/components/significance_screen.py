@@ -49,6 +49,7 @@ class MatrixTable(ViewTable):
 
 @dismiss_once
 class SignificanceScreen(SelectionScreen):
+    VIEW = "significance"
     BINDINGS = bindings(SIGNIFICANCE_KEYS)
 
     def __init__(self, snapshot: StoreSnapshot, filters: Filters) -> None:
@@ -87,12 +88,15 @@ class SignificanceScreen(SelectionScreen):
             return
         self.sig = None                # no pair of the previous selection can be picked
         self.shown_pair = None
+        line = self.kind_line()
         for name, _ in SIGNIFICANCE_TABS:
-            self.query_one(f"#{name}-note", Static).update("computing…")
+            self.query_one(f"#{name}-note", Static).update(
+                "computing…" if line is None else escape(line))
         self.query_one("#cd-diagram", Static).update("")   # never the previous selection's
         self.query_one("#matrix-table", MatrixTable).show_nothing()
         self.query_one("#pair-table", ViewTable).show_nothing()
-        self._compute(self.snapshot, self.filters, self._token)
+        if line is None:
+            self._compute(self.snapshot, self.filters, self._token)
 
     @work(thread=True, exclusive=True, group="significance")
     def _compute(self, snap: StoreSnapshot, filters: Filters, token: int) -> None:

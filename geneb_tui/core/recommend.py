@@ -33,6 +33,7 @@ from store.domains import IN
 from store.runnable import here_text
 from store.scopes import scope_tasks
 from store.vocab.ids import safe_name
+from store.vocab.kinds import TaskKind
 from store.vocab.scopes import Scope
 
 LEADER, TIED, EXCLUDED = "leader", "tied", "excluded"   # the CSV's status column
@@ -139,7 +140,7 @@ def question(snap: StoreSnapshot, filters: Filters, form: Form) -> Question:
         not_zero_shot=form.not_zero_shot, commercial=form.commercial)
     return Question(tuple(chosen), form.asked_regime, filters.metric, constraints=constraints,
                     suite=filters.suite, whole_suite=len(chosen) == len(tasks),
-                    scope=scope.describe(), notes=tuple(notes))
+                    scope=scope.describe(), notes=tuple(notes), kind=TaskKind(snap.kind))
 
 
 def answer(snap: StoreSnapshot, q: Question) -> Answer:

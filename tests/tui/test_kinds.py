@@ -12,7 +12,7 @@ import pytest
 from conftest import settle
 from scipy.stats import pearsonr
 from sklearn.metrics import roc_auc_score, roc_curve
-from textual.widgets import Select
+from textual.widgets import Select, Static
 
 from geneb_tui.app import GenebApp
 from geneb_tui.components.filter_bar import FilterBar
@@ -178,6 +178,28 @@ async def test_the_filter_dialog_and_a_kind_switch_keep_views_on_the_kind_shown(
         for name in ("leaders", "shift", "tasks"):
             app.screen.query_one("#compare-tabs").active = name
             await settle(pilot)
+        assert not app.internal_errors, app.internal_errors
+
+
+@pytest.mark.parametrize("key", ["w", "d"])
+async def test_a_view_of_classification_only_says_so_when_another_kind_arrives(kinds_stores,
+                                                                              key):
+    """Recommend (w) or Significance (d) open over classification while the store is read as
+    regression (`k` just before): the view says in its one line that it reads
+    classification only, as when opened on regression (Recommend asked the regression
+    selection's metric of classification rows: "unable to find column pearson")."""
+    app = GenebApp(kinds_stores["both"])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(key)
+        await settle(pilot)
+        view = app.screen
+        app.load_kind("regression")
+        await settle(pilot)
+        assert app.screen is view and (view.snapshot.kind, view.filters.metric) == (
+            "regression", "pearson")
+        said = " ".join(str(w.render()) for w in view.query(Static))
+        assert "reads classification results only as yet" in " ".join(said.split())
         assert not app.internal_errors, app.internal_errors
 
 
