@@ -17,25 +17,20 @@ import pytest  # noqa: E402
 from engine.encoders import EncoderOptions, build_encoder, preflight  # noqa: E402
 from engine.encoders.context import ContextEncoder, window_starts  # noqa: E402
 from engine.registry import resolve_model  # noqa: E402
-from store.catalog import load_models  # noqa: E402
 from store.db import query  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
 from store.vocab.context import ContextPolicy, parse_context  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
 from tests.engine.in_process import outputs, refused  # noqa: E402
-from tests.engine.tiny_models import build, random_dna  # noqa: E402
+from tests.engine.tiny_models import catalogued_bert, random_dna  # noqa: E402
 
 SEQS = random_dna(7, 5, 90, seed=11)
 
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
-    root = tmp_path_factory.mktemp("context")
-    folder = build("bert", root / "tiny-bert", max_len=64)
-    (root / "models.toml").write_text(f'[[model]]\nmodel_id = "tiny-bert"\npath = "{folder}"\n'
-                                      "params = 1000\n")
-    return {"folder": folder, "catalog": load_models(root / "models.toml")}
+    return catalogued_bert(tmp_path_factory.mktemp("context"), max_len=64)
 
 
 def encoder(bert, context: ContextPolicy | None = None, batch_size: int | None = None):

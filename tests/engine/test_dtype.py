@@ -26,18 +26,14 @@ from store.paths import StorePaths  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
 from tests.engine.in_process import outputs, refused, run  # noqa: E402
-from tests.engine.tiny_models import build, random_dna  # noqa: E402
+from tests.engine.tiny_models import catalogued_bert, random_dna  # noqa: E402
 
 SEQS = random_dna(9, 20, 80, seed=3)
 
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
-    root = tmp_path_factory.mktemp("dtype")
-    folder = build("bert", root / "tiny-bert", max_len=128)
-    (root / "models.toml").write_text(f'[[model]]\nmodel_id = "tiny-bert"\npath = "{folder}"\n'
-                                      "params = 1000\n")
-    return {"folder": folder, "catalog": load_models(root / "models.toml")}
+    return catalogued_bert(tmp_path_factory.mktemp("dtype"), max_len=128)
 
 
 def encoder(bert, dtype: str):

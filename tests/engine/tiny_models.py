@@ -145,6 +145,17 @@ def build(kind: str, folder: Path, max_len: int = 128, seed: int = 0,
     return folder
 
 
+def catalogued_bert(root: Path, max_len: int) -> dict:
+    """A tiny BERT (`build`) in `root/tiny-bert` and a user catalog naming it `tiny-bert`
+    (params 1000): {"folder": its folder, "catalog": the loaded catalog}."""
+    from store.catalog import load_models
+
+    folder = build("bert", root / "tiny-bert", max_len=max_len)
+    (root / "models.toml").write_text(f'[[model]]\nmodel_id = "tiny-bert"\npath = "{folder}"\n'
+                                      "params = 1000\n")
+    return {"folder": folder, "catalog": load_models(root / "models.toml")}
+
+
 def mamba_left_padded(folder: Path) -> Path:
     """A tiny Mamba whose tokenizer pads on the left, ahead of the real tokens (as HyenaDNA's
     and Caduceus'), every weight random, the pad token's row included (the tiny model starts
