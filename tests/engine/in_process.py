@@ -4,6 +4,7 @@ refused command printed one clear line and left the store as it was."""
 from __future__ import annotations
 
 import io
+import json
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -29,6 +30,13 @@ def printed(*argv: str) -> tuple[int, str]:
     with redirect_stdout(out):
         rc = main(list(argv))
     return rc, out.getvalue()
+
+
+def computed(capsys, *argv: str) -> int:
+    """The cells a `fill --json` (`argv`) computed, by its `cell` events; exit 0 asserted."""
+    rc, out, err = outputs(capsys, *argv)
+    assert rc == 0, err
+    return sum(e["computed"] for e in map(json.loads, out.splitlines()) if e["event"] == "cell")
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:

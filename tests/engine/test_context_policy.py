@@ -22,8 +22,8 @@ from store.paths import StorePaths  # noqa: E402
 from store.vocab.context import ContextPolicy, parse_context  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
-from tests.engine.in_process import outputs, refused  # noqa: E402
-from tests.engine.tiny_models import catalogued_bert, random_dna  # noqa: E402
+from tests.engine.in_process import computed, outputs, refused  # noqa: E402
+from tests.engine.tiny_models import catalogued_bert, one_task_fill, random_dna  # noqa: E402
 
 SEQS = random_dna(7, 5, 90, seed=11)
 
@@ -92,26 +92,19 @@ def test_a_run_at_another_context_is_computed_and_shown_apart(bert, tmp_path, ca
     part of the variant: nothing to compute), keeps both embeddings and rows (the default's
     folders and attributes unchanged) and readers show them apart; a bad policy leaves the
     store as it was."""
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    write_task(suite / "one_task.csv", 20, 10, 2, 1, length=40)
-    store = tmp_path / "store"
-    argv = ("fill", "--store", str(store), "--suite", str(suite), "--models",
-            str(bert["folder"]), "--regimes", "full", "--device", "cpu", "--json")
+    argv = one_task_fill(tmp_path, bert["folder"])
+    store, suite = tmp_path / "store", tmp_path / "suite"
 
-    def computed(*more: str) -> int:
-        rc, out, err = outputs(capsys, *argv, *more)
-        assert rc == 0, err
-        return sum(e["computed"] for e in map(json.loads, out.splitlines())
-                   if e["event"] == "cell")
+    def fill(*more: str) -> int:
+        return computed(capsys, *argv, *more)
 
-    assert computed() == 1
+    assert fill() == 1
     split = store / "embeddings.zarr" / "tiny-bert" / "one_task"
     attrs = json.loads((split / "train" / "zarr.json").read_text())["attributes"]
     assert "context" not in attrs["encoder"] and "context_policy" not in attrs
-    assert computed("--context", "windows:16:8") == 1
-    assert computed("--context", "windows:16:8") == 0
-    assert computed("--context", "crop") == 0
+    assert fill("--context", "windows:16:8") == 1
+    assert fill("--context", "windows:16:8") == 0
+    assert fill("--context", "crop") == 0
     assert sorted(p.name for p in split.iterdir() if p.is_dir()) == [
         "test", "test@windows-16-8", "train", "train@windows-16-8"]
     rows = query(StorePaths(store), "SELECT context_policy, count(*) AS n FROM results_all "

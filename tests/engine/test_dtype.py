@@ -25,8 +25,8 @@ from store.db import query  # noqa: E402
 from store.paths import StorePaths  # noqa: E402
 from store.vocab.errors import GenebError  # noqa: E402
 from tests.engine.conftest import write_task  # noqa: E402
-from tests.engine.in_process import outputs, refused, run  # noqa: E402
-from tests.engine.tiny_models import catalogued_bert, random_dna  # noqa: E402
+from tests.engine.in_process import computed, outputs, refused, run  # noqa: E402
+from tests.engine.tiny_models import catalogued_bert, one_task_fill, random_dna  # noqa: E402
 
 SEQS = random_dna(9, 20, 80, seed=3)
 
@@ -105,23 +105,16 @@ def test_a_run_at_another_precision_is_computed_and_shown_apart(bert, tmp_path, 
     """The precision is part of each result's identity (`store.vocab.variant`): `fill --dtype
     float16` then `fill --dtype float32` computes the second (on 2dfd362: "nothing to
     compute"), keeps both runs' embeddings and rows, and every reader shows them apart."""
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    write_task(suite / "one_task.csv", 20, 10, 2, 1, length=40)
-    store = tmp_path / "store"
-    argv = ("fill", "--store", str(store), "--suite", str(suite), "--models",
-            str(bert["folder"]), "--regimes", "full", "--device", "cpu", "--json")
+    argv = one_task_fill(tmp_path, bert["folder"])
+    store, suite = tmp_path / "store", tmp_path / "suite"
 
-    def computed(*more: str) -> int:
-        rc, out, err = outputs(capsys, *argv, *more)
-        assert rc == 0, err
-        return sum(e["computed"] for e in map(json.loads, out.splitlines())
-                   if e["event"] == "cell")
+    def fill(*more: str) -> int:
+        return computed(capsys, *argv, *more)
 
-    assert computed("--dtype", "float16") == 1
-    assert computed("--dtype", "float32") == 1
-    assert computed("--dtype", "auto") == 0           # float32 on the CPU: the same cells
-    assert computed("--dtype", "float16") == 0
+    assert fill("--dtype", "float16") == 1
+    assert fill("--dtype", "float32") == 1
+    assert fill("--dtype", "auto") == 0           # float32 on the CPU: the same cells
+    assert fill("--dtype", "float16") == 0
     split = store / "embeddings.zarr" / "tiny-bert" / "one_task"
     assert sorted(p.name for p in split.iterdir() if p.is_dir()) == [
         "test", "test@float16", "train", "train@float16"]

@@ -145,6 +145,19 @@ def build(kind: str, folder: Path, max_len: int = 128, seed: int = 0,
     return folder
 
 
+def one_task_fill(tmp_path: Path, model: Path) -> tuple[str, ...]:
+    """`fill --json` of `model` (a checkpoint folder) on a suite of one small task in
+    `tmp_path`, into `tmp_path/store`, full regime, on the CPU: the argv (more options go
+    after it)."""
+    from tests.engine.conftest import write_task
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    write_task(suite / "one_task.csv", 20, 10, 2, 1, length=40)
+    return ("fill", "--store", str(tmp_path / "store"), "--suite", str(suite), "--models",
+            str(model), "--regimes", "full", "--device", "cpu", "--json")
+
+
 def catalogued_bert(root: Path, max_len: int) -> dict:
     """A tiny BERT (`build`) in `root/tiny-bert` and a user catalog naming it `tiny-bert`
     (params 1000): {"folder": its folder, "catalog": the loaded catalog}."""
