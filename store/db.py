@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import struct
+from collections.abc import Iterable
 
 import duckdb
 import polars as pl
@@ -103,6 +104,7 @@ class Snapshot:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._folders: dict[str, current.FolderRevision] = {}
         self._runs: bool = False
+        self._kinds: list[TaskKind] | None = None     # `kinds()`: fixed for the version
 
     @property
     def label(self) -> str:
@@ -245,11 +247,19 @@ class Snapshot:
         other._con, other._folders, other._runs = None, {}, False
         return other
 
-    def kinds(self) -> list[TaskKind]:
-        """The task kinds of the version's current rows, classification first (where any)."""
-        found = set(self.query("SELECT DISTINCT coalesce(kind, ?) AS kind FROM current_rows",
-                               [str(CLASSIFICATION)])["kind"])
-        return [k for k in TaskKind if k in found]
+    def kinds(self, tasks: Iterable[str] | None = None) -> list[TaskKind]:
+        """The task kinds of the version's current rows (on `tasks` where given; whatever
+        kind the snapshot reads), classification first (where any). The store's are read once
+        per version: the reading commands ask several times (which suite, which kind)."""
+        if tasks is None and self._kinds is not None:
+            return self._kinds
+        on, given = ("", []) if tasks is None else (" WHERE list_contains(?, task)", [list(tasks)])
+        found = set(self.query(f"SELECT DISTINCT coalesce(kind, ?) AS kind FROM current_rows{on}",
+                               [str(CLASSIFICATION), *given])["kind"])
+        kinds = [k for k in TaskKind if k in found]
+        if tasks is None:
+            self._kinds = kinds
+        return kinds
 
     def close(self) -> None:
         """Free the DuckDB connection and the rows it holds; a later query opens them again

@@ -139,10 +139,9 @@ def kind_tasks(snap: Snapshot, kind: TaskKind, tasks: tuple[TaskMeta, ...],
     if own:
         return own
     if kind is CLASSIFICATION:      # the default kind on tasks of other kinds: name them
-        if held := _kinds_on(snap, tasks):
+        if held := snap.kinds(t.task_id for t in tasks):
             raise GenebError(f"suite {suite}: no task in the scope ({len(tasks)}) holds "
-                             f"{kind} results; its results are of {' and '.join(held)} "
-                             "tasks: give " + " or ".join(f"--kind {k}" for k in held))
+                             f"{kind} results; its results are of {_give_kind(held)}")
         return own
     if snap.query("SELECT count(*) AS n FROM results")["n"][0] == 0:
         raise GenebError(f"--kind {kind}: the store {snap.paths.root} holds no {kind} "
@@ -155,12 +154,10 @@ def kind_tasks(snap: Snapshot, kind: TaskKind, tasks: tuple[TaskMeta, ...],
                      f"({len(tasks)}) has {kind} results in {snap.paths.root}; {fix}")
 
 
-def _kinds_on(snap: Snapshot, tasks: tuple[TaskMeta, ...]) -> list[TaskKind]:
-    """The kinds of the current rows on `tasks` (in `TaskKind` order; none without rows)."""
-    found = set(snap.query("SELECT DISTINCT coalesce(kind, ?) AS kind FROM current_rows "
-                           "WHERE list_contains(?, task)",
-                           [str(CLASSIFICATION), [t.task_id for t in tasks]])["kind"])
-    return [k for k in TaskKind if k in found]
+def _give_kind(held: Sequence[str]) -> str:
+    """"regression and variant tasks: give --kind regression or --kind variant": the kinds a
+    scope holds and the `--kind` that reads them."""
+    return (f"{' and '.join(held)} tasks: give " + " or ".join(f"--kind {k}" for k in held))
 
 
 def real_number(ok: Callable[[float], bool], *, give: str, bad: str) -> Callable[[str], float]:
@@ -235,15 +232,13 @@ def add_suite_arg(p, *, from_store: bool = False, only: str | None = None) -> No
     "only the embeddings of this suite's tasks")."""
     default = ("the store's only suite with results, asked when it has several; "
                f"{SUITE_DEFAULT} when it has none" if from_store else SUITE_DEFAULT)
-    names = (f"{', '.join(NAMED_SUITES)}, a directory of task CSVs"
-             + (", or the name of a suite the store has results on" if from_store else ""))
+    stored = ", or the name of a suite the store has results on" if from_store else ""
     p.add_argument("--suite", default=None if from_store or only else SUITE_DEFAULT,
-                   help=f"{only} ({names})" if only else
-                   f"{' or '.join(NAMED_SUITES)} (default: {default}), or a directory "
-                   "of task CSVs (flat <task_id>.csv or the hub layout "
-                   "tasks/<task_id>/{train,test}.csv)"
-                   + (", or the name of a suite the store has results on" if from_store
-                      else ""))
+                   help=f"{only} ({', '.join(NAMED_SUITES)}, a directory of task CSVs{stored})"
+                   if only else
+                   f"{' or '.join(NAMED_SUITES)} (default: {default}), or a directory of task "
+                   "CSVs (flat <task_id>.csv or the hub layout tasks/<task_id>/{train,test}.csv)"
+                   + stored)
     p.set_defaults(data_dir=None, subsample=None, reference=None)
 
 
@@ -434,8 +429,8 @@ def other_kinds_only(snap: Snapshot, kind: str) -> str | None:
     found = snap.kinds()
     if not found or kind in found:
         return None
-    return (f"no results of {kind} tasks in {snap.paths.root}; it holds results of "
-            f"{' and '.join(found)} tasks: give " + " or ".join(f"--kind {k}" for k in found))
+    return f"no results of {kind} tasks in {snap.paths.root}; it holds results of " + \
+        _give_kind(found)
 
 
 def _reading_suite(args, snap: Snapshot):
