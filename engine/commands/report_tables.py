@@ -21,7 +21,7 @@ from engine.commands.layout import Col, FitTable
 from store.analyses.aggregates import category_columns
 from store.analyses.claims import MIN_IN_DOMAIN
 from store.analyses.compute import DOMAIN_SKIPPED
-from store.analyses.differ import claim_text, compared_for, threshold_text, too_few
+from store.analyses.differ import claim_text, threshold_text, too_few
 from store.analyses.difficulty import EASY, HARD, HIGH_VAR
 from store.analyses.presets import LEVEL, MIN_TASKS, TOO_FEW_TASKS
 from store.analyses.uncertainty import interval_text
@@ -212,14 +212,14 @@ def tie_group_section(s: Sheet) -> None:
     if "leader_tie_group" not in s.frames or not s.frames["leader_tie_group"].height:
         return
     tie = s.frames["leader_tie_group"]
-    if tie.height == 1:       # the leader alone: no rule to state, nothing it was compared with
+    compared = tie.height - 1          # every entry but the leader
+    if not compared:                   # the leader alone: no rule to state
         s.console.print(Text.from_markup(
             f"Tie group of the macro leader ({s.where}, {s.pct}): "
             f"{s.names(tie.row(0, named=True))} is the only entry with a macro score; none to "
             "compare it with", overflow="fold"), soft_wrap=False)
         return
-    n_tasks, bar = tie["n_tasks"][0], tie["threshold"][0]
-    compared = compared_for(s.level, bar)
+    n_tasks = tie["n_tasks"][0]
     group = tie.filter("tied_with_leader")
     t = _table(f"Tie group of the macro leader ({s.where}, {s.pct}): the leader and the models "
                "the one rule does not separate from it (sign-flip test of the "
@@ -552,7 +552,7 @@ def zero_shot_section(s: Sheet) -> None:
                   _f(r["micro"]), *(_f(r[c]) for c in cats))
     s.show(t)
     if tie is not None and tie.height:
-        few = too_few(tie["n_tasks"][0], s.level, compared_for(s.level, tie["threshold"][0]))
+        few = too_few(tie["n_tasks"][0], s.level, tie.height - 1)
         if few:
             _folded(s.console, few)
 

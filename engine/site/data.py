@@ -33,7 +33,7 @@ from store.analyses.aggregates import aggregates, categories_of
 from store.analyses.cells import question_means, regime_scores, seed_level_rows
 from store.analyses.context import VARIANTS_SQL, context_curve, curve_scopes
 from store.analyses.degradation import degradation as degradation_of
-from store.analyses.differ import compared_for, threshold_text, too_few
+from store.analyses.differ import threshold_text, too_few
 from store.analyses.intervals import regime_draws
 from store.analyses.question import Question
 from store.analyses.rankings import rank_shift, rankings
@@ -126,7 +126,7 @@ def _board(agg: pl.DataFrame, index: Mapping[tuple[str, str], int], scopes: list
             row["tied"] = row["entry"] in tied
             row["p_value"] = p.get(row["entry"])
         n_tasks, bar = group["n_tasks"][0], group["threshold"][0]
-        compared = compared_for(level, bar)
+        compared = group.height - 1     # every entry but the leader (0: it alone)
         board["rule"] = {"n_tasks": n_tasks, "threshold": bar, "compared": compared,
                          "threshold_text": threshold_text(level, compared),
                          "too_few": too_few(n_tasks, level, compared)}

@@ -194,8 +194,7 @@
     var how = " (the sign-flip test of the " + rule.n_tasks + " tasks' differences against the leader, " +
       "p \u2264 " + rule.threshold_text + ", with the bootstrap interval of the difference excluding 0)";
     var text;
-    var compared = board.rows.filter(function (r) { return typeof r.p_value === "number"; });
-    if (!compared.length) {   // the leader alone has every task: no rule to state
+    if (!rule.compared) {   // the leader alone has every task: no rule to state
       text = "; the only entry with every task of this regime: none to compare it with";
     } else if (rule.too_few) {
       text = "; nothing is separable from it here: " + rule.too_few;
