@@ -192,33 +192,30 @@ def probe_pair(paths: StorePaths, model_id: str, task_id: str,
                                  provenance, targets, expect)
     with threadpool_limits(PROBE_THREADS):
         rows = probe_rows(*train, *test, todo, probe_device)
-    keys = _stamped(rows, provenance, model_id, task_id)
-    return _append(paths, rows, keys, todo, provenance, prediction_rows(rows, test[1], **keys))
+    return _commit(paths, rows, model_id, task_id, todo, provenance,
+                   lambda keys: prediction_rows(rows, test[1], **keys))
 
 
-def _stamped(rows: list[dict], provenance: dict, model_id: str, task_id: str) -> dict:
-    """Stamp the pair's result rows with their provenance, model, task and commit time; the
-    keys their prediction rows carry (`store.tables.predictions`), the same values."""
+def _commit(paths: StorePaths, rows: list[dict], model_id: str, task_id: str,
+            todo: tuple[tuple[Protocol, tuple[str, ...]], ...], provenance: dict,
+            predictions_of: Callable[[dict], list]) -> int:
+    """Commit a pair's rows: each stamped with its provenance, model, task and commit time,
+    their `pred` taken out into `predictions_of(keys)` (`store.tables.predictions`: the keys
+    every prediction row carries, the same values), all in one commit
+    (`store.tables.results.append_pair`); the rows written."""
     now = datetime.now(UTC)
     for r in rows:
         r.update(provenance, model=model_id, task=task_id, created_at=now)
-    return {"model": model_id, "task": task_id, "source": provenance["source"],
-            "data_hash": provenance["data_hash"],
-            "compute_precision": provenance["compute_precision"],
-            "recipe_preset": provenance["recipe_preset"],
-            "context_policy": provenance["context_policy"],
-            "storage_precision": provenance["storage_precision"], "created_at": now}
-
-
-def _append(paths: StorePaths, rows: list[dict], keys: dict,
-            todo: tuple[tuple[Protocol, tuple[str, ...]], ...], provenance: dict,
-            predictions: list) -> int:
-    """Commit the pair's rows (their `pred` dropped: it is in `predictions`) with their
-    predictions, in one commit (`store.tables.results.append_pair`); `keys`: `_stamped`'s.
-    The rows written."""
+    predictions = predictions_of({
+        "model": model_id, "task": task_id, "source": provenance["source"],
+        "data_hash": provenance["data_hash"],
+        "compute_precision": provenance["compute_precision"],
+        "recipe_preset": provenance["recipe_preset"],
+        "context_policy": provenance["context_policy"],
+        "storage_precision": provenance["storage_precision"], "created_at": now})
     for r in rows:
         del r["pred"]
-    return append_pair(paths, rows, model=keys["model"], task=keys["task"],
+    return append_pair(paths, rows, model=model_id, task=task_id,
                        data_hash=provenance["data_hash"], revision=provenance["model_revision"],
                        seeds=seed_counts(p for p, _ in todo),
                        precision=provenance["compute_precision"],
@@ -238,8 +235,8 @@ def _commit_kind_rows(paths: StorePaths, model_id: str, task_id: str,
     with threadpool_limits(PROBE_THREADS):
         rows = kind_rows(X_train, X_test, targets, todo,
                          stored_llr(paths, model_id, task_id, todo, expect))
-    keys = _stamped(rows, provenance, model_id, task_id)
-    return _append(paths, rows, keys, todo, provenance, [] if targets.kind in SEVERAL_TARGETS
+    return _commit(paths, rows, model_id, task_id, todo, provenance,
+                   lambda keys: [] if targets.kind in SEVERAL_TARGETS
                    else value_rows(rows, targets.y_test, **keys))
 
 
