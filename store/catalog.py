@@ -330,6 +330,11 @@ def param_count(params: int | None) -> int | None:
     return params if params is not None and params > 0 else None
 
 
+# The units a parameter count is written with, largest first (`params_text`; `parse_params`
+# also reads G for B)
+PARAM_UNITS: dict[str, int] = {"B": 10 ** 9, "M": 10 ** 6, "K": 10 ** 3}
+
+
 def params_text(params: float | None) -> str:
     """A parameter count as every surface shows it (the command line, the dashboard, the
     figures' and the scale plot's axes; the site's script writes the same): three significant
@@ -338,13 +343,8 @@ def params_text(params: float | None) -> str:
     n = param_count(params)
     if n is None:
         return "n/a"
-    unit, div = next(((u, d) for u, d in (("B", 1e9), ("M", 1e6), ("K", 1e3)) if n >= d),
-                     ("", 1))
+    unit, div = next(((u, d) for u, d in PARAM_UNITS.items() if n >= d), ("", 1))
     return f"{float(f'{n / div:.3g}'):g}{unit}"     # .3g alone writes 1000 as 1e+03
-
-
-# The units a parameter count is written with: `params_text`'s, and G for B
-_PARAM_UNITS: dict[str, int] = {"K": 10 ** 3, "M": 10 ** 6, "B": 10 ** 9, "G": 10 ** 9}
 
 
 def parse_params(text: str) -> int | None:
@@ -356,7 +356,7 @@ def parse_params(text: str) -> int | None:
     t = text.strip().upper().replace("_", "").replace(",", "")
     if not t:
         return None
-    unit = _PARAM_UNITS.get(t[-1:], 1)
+    unit = {**PARAM_UNITS, "G": PARAM_UNITS["B"]}.get(t[-1:], 1)
     value = float(t[:-1] if unit > 1 else t) * unit    # ValueError for junk
     if not (math.isfinite(value) and value >= 0):
         raise ValueError(f"{text!r} is not a finite count of at least 0")
